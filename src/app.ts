@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { DomainContext } from './domain/context.js';
+import type { Logger } from './logging.js';
+import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
+import { errorHandler, notFoundHandler } from './rest/error-handler.js';
+import { healthRouter, type Readiness } from './rest/health.routes.js';
+import { rawBody } from './rest/json-body.js';
+
+export interface AppDependencies {
+  readonly ctx: DomainContext;
+  readonly logger: Logger;
+  readonly readiness: Readiness;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
+export function createApp({ ctx, logger, readiness }: AppDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId(req, res) {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    }),
+  );
+  app.use(healthRouter(readiness));
+  app.use(rawBody);
+  app.use(checkoutSessionsRouter(ctx));
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

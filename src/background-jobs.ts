@@ -1,0 +1,48 @@
+import type { Config } from './config.js';
+import type { DomainContext } from './domain/context.js';
+import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
+import type { Logger } from './logging.js';
+
+export interface BackgroundJobs {
+  stop(): Promise<void>;
+}
+
+/**
+ * Periodic work of a running instance. Each job is safe with several instances
+ * on one database (row locks with SKIP LOCKED, idempotent deletes), so no
+ * leader election is needed.
+ */
+export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: Logger): BackgroundJobs {
+  const running = new Set<Promise<unknown>>();
+  const timers = [
+    every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {
+      // Drain in batches so a backlog clears within one tick.
+      while ((await expireDueSessions(ctx)) === 100);
+    }),
+    every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),
+  ];
+
+  function every(ms: number, name: string, job: () => Promise<unknown>): NodeJS.Timeout {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      const run = job()
+        .catch((error) => logger.error({ err: error, job: name }, 'background job failed'))
+        .finally(() => {
+          busy = false;
+          running.delete(run);
+        });
+      running.add(run);
+    }, ms);
+    timer.unref();
+    return timer;
+  }
+
+  return {
+    async stop() {
+      timers.forEach(clearInterval);
+      await Promise.allSettled([...running]);
+    },
+  };
+}

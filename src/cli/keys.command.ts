@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type IssuedApiKey } from '../domain/api-keys.js';
+import { printJson, printLine } from './output.js';
+import { withRuntime } from './with-runtime.js';
+
+function issuedJson(key: IssuedApiKey) {
+  return { id: key.id, api_key: key.apiKey, api_secret: key.apiSecret, organisation_id: key.organisationId, created_at: key.createdAt.toISOString() };
+}
+
+function printIssued(key: IssuedApiKey, json: boolean | undefined, extra: Record<string, string> = {}): void {
+  if (json) return printJson({ ...issuedJson(key), ...extra });
+  printLine(`api_key:    ${key.apiKey}`);
+  printLine(`api_secret: ${key.apiSecret}`);
+  printLine(`organisation_id: ${key.organisationId}`);
+  for (const [name, value] of Object.entries(extra)) printLine(`${name}: ${value}`);
+  printLine('The secret is shown only now: store it safely.');
+}
+
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('API keys for signed merchant calls');
+
+  keys
+    .command('create')
+    .description('issue a new API key and secret for an organisation (the secret is shown only here)')
+    .requiredOption('--org <id>', 'organisation id')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { org: string; json?: boolean }) => {
+      printIssued(await withRuntime((ctx) => createApiKey(ctx, options.org)), options.json);
+    });
+
+  keys
+    .command('list')
+    .description("list an organisation's API keys (never their secrets)")
+    .requiredOption('--org <id>', 'organisation id')
+    .option('--json', 'print a JSON array')
+    .action(async (options: { org: string; json?: boolean }) => {
+      const list = await withRuntime((ctx) => listApiKeys(ctx, options.org));
+      if (options.json) {
+        printJson(
+          list.map((key) => ({
+            id: key.id,
+            api_key: key.apiKey,
+            organisation_id: key.organisationId,
+            state: key.state,
+            created_at: key.createdAt.toISOString(),
+            expires_at: key.expiresAt?.toISOString() ?? null,
+            revoked_at: key.revokedAt?.toISOString() ?? null,
+            last_used_at: key.lastUsedAt?.toISOString() ?? null,
+          })),
+        );
+        return;
+      }
+      for (const key of list) {
+        printLine(`${key.apiKey}  ${key.state}  created ${key.createdAt.toISOString()}  last used ${key.lastUsedAt?.toISOString() ?? 'never'}`);
+      }
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke an API key at once')
+    .argument('<key>', 'the public API key (pk_…)')
+    .action(async (key: string) => {
+      await withRuntime((ctx) => revokeApiKey(ctx, key));
+      printLine(`revoked ${key}`);
+    });
+
+  keys
+    .command('rotate')
+    .description('issue a replacement key; the old one keeps working for --grace-minutes')
+    .argument('<key>', 'the public API key (pk_…) to replace')
+    .option('--grace-minutes <n>', 'minutes the old key stays valid', '1440')
+    .option('--json', 'print one JSON object')
+    .action(async (key: string, options: { graceMinutes: string; json?: boolean }) => {
+      const grace = Number(options.graceMinutes);
+      if (!Number.isInteger(grace) || grace < 0 || grace > 525_600) throw new Error('--grace-minutes must be a whole number from 0 to 525600');
+      const issued = await withRuntime((ctx) => rotateApiKey(ctx, key, grace));
+      printIssued(issued, options.json, { replaces: key, old_key_expires_at: issued.oldKeyExpiresAt.toISOString() });
+    });
+}

@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { createOrganisation, listOrganisations, setWallet } from '../domain/organisations.js';
+import type { Organisation } from '../domain/ports.js';
+import { printJson, printLine } from './output.js';
+import { withRuntime } from './with-runtime.js';
+
+/** The JSON shape of an organisation in CLI output (a contract other tools rely on). */
+export function organisationJson(organisation: Organisation) {
+  return {
+    id: organisation.id,
+    name: organisation.name,
+    wallets: { ...organisation.wallets },
+    underpayment_tolerance_percent: organisation.underpaymentTolerancePercent.toFixed(2),
+    late_payment_window_minutes: organisation.latePaymentWindowMinutes,
+    created_at: organisation.createdAt.toISOString(),
+  };
+}
+
+function describe(organisation: Organisation): string {
+  const wallets = Object.entries(organisation.wallets).map(([network, address]) => `${network}=${address}`);
+  return `${organisation.id}  ${organisation.name}  ${wallets.length ? wallets.join(' ') : '(no wallet)'}`;
+}
+
+export function registerOrganisationCommands(program: Command): void {
+  const orgs = program.command('orgs').description('organisations (merchants)');
+
+  orgs
+    .command('create')
+    .description('create an organisation')
+    .requiredOption('--name <name>', 'organisation name')
+    .option('--wallet <address>', 'receiving wallet (0x…); for every enabled network unless --network is given')
+    .option('--network <slug>', 'the network the --wallet is for')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { name: string; wallet?: string; network?: string; json?: boolean }) => {
+      const organisation = await withRuntime((ctx) =>
+        createOrganisation(ctx, { name: options.name, wallet: options.wallet, network: options.network }),
+      );
+      if (options.json) printJson(organisationJson(organisation));
+      else printLine(describe(organisation));
+    });
+
+  orgs
+    .command('list')
+    .description('list organisations')
+    .option('--json', 'print a JSON array')
+    .action(async (options: { json?: boolean }) => {
+      const organisations = await withRuntime((ctx) => listOrganisations(ctx));
+      if (options.json) printJson(organisations.map(organisationJson));
+      else organisations.forEach((organisation) => printLine(describe(organisation)));
+    });
+
+  program
+    .command('wallets')
+    .description('receiving wallets')
+    .command('set')
+    .description("set an organisation's receiving wallet on a network (or every enabled network)")
+    .requiredOption('--org <id>', 'organisation id')
+    .requiredOption('--address <address>', 'wallet address (0x…)')
+    .option('--network <slug>', 'network slug; every enabled network when omitted')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { org: string; address: string; network?: string; json?: boolean }) => {
+      const organisation = await withRuntime((ctx) => setWallet(ctx, options.org, options.address, options.network));
+      if (options.json) printJson(organisationJson(organisation));
+      else printLine(describe(organisation));
+    });
+}

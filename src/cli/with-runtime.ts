@@ -1,0 +1,19 @@
+import { loadConfig } from '../config.js';
+import type { DomainContext } from '../domain/context.js';
+import { createLogger } from '../logging.js';
+import { openRuntime } from '../runtime.js';
+
+/**
+ * Runs a CLI command against the same database as `kassa serve`: PostgreSQL
+ * with DATABASE_URL, otherwise the embedded database, through the running
+ * server's socket when one is up.
+ */
+export async function withRuntime<T>(work: (ctx: DomainContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const runtime = await openRuntime(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), 'cli');
+  try {
+    return await work(runtime.ctx);
+  } finally {
+    await runtime.close();
+  }
+}

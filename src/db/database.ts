@@ -1,0 +1,44 @@
+import pg from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../generated/prisma/client.js';
+import type { Config } from '../config.js';
+import { openEmbeddedDatabase, type EmbeddedRole } from './embedded.js';
+import { applyMigrations, type MigrationResult } from './migrate.js';
+
+/** An open connection to Kassa's database, PostgreSQL or the embedded one. */
+export interface Database {
+  readonly prisma: PrismaClient;
+  readonly pool: pg.Pool;
+  /** "postgresql" with DATABASE_URL, "embedded" otherwise. */
+  readonly kind: 'postgresql' | 'embedded';
+  migrate(): Promise<MigrationResult>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  readonly role: EmbeddedRole;
+  readonly poolSize?: number;
+}
+
+export async function openDatabase(config: Config, options: OpenDatabaseOptions): Promise<Database> {
+  const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, options.role);
+  const connectionString = config.databaseUrl ?? embedded!.url;
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+  // An idle client losing its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  let closed = false;
+  return {
+    prisma,
+    pool,
+    kind: embedded ? 'embedded' : 'postgresql',
+    migrate: () => applyMigrations(pool),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await prisma.$disconnect();
+      await pool.end();
+      await embedded?.close();
+    },
+  };
+}

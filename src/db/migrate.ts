@@ -1,0 +1,91 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type pg from 'pg';
+import { PACKAGE_ROOT } from '../config.js';
+
+export const MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'prisma/migrations');
+
+// Prisma's own bookkeeping table, created exactly as `prisma migrate` does, so
+// `prisma migrate status/deploy` agree with what `kassa migrate` applied.
+const PRISMA_MIGRATIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum"              VARCHAR(64) NOT NULL,
+    "finished_at"           TIMESTAMPTZ,
+    "migration_name"        VARCHAR(255) NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        TIMESTAMPTZ,
+    "started_at"            TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
+)`;
+
+// Any constant works; it only has to be the same for every Kassa process.
+const MIGRATION_LOCK_KEY = 7_411_902_551n;
+
+export interface MigrationFile {
+  readonly name: string;
+  readonly sql: string;
+  readonly checksum: string;
+}
+
+export interface MigrationResult {
+  readonly applied: readonly string[];
+  readonly alreadyApplied: readonly string[];
+}
+
+/** The migrations in Prisma's layout, oldest first. */
+export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
+  return readdirSync(dir)
+    .filter((name) => statSync(path.join(dir, name)).isDirectory())
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+/**
+ * Applies every pending migration in one transaction under an advisory lock,
+ * so two processes starting at once apply each migration exactly once.
+ */
+export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DIR): Promise<MigrationResult> {
+  const migrations = readMigrations(dir);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.query(PRISMA_MIGRATIONS_TABLE);
+    const { rows } = await client.query<{ migration_name: string; checksum: string }>(
+      'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    );
+    const done = new Map(rows.map((row) => [row.migration_name, row.checksum]));
+    const applied: string[] = [];
+    const alreadyApplied: string[] = [];
+    for (const migration of migrations) {
+      const checksum = done.get(migration.name);
+      if (checksum !== undefined) {
+        if (checksum !== migration.checksum) {
+          throw new Error(`Migration ${migration.name} was changed after it was applied (checksum differs).`);
+        }
+        alreadyApplied.push(migration.name);
+        continue;
+      }
+      const id = randomUUID();
+      await client.query(
+        'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+        [id, migration.checksum, migration.name],
+      );
+      await client.query(migration.sql);
+      await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+      applied.push(migration.name);
+    }
+    await client.query('COMMIT');
+    return { applied, alreadyApplied };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,121 @@
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { conflict } from '../domain/errors.js';
+import type { CheckoutSession } from '../domain/checkout-session.js';
+import type { IdempotencyRecord, SessionPatch, Store, TxStore } from '../domain/ports.js';
+import { SESSION_INCLUDE, toCheckoutSession, toSessionCreate } from './checkout-session.mapper.js';
+import { PrismaOrganisationStore } from './organisation.store.js';
+import { PrismaApiKeyStore } from './api-key.store.js';
+
+type Tx = Prisma.TransactionClient;
+
+// Generous: on the embedded database transactions queue behind each other.
+const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
+
+/** The domain's Store over Prisma. */
+export function createPrismaStore(prisma: PrismaClient): Store {
+  return {
+    sessions: {
+      findById: (id) => findSession(prisma, id),
+      findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma, organisationId, key),
+    },
+    organisations: new PrismaOrganisationStore(prisma),
+    apiKeys: new PrismaApiKeyStore(prisma),
+    transaction: (work) => prisma.$transaction((tx) => work(new PrismaTxStore(tx)), TRANSACTION_OPTIONS),
+    async settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
+      const graceEndedFor = new Date(now.getTime() - inflightGraceMinutes * 60_000);
+      return prisma.$transaction(async (tx) => {
+        const due = await tx.$queryRaw<Array<{ id: string }>>`
+          SELECT id FROM checkout_sessions
+          WHERE status IN ('pending', 'waiting_payment', 'partial') AND expires_at <= ${now}
+            AND (bound_at IS NULL OR bound_at >= expires_at OR expires_at <= ${graceEndedFor})
+          ORDER BY expires_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED`;
+        const txStore = new PrismaTxStore(tx);
+        for (const { id } of due) {
+          const session = await findSession(tx, id);
+          if (session) await settle(txStore, session);
+        }
+        return due.length;
+      }, TRANSACTION_OPTIONS);
+    },
+    async deleteIdempotencyKeysBefore(before) {
+      const { count } = await prisma.idempotencyKey.deleteMany({ where: { createdAt: { lt: before } } });
+      return count;
+    },
+  };
+}
+
+async function findSession(client: PrismaClient | Tx, id: string): Promise<CheckoutSession | null> {
+  const row = await client.checkoutSession.findUnique({ where: { id }, include: SESSION_INCLUDE });
+  return row ? toCheckoutSession(row) : null;
+}
+
+async function findIdempotencyKey(client: PrismaClient | Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
+  const row = await client.idempotencyKey.findUnique({ where: { organisationId_key: { organisationId, key } } });
+  return row ? { requestHash: row.requestHash, sessionId: row.sessionId } : null;
+}
+
+class PrismaTxStore implements TxStore {
+  constructor(private readonly tx: Tx) {}
+
+  async claimIdempotencyKey(organisationId: string, key: string, requestHash: string, sessionId: string): Promise<boolean> {
+    // ON CONFLICT waits for a concurrent inserter of the same key to finish, so only one claim wins.
+    const inserted = await this.tx.$executeRaw`
+      INSERT INTO idempotency_keys (organisation_id, key, request_hash, session_id)
+      VALUES (${organisationId}::uuid, ${key}, ${requestHash}, ${sessionId}::uuid)
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
+  }
+
+  findIdempotencyKey(organisationId: string, key: string) {
+    return findIdempotencyKey(this.tx, organisationId, key);
+  }
+
+  async insertSession(session: CheckoutSession): Promise<void> {
+    await this.tx.checkoutSession.create({ data: toSessionCreate(session) });
+  }
+
+  async lockSession(id: string): Promise<CheckoutSession | null> {
+    const locked = await this.tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM checkout_sessions WHERE id = ${id}::uuid FOR UPDATE`;
+    return locked.length === 0 ? null : findSession(this.tx, id);
+  }
+
+  async findSessionIdByTxHash(txHash: string): Promise<string | null> {
+    const row = await this.tx.checkoutSession.findUnique({ where: { boundTxHash: txHash }, select: { id: true } });
+    return row?.id ?? null;
+  }
+
+  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+    try {
+      await this.tx.checkoutSession.update({
+        where: { id },
+        data: { ...patch, totalAmountCrypto: patch.totalAmountCrypto?.toFixed() },
+      });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
+      }
+      throw error;
+    }
+  }
+
+  async recordStatusChange(change: Parameters<TxStore['recordStatusChange']>[0]): Promise<void> {
+    await this.tx.checkoutSessionStatusChange.create({
+      data: { sessionId: change.sessionId, fromStatus: change.from, toStatus: change.to, cause: change.cause, createdAt: change.at },
+    });
+  }
+
+  async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {
+    await this.tx.outboxEvent.create({
+      data: {
+        id: event.id,
+        organisationId: event.organisationId,
+        sessionId: event.sessionId,
+        type: event.type,
+        payload: event.payload as Prisma.InputJsonValue,
+        createdAt: event.createdAt,
+      },
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config.js';
+import { createApiKey } from './domain/api-keys.js';
+import type { DomainContext } from './domain/context.js';
+import { createOrganisation } from './domain/organisations.js';
+
+/** anvil's second default account: a known address whose keys the local sandbox holds. */
+export const DEMO_WALLET = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+
+export interface DemoCredentials {
+  organisationId: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export const DEMO_BODY = JSON.stringify({
+  user: { id: 'customer-42', email: 'payer@example.com' },
+  items: [{ name: 'Kassa T-shirt', quantity: 2, unit_price: 19.99 }],
+  currency: 'USD',
+});
+
+export function demoFile(config: Config): string {
+  return path.join(config.dataDir, 'demo.json');
+}
+
+export function readDemoCredentials(config: Config): DemoCredentials | null {
+  const file = demoFile(config);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : null;
+}
+
+/**
+ * Development only: creates a demo organisation and API key on the first start
+ * (kept in <dataDir>/demo.json so later starts reuse them) and returns them.
+ */
+export async function ensureDemo(ctx: DomainContext, config: Config): Promise<{ credentials: DemoCredentials; created: boolean }> {
+  const existing = readDemoCredentials(config);
+  if (existing && (await ctx.store.organisations.findById(existing.organisationId))) return { credentials: existing, created: false };
+  const organisation = await createOrganisation(ctx, { name: 'Demo Shop', wallet: DEMO_WALLET });
+  const key = await createApiKey(ctx, organisation.id);
+  const credentials = { organisationId: organisation.id, apiKey: key.apiKey, apiSecret: key.apiSecret };
+  writeFileSync(demoFile(config), JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  return { credentials, created: true };
+}
+
+/** A signed curl a developer can paste as it is (the signature is computed by the shell at paste time). */
+export function signedCurl(baseUrl: string, credentials: DemoCredentials): string {
+  return [
+    `KEY='${credentials.apiKey}'`,
+    `SECRET='${credentials.apiSecret}'`,
+    `BODY='${DEMO_BODY}'`,
+    `TS=$(date +%s%3N)`,
+    `SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" -hex | sed 's/^.* //')`,
+    `curl -s -X POST ${baseUrl}/checkout-sessions -H 'Content-Type: application/json' \\`,
+    `  -H "X-Service-Key: $KEY" -H "X-Service-Timestamp: $TS" -H "X-Service-Signature: $SIG" -d "$BODY"`,
+  ].join('\n');
+}

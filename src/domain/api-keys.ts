@@ -1,0 +1,83 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DomainContext } from './context.js';
+import { notFound } from './errors.js';
+import type { ApiKeyRecord } from './ports.js';
+import { sealSecret } from './secret-box.js';
+
+/** A newly issued key: the only moment the secret is visible. */
+export interface IssuedApiKey {
+  readonly id: string;
+  readonly organisationId: string;
+  readonly apiKey: string;
+  readonly apiSecret: string;
+  readonly createdAt: Date;
+}
+
+export type ApiKeyState = 'active' | 'revoked' | 'expired';
+
+export interface ApiKeySummary {
+  readonly id: string;
+  readonly apiKey: string;
+  readonly organisationId: string;
+  readonly state: ApiKeyState;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly revokedAt: Date | null;
+  readonly lastUsedAt: Date | null;
+}
+
+/** Issues a new key pair for an organisation; the secret is stored encrypted only. */
+export async function createApiKey(ctx: DomainContext, organisationId: string, rotatedFromId?: string): Promise<IssuedApiKey> {
+  const organisation = await ctx.store.organisations.findById(organisationId);
+  if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
+  const apiKey = `pk_${randomBytes(16).toString('hex')}`;
+  const apiSecret = `sk_${randomBytes(32).toString('hex')}`;
+  const record = await ctx.store.apiKeys.create({
+    id: randomUUID(),
+    organisationId,
+    publicKey: apiKey,
+    secretCiphertext: sealSecret(apiSecret, ctx.masterKey),
+    rotatedFromId,
+  });
+  return { id: record.id, organisationId, apiKey, apiSecret, createdAt: record.createdAt };
+}
+
+export async function listApiKeys(ctx: DomainContext, organisationId: string): Promise<ApiKeySummary[]> {
+  const organisation = await ctx.store.organisations.findById(organisationId);
+  if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
+  const now = ctx.clock();
+  return (await ctx.store.apiKeys.listForOrganisation(organisationId)).map((key) => summarise(key, now));
+}
+
+/** Revokes a key at once; calls signed with it get 401 from then on. */
+export async function revokeApiKey(ctx: DomainContext, apiKey: string): Promise<void> {
+  if (!(await ctx.store.apiKeys.revoke(apiKey, ctx.clock()))) throw notFound(`API key ${apiKey} not found`);
+}
+
+/**
+ * Rotation: issues a new key for the same organisation and lets the old one
+ * keep working for `graceMinutes` (0 = stop it now), so a merchant can deploy
+ * the new secret without downtime.
+ */
+export async function rotateApiKey(ctx: DomainContext, apiKey: string, graceMinutes: number): Promise<IssuedApiKey & { oldKeyExpiresAt: Date }> {
+  const old = await ctx.store.apiKeys.findByPublicKey(apiKey);
+  if (!old) throw notFound(`API key ${apiKey} not found`);
+  const issued = await createApiKey(ctx, old.organisationId, old.id);
+  const oldKeyExpiresAt = new Date(ctx.clock().getTime() + graceMinutes * 60_000);
+  await ctx.store.apiKeys.expire(apiKey, oldKeyExpiresAt);
+  return { ...issued, oldKeyExpiresAt };
+}
+
+function summarise(key: ApiKeyRecord, now: Date): ApiKeySummary {
+  const state: ApiKeyState = key.revokedAt && key.revokedAt <= now ? 'revoked' : key.expiresAt && key.expiresAt <= now ? 'expired' : 'active';
+  return {
+    id: key.id,
+    apiKey: key.publicKey,
+    organisationId: key.organisationId,
+    state,
+    createdAt: key.createdAt,
+    expiresAt: key.expiresAt,
+    revokedAt: key.revokedAt,
+    lastUsedAt: key.lastUsedAt,
+  };
+}

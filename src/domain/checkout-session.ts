@@ -1,0 +1,90 @@
+import type { AssetTicker } from './assets.js';
+import type { Decimal } from './money.js';
+
+/** Session statuses of spec §2.1; `pending` is reserved for sessions not yet payable. */
+export const CHECKOUT_SESSION_STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'] as const;
+export type CheckoutSessionStatus = (typeof CHECKOUT_SESSION_STATUSES)[number];
+
+export const TERMINAL_STATUSES: readonly CheckoutSessionStatus[] = ['paid', 'expired', 'failed'];
+export const OPEN_STATUSES: readonly CheckoutSessionStatus[] = ['pending', 'waiting_payment', 'partial'];
+
+export interface CheckoutLineItem {
+  readonly name: string;
+  readonly quantity: number;
+  readonly unitPrice: Decimal;
+  readonly totalPrice: Decimal;
+  readonly productId: string | null;
+}
+
+/** A locked quote for one asset (spec §2.3), with where its rate came from. */
+export interface CryptoQuote {
+  readonly ticker: AssetTicker;
+  readonly assetId: string;
+  readonly unitPriceFiat: Decimal;
+  readonly amount: Decimal;
+  readonly rateSource: string;
+  readonly ratedAt: Date;
+  /** The rounding rule applied to `amount`, recorded for audit. */
+  readonly rounding: string;
+}
+
+/** The organisation's receiving wallet on one network, as it was when the session was created. */
+export interface SessionNetwork {
+  readonly network: string;
+  readonly chainId: string;
+  readonly walletAddress: string;
+}
+
+export interface CheckoutUser {
+  readonly id: string;
+  readonly email: string | null;
+  readonly telegramId: string | null;
+  readonly username: string | null;
+}
+
+/** A checkout session as the domain sees it. */
+export interface CheckoutSession {
+  readonly id: string;
+  readonly organisationId: string;
+  readonly organisationName: string | null;
+  readonly organisationDeleted: boolean;
+  readonly ownerUserId: string | null;
+  readonly status: CheckoutSessionStatus;
+  readonly source: string;
+  readonly fromPaymentLink: boolean;
+  readonly anonymous: boolean;
+  readonly requiresPayerIdentity: boolean;
+  readonly identityOptions: readonly string[];
+  readonly productPaymentLinkId: string | null;
+  readonly fiatCurrency: string;
+  readonly totalAmountFiat: Decimal;
+  readonly cryptoCurrency: AssetTicker | null;
+  readonly totalAmountCrypto: Decimal | null;
+  readonly networks: readonly SessionNetwork[];
+  readonly quotes: readonly CryptoQuote[];
+  readonly items: readonly CheckoutLineItem[];
+  readonly expiresAt: Date;
+  readonly overpaid: boolean;
+  readonly boundTxHash: string | null;
+  readonly boundAt: Date | null;
+  readonly payerWalletAddress: string | null;
+  readonly chainId: string | null;
+  readonly failureReason: string | null;
+  readonly user: CheckoutUser;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export function isTerminal(status: CheckoutSessionStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/**
+ * The receiving wallet shown to the payer: the wallet on the chain the payer
+ * bound, otherwise the wallet on the first of the session's networks.
+ */
+export function receivingWallet(session: Pick<CheckoutSession, 'networks' | 'chainId'>): string {
+  const bound = session.chainId ? session.networks.find((n) => n.chainId === session.chainId) : undefined;
+  return (bound ?? session.networks[0])?.walletAddress ?? '';
+}

@@ -1,0 +1,19 @@
+import type { DomainContext } from './context.js';
+import { applySessionEvent } from './session-events.js';
+
+/**
+ * One sweep of the expiry worker: expires open sessions whose time is up.
+ * Safe with several instances: each locks the rows it takes with SKIP LOCKED.
+ * Returns how many sessions it examined.
+ */
+export async function expireDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
+  const now = ctx.clock();
+  return ctx.store.settleDueExpiries(now, ctx.inflightGraceMinutes, batchSize, async (tx, session) => {
+    await applySessionEvent(ctx, tx, session, { kind: 'clock' }, now);
+  });
+}
+
+/** Forgets idempotency keys older than the retention (at least 24 h, DESIGN.md §4). */
+export async function purgeIdempotencyKeys(ctx: DomainContext, retentionHours: number): Promise<number> {
+  return ctx.store.deleteIdempotencyKeysBefore(new Date(ctx.clock().getTime() - retentionHours * 3_600_000));
+}

@@ -1,0 +1,46 @@
+import { ASSET_TICKERS, type AssetTicker } from './assets.js';
+
+/** An ERC-20 token a network carries for one of Kassa's assets. */
+export interface NetworkToken {
+  readonly ticker: AssetTicker;
+  /** Checksummed contract address as in the registry. */
+  readonly address: string;
+  readonly decimals: number;
+}
+
+/** One EVM network of the registry (config/networks.json). */
+export interface Network {
+  readonly slug: string;
+  readonly name: string;
+  /** EIP-155 chain id. */
+  readonly chainId: number;
+  /** The chain's own coin when it is one of Kassa's assets (ETH on Ethereum, BNB on BSC), else null. */
+  readonly nativeAsset: AssetTicker | null;
+  readonly confirmations: number;
+  readonly tokens: readonly NetworkToken[];
+  readonly rpcUrls: readonly string[];
+}
+
+/** The assets payable on a network, in Kassa's asset order. */
+export function assetsOn(network: Network): AssetTicker[] {
+  return ASSET_TICKERS.filter(
+    (ticker) => network.nativeAsset === ticker || network.tokens.some((token) => token.ticker === ticker),
+  );
+}
+
+/** Assets available on at least one of the networks, in Kassa's asset order. */
+export function assetsOnAny(networks: readonly Network[]): AssetTicker[] {
+  const available = new Set(networks.flatMap(assetsOn));
+  return ASSET_TICKERS.filter((ticker) => available.has(ticker));
+}
+
+/**
+ * Normalises a chain id given as decimal ("56") or hex ("0x38") to its decimal
+ * string; null when it is neither.
+ */
+export function normaliseChainId(value: string): string | null {
+  const text = value.trim();
+  if (/^[1-9][0-9]{0,18}$/.test(text)) return BigInt(text).toString();
+  if (/^0x[0-9a-fA-F]{1,16}$/.test(text) && BigInt(text) > 0n) return BigInt(text).toString();
+  return null;
+}

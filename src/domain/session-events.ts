@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { CheckoutSession } from './checkout-session.js';
+import { toMerchantView } from './checkout-session.views.js';
+import type { DomainContext } from './context.js';
+import type { TxStore } from './ports.js';
+import { transition, type CheckoutEventType, type SessionEvent, type Transition } from './status-machine.js';
+
+/** Writes an outbox event carrying the merchant view of the session at this moment. */
+export async function emitEvent(ctx: DomainContext, tx: TxStore, session: CheckoutSession, type: CheckoutEventType, at: Date): Promise<void> {
+  await tx.appendEvent({
+    id: randomUUID(),
+    organisationId: session.organisationId,
+    sessionId: session.id,
+    type,
+    payload: toMerchantView(session, ctx.checkoutBaseUrl),
+    createdAt: at,
+  });
+}
+
+/**
+ * Runs the status machine for one event on a session locked in `tx` and
+ * persists the outcome: the session row, a history row and the events.
+ * Returns the session as it now is.
+ */
+export async function applySessionEvent(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  event: SessionEvent,
+  now: Date,
+): Promise<{ session: CheckoutSession; transition: Transition | null }> {
+  const result = transition(session, event, now, { inflightGraceMinutes: ctx.inflightGraceMinutes });
+  if (!result) return { session, transition: null };
+  const failureReason = result.to === 'failed' && event.kind === 'bound_tx_failed' ? event.reason : undefined;
+  await tx.updateSession(session.id, { status: result.to, overpaid: result.overpaid, failureReason, updatedAt: now });
+  if (result.to !== result.from) {
+    await tx.recordStatusChange({ sessionId: session.id, from: result.from, to: result.to, cause: result.cause, at: now });
+  }
+  const updated: CheckoutSession = {
+    ...session,
+    status: result.to,
+    overpaid: result.overpaid,
+    failureReason: failureReason ?? session.failureReason,
+    updatedAt: now,
+  };
+  for (const type of result.events) await emitEvent(ctx, tx, updated, type, now);
+  return { session: updated, transition: result };
+}

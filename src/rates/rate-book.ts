@@ -1,0 +1,138 @@
+import type { RatesConfig, RatesSourceName } from '../config.js';
+import { ASSET_TICKERS, type AssetTicker } from '../domain/assets.js';
+import { Decimal } from '../domain/money.js';
+import { CoinbaseRatesSource } from './coinbase-source.js';
+import { CoinGeckoRatesSource } from './coingecko-source.js';
+import type { QuotedRate, RatesProvider, RatesSource, SourceRate } from './rates-source.js';
+import { StaticRatesSource } from './static-source.js';
+
+export interface RateBookOptions {
+  /** A price whose `asOf` is older than this (relative to the quote's `now`) is not used. */
+  readonly maxAgeSeconds: number;
+  /** A source's answer is reused for this long before it is asked again. */
+  readonly refreshSeconds: number;
+}
+
+/** The part of a pino logger the rate book uses. */
+export interface RatesLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** Fractional digits of `unitPriceFiat`, rounded half-up (DESIGN.md §4 "Amounts and quotes"). */
+export const UNIT_PRICE_DECIMALS = 8;
+
+type Rates = ReadonlyMap<AssetTicker, SourceRate>;
+
+/**
+ * The rates provider of the domain: asks every configured source that supports the
+ * currency, caches each answer per (source, currency) for `refreshSeconds`, shares one
+ * in-flight request per (source, currency) between concurrent callers, skips failing
+ * sources, and quotes the median of the fresh prices.
+ *
+ * Cache age is measured against the `now` given to {@link RateBook.quoteRates}, so the
+ * book has no clock of its own. A failure is not cached: the next quote asks again.
+ */
+export class RateBook implements RatesProvider {
+  private readonly cache = new Map<string, { readonly fetchedAtMs: number; readonly rates: Rates }>();
+  private readonly inflight = new Map<string, Promise<Rates | null>>();
+
+  constructor(
+    private readonly sources: readonly RatesSource[],
+    private readonly options: RateBookOptions,
+    private readonly logger?: RatesLogger,
+  ) {}
+
+  supportsCurrency(fiat: string): boolean {
+    const currency = fiat.toUpperCase();
+    return this.sources.some((source) => source.supportsCurrency(currency));
+  }
+
+  async quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<QuotedRate[]> {
+    const currency = fiat.toUpperCase();
+    const wanted = [...new Set(tickers)];
+    if (wanted.length === 0) return [];
+    const answers = await Promise.all(
+      this.sources.map(async (source, index) =>
+        source.supportsCurrency(currency) ? { source, rates: await this.ratesFrom(index, currency, now) } : null,
+      ),
+    );
+    const oldestUsableMs = now.getTime() - this.options.maxAgeSeconds * 1000;
+    const quoted: QuotedRate[] = [];
+    for (const ticker of wanted) {
+      const used: Array<{ name: string; rate: SourceRate }> = [];
+      for (const answer of answers) {
+        const rate = answer?.rates?.get(ticker);
+        if (!answer || !rate || rate.asOf.getTime() < oldestUsableMs) continue;
+        if (!rate.price.isFinite() || !rate.price.gt(0)) continue;
+        used.push({ name: answer.source.name, rate });
+      }
+      if (used.length === 0) continue;
+      const unitPriceFiat = median(used.map(({ rate }) => rate.price)).toDecimalPlaces(
+        UNIT_PRICE_DECIMALS,
+        Decimal.ROUND_HALF_UP,
+      );
+      // A price below 0.000000005 cannot be quoted: the amount would be a division by zero.
+      if (unitPriceFiat.isZero()) continue;
+      const ratedAtMs = Math.min(...used.map(({ rate }) => rate.asOf.getTime()));
+      quoted.push({
+        ticker,
+        unitPriceFiat,
+        source: used.map(({ name }) => name).join('+'),
+        ratedAt: new Date(ratedAtMs),
+      });
+    }
+    return quoted;
+  }
+
+  private ratesFrom(index: number, currency: string, now: Date): Promise<Rates | null> {
+    const key = `${index}:${currency}`;
+    const cached = this.cache.get(key);
+    if (cached && now.getTime() - cached.fetchedAtMs < this.options.refreshSeconds * 1000) {
+      return Promise.resolve(cached.rates);
+    }
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.fetchFrom(key, this.sources[index]!, currency, now).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Never rejects: a failing source is logged once here, however many callers share the fetch. */
+  private async fetchFrom(key: string, source: RatesSource, currency: string, now: Date): Promise<Rates | null> {
+    try {
+      // Always all known tickers, so one cached answer serves every later ticker subset.
+      const rates = await source.fetchRates(currency, ASSET_TICKERS);
+      this.cache.set(key, { fetchedAtMs: now.getTime(), rates });
+      return rates;
+    } catch (error) {
+      this.logger?.warn({ source: source.name, currency, err: error }, 'rates source failed; quoting without it');
+      return null;
+    }
+  }
+}
+
+/** The median of a non-empty list; for an even count, the mean of the middle two (exact in Decimal). */
+export function median(values: readonly Decimal[]): Decimal {
+  if (values.length === 0) throw new Error('median of no values');
+  const sorted = [...values].sort((a, b) => a.comparedTo(b));
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length % 2 === 1) return sorted[middle]!;
+  return sorted[middle - 1]!.plus(sorted[middle]!).dividedBy(2);
+}
+
+/** Builds the configured sources, in the configured order (each name once). */
+export function createRatesSources(config: RatesConfig): RatesSource[] {
+  const build: Record<RatesSourceName, () => RatesSource> = {
+    static: () => new StaticRatesSource({ file: config.staticFile, json: config.staticJson }),
+    coingecko: () =>
+      new CoinGeckoRatesSource({ baseUrl: config.coingeckoUrl, apiKey: config.coingeckoApiKey, timeoutMs: config.timeoutMs }),
+    coinbase: () => new CoinbaseRatesSource({ baseUrl: config.coinbaseUrl, timeoutMs: config.timeoutMs }),
+  };
+  return [...new Set(config.sources)].map((name) => build[name]());
+}
+
+/** The RateBook for a configuration; throws when the static rates are invalid. */
+export function createRateBook(config: RatesConfig, logger?: RatesLogger): RateBook {
+  return new RateBook(createRatesSources(config), config, logger);
+}

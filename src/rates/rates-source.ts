@@ -1,0 +1,40 @@
+import type { AssetTicker } from '../domain/assets.js';
+import type { Decimal } from '../domain/money.js';
+
+/** The price of one unit of an asset in a fiat currency, as one source saw it. */
+export interface SourceRate {
+  readonly price: Decimal;
+  /** When the source says the price was observed (or when it was fetched, if the source does not say). */
+  readonly asOf: Date;
+}
+
+/** One market-data source (a file, CoinGecko, Coinbase, …). */
+export interface RatesSource {
+  /** Stable name recorded with every quote, e.g. "static", "coingecko". */
+  readonly name: string;
+  /** Whether the source can price assets in this upper-case ISO 4217 currency. */
+  supportsCurrency(fiat: string): boolean;
+  /** Prices for as many of the tickers as it has; throws when the source fails as a whole. */
+  fetchRates(fiat: string, tickers: readonly AssetTicker[]): Promise<Map<AssetTicker, SourceRate>>;
+}
+
+/** A rate ready for quoting: the median over the sources that answered. */
+export interface QuotedRate {
+  readonly ticker: AssetTicker;
+  /** Rounded to 8 fractional digits (half-up): the unit price shown to the payer. */
+  readonly unitPriceFiat: Decimal;
+  /** Names of the sources whose prices made the median, e.g. "coingecko+coinbase". */
+  readonly source: string;
+  /** The oldest `asOf` among the prices used. */
+  readonly ratedAt: Date;
+}
+
+/** What the domain asks for when quoting a session (implemented by RateBook). */
+export interface RatesProvider {
+  supportsCurrency(fiat: string): boolean;
+  /**
+   * Usable rates for the tickers in `fiat`. Tickers without a fresh price are
+   * left out; the caller decides whether that is fatal.
+   */
+  quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<QuotedRate[]>;
+}

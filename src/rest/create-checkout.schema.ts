@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { Decimal } from '../domain/money.js';
+import type { CreateCheckoutInput } from '../domain/create-checkout-session.js';
+
+// Limits of spec §8 and DESIGN.md §4 "Create".
+export const LIMITS = {
+  items: 100,
+  quantity: 1_000_000,
+  unitPrice: '1000000000000',
+  unitPriceDecimals: 8,
+  metadataKeys: 50,
+  metadataBytes: 8 * 1024,
+  expiresInMinutes: { min: 5, max: 10_080 },
+  text: 255,
+  itemName: 500,
+} as const;
+
+const required = (what: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`);
+
+const text = (max: number) =>
+  z
+    .string({ error: required('a string') })
+    .trim()
+    .min(1, { error: 'should not be empty' })
+    .max(max, { error: `must be shorter than or equal to ${max} characters` });
+
+/** A JSON number, parsed exactly (src/json/decimal-json.ts turns JSON numbers into Decimal). */
+const jsonNumber = z.custom<Decimal>((value) => value instanceof Decimal, { error: required('a number') });
+
+const integer = (min: number, max: number) =>
+  jsonNumber
+    .refine((value) => value.isInteger(), { error: 'must be an integer number', abort: true })
+    .refine((value) => value.gte(min), { error: `must not be less than ${min}`, abort: true })
+    .refine((value) => value.lte(max), { error: `must not be greater than ${max}`, abort: true })
+    .transform((value) => value.toNumber());
+
+const unitPrice = jsonNumber
+  .refine((value) => value.gte(0), { error: 'must not be less than 0', abort: true })
+  .refine((value) => value.lte(LIMITS.unitPrice), { error: `must not be greater than ${LIMITS.unitPrice}`, abort: true })
+  .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, { error: 'must have at most 8 decimal places', abort: true })
+  .transform((value) => value.toFixed());
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+
+const metadata = z
+  .custom<Record<string, unknown>>(isPlainObject, { error: 'must be an object' })
+  .refine((value) => Object.keys(value).length <= LIMITS.metadataKeys, { error: `must not have more than ${LIMITS.metadataKeys} keys`, abort: true })
+  .transform((value) => plainJson(value) as Record<string, unknown>)
+  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, { error: 'must not be larger than 8 KB as JSON' });
+
+const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
+  z.custom<unknown>(isPlainObject, { error: required(what) }).pipe(schema);
+
+const user = plainObject(z.strictObject(
+  {
+    id: text(LIMITS.text),
+    email: z.email({ error: required('an email') }).max(LIMITS.text, { error: `must be shorter than or equal to ${LIMITS.text} characters` }),
+    username: text(LIMITS.text).optional(),
+  }),
+  'an object',
+);
+
+const item = plainObject(z.strictObject(
+  {
+    name: text(LIMITS.itemName),
+    quantity: integer(1, LIMITS.quantity),
+    unit_price: unitPrice,
+    product_id: text(LIMITS.text).optional(),
+  }),
+  'an object',
+);
+
+/** CreateCheckoutRequest, spec §2.4. */
+export const createCheckoutSchema = plainObject(z.strictObject(
+  {
+    user,
+    items: z
+      .array(item, { error: required('an array') })
+      .min(1, { error: 'must contain at least 1 element' })
+      .max(LIMITS.items, { error: `must contain no more than ${LIMITS.items} elements` }),
+    currency: z
+      .string({ error: required('a string') })
+      .regex(/^[A-Za-z]{3}$/, { error: 'must be a three-letter ISO 4217 code' }),
+    metadata: metadata.optional(),
+    expires_in_minutes: integer(LIMITS.expiresInMinutes.min, LIMITS.expiresInMinutes.max).optional(),
+  }),
+  'a JSON object',
+);
+
+/** Validates a parsed create body; returns the domain input or every problem, named by field path. */
+export function parseCreateCheckout(body: unknown): { ok: true; input: CreateCheckoutInput } | { ok: false; problems: string[] } {
+  const result = createCheckoutSchema.safeParse(body);
+  if (!result.success) return { ok: false, problems: result.error.issues.flatMap(describeIssue) };
+  const { user, items, currency, metadata, expires_in_minutes } = result.data;
+  return {
+    ok: true,
+    input: {
+      user,
+      items: items.map((i) => ({ name: i.name, quantity: i.quantity, unitPrice: i.unit_price, productId: i.product_id })),
+      currency,
+      metadata,
+      expiresInMinutes: expires_in_minutes,
+    },
+  };
+}
+
+/** Zod issue → "items.0.quantity must not be less than 1" (the path, then what is wrong). */
+export function describeIssue(issue: z.core.$ZodIssue): string[] {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `property ${path ? `${path}.` : ''}${key} should not exist`);
+  }
+  if (!path) return [`body ${issue.message}`];
+  return [`${path} ${issue.message}`];
+}
+
+// Metadata is free-form: its numbers become ordinary JSON numbers (it is not money).
+function plainJson(value: unknown): unknown {
+  if (value instanceof Decimal) return value.toNumber();
+  if (Array.isArray(value)) return value.map(plainJson);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plainJson(inner)]));
+  }
+  return value;
+}

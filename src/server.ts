@@ -1,0 +1,64 @@
+import { createServer, type Server } from 'node:http';
+import { createApp } from './app.js';
+import { startBackgroundJobs } from './background-jobs.js';
+import type { Config } from './config.js';
+import { ensureDemo, signedCurl } from './demo.js';
+import type { Logger } from './logging.js';
+import { openRuntime } from './runtime.js';
+
+export interface RunningServer {
+  readonly server: Server;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** `kassa serve`: database (embedded or PostgreSQL), migrations, HTTP, background jobs. */
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const runtime = await openRuntime(config, logger, 'server');
+  const { ctx, db } = runtime;
+  const app = createApp({
+    ctx,
+    logger,
+    readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
+  });
+  const server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://localhost:${port}`;
+  const jobs = startBackgroundJobs(ctx, config, logger);
+  logger.info({ url, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
+
+  if (config.demo) {
+    const { credentials, created } = await ensureDemo(ctx, config);
+    logger.info({ organisationId: credentials.organisationId, apiKey: credentials.apiKey, created }, 'demo organisation ready');
+    // Printed for a human at the terminal, outside the JSON log stream.
+    process.stderr.write(
+      `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ${credentials.apiSecret}\n` +
+        `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n`,
+    );
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    server,
+    url,
+    stop() {
+      stopping ??= (async () => {
+        await jobs.stop();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // In-flight requests get a moment to finish; then the rest are cut.
+        const cut = setTimeout(() => server.closeAllConnections(), 5_000);
+        await closed;
+        clearTimeout(cut);
+        await runtime.close();
+      })();
+      return stopping;
+    },
+  };
+}

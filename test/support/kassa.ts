@@ -1,0 +1,71 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import supertest from 'supertest';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { DomainContext } from '../../src/domain/context.js';
+import { createLogger } from '../../src/logging.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+export interface TestKassa {
+  readonly config: Config;
+  readonly ctx: DomainContext;
+  readonly runtime: Runtime;
+  readonly database: TestDatabase;
+  /** Base URL of the real HTTP server on 127.0.0.1. */
+  readonly url: string;
+  readonly http: ReturnType<typeof supertest>;
+  close(): Promise<void>;
+}
+
+export interface TestKassaOptions {
+  /** Extra environment for loadConfig. */
+  readonly env?: Record<string, string>;
+  /** Replaces the clock (expiry tests move time). */
+  readonly clock?: () => Date;
+  /** Replaces parts of the domain context (e.g. a rates provider for a 503 test). */
+  readonly override?: Partial<DomainContext>;
+  /** Reuse a database (a second instance on the same database). */
+  readonly database?: TestDatabase;
+}
+
+export const TEST_ENV = {
+  KASSA_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  KASSA_NETWORKS: 'local,bsc,ethereum',
+  CHECKOUT_BASE_URL: 'https://pay.example.test',
+} as const;
+
+/** A real Kassa over real HTTP on a database of this test file's own. */
+export async function startTestKassa(options: TestKassaOptions = {}): Promise<TestKassa> {
+  const database = options.database ?? (await createTestDatabase());
+  const config = loadConfig({
+    ...TEST_ENV,
+    KASSA_DATA_DIR: database.dataDir,
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...options.env,
+  });
+  const logger = createLogger(config.logLevel);
+  const runtime = await openRuntime(config, logger, 'server');
+  const ctx: DomainContext = { ...runtime.ctx, ...(options.clock ? { clock: options.clock } : {}), ...options.override };
+  const app = createApp({ ctx, logger, readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) } });
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    config,
+    ctx,
+    runtime,
+    database,
+    url,
+    http: supertest(url),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await runtime.close();
+      if (!options.database) await database.drop();
+    },
+  };
+}

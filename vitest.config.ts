@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config';
+
+// Three projects: pure unit tests; everything against real PostgreSQL; and the
+// core REST suite once more on the embedded database (PGlite), as `npm start` uses it.
+const shared = { testTimeout: 30_000, hookTimeout: 90_000, pool: 'forks' as const };
+
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'postgres',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          env: { KASSA_TEST_DB: 'postgres' },
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'embedded',
+          include: ['test/e2e/rest-*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          env: { KASSA_TEST_DB: 'embedded' },
+        },
+      },
+    ],
+  },
+});
