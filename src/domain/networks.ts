@@ -40,7 +40,10 @@ export function assetsOnAny(networks: readonly Network[]): AssetTicker[] {
  */
 export function normaliseChainId(value: string): string | null {
   const text = value.trim();
-  if (/^[1-9][0-9]{0,18}$/.test(text)) return BigInt(text).toString();
-  if (/^0x[0-9a-fA-F]{1,16}$/.test(text) && BigInt(text) > 0n) return BigInt(text).toString();
+  const isId = /^[1-9][0-9]{0,19}$/.test(text) || /^0x[0-9a-fA-F]{1,16}$/.test(text);
+  if (isId && BigInt(text) > 0n && BigInt(text) <= MAX_CHAIN_ID) return BigInt(text).toString();
   return null;
 }
+
+// Chain ids are 64-bit unsigned in practice; the same bound applies to both spellings.
+const MAX_CHAIN_ID = 2n ** 64n - 1n;

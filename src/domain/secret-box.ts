@@ -13,9 +13,11 @@ export function sealSecret(plaintext: string, masterKey: Buffer): string {
 
 /** Decrypts what sealSecret produced; throws when the key is wrong or the data was altered. */
 export function openSecret(sealed: string, masterKey: Buffer): string {
-  const [version, iv, tag, ciphertext] = sealed.split('.');
-  if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('Unknown sealed secret format');
-  const decipher = createDecipheriv('aes-256-gcm', masterKey, Buffer.from(iv, 'base64url'));
+  const parts = sealed.split('.');
+  const [version, iv, tag, ciphertext] = parts;
+  if (parts.length !== 4 || version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('Unknown sealed secret format');
+  // A full 16-byte tag only: GCM would otherwise accept a truncated (forgeable) tag.
+  const decipher = createDecipheriv('aes-256-gcm', masterKey, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
 }

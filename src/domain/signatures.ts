@@ -11,7 +11,8 @@ export function signPayload(secret: string, timestamp: string, rawBody: Buffer |
 /** Compares a presented hex signature with the expected one in constant time. */
 export function signatureMatches(expectedHex: string, presented: string): boolean {
   const expected = Buffer.from(expectedHex, 'hex');
-  const given = /^[0-9a-fA-F]*$/.test(presented) ? Buffer.from(presented, 'hex') : Buffer.alloc(0);
+  // Whole bytes only: Buffer.from(hex) silently drops a trailing odd digit.
+  const given = /^(?:[0-9a-fA-F]{2})*$/.test(presented) ? Buffer.from(presented, 'hex') : Buffer.alloc(0);
   // timingSafeEqual needs equal lengths; compare against a same-length buffer so a length mismatch takes the same time.
   const comparable = given.length === expected.length ? given : Buffer.alloc(expected.length);
   return timingSafeEqual(expected, comparable) && given.length === expected.length;
