@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
 import { errorHandler, notFoundHandler } from './rest/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
@@ -12,14 +13,16 @@ export interface AppDependencies {
   readonly ctx: DomainContext;
   readonly logger: Logger;
   readonly readiness: Readiness;
+  readonly metrics?: Metrics;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness }: AppDependencies): Express {
+export function createApp({ ctx, logger, readiness, metrics = createMetrics() }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(metrics.httpRequests);
   app.use(
     pinoHttp({
       logger,
@@ -33,6 +36,9 @@ export function createApp({ ctx, logger, readiness }: AppDependencies): Express 
     }),
   );
   app.use(healthRouter(readiness));
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
   app.use(notFoundHandler);

@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { DomainContext } from './domain/context.js';
 import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
 import type { Logger } from './logging.js';
+import type { Metrics } from './metrics.js';
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -12,7 +13,7 @@ export interface BackgroundJobs {
  * on one database (row locks with SKIP LOCKED, idempotent deletes), so no
  * leader election is needed.
  */
-export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: Logger): BackgroundJobs {
+export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: Logger, metrics?: Metrics): BackgroundJobs {
   const running = new Set<Promise<unknown>>();
   const timers = [
     every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {
@@ -28,7 +29,11 @@ export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: 
       if (busy) return;
       busy = true;
       const run = job()
-        .catch((error) => logger.error({ err: error, job: name }, 'background job failed'))
+        .then(() => metrics?.jobRuns.inc({ job: name, outcome: 'ok' }))
+        .catch((error) => {
+          metrics?.jobRuns.inc({ job: name, outcome: 'error' });
+          logger.error({ err: error, job: name }, 'background job failed');
+        })
         .finally(() => {
           busy = false;
           running.delete(run);

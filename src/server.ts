@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { ensureDemo, signedCurl } from './demo.js';
 import type { Logger } from './logging.js';
 import { openRuntime } from './runtime.js';
+import { createMetrics } from './metrics.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -16,9 +17,11 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const runtime = await openRuntime(config, logger, 'server');
   const { ctx, db } = runtime;
+  const metrics = createMetrics();
   const app = createApp({
     ctx,
     logger,
+    metrics,
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
@@ -30,7 +33,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
-  const jobs = startBackgroundJobs(ctx, config, logger);
+  const jobs = startBackgroundJobs(ctx, config, logger, metrics);
   logger.info({ url, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
 
   if (config.demo) {

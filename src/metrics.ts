@@ -1,0 +1,38 @@
+import type { RequestHandler } from 'express';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of one Kassa instance, served at GET /metrics. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: RequestHandler;
+  readonly jobRuns: Counter<'job' | 'outcome'>;
+}
+
+export function createMetrics(): Metrics {
+  // A registry per instance: tests run several apps in one process.
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
+  const duration = new Histogram({
+    name: 'kassa_http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const jobRuns = new Counter({
+    name: 'kassa_background_job_runs_total',
+    help: 'Background job runs by job and outcome',
+    labelNames: ['job', 'outcome'] as const,
+    registers: [registry],
+  });
+  const httpRequests: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      // The matched route pattern (not the raw path) keeps label cardinality bounded.
+      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.path);
+      end({ method: req.method, route: `${req.baseUrl}${route}`, status: String(res.statusCode) });
+    });
+    next();
+  };
+  return { registry, httpRequests, jobRuns };
+}
