@@ -65,7 +65,7 @@ export function loadConfig(env: Env = process.env): Config {
   const checkoutBaseUrl = read.url('CHECKOUT_BASE_URL', `http://localhost:${port}`).replace(/\/+$/, '');
 
   const masterKey = readMasterKey(env, production, dataDir, problems);
-  const networks = readNetworks(read, env, production, problems);
+  const networks = readNetworks(read, production, problems);
 
   const sources = read.list('KASSA_RATES_SOURCES', production ? ['coingecko'] : ['static']);
   for (const source of sources) {
@@ -146,7 +146,7 @@ interface RegistryFile {
   networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }>;
 }
 
-function readNetworks(read: EnvReader, env: Env, production: boolean, problems: string[]): Network[] {
+function readNetworks(read: EnvReader, production: boolean, problems: string[]): Network[] {
   const file = path.resolve(read.string('KASSA_NETWORKS_FILE', path.join(PACKAGE_ROOT, 'config/networks.json')));
   let registry: RegistryFile;
   try {
@@ -177,7 +177,6 @@ function readNetworks(read: EnvReader, env: Env, production: boolean, problems: 
     networks.push(Object.freeze({ ...entry, rpcUrls, confirmations, tokens: Object.freeze([...entry.tokens]) }));
   }
   if (networks.length === 0 && problems.length === 0) problems.push('KASSA_NETWORKS: enable at least one network');
-  void env;
   return networks;
 }
 
