@@ -23,7 +23,9 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(config: Config, options: OpenDatabaseOptions): Promise<Database> {
   const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, options.role);
   const connectionString = config.databaseUrl ?? embedded!.url;
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+  // pglite-socket can interleave queries of concurrent connections outside a
+  // transaction (electric-sql/pglite#1046), so the embedded database gets one.
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? (embedded ? 1 : 10) });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });

@@ -45,9 +45,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
   const outcome = await ctx.store.transaction(async (tx): Promise<BindResult | DomainError> => {
     const locked = await tx.lockSession(sessionId);
     if (!locked) return notFound(`Checkout session ${sessionId} not found`);
-    if (locked.boundTxHash === bind.txHash) return { session: locked, idempotent: true };
-
     const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock' }, now);
+    if (session.boundTxHash === bind.txHash) return { session, idempotent: true };
     if (isTerminal(session.status)) return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     if (session.boundTxHash) return conflict('Checkout session is already bound to another transaction');
     if (await tx.findSessionIdByTxHash(bind.txHash)) return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);

@@ -8,6 +8,7 @@ import type { Merchant } from './authenticate-merchant.js';
 import { Decimal, roundUpTo8 } from './money.js';
 import { assetsOnAny } from './networks.js';
 import { emitEvent } from './session-events.js';
+import { getCheckoutSession } from './get-checkout-session.js';
 
 /** The create request after the transport checked its shape (spec §2.4). Prices are exact decimal strings. */
 export interface CreateCheckoutInput {
@@ -144,9 +145,8 @@ async function replay(ctx: DomainContext, sessionId: string, storedHash: string,
   if (storedHash !== requestHash) {
     throw conflict('Idempotency-Key was already used with a different request body');
   }
-  const session = await ctx.store.sessions.findById(sessionId);
-  if (!session) throw notFound(`Checkout session ${sessionId} not found`);
-  return { session, replayed: true };
+  // Through getCheckoutSession so a replay after expiry shows the settled status.
+  return { session: await getCheckoutSession(ctx, sessionId), replayed: true };
 }
 
 /** A stable hash of the request's meaning: key order and number spelling do not matter. */

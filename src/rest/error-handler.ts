@@ -47,6 +47,8 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
 
 // body-parser (inside express.raw) raises these before our code runs.
 function bodyParserStatus(error: unknown): { code: number; message: string } | null {
+  // Express fails to decode a path parameter with bad percent-encoding.
+  if (error instanceof URIError) return { code: 400, message: 'Malformed URL: the path is not valid percent-encoding' };
   const typed = error as { type?: string; status?: number; limit?: number };
   switch (typed?.type) {
     case 'entity.too.large':
