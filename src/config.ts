@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAssetTicker } from './domain/assets.js';
@@ -125,10 +125,16 @@ function readMasterKey(env: Env, production: boolean, dataDir: string, problems:
   const file = path.join(dataDir, 'master.key');
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
+    // Written whole to a temp file, then linked into place: a process starting at
+    // the same moment sees either no key or the complete key, never a half-written one.
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
-      writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+      writeFileSync(temp, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+      linkSync(temp, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(temp, { force: true });
     }
   }
   const key = decodeKey(readFileSync(file, 'utf8').trim());
@@ -165,6 +171,11 @@ function readNetworks(read: EnvReader, production: boolean, problems: string[]):
     }
     const upper = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
     const rpcUrls = read.list(`KASSA_RPC_URLS_${upper}`, entry.rpcUrls ?? []);
+    for (const url of rpcUrls) {
+      if (!/^(https?|wss?):\/\/[^\s/]+/.test(url)) {
+        problems.push(`KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${url}")`);
+      }
+    }
     const confirmations = read.integer(`KASSA_CONFIRMATIONS_${upper}`, entry.confirmations, 0, 10000);
     if (entry.nativeAsset !== null && !isAssetTicker(entry.nativeAsset)) {
       problems.push(`${file}: network ${slug} has an unknown native asset ${entry.nativeAsset}`);

@@ -52,10 +52,9 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
             'To run several instances, point them all at one PostgreSQL with DATABASE_URL.',
         );
       }
-      // A server waits for a CLI command to finish with the directory; a CLI uses whoever owns it.
-      if (!(role === 'server' && owner.role === 'cli')) {
-        return { url: connectionUrl(owner.port), owner: false, close: async () => {} };
-      }
+      // Only a server's socket is borrowed: it outlives the borrower. A CLI command
+      // that owns the directory closes it when it ends, so everyone else waits for it.
+      if (owner.role === 'server') return { url: connectionUrl(owner.port), owner: false, close: async () => {} };
     }
     if (Date.now() > deadline) {
       throw new Error(`Timed out waiting for the embedded database in ${dataDir} (held by pid ${lockPid ?? 'unknown'}).`);

@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 )`;
 
 // Any constant works; it only has to be the same for every Kassa process.
-const MIGRATION_LOCK_KEY = 7_411_902_551n;
+export const MIGRATION_LOCK_KEY = 7_411_902_551n;
 
 export interface MigrationFile {
   readonly name: string;
@@ -46,46 +46,57 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
 }
 
 /**
- * Applies every pending migration in one transaction under an advisory lock,
- * so two processes starting at once apply each migration exactly once.
+ * Applies every pending migration, each in its own transaction as Prisma does,
+ * while holding an advisory lock, so two processes starting at once apply each
+ * migration exactly once. A failing migration is rolled back, not recorded,
+ * and named in the error; the ones before it stay applied.
  */
 export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DIR): Promise<MigrationResult> {
   const migrations = readMigrations(dir);
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
-    await client.query(PRISMA_MIGRATIONS_TABLE);
-    const { rows } = await client.query<{ migration_name: string; checksum: string }>(
-      'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-    );
-    const done = new Map(rows.map((row) => [row.migration_name, row.checksum]));
-    const applied: string[] = [];
-    const alreadyApplied: string[] = [];
-    for (const migration of migrations) {
-      const checksum = done.get(migration.name);
-      if (checksum !== undefined) {
-        if (checksum !== migration.checksum) {
-          throw new Error(`Migration ${migration.name} was changed after it was applied (checksum differs).`);
-        }
-        alreadyApplied.push(migration.name);
-        continue;
-      }
-      const id = randomUUID();
-      await client.query(
-        'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
-        [id, migration.checksum, migration.name],
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      await client.query(PRISMA_MIGRATIONS_TABLE);
+      const { rows } = await client.query<{ migration_name: string; checksum: string }>(
+        'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
       );
-      await client.query(migration.sql);
-      await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
-      applied.push(migration.name);
+      const done = new Map(rows.map((row) => [row.migration_name, row.checksum]));
+      const applied: string[] = [];
+      const alreadyApplied: string[] = [];
+      for (const migration of migrations) {
+        const checksum = done.get(migration.name);
+        if (checksum === undefined) {
+          await applyOne(client, migration);
+          applied.push(migration.name);
+        } else if (checksum !== migration.checksum) {
+          throw new Error(`Migration ${migration.name} was changed after it was applied (checksum differs).`);
+        } else {
+          alreadyApplied.push(migration.name);
+        }
+      }
+      return { applied, alreadyApplied };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
     }
-    await client.query('COMMIT');
-    return { applied, alreadyApplied };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
   } finally {
     client.release();
+  }
+}
+
+async function applyOne(client: pg.PoolClient, migration: MigrationFile): Promise<void> {
+  const id = randomUUID();
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+      [id, migration.checksum, migration.name],
+    );
+    await client.query(migration.sql);
+    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw new Error(`Migration ${migration.name} failed and was rolled back: ${(error as Error).message}`, { cause: error });
   }
 }

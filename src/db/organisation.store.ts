@@ -18,6 +18,8 @@ function toOrganisation(row: OrganisationRow): Organisation {
   };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export class PrismaOrganisationStore implements OrganisationStore {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -34,6 +36,8 @@ export class PrismaOrganisationStore implements OrganisationStore {
   }
 
   async findById(id: string): Promise<Organisation | null> {
+    // Not a UUID cannot exist; asking PostgreSQL would be an error instead of "not found".
+    if (!UUID.test(id)) return null;
     const row = await this.prisma.organisation.findUnique({ where: { id }, include: { wallets: true } });
     return row ? toOrganisation(row) : null;
   }

@@ -1,0 +1,427 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminQuery, openEmbeddedDatabase, urlFor } from '../support/databases.js';
+import {
+  assertCliBuilt,
+  hasStackTrace,
+  killAllKassaProcesses,
+  parseJsonOutput,
+  runKassa,
+  signedCreate,
+  startKassaServer,
+  type KassaRun,
+  type KassaServer,
+} from '../support/cli-process.js';
+
+/**
+ * The operator CLI contract (DESIGN.md §1, §5), run as real child processes
+ * (`node bin/kassa.js …`) on PostgreSQL and on the embedded database, and the
+ * first-run experience of `npm start` in development mode.
+ */
+
+const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const WALLET_LOWER = WALLET.toLowerCase();
+const OTHER_WALLET = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const BASE_ENV = { KASSA_ENV: 'test', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local,bsc' } as const;
+
+interface OrganisationJson {
+  id: string;
+  name: string;
+  wallets: Record<string, string>;
+  underpayment_tolerance_percent: string;
+  late_payment_window_minutes: number;
+  created_at: string;
+}
+
+interface IssuedKeyJson {
+  id: string;
+  api_key: string;
+  api_secret: string;
+  organisation_id: string;
+  created_at: string;
+}
+
+const execFileAsync = promisify(execFile);
+const credentials = (key: IssuedKeyJson) => ({ apiKey: key.api_key, apiSecret: key.api_secret });
+
+const tempDirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A successful command: exit 0, nothing on stderr. */
+function expectSuccess(run: KassaRun): void {
+  expect(run, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`).toMatchObject({ code: 0, stderr: '' });
+}
+
+/** A refused command: non-zero exit, nothing on stdout, one readable `kassa: …` message and no stack trace. */
+function expectRefusal(run: KassaRun, code: number, message: string | RegExp): void {
+  expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(code);
+  expect(run.stdout).toBe('');
+  expect(hasStackTrace(run.stderr), run.stderr).toBe(false);
+  if (typeof message === 'string') expect(run.stderr).toBe(`kassa: ${message}\n`);
+  else expect(run.stderr).toMatch(message);
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// Each step starts Node processes (and PGlite, in the embedded modes): give slow machines room.
+const MODE = { timeout: 60_000 } as const;
+
+beforeAll(() => {
+  assertCliBuilt();
+});
+
+afterAll(async () => {
+  await killAllKassaProcesses();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
+  const database = `kassa_cli_${process.pid}_${randomBytes(4).toString('hex')}`;
+  let env: Record<string, string>;
+  let acme: OrganisationJson;
+  let bscOnly: OrganisationJson;
+  let keys: IssuedKeyJson[];
+  let server: KassaServer | undefined;
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE DATABASE "${database}"`);
+    env = { ...BASE_ENV, KASSA_DATA_DIR: tempDir('kassa-cli-pg-'), DATABASE_URL: urlFor(database) };
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  });
+
+  it('`migrate` applies the migrations to an empty database, then finds nothing to do', async () => {
+    const first = await runKassa(['migrate'], env);
+    expectSuccess(first);
+    expect(first.stdout).toBe('applied: 20261121000000_init\n');
+    const again = await runKassa(['migrate'], env);
+    expectSuccess(again);
+    expect(again.stdout).toBe('database is up to date\n');
+  });
+
+  it('`orgs create --json` prints one organisation with the wallet on every enabled network, or on --network only', async () => {
+    const [all, bsc] = await Promise.all([
+      runKassa(['orgs', 'create', '--name', 'Acme Coffee', '--wallet', WALLET, '--json'], env),
+      runKassa(['orgs', 'create', '--name', 'BSC Only', '--wallet', OTHER_WALLET, '--network', 'bsc', '--json'], env),
+    ]);
+    expectSuccess(all);
+    expectSuccess(bsc);
+    acme = parseJsonOutput<OrganisationJson>(all);
+    bscOnly = parseJsonOutput<OrganisationJson>(bsc);
+    expect(acme).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'Acme Coffee',
+      wallets: { local: WALLET_LOWER, bsc: WALLET_LOWER },
+      underpayment_tolerance_percent: '0.00',
+      late_payment_window_minutes: 1440,
+      created_at: expect.stringMatching(ISO_TIME),
+    });
+    expect(bscOnly).toMatchObject({ name: 'BSC Only', wallets: { bsc: OTHER_WALLET } });
+    expect(Object.keys(bscOnly.wallets)).toEqual(['bsc']);
+  });
+
+  it('`orgs list --json` lists them', async () => {
+    const run = await runKassa(['orgs', 'list', '--json'], env);
+    expectSuccess(run);
+    const listed = parseJsonOutput<OrganisationJson[]>(run);
+    expect(listed).toEqual([acme, bscOnly].sort((a, b) => a.created_at.localeCompare(b.created_at)));
+  });
+
+  it('`wallets set --network local` changes that network only', async () => {
+    const run = await runKassa(['wallets', 'set', '--org', acme.id, '--network', 'local', '--address', OTHER_WALLET], env);
+    expectSuccess(run);
+    expect(run.stdout).toBe(`${acme.id}  Acme Coffee  local=${OTHER_WALLET} bsc=${WALLET_LOWER}\n`);
+  });
+
+  it('`keys create --json` prints api_key, api_secret and organisation_id', async () => {
+    const runs = await Promise.all([0, 1].map(() => runKassa(['keys', 'create', '--org', acme.id, '--json'], env)));
+    runs.forEach(expectSuccess);
+    keys = runs.map((run) => parseJsonOutput<IssuedKeyJson>(run));
+    for (const key of keys) {
+      expect(key).toEqual({
+        id: expect.stringMatching(UUID),
+        api_key: expect.stringMatching(/^pk_[0-9a-f]{32}$/),
+        api_secret: expect.stringMatching(/^sk_[0-9a-f]{64}$/),
+        organisation_id: acme.id,
+        created_at: expect.stringMatching(ISO_TIME),
+      });
+    }
+    expect(new Set(keys.map((key) => key.api_key)).size).toBe(2);
+  });
+
+  it('`keys list` shows the keys and never a secret', async () => {
+    const run = await runKassa(['keys', 'list', '--org', acme.id], env);
+    expectSuccess(run);
+    for (const key of keys) {
+      expect(run.stdout).toContain(`${key.api_key}  active  created ${key.created_at}  last used never`);
+      expect(run.stdout).not.toContain(key.api_secret);
+    }
+    expect(run.stdout).not.toMatch(/sk_[0-9a-f]/);
+  });
+
+  it('refuses bad input with a readable message and a non-zero exit', async () => {
+    const unknownOrg = randomUUID();
+    const [badWallet, noSuchOrg, noSuchOrgWallet, notEnabled, unknownNetwork, noSuchKey] = await Promise.all([
+      runKassa(['orgs', 'create', '--name', 'Bad', '--wallet', '0x1234'], env),
+      runKassa(['keys', 'create', '--org', unknownOrg], env),
+      runKassa(['wallets', 'set', '--org', unknownOrg, '--address', WALLET], env),
+      runKassa(['orgs', 'create', '--name', 'Bad', '--wallet', WALLET, '--network', 'polygon'], env),
+      runKassa(['wallets', 'set', '--org', acme.id, '--network', 'moon', '--address', WALLET], env),
+      runKassa(['keys', 'revoke', 'pk_00000000000000000000000000000000'], env),
+    ]);
+    expectRefusal(badWallet, 2, 'wallet address must match ^0x[a-fA-F0-9]{40}$');
+    expectRefusal(noSuchOrg, 4, `Organisation ${unknownOrg} not found`);
+    expectRefusal(noSuchOrgWallet, 4, `Organisation ${unknownOrg} not found`);
+    expectRefusal(notEnabled, 2, 'network polygon is not enabled (enabled: local, bsc)');
+    expectRefusal(unknownNetwork, 2, 'network moon is not enabled (enabled: local, bsc)');
+    expectRefusal(noSuchKey, 4, 'API key pk_00000000000000000000000000000000 not found');
+  });
+
+  it('an organisation id that is not a UUID is "not found", not a database error', async () => {
+    const run = await runKassa(['keys', 'create', '--org', 'acme'], env);
+    expectRefusal(run, 4, 'Organisation acme not found');
+  });
+
+  it('`kassa serve` on the same database accepts a CLI key, and refuses it once revoked or rotated away', async () => {
+    server = await startKassaServer({ ...env, HOST: '127.0.0.1' });
+    await server.ready();
+    const [toRevoke, toRotate] = keys;
+
+    for (const key of [toRevoke!, toRotate!]) {
+      const created = await signedCreate(server.url, credentials(key));
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body).toMatchObject({ session_id: expect.stringMatching(UUID), status: 'waiting_payment', total_amount_fiat: '25.00000000' });
+    }
+
+    const [revoke, rotate] = await Promise.all([
+      runKassa(['keys', 'revoke', toRevoke!.api_key], env),
+      runKassa(['keys', 'rotate', toRotate!.api_key, '--grace-minutes', '0', '--json'], env),
+    ]);
+    expectSuccess(revoke);
+    expect(revoke.stdout).toBe(`revoked ${toRevoke!.api_key}\n`);
+    expectSuccess(rotate);
+    const rotated = parseJsonOutput<IssuedKeyJson & { replaces: string; old_key_expires_at: string }>(rotate);
+    expect(rotated).toMatchObject({
+      api_key: expect.stringMatching(/^pk_[0-9a-f]{32}$/),
+      api_secret: expect.stringMatching(/^sk_[0-9a-f]{64}$/),
+      organisation_id: acme.id,
+      replaces: toRotate!.api_key,
+      old_key_expires_at: expect.stringMatching(ISO_TIME),
+    });
+
+    const revoked = await signedCreate(server.url, credentials(toRevoke!));
+    expect(revoked).toMatchObject({ status: 401, body: { statusCode: 401, message: 'API key has been revoked' } });
+    const rotatedAway = await signedCreate(server.url, credentials(toRotate!));
+    expect(rotatedAway).toMatchObject({ status: 401, body: { statusCode: 401, message: 'API key has expired (it was rotated)' } });
+    expect((await signedCreate(server.url, credentials(rotated))).status).toBe(201);
+
+    const list = await runKassa(['keys', 'list', '--org', acme.id], env);
+    expectSuccess(list);
+    expect(list.stdout).toContain(`${toRevoke!.api_key}  revoked`);
+    expect(list.stdout).toContain(`${toRotate!.api_key}  expired`);
+    expect(list.stdout).toMatch(new RegExp(`${rotated.api_key}  active  created \\S+  last used \\d{4}-`));
+
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('on the embedded database (no DATABASE_URL)', MODE, () => {
+  let env: Record<string, string>;
+  let dataDir: string;
+  let first: OrganisationJson;
+  let server: KassaServer | undefined;
+
+  beforeAll(() => {
+    dataDir = tempDir('kassa-cli-embedded-');
+    env = { ...BASE_ENV, KASSA_DATA_DIR: dataDir, KASSA_DEMO: 'false' };
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('CLI commands open the embedded database themselves when no server runs, and leave no lock behind', async () => {
+    const created = await runKassa(['orgs', 'create', '--name', 'Offline Shop', '--wallet', WALLET, '--json'], env);
+    expectSuccess(created);
+    first = parseJsonOutput<OrganisationJson>(created);
+    expect(first.wallets).toEqual({ local: WALLET_LOWER, bsc: WALLET_LOWER });
+    expect(existsSync(path.join(dataDir, 'pgdata'))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'embedded.lock'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'embedded.json'))).toBe(false);
+  });
+
+  it('a command that starts while another command has the database open keeps working after the other ends', async () => {
+    // Two `kassa` commands at once with no server: the first opens PGlite as 'cli' and closes it when its own
+    // work is done. With real processes the second failed about one time in three with "Server has closed
+    // the connection"; here the test plays the first command, so the timing is certain.
+    const firstCommand = await openEmbeddedDatabase(dataDir, 'cli');
+    const secondOpening = openEmbeddedDatabase(dataDir, 'cli');
+    const early = await Promise.race([secondOpening, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1_000))]);
+    const connect = async (url: string) => {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', () => {});
+      await client.connect();
+      return client;
+    };
+    // If the second command got the database at once, it is already at work when the first one ends.
+    let client = early ? await connect(early.url) : null;
+    if (client) expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await firstCommand.close();
+    const second = await secondOpening;
+    try {
+      client ??= await connect(second.url);
+      await expect(client.query('SELECT count(*)::int AS organisations FROM organisations')).resolves.toMatchObject({ rows: [{ organisations: 1 }] });
+    } finally {
+      await client?.end().catch(() => {});
+      await second.close();
+    }
+    expect(existsSync(path.join(dataDir, 'embedded.lock'))).toBe(false);
+  });
+
+  it('while `kassa serve` holds the data dir, CLI commands work through its socket', async () => {
+    server = await startKassaServer({ ...env, HOST: '127.0.0.1' });
+    await server.ready();
+    const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { pid: number; role: string };
+    expect(owner).toMatchObject({ pid: server.child.pid, role: 'server' });
+
+    const created = await runKassa(['orgs', 'create', '--name', 'Online Shop', '--json'], env);
+    expectSuccess(created);
+    const shop = parseJsonOutput<OrganisationJson>(created);
+    expect(shop.wallets).toEqual({});
+
+    const [key, wallet] = await Promise.all([
+      runKassa(['keys', 'create', '--org', shop.id, '--json'], env),
+      runKassa(['wallets', 'set', '--org', shop.id, '--network', 'bsc', '--address', OTHER_WALLET], env),
+    ]);
+    expectSuccess(key);
+    expectSuccess(wallet);
+    expect(wallet.stdout).toBe(`${shop.id}  Online Shop  bsc=${OTHER_WALLET}\n`);
+    const issued = parseJsonOutput<IssuedKeyJson>(key);
+
+    const [keyList, orgList] = await Promise.all([runKassa(['keys', 'list', '--org', shop.id], env), runKassa(['orgs', 'list', '--json'], env)]);
+    expectSuccess(keyList);
+    expect(keyList.stdout).toMatch(new RegExp(`^${issued.api_key}  active  `));
+    expect(keyList.stdout).not.toContain(issued.api_secret);
+    expectSuccess(orgList);
+    expect(parseJsonOutput<OrganisationJson[]>(orgList).map((o) => [o.id, o.name])).toEqual([
+      [first.id, 'Offline Shop'],
+      [shop.id, 'Online Shop'],
+    ]);
+
+    // The server still owns the directory: the CLI never opened PGlite itself.
+    expect(JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8'))).toMatchObject({ pid: server.child.pid, role: 'server' });
+
+    const session = await signedCreate(server.url, credentials(issued));
+    expect(session.status, JSON.stringify(session.body)).toBe(201);
+    expect(session.body).toMatchObject({ status: 'waiting_payment' });
+  });
+
+  it('a second `kassa serve` on the same data dir fails with a clear message', async () => {
+    const run = await runKassa(['serve'], { ...env, HOST: '127.0.0.1', PORT: '0' }, { timeoutMs: 20_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `kassa: Another Kassa server (pid ${server!.child.pid}) is already serving the embedded database in ${dataDir}. ` +
+        'To run several instances, point them all at one PostgreSQL with DATABASE_URL.\n',
+    );
+    expect(hasStackTrace(run.stderr)).toBe(false);
+  });
+
+  it('stops on SIGTERM and releases the data dir', async () => {
+    expect(await server!.stop()).toEqual({ code: 0, signal: null });
+    expect(existsSync(path.join(dataDir, 'embedded.lock'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'embedded.json'))).toBe(false);
+  });
+});
+
+describe('first run in development mode (`npm start`)', MODE, () => {
+  let env: Record<string, string>;
+  let dataDir: string;
+  let server: KassaServer | undefined;
+  let demo: { organisationId: string; apiKey: string; secret: string; script: string };
+
+  beforeAll(() => {
+    dataDir = tempDir('kassa-cli-dev-');
+    // KASSA_DEMO is left at its development default.
+    env = { KASSA_ENV: 'development', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local,bsc', KASSA_DATA_DIR: dataDir };
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  function readDemoBlock(stderr: string) {
+    const match = /Demo organisation (\S+)\n {2}X-Service-Key: (\S+)\n {2}secret: +(\S+)\n[^\n]*\n\n(KEY='[\s\S]*?-d "\$BODY")\n/.exec(stderr);
+    if (!match) throw new Error(`no demo block in the server's stderr:\n${stderr}`);
+    return { organisationId: match[1]!, apiKey: match[2]!, secret: match[3]!, script: match[4]! };
+  }
+
+  it('prints a demo organisation, key and a signed curl that creates a session (201)', async () => {
+    server = await startKassaServer(env);
+    await server.ready();
+    await waitFor(() => /-d "\$BODY"\n/.test(server!.stderr()), 'the demo block on stderr');
+    demo = readDemoBlock(server.stderr());
+    expect(demo.organisationId).toMatch(UUID);
+    expect(demo.apiKey).toMatch(/^pk_[0-9a-f]{32}$/);
+    expect(demo.secret).toMatch(/^sk_[0-9a-f]{64}$/);
+    expect(demo.script).toContain(`http://localhost:${server.port}/checkout-sessions`);
+
+    // The printed script as it is, with curl made to print the status code after the body.
+    const scriptFile = path.join(tempDir('kassa-cli-curl-'), 'demo.sh');
+    writeFileSync(scriptFile, `curl() { command curl --write-out '\\n%{http_code}' "$@"; }\n${demo.script}\n`);
+    const curl = await execFileAsync('bash', [scriptFile], { timeout: 20_000 });
+    const lines = curl.stdout.trimEnd().split('\n');
+    expect(lines.at(-1), curl.stdout).toBe('201');
+    expect(JSON.parse(lines.slice(0, -1).join('\n'))).toMatchObject({ status: 'waiting_payment', fiat_currency: 'USD', total_amount_fiat: '39.98000000' });
+  });
+
+  it('a second start reuses the same demo organisation and key', async () => {
+    expect(await server!.stop()).toEqual({ code: 0, signal: null });
+    const saved = readFileSync(path.join(dataDir, 'demo.json'), 'utf8');
+
+    server = await startKassaServer({ ...env, PORT: String(server!.port) });
+    await server.ready();
+    await waitFor(() => /-d "\$BODY"\n/.test(server!.stderr()), 'the demo block on stderr');
+    const again = readDemoBlock(server.stderr());
+    expect(again).toEqual(demo);
+    expect(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')).toBe(saved);
+
+    const [orgs, keys] = await Promise.all([
+      runKassa(['orgs', 'list', '--json'], env),
+      runKassa(['keys', 'list', '--org', demo.organisationId, '--json'], env),
+    ]);
+    expectSuccess(orgs);
+    expectSuccess(keys);
+    expect(parseJsonOutput<OrganisationJson[]>(orgs)).toEqual([expect.objectContaining({ id: demo.organisationId, name: 'Demo Shop' })]);
+    expect(parseJsonOutput<Array<{ api_key: string }>>(keys).map((key) => key.api_key)).toEqual([demo.apiKey]);
+  });
+
+  it('`kassa demo` creates a session on the running server and prints its checkout_url', async () => {
+    const run = await runKassa(['demo'], { ...env, PORT: String(server!.port) });
+    expectSuccess(run);
+    expect(run.stdout).toMatch(/^session_id: +[0-9a-f-]{36}$/m);
+    expect(run.stdout).toMatch(/^status: +waiting_payment$/m);
+    expect(run.stdout).toMatch(new RegExp(`^checkout_url: http://localhost:${server!.port}/pay/[0-9a-f-]{36}$`, 'm'));
+  });
+});
