@@ -59,6 +59,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         const cut = setTimeout(() => server.closeAllConnections(), 5_000);
         await closed;
         clearTimeout(cut);
+        // A handler can outlive its connection (the client hung up): let its database work finish first.
+        if (!(await db.drain(10_000))) logger.warn('shutting down with database work still running');
         await runtime.close();
       })();
       return stopping;

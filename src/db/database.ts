@@ -12,6 +12,8 @@ export interface Database {
   /** "postgresql" with DATABASE_URL, "embedded" otherwise. */
   readonly kind: 'postgresql' | 'embedded';
   migrate(): Promise<MigrationResult>;
+  /** Waits (at most `timeoutMs`) until no query or transaction is running or waiting for a connection. */
+  drain(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,14 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions)
     pool,
     kind: embedded ? 'embedded' : 'postgresql',
     migrate: () => applyMigrations(pool),
+    async drain(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (pool.waitingCount > 0 || pool.idleCount < pool.totalCount) {
+        if (Date.now() > deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      return true;
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -2,7 +2,8 @@ import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { conflict } from '../domain/errors.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { IdempotencyRecord, SessionPatch, Store, TxStore } from '../domain/ports.js';
-import { SESSION_INCLUDE, toCheckoutSession, toSessionCreate } from './checkout-session.mapper.js';
+import { toSessionCreate } from './checkout-session.mapper.js';
+import { readSession } from './checkout-session.read.js';
 import { PrismaOrganisationStore } from './organisation.store.js';
 import { PrismaApiKeyStore } from './api-key.store.js';
 
@@ -46,9 +47,8 @@ export function createPrismaStore(prisma: PrismaClient): Store {
   };
 }
 
-async function findSession(client: PrismaClient | Tx, id: string): Promise<CheckoutSession | null> {
-  const row = await client.checkoutSession.findUnique({ where: { id }, include: SESSION_INCLUDE });
-  return row ? toCheckoutSession(row) : null;
+function findSession(client: PrismaClient | Tx, id: string): Promise<CheckoutSession | null> {
+  return readSession(client, id);
 }
 
 async function findIdempotencyKey(client: PrismaClient | Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
