@@ -6,6 +6,7 @@ import { formatAmount } from './money.js';
 import { assetsOn, normaliseChainId } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent, emitEvent } from './session-events.js';
+import type { SessionPatch } from './ports.js';
 
 /** The bind request as received (spec §2.5); every field is checked here, for REST and GraphQL alike. */
 export interface BindTransactionInput {
@@ -56,7 +57,7 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     const ticker = (bind.ticker ?? session.cryptoCurrency)!;
     const quote = session.quotes.find((q) => q.ticker === ticker)!;
 
-    await tx.updateSession(session.id, {
+    const binding = {
       cryptoCurrency: ticker,
       totalAmountCrypto: quote.amount,
       boundTxHash: bind.txHash,
@@ -64,17 +65,9 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
       payerWalletAddress: bind.payerWalletAddress,
       chainId: bind.chainId,
       updatedAt: now,
-    });
-    const bound: CheckoutSession = {
-      ...session,
-      cryptoCurrency: ticker,
-      totalAmountCrypto: quote.amount,
-      boundTxHash: bind.txHash,
-      boundAt: now,
-      payerWalletAddress: bind.payerWalletAddress,
-      chainId: bind.chainId,
-      updatedAt: now,
-    };
+    } satisfies SessionPatch & Partial<CheckoutSession>;
+    await tx.updateSession(session.id, binding);
+    const bound: CheckoutSession = { ...session, ...binding };
     await emitEvent(ctx, tx, bound, 'checkout_session.tx_bound', now);
     return { session: bound, idempotent: false };
   });
