@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { DomainContext } from './domain/context.js';
-import type { Logger } from './logging.js';
+import { redactMisplacedSecret, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
-import { errorHandler, notFoundHandler } from './rest/error-handler.js';
+import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
 import { rawBody } from './rest/json-body.js';
 
@@ -33,12 +33,14 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics() }:
         return id;
       },
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      serializers: { req: redactMisplacedSecret },
     }),
   );
   app.use(healthRouter(readiness));
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  app.all('/metrics', methodNotAllowed(['GET']));
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
   app.use(notFoundHandler);

@@ -61,7 +61,8 @@ export function loadConfig(env: Env = process.env): Config {
   const host = read.string('HOST', '0.0.0.0');
   const databaseUrl = read.optional('DATABASE_URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must start with postgresql://');
-  const dataDir = path.resolve(read.string('KASSA_DATA_DIR', './.kassa'));
+  // Relative to the Kassa checkout, not the cwd: `npx kassa` from a subfolder must find the same database.
+  const dataDir = path.resolve(PACKAGE_ROOT, read.string('KASSA_DATA_DIR', '.kassa'));
   const checkoutBaseUrl = read.url('CHECKOUT_BASE_URL', `http://localhost:${port}`).replace(/\/+$/, '');
 
   const masterKey = readMasterKey(env, production, dataDir, problems);

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { createApiKey } from './domain/api-keys.js';
@@ -20,8 +21,11 @@ export const DEMO_BODY = JSON.stringify({
   currency: 'USD',
 });
 
+/** One file per database, so a PostgreSQL run never overwrites the embedded database's demo key. */
 export function demoFile(config: Config): string {
-  return path.join(config.dataDir, 'demo.json');
+  if (!config.databaseUrl) return path.join(config.dataDir, 'demo.json');
+  const database = createHash('sha256').update(config.databaseUrl).digest('hex').slice(0, 12);
+  return path.join(config.dataDir, `demo-${database}.json`);
 }
 
 export function readDemoCredentials(config: Config): DemoCredentials | null {

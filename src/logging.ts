@@ -12,4 +12,11 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** A merchant who pastes the secret (sk_…) into X-Service-Key must not find it in our logs. */
+export function redactMisplacedSecret<T extends { headers?: Record<string, unknown> }>(req: T): T {
+  const key = req.headers?.['x-service-key'];
+  if (typeof key === 'string' && !key.startsWith('pk_')) return { ...req, headers: { ...req.headers, 'x-service-key': '[redacted]' } };
+  return req;
+}
+
 export type { Logger };

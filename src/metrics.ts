@@ -28,9 +28,9 @@ export function createMetrics(): Metrics {
   const httpRequests: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {
-      // The matched route pattern (not the raw path) keeps label cardinality bounded.
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.path);
-      end({ method: req.method, route: `${req.baseUrl}${route}`, status: String(res.statusCode) });
+      // Only matched route patterns become labels (never raw paths), so label cardinality stays bounded.
+      const pattern = req.route?.path as string | undefined;
+      end({ method: req.method, route: pattern ? `${req.baseUrl}${pattern}` : 'unmatched', status: String(res.statusCode) });
     });
     next();
   };

@@ -5,6 +5,7 @@ import type { EmbeddedRole } from './db/embedded.js';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
 import { createRateBook } from './rates/rate-book.js';
+import { verifyMasterKey } from './domain/api-keys.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
@@ -32,5 +33,11 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     masterKey: config.masterKey,
     clock: () => new Date(),
   };
+  try {
+    await verifyMasterKey(ctx);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   return { db, ctx, close: () => db.close() };
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.js';
+import { answerClientErrors } from './rest/client-error.js';
 import { startBackgroundJobs } from './background-jobs.js';
 import type { Config } from './config.js';
 import { ensureDemo, signedCurl } from './demo.js';
@@ -25,6 +26,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
+  answerClientErrors(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type IssuedApiKey } from '../domain/api-keys.js';
+import { invalid } from '../domain/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -72,7 +73,7 @@ export function registerKeyCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (key: string, options: { graceMinutes: string; json?: boolean }) => {
       const grace = Number(options.graceMinutes);
-      if (!Number.isInteger(grace) || grace < 0 || grace > 525_600) throw new Error('--grace-minutes must be a whole number from 0 to 525600');
+      if (!/^\d+$/.test(options.graceMinutes) || grace > 525_600) throw invalid('--grace-minutes must be a whole number from 0 to 525600');
       const issued = await withRuntime((ctx) => rotateApiKey(ctx, key, grace));
       printIssued(issued, options.json, { replaces: key, old_key_expires_at: issued.oldKeyExpiresAt.toISOString() });
     });

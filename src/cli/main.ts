@@ -9,6 +9,8 @@ import { registerDemoCommand } from './demo.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 
 const program = new Command('kassa').description('Kassa, self-hosted crypto checkout: operator CLI').showHelpAfterError();
+// Usage errors (missing option, unknown command) exit 2 like other invalid input; commander prints them.
+program.exitOverride();
 
 program
   .command('serve')

@@ -27,6 +27,10 @@ export class PrismaApiKeyStore implements ApiKeyStore {
     await this.prisma.apiKey.update({ where: { publicKey }, data: { expiresAt: at } });
   }
 
+  sample(): Promise<ApiKeyRecord | null> {
+    return this.prisma.apiKey.findFirst({ orderBy: { createdAt: 'desc' } });
+  }
+
   async touch(id: string, at: Date): Promise<void> {
     await this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: at } });
   }

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
-import { notFound } from './errors.js';
+import { conflict, notFound, unavailable } from './errors.js';
 import type { ApiKeyRecord } from './ports.js';
-import { sealSecret } from './secret-box.js';
+import { openSecret, sealSecret } from './secret-box.js';
 
 /** A newly issued key: the only moment the secret is visible. */
 export interface IssuedApiKey {
@@ -62,6 +62,8 @@ export async function revokeApiKey(ctx: DomainContext, apiKey: string): Promise<
 export async function rotateApiKey(ctx: DomainContext, apiKey: string, graceMinutes: number): Promise<IssuedApiKey & { oldKeyExpiresAt: Date }> {
   const old = await ctx.store.apiKeys.findByPublicKey(apiKey);
   if (!old) throw notFound(`API key ${apiKey} not found`);
+  const state = summarise(old, ctx.clock()).state;
+  if (state !== 'active') throw conflict(`API key ${apiKey} is ${state}; issue a new one with \`kassa keys create\``);
   const issued = await createApiKey(ctx, old.organisationId, old.id);
   const oldKeyExpiresAt = new Date(ctx.clock().getTime() + graceMinutes * 60_000);
   await ctx.store.apiKeys.expire(apiKey, oldKeyExpiresAt);
@@ -80,4 +82,20 @@ function summarise(key: ApiKeyRecord, now: Date): ApiKeySummary {
     revokedAt: key.revokedAt,
     lastUsedAt: key.lastUsedAt,
   };
+}
+
+/**
+ * Start-up check: the master key must open the stored secrets. A wrong
+ * KASSA_MASTER_KEY would otherwise surface as a failure on every signed call.
+ */
+export async function verifyMasterKey(ctx: DomainContext): Promise<void> {
+  const sample = await ctx.store.apiKeys.sample();
+  if (!sample) return;
+  try {
+    openSecret(sample.secretCiphertext, ctx.masterKey);
+  } catch {
+    throw unavailable(
+      'KASSA_MASTER_KEY does not decrypt the API secrets stored in this database: start Kassa with the master key they were created under',
+    );
+  }
 }

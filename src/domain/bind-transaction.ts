@@ -47,7 +47,10 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     const locked = await tx.lockSession(sessionId);
     if (!locked) return notFound(`Checkout session ${sessionId} not found`);
     const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock' }, now);
-    if (session.boundTxHash === bind.txHash) return { session, idempotent: true };
+    if (session.boundTxHash === bind.txHash) {
+      // A replay is idempotent only when it says the same thing as the first bind.
+      return replayConflict(session, bind) ?? { session, idempotent: true };
+    }
     if (isTerminal(session.status)) return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     if (session.boundTxHash) return conflict('Checkout session is already bound to another transaction');
     if (await tx.findSessionIdByTxHash(bind.txHash)) return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
@@ -131,6 +134,19 @@ function checkBindInput(input: BindTransactionInput): CheckedBind {
     ticker: ticker as AssetTicker | null,
     payerWalletAddress: payer?.toLowerCase() ?? null,
   };
+}
+
+function replayConflict(session: CheckoutSession, bind: CheckedBind): DomainError | null {
+  if (bind.ticker && bind.ticker !== session.cryptoCurrency) {
+    return conflict(`crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`);
+  }
+  if (bind.chainId !== session.chainId) {
+    return conflict(`chain_id ${bind.chainId} differs from ${session.chainId}, the chain this transaction was bound on`);
+  }
+  if (bind.payerWalletAddress && session.payerWalletAddress && bind.payerWalletAddress !== session.payerWalletAddress) {
+    return conflict('payer_wallet_address differs from the one bound with this transaction');
+  }
+  return null;
 }
 
 function checkAgainstSession(ctx: DomainContext, session: CheckoutSession, bind: CheckedBind): DomainError | null {

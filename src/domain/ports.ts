@@ -120,4 +120,6 @@ export interface ApiKeyStore {
   revoke(publicKey: string, at: Date): Promise<boolean>;
   expire(publicKey: string, at: Date): Promise<void>;
   touch(id: string, at: Date): Promise<void>;
+  /** Any one stored key (the newest), to check the master key against; null when there is none. */
+  sample(): Promise<ApiKeyRecord | null>;
 }

@@ -46,7 +46,12 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 const metadata = z
   .custom<Record<string, unknown>>(isPlainObject, { error: 'must be an object' })
   .refine((value) => Object.keys(value).length <= LIMITS.metadataKeys, { error: `must not have more than ${LIMITS.metadataKeys} keys`, abort: true })
-  .transform((value) => plainJson(value) as Record<string, unknown>)
+  .transform((value, context) => {
+    const problems: Array<{ path: string[]; message: string }> = [];
+    const plain = plainJson(value, [], problems) as Record<string, unknown>;
+    for (const problem of problems) context.addIssue({ code: 'custom', ...problem });
+    return plain;
+  })
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, { error: 'must not be larger than 8 KB as JSON' });
 
 const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
@@ -115,12 +120,19 @@ export function describeIssue(issue: z.core.$ZodIssue): string[] {
   return [`${path} ${issue.message}`];
 }
 
-// Metadata is free-form: its numbers become ordinary JSON numbers (it is not money).
-function plainJson(value: unknown): unknown {
-  if (value instanceof Decimal) return value.toNumber();
-  if (Array.isArray(value)) return value.map(plainJson);
+// Metadata is free-form and not money: its numbers are stored as JSON numbers
+// (doubles). One a double cannot hold exactly is refused rather than changed.
+function plainJson(value: unknown, path: string[], problems: Array<{ path: string[]; message: string }>): unknown {
+  if (value instanceof Decimal) {
+    const number = value.toNumber();
+    if (!Number.isFinite(number) || !new Decimal(number).eq(value)) {
+      problems.push({ path, message: `number ${value.toString()} cannot be stored exactly; send it as a string` });
+    }
+    return Object.is(number, -0) ? 0 : number;
+  }
+  if (Array.isArray(value)) return value.map((inner, index) => plainJson(inner, [...path, String(index)], problems));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plainJson(inner)]));
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plainJson(inner, [...path, key], problems)]));
   }
   return value;
 }

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { errorBody } from './http-error.js';
+import { methodNotAllowed } from './error-handler.js';
 
 export interface Readiness {
   /** Resolves when the database answers; rejects otherwise. */
@@ -21,5 +22,6 @@ export function healthRouter(readiness: Readiness): Router {
       res.status(503).json(errorBody(503, 'Database is not reachable'));
     }
   });
+  router.all(['/health', '/ready'], methodNotAllowed(['GET']));
   return router;
 }

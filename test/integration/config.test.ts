@@ -264,7 +264,7 @@ describe('network overrides', () => {
 describe('`kassa serve` with a bad configuration', () => {
   it('exits non-zero with the readable list of problems and no stack trace', async () => {
     const run = await runKassa(['serve'], { KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir(), PORT: 'eighty', KASSA_NETWORKS: 'local,moon' });
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       'kassa: Invalid configuration:\n' +
@@ -276,7 +276,7 @@ describe('`kassa serve` with a bad configuration', () => {
 
   it('in production without a master key, says how to make one', async () => {
     const run = await runKassa(['serve'], { KASSA_ENV: 'production', KASSA_DATA_DIR: dataDir(), PORT: '0' });
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^kassa: Invalid configuration:\n {2}- KASSA_MASTER_KEY is required in production .*openssl rand -hex 32/);
     expect(hasStackTrace(run.stderr)).toBe(false);
   });

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { createApp } from '../../src/app.js';
+import { answerClientErrors } from '../../src/rest/client-error.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DomainContext } from '../../src/domain/context.js';
 import { createLogger } from '../../src/logging.js';
@@ -52,6 +53,7 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
   const app = createApp({ ctx, logger, readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) } });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    answerClientErrors(listening);
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
