@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { signed, type TestMerchant } from '../factories/merchant.js';
 import { testDatabaseMode } from './databases.js';
 import type { TestKassa } from './kassa.js';
+export { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from './spec-fields.js';
 
 /**
  * Shared helpers of the REST end-to-end suites (test/e2e/rest-*.test.ts).
@@ -17,43 +18,6 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /** The wire format of every amount: exactly 8 fractional digits. */
 export const AMOUNT = /^\d+\.\d{8}$/;
 export const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** Spec §2.1, exactly. */
-export const PUBLIC_FIELDS = [
-  'session_id',
-  'status',
-  'source',
-  'from_payment_link',
-  'anonymous',
-  'requires_payer_identity',
-  'identity_options',
-  'product_payment_link_id',
-  'total_amount_crypto',
-  'crypto_currency',
-  'crypto_options',
-  'fiat_currency',
-  'total_amount_fiat',
-  'wallet_address',
-  'supported_networks',
-  'expires_at',
-  'overpaid',
-  'bound_tx_hash',
-  'payer_wallet_address',
-  'chain_id',
-  'user',
-] as const;
-
-/** Spec §2.2: the public fields plus these. */
-export const MERCHANT_ONLY_FIELDS = [
-  'organisation_id',
-  'organisation_name',
-  'organisation_deleted',
-  'owner_user_id',
-  'checkout_url',
-  'items',
-  'metadata',
-  'created_at',
-] as const;
 
 export const ASSET_ORDER = ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'] as const;
 export const ASSET_IDS: Record<string, string> = {

@@ -2,42 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { receivingWallet, type CheckoutSession } from '../../src/domain/checkout-session.js';
 import { toMerchantView, toPublicView } from '../../src/domain/checkout-session.views.js';
 import { Decimal } from '../../src/domain/money.js';
+import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 
 // Spec §2.1 (public view) and §2.2 (merchant view).
-
-const PUBLIC_KEYS = [
-  'session_id',
-  'status',
-  'source',
-  'from_payment_link',
-  'anonymous',
-  'requires_payer_identity',
-  'identity_options',
-  'product_payment_link_id',
-  'total_amount_crypto',
-  'crypto_currency',
-  'crypto_options',
-  'fiat_currency',
-  'total_amount_fiat',
-  'wallet_address',
-  'supported_networks',
-  'expires_at',
-  'overpaid',
-  'bound_tx_hash',
-  'payer_wallet_address',
-  'chain_id',
-  'user',
-];
-const MERCHANT_EXTRA_KEYS = [
-  'organisation_id',
-  'organisation_name',
-  'organisation_deleted',
-  'owner_user_id',
-  'checkout_url',
-  'items',
-  'metadata',
-  'created_at',
-];
+const PUBLIC_KEYS: string[] = [...PUBLIC_FIELDS];
+const MERCHANT_EXTRA_KEYS: string[] = [...MERCHANT_ONLY_FIELDS];
 
 const SESSION_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const ORG_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
