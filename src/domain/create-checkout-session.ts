@@ -58,9 +58,12 @@ export async function createCheckoutSession(
   const totalAmountFiat = items.reduce((sum, item) => sum.plus(item.totalPrice), new Decimal(0));
   if (totalAmountFiat.isZero()) throw invalid('total amount must be greater than 0');
 
-  const networks: SessionNetwork[] = ctx.networks
-    .filter((network) => organisation.wallets[network.slug])
-    .map((network) => ({ network: network.slug, chainId: String(network.chainId), walletAddress: organisation.wallets[network.slug]! }));
+  const payableNetworks = ctx.networks.filter((network) => organisation.wallets[network.slug]);
+  const networks: SessionNetwork[] = payableNetworks.map((network) => ({
+    network: network.slug,
+    chainId: String(network.chainId),
+    walletAddress: organisation.wallets[network.slug]!,
+  }));
   if (networks.length === 0) {
     throw unprocessable(
       `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); set one with \`kassa wallets set\``,
@@ -68,8 +71,7 @@ export async function createCheckoutSession(
   }
 
   const now = ctx.clock();
-  const enabledNetworks = ctx.networks.filter((network) => organisation.wallets[network.slug]);
-  const rates = await ctx.rates.quoteRates(currency, assetsOnAny(enabledNetworks), now);
+  const rates = await ctx.rates.quoteRates(currency, assetsOnAny(payableNetworks), now);
   if (rates.length === 0) throw unavailable(`No usable exchange rate for ${currency} right now; no session was created, try again shortly`);
   const quotes: CryptoQuote[] = rates.map((rate) => ({
     ticker: rate.ticker,
