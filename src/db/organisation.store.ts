@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Organisation, OrganisationStore } from '../domain/ports.js';
 import { toDecimal } from '../domain/money.js';
+import { isUuid } from '../domain/uuid.js';
 
 type OrganisationRow = NonNullable<Awaited<ReturnType<PrismaClient['organisation']['findFirst']>>> & {
   wallets: Array<{ network: string; address: string }>;
@@ -17,8 +18,6 @@ function toOrganisation(row: OrganisationRow): Organisation {
     createdAt: row.createdAt,
   };
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class PrismaOrganisationStore implements OrganisationStore {
   constructor(private readonly prisma: PrismaClient) {}
@@ -37,7 +36,7 @@ export class PrismaOrganisationStore implements OrganisationStore {
 
   async findById(id: string): Promise<Organisation | null> {
     // Not a UUID cannot exist; asking PostgreSQL would be an error instead of "not found".
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     const row = await this.prisma.organisation.findUnique({ where: { id }, include: { wallets: true } });
     return row ? toOrganisation(row) : null;
   }

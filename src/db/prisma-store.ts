@@ -16,7 +16,7 @@ const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
 export function createPrismaStore(prisma: PrismaClient): Store {
   return {
     sessions: {
-      findById: (id) => findSession(prisma, id),
+      findById: (id) => readSession(prisma, id),
       findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma, organisationId, key),
     },
     organisations: new PrismaOrganisationStore(prisma),
@@ -34,7 +34,7 @@ export function createPrismaStore(prisma: PrismaClient): Store {
           FOR UPDATE SKIP LOCKED`;
         const txStore = new PrismaTxStore(tx);
         for (const { id } of due) {
-          const session = await findSession(tx, id);
+          const session = await readSession(tx, id);
           if (session) await settle(txStore, session);
         }
         return due.length;
@@ -45,10 +45,6 @@ export function createPrismaStore(prisma: PrismaClient): Store {
       return count;
     },
   };
-}
-
-function findSession(client: PrismaClient | Tx, id: string): Promise<CheckoutSession | null> {
-  return readSession(client, id);
 }
 
 async function findIdempotencyKey(client: PrismaClient | Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
@@ -78,7 +74,7 @@ class PrismaTxStore implements TxStore {
 
   async lockSession(id: string): Promise<CheckoutSession | null> {
     const locked = await this.tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM checkout_sessions WHERE id = ${id}::uuid FOR UPDATE`;
-    return locked.length === 0 ? null : findSession(this.tx, id);
+    return locked.length === 0 ? null : readSession(this.tx, id);
   }
 
   async findSessionIdByTxHash(txHash: string): Promise<string | null> {

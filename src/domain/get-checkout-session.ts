@@ -3,12 +3,11 @@ import type { DomainContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import { applySessionEvent } from './session-events.js';
 import { isExpiredAt } from './status-machine.js';
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from './uuid.js';
 
 /** Rejects anything that is not a UUID before it reaches the database. */
 export function checkSessionId(id: string): string {
-  if (!UUID_PATTERN.test(id)) throw invalid('id must be a UUID');
+  if (!isUuid(id)) throw invalid('id must be a UUID');
   return id.toLowerCase();
 }
 

@@ -9,6 +9,7 @@ import { invalid } from '../domain/errors.js';
 import { parseCreateCheckout } from './create-checkout.schema.js';
 import { methodNotAllowed } from './error-handler.js';
 import { rawBytes, readJsonBody } from './json-body.js';
+import { isJsonObject } from '../json/decimal-json.js';
 
 const BIND_FIELDS = ['tx_hash', 'chain_id', 'crypto_currency', 'payer_wallet_address'];
 
@@ -39,9 +40,7 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
 
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
     const body = readJsonBody(req);
-    if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.getPrototypeOf(body) !== Object.prototype) {
-      throw invalid(['body must be a JSON object']);
-    }
+    if (!isJsonObject(body)) throw invalid(['body must be a JSON object']);
     const problems = [
       ...Object.keys(body).filter((key) => !BIND_FIELDS.includes(key)).map((key) => `property ${key} should not exist`),
       ...bindInputProblems(body),

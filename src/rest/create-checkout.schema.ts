@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Decimal } from '../domain/money.js';
+import { isJsonObject } from '../json/decimal-json.js';
 import type { CreateCheckoutInput } from '../domain/create-checkout-session.js';
 
 // Limits of spec §8 and DESIGN.md §4 "Create".
@@ -40,11 +41,8 @@ const unitPrice = jsonNumber
   .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, { error: 'must have at most 8 decimal places', abort: true })
   .transform((value) => value.toFixed());
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-
 const metadata = z
-  .custom<Record<string, unknown>>(isPlainObject, { error: 'must be an object' })
+  .custom<Record<string, unknown>>(isJsonObject, { error: 'must be an object' })
   .refine((value) => Object.keys(value).length <= LIMITS.metadataKeys, { error: `must not have more than ${LIMITS.metadataKeys} keys`, abort: true })
   .transform((value, context) => {
     const problems: Array<{ path: string[]; message: string }> = [];
@@ -55,7 +53,7 @@ const metadata = z
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, { error: 'must not be larger than 8 KB as JSON' });
 
 const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
-  z.custom<unknown>(isPlainObject, { error: required(what) }).pipe(schema);
+  z.custom<unknown>(isJsonObject, { error: required(what) }).pipe(schema);
 
 const user = plainObject(z.strictObject(
   {

@@ -23,22 +23,17 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   if (error instanceof HttpError) {
-    res.set(error.headers).status(error.statusCode).json(errorBody(error.statusCode, listIf400(error.statusCode, error.body)));
+    res.set(error.headers).status(error.statusCode).json(errorBody(error.statusCode, error.body));
     return;
   }
   const status = bodyParserStatus(error);
   if (status) {
-    res.status(status.code).json(errorBody(status.code, listIf400(status.code, status.message)));
+    res.status(status.code).json(errorBody(status.code, status.message));
     return;
   }
   req.log?.error({ err: error }, 'unhandled error');
   res.status(500).json(errorBody(500, 'Internal server error'));
 };
-
-// A 400 always lists its problems, like validation errors do.
-function listIf400(statusCode: number, message: string | readonly string[]): string | readonly string[] {
-  return statusCode === 400 && typeof message === 'string' ? [message] : message;
-}
 
 /** Unknown routes get the spec's error body too. */
 export const notFoundHandler: RequestHandler = (req, res) => {

@@ -20,5 +20,7 @@ export interface ErrorBody {
 }
 
 export function errorBody(statusCode: number, message: string | readonly string[]): ErrorBody {
-  return { statusCode, message: typeof message === 'string' ? message : [...message], error: STATUS_CODES[statusCode] ?? 'Error' };
+  // A 400 always lists its problems (as validation errors do); other statuses carry one sentence.
+  const text = typeof message === 'string' ? (statusCode === 400 ? [message] : message) : [...message];
+  return { statusCode, message: text, error: STATUS_CODES[statusCode] ?? 'Error' };
 }
