@@ -39,6 +39,18 @@ export interface Config {
   readonly idempotencyTtlHours: number;
   readonly demo: boolean;
   readonly logLevel: string;
+  readonly watcher: WatcherConfig;
+  /** Development: start (or reuse) the offline anvil chain for the `local` network and deploy its tokens. */
+  readonly sandbox: boolean;
+}
+
+export interface WatcherConfig {
+  readonly enabled: boolean;
+  readonly intervalMs: number;
+  readonly maxBlocksPerRange: number;
+  readonly backfillBlocks: number;
+  readonly leaseSeconds: number;
+  readonly rpcTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -101,6 +113,15 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlHours: read.integer('KASSA_IDEMPOTENCY_TTL_HOURS', 48, 24, 8760),
     demo: read.boolean('KASSA_DEMO', kassaEnv === 'development'),
     logLevel: read.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
+    watcher: {
+      enabled: read.boolean('KASSA_WATCHER', true),
+      intervalMs: read.integer('KASSA_WATCH_INTERVAL_MS', kassaEnv === 'development' ? 1000 : 4000, 20, 600_000),
+      maxBlocksPerRange: read.integer('KASSA_SCAN_MAX_BLOCKS', 1000, 1, 100_000),
+      backfillBlocks: read.integer('KASSA_SCAN_BACKFILL_BLOCKS', 100, 0, 1_000_000),
+      leaseSeconds: read.integer('KASSA_WATCH_LEASE_SECONDS', 30, 2, 3600),
+      rpcTimeoutMs: read.integer('KASSA_RPC_TIMEOUT_MS', 10_000, 100, 120_000),
+    },
+    sandbox: read.boolean('KASSA_SANDBOX', kassaEnv === 'development' && networks.some((n) => n.slug === 'local')),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

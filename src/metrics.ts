@@ -1,11 +1,17 @@
 import type { RequestHandler } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics of one Kassa instance, served at GET /metrics. */
 export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: RequestHandler;
   readonly jobRuns: Counter<'job' | 'outcome'>;
+  /** Newest block the chain's RPC reported, per network. */
+  readonly chainHead: Gauge<'network'>;
+  /** Next block the watcher will scan, per network. */
+  readonly chainCursor: Gauge<'network'>;
+  readonly paymentsRecorded: Counter<'network' | 'asset'>;
+  readonly reorgs: Counter<'network'>;
 }
 
 export function createMetrics(): Metrics {
@@ -25,6 +31,15 @@ export function createMetrics(): Metrics {
     labelNames: ['job', 'outcome'] as const,
     registers: [registry],
   });
+  const chainHead = new Gauge({ name: 'kassa_chain_head_block', help: 'Newest block reported by the RPC', labelNames: ['network'] as const, registers: [registry] });
+  const chainCursor = new Gauge({ name: 'kassa_chain_next_block', help: 'Next block the watcher scans', labelNames: ['network'] as const, registers: [registry] });
+  const paymentsRecorded = new Counter({
+    name: 'kassa_payments_recorded_total',
+    help: 'Transfers to watched wallets recorded',
+    labelNames: ['network', 'asset'] as const,
+    registers: [registry],
+  });
+  const reorgs = new Counter({ name: 'kassa_chain_reorgs_total', help: 'Chain reorganisations rolled back', labelNames: ['network'] as const, registers: [registry] });
   const httpRequests: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {
@@ -34,5 +49,5 @@ export function createMetrics(): Metrics {
     });
     next();
   };
-  return { registry, httpRequests, jobRuns };
+  return { registry, httpRequests, jobRuns, chainHead, chainCursor, paymentsRecorded, reorgs };
 }

@@ -7,10 +7,14 @@ import { ensureDemo, signedCurl } from './demo.js';
 import type { Logger } from './logging.js';
 import { openRuntime } from './runtime.js';
 import { createMetrics } from './metrics.js';
+import { startChainWatchers, type ChainWatchers } from './chain/chain-watcher.js';
+import { startSandboxChain, type SandboxChain } from './chain/sandbox.js';
 
 export interface RunningServer {
   readonly server: Server;
   readonly url: string;
+  /** The chain watchers, when enabled (KASSA_WATCHER). */
+  readonly watchers: ChainWatchers | null;
   stop(): Promise<void>;
 }
 
@@ -36,6 +40,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);
+  const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
+  const watchers = config.watcher.enabled
+    ? startChainWatchers(ctx, { ...config.watcher, droppedAfterMinutes: config.inflightGraceMinutes }, logger, metrics)
+    : null;
   logger.info({ url, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
 
   if (config.demo) {
@@ -52,9 +60,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     server,
     url,
+    watchers,
     stop() {
       stopping ??= (async () => {
         await jobs.stop();
+        await watchers?.stop();
+        await sandbox?.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // In-flight requests get a moment to finish; then the rest are cut.
@@ -68,4 +79,16 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       return stopping;
     },
   };
+}
+
+/** Development's offline chain; a failure is reported and the service runs on without it. */
+async function startSandbox(config: Config, logger: Logger): Promise<SandboxChain | null> {
+  const local = config.networks.find((network) => network.slug === 'local');
+  if (!local) return null;
+  try {
+    return await startSandboxChain(local, logger);
+  } catch (error) {
+    logger.error({ err: (error as Error).message }, 'the sandbox chain could not be started; local payments are not watched');
+    return null;
+  }
 }

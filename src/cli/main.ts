@@ -6,6 +6,8 @@ import { openDatabase } from '../db/database.js';
 import { registerOrganisationCommands } from './organisations.command.js';
 import { registerKeyCommands } from './keys.command.js';
 import { registerDemoCommand } from './demo.command.js';
+import { registerDevCommands } from './dev.command.js';
+import { registerPaymentCommands } from './payments.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 
 const program = new Command('kassa').description('Kassa, self-hosted crypto checkout: operator CLI').showHelpAfterError();
@@ -51,5 +53,7 @@ program
 registerOrganisationCommands(program);
 registerKeyCommands(program);
 registerDemoCommand(program);
+registerPaymentCommands(program);
+registerDevCommands(program);
 
 program.parseAsync(process.argv).catch(reportFailure);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createOrganisation, listOrganisations, setWallet } from '../domain/organisations.js';
+import { createOrganisation, listOrganisations, setPaymentPolicy, setWallet } from '../domain/organisations.js';
 import type { Organisation } from '../domain/ports.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
@@ -47,6 +47,24 @@ export function registerOrganisationCommands(program: Command): void {
       const organisations = await withRuntime((ctx) => listOrganisations(ctx));
       if (options.json) printJson(organisations.map(organisationJson));
       else organisations.forEach((organisation) => printLine(describe(organisation)));
+    });
+
+  orgs
+    .command('policy')
+    .description("set an organisation's payment policy (underpayment tolerance, late-payment window)")
+    .requiredOption('--org <id>', 'organisation id')
+    .option('--underpayment-tolerance <percent>', 'received ≥ required × (1 − percent/100) counts as paid (default 0)')
+    .option('--late-window-minutes <minutes>', 'after expiry, transfers are recorded as late payments for this long (default 1440)')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { org: string; underpaymentTolerance?: string; lateWindowMinutes?: string; json?: boolean }) => {
+      const organisation = await withRuntime((ctx) =>
+        setPaymentPolicy(ctx, options.org, {
+          underpaymentTolerancePercent: options.underpaymentTolerance,
+          latePaymentWindowMinutes: options.lateWindowMinutes,
+        }),
+      );
+      if (options.json) printJson(organisationJson(organisation));
+      else printLine(`${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late window ${organisation.latePaymentWindowMinutes} min`);
     });
 
   program

@@ -29,6 +29,9 @@ interface SessionReadRow {
   payer_wallet_address: string | null;
   chain_id: string | null;
   failure_reason: string | null;
+  amount_received: string;
+  underpayment_tolerance_percent: string;
+  late_payment_window_minutes: number;
   user_id: string;
   user_email: string | null;
   user_telegram_id: string | null;
@@ -54,7 +57,8 @@ export async function readSession(client: Client, id: string): Promise<CheckoutS
            s.owner_user_id, s.status::text AS status, s.source, s.from_payment_link, s.anonymous, s.requires_payer_identity,
            s.identity_options, s.product_payment_link_id, s.fiat_currency, s.total_amount_fiat::text AS total_amount_fiat,
            s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.expires_at, s.overpaid, s.bound_tx_hash,
-           s.bound_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.user_id, s.user_email, s.user_telegram_id,
+           s.bound_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.amount_received::text AS amount_received,
+           o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes, s.user_id, s.user_email, s.user_telegram_id,
            s.user_username, s.metadata, s.created_at, s.updated_at,
            COALESCE((SELECT json_agg(json_build_object('name', i.name, 'quantity', i.quantity, 'unitPrice', i.unit_price::text,
                        'totalPrice', i.total_price::text, 'productId', i.product_id) ORDER BY i.position)
@@ -114,6 +118,11 @@ function toCheckoutSession(row: SessionReadRow): CheckoutSession {
     payerWalletAddress: row.payer_wallet_address,
     chainId: row.chain_id,
     failureReason: row.failure_reason,
+    amountReceived: toDecimal(row.amount_received),
+    paymentPolicy: {
+      underpaymentTolerancePercent: toDecimal(row.underpayment_tolerance_percent),
+      latePaymentWindowMinutes: row.late_payment_window_minutes,
+    },
     user: { id: row.user_id, email: row.user_email, telegramId: row.user_telegram_id, username: row.user_username },
     metadata: row.metadata ?? {},
     createdAt: row.created_at,

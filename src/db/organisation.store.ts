@@ -53,4 +53,11 @@ export class PrismaOrganisationStore implements OrganisationStore {
       update: { address, updatedAt: new Date() },
     });
   }
+
+  async setPaymentPolicy(organisationId: string, policy: { underpaymentTolerancePercent?: { toFixed(): string }; latePaymentWindowMinutes?: number }): Promise<void> {
+    await this.prisma.organisation.update({
+      where: { id: organisationId },
+      data: { underpaymentTolerancePercent: policy.underpaymentTolerancePercent?.toFixed(), latePaymentWindowMinutes: policy.latePaymentWindowMinutes },
+    });
+  }
 }

@@ -2,6 +2,9 @@ import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { conflict } from '../domain/errors.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { IdempotencyRecord, SessionPatch, Store, TxStore } from '../domain/ports.js';
+import type { AssetTicker } from '../domain/assets.js';
+import { toDecimal, type Decimal } from '../domain/money.js';
+import { PrismaChainLedger } from './chain-ledger.js';
 import { toSessionCreate } from './checkout-session.mapper.js';
 import { readSession } from './checkout-session.read.js';
 import { PrismaOrganisationStore } from './organisation.store.js';
@@ -40,6 +43,23 @@ export function createPrismaStore(prisma: PrismaClient): Store {
         return due.length;
       }, TRANSACTION_OPTIONS);
     },
+    async settleChangedPayments(limit, settle) {
+      return prisma.$transaction(async (tx) => {
+        const changed = await tx.$queryRaw<Array<{ id: string }>>`
+          SELECT id FROM checkout_sessions
+          WHERE payments_changed_at IS NOT NULL
+          ORDER BY payments_changed_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED`;
+        const txStore = new PrismaTxStore(tx);
+        for (const { id } of changed) {
+          const session = await readSession(tx, id);
+          if (session) await settle(txStore, session);
+        }
+        return changed.length;
+      }, TRANSACTION_OPTIONS);
+    },
+    chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {
       const { count } = await prisma.idempotencyKey.deleteMany({ where: { createdAt: { lt: before } } });
       return count;
@@ -86,7 +106,7 @@ class PrismaTxStore implements TxStore {
     try {
       await this.tx.checkoutSession.update({
         where: { id },
-        data: { ...patch, totalAmountCrypto: patch.totalAmountCrypto?.toFixed() },
+        data: { ...patch, totalAmountCrypto: patch.totalAmountCrypto?.toFixed(), amountReceived: patch.amountReceived?.toFixed() },
       });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
@@ -100,6 +120,23 @@ class PrismaTxStore implements TxStore {
     await this.tx.checkoutSessionStatusChange.create({
       data: { sessionId: change.sessionId, fromStatus: change.from, toStatus: change.to, cause: change.cause, createdAt: change.at },
     });
+  }
+
+  async confirmedReceived(sessionId: string, asset: AssetTicker, chainId: string): Promise<Decimal> {
+    const rows = await this.tx.$queryRaw<Array<{ total: string }>>`
+      SELECT COALESCE(SUM(amount), 0)::text AS total FROM payments
+      WHERE session_id = ${sessionId}::uuid AND state = 'confirmed' AND asset = ${asset} AND chain_id = ${chainId}`;
+    return toDecimal(rows[0]!.total);
+  }
+
+  async attachPaymentsOfTransaction(sessionId: string, txHash: string, chainId: string, at: Date): Promise<number> {
+    const attached = await this.tx.$executeRaw`
+      UPDATE payments SET session_id = ${sessionId}::uuid, attribution = 'bound_tx', updated_at = ${at}
+      WHERE tx_hash = ${txHash} AND chain_id = ${chainId} AND session_id IS NULL`;
+    if (attached > 0) {
+      await this.tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id = ${sessionId}::uuid`;
+    }
+    return attached;
   }
 
   async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {

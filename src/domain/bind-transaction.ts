@@ -70,6 +70,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
       updatedAt: now,
     } satisfies SessionPatch & Partial<CheckoutSession>;
     await tx.updateSession(session.id, binding);
+    // The watcher may have seen the transfer before the payer bound it.
+    await tx.attachPaymentsOfTransaction(session.id, bind.txHash, bind.chainId, now);
     const bound: CheckoutSession = { ...session, ...binding };
     await emitEvent(ctx, tx, bound, 'checkout_session.tx_bound', now);
     return { session: bound, idempotent: false };

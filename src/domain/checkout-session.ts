@@ -35,6 +35,13 @@ export interface SessionNetwork {
   readonly walletAddress: string;
 }
 
+export interface PaymentPolicy {
+  /** Underpayment tolerance in percent (0–100). */
+  readonly underpaymentTolerancePercent: Decimal;
+  /** How long after expiry transfers are still recorded as late payments. */
+  readonly latePaymentWindowMinutes: number;
+}
+
 export interface CheckoutUser {
   readonly id: string;
   readonly email: string | null;
@@ -70,6 +77,10 @@ export interface CheckoutSession {
   readonly payerWalletAddress: string | null;
   readonly chainId: string | null;
   readonly failureReason: string | null;
+  /** Confirmed total received in the selected asset on the bound chain (0 until the watcher credits a payment). */
+  readonly amountReceived: Decimal;
+  /** The organisation's payment policy (DESIGN.md §4), read with the session. */
+  readonly paymentPolicy: PaymentPolicy;
   readonly user: CheckoutUser;
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly createdAt: Date;

@@ -110,6 +110,11 @@ export async function createCheckoutSession(
     payerWalletAddress: null,
     chainId: null,
     failureReason: null,
+    amountReceived: new Decimal(0),
+    paymentPolicy: {
+      underpaymentTolerancePercent: organisation.underpaymentTolerancePercent,
+      latePaymentWindowMinutes: organisation.latePaymentWindowMinutes,
+    },
     user: { id: input.user.id, email: input.user.email, telegramId: null, username: input.user.username ?? null },
     metadata: input.metadata ?? {},
     createdAt: now,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
 import { invalid, notFound } from './errors.js';
+import { Decimal } from './money.js';
 import type { Organisation } from './ports.js';
 
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
@@ -34,6 +35,34 @@ export async function setWallet(ctx: DomainContext, organisationId: string, addr
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   const checked = checkAddress(address);
   for (const slug of networksFor(ctx, network)) await ctx.store.organisations.setWallet(organisationId, slug, checked);
+  return (await ctx.store.organisations.findById(organisationId))!;
+}
+
+export interface PaymentPolicyChange {
+  /** Percent, 0–100, at most 2 fractional digits. */
+  readonly underpaymentTolerancePercent?: string;
+  /** Minutes after expiry during which transfers are still recorded as late payments (0–525600). */
+  readonly latePaymentWindowMinutes?: string;
+}
+
+/** Sets the organisation's payment policy (DESIGN.md §4 "Payment policy"). */
+export async function setPaymentPolicy(ctx: DomainContext, organisationId: string, change: PaymentPolicyChange): Promise<Organisation> {
+  const problems: string[] = [];
+  let tolerance: Decimal | undefined;
+  let window: number | undefined;
+  if (change.underpaymentTolerancePercent !== undefined) {
+    const text = change.underpaymentTolerancePercent;
+    if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || new Decimal(text).greaterThan(100)) problems.push('underpayment tolerance must be a percentage from 0 to 100 with at most 2 decimals');
+    else tolerance = new Decimal(text);
+  }
+  if (change.latePaymentWindowMinutes !== undefined) {
+    const text = change.latePaymentWindowMinutes;
+    if (!/^\d{1,6}$/.test(text) || Number(text) > 525_600) problems.push('late-payment window must be a whole number of minutes from 0 to 525600');
+    else window = Number(text);
+  }
+  if (problems.length > 0) throw invalid(problems);
+  if (!(await ctx.store.organisations.findById(organisationId))) throw notFound(`Organisation ${organisationId} not found`);
+  await ctx.store.organisations.setPaymentPolicy(organisationId, { underpaymentTolerancePercent: tolerance, latePaymentWindowMinutes: window });
   return (await ctx.store.organisations.findById(organisationId))!;
 }
 

@@ -1,6 +1,8 @@
 import type { CheckoutSession, CheckoutSessionStatus } from './checkout-session.js';
 import type { CheckoutEventType } from './status-machine.js';
 import type { Decimal } from './money.js';
+import type { AssetTicker } from './assets.js';
+import type { Attribution, AttributionCandidates, ChainTransfer } from './payments.js';
 
 /**
  * What the domain needs from storage. Implemented over Prisma in src/db; the
@@ -23,6 +25,12 @@ export interface Store {
     limit: number,
     settle: (tx: TxStore, session: CheckoutSession) => Promise<void>,
   ): Promise<number>;
+  /**
+   * Runs `settle` on up to `limit` sessions whose payments changed since they
+   * were last settled, each locked for this caller only (SKIP LOCKED).
+   */
+  settleChangedPayments(limit: number, settle: (tx: TxStore, session: CheckoutSession) => Promise<void>): Promise<number>;
+  readonly chain: ChainLedger;
   /** Forgets idempotency keys created before `before`. */
   deleteIdempotencyKeysBefore(before: Date): Promise<number>;
 }
@@ -64,6 +72,9 @@ export interface SessionPatch {
   readonly payerWalletAddress?: string | null;
   readonly chainId?: string;
   readonly failureReason?: string;
+  readonly amountReceived?: Decimal;
+  readonly paymentsChangedAt?: Date | null;
+  readonly boundTxCheckedAt?: Date;
   readonly updatedAt: Date;
 }
 
@@ -81,6 +92,78 @@ export interface TxStore {
   updateSession(id: string, patch: SessionPatch): Promise<void>;
   recordStatusChange(change: StatusChange): Promise<void>;
   appendEvent(event: OutboxEvent): Promise<void>;
+  /** Confirmed, not reversed payments attributed to the session in `asset` on `chainId`, summed. */
+  confirmedReceived(sessionId: string, asset: AssetTicker, chainId: string): Promise<Decimal>;
+  /**
+   * Gives payments of `txHash` on `chainId` that nobody was credited with to the
+   * session (a bind that arrives after the watcher saw the transfer).
+   */
+  attachPaymentsOfTransaction(sessionId: string, txHash: string, chainId: string, at: Date): Promise<number>;
+}
+
+/** A payment row, as operators see it. */
+export interface PaymentRecord extends ChainTransfer {
+  readonly id: string;
+  readonly state: 'seen' | 'confirmed' | 'reversed';
+  readonly confirmations: number;
+  readonly sessionId: string | null;
+  readonly attribution: Attribution | null;
+  readonly late: boolean;
+  readonly createdAt: Date;
+}
+
+/** A range of blocks scanned on one network, to be recorded at once. */
+export interface ScannedRange {
+  readonly network: string;
+  readonly chainId: string;
+  /** The cursor the scan started from; the write is refused if another scanner moved it meanwhile. */
+  readonly fromBlock: bigint;
+  readonly toBlock: bigint;
+  readonly toBlockHash: string;
+  readonly transfers: readonly ChainTransfer[];
+  /** Decimals per lower-case token address (and `native`), for exact-amount matching. */
+  readonly decimals: Readonly<Record<string, number>>;
+}
+
+/**
+ * Storage for the chain watcher: per-network cursors with a leader lease,
+ * block hashes for reorg detection, and payments.
+ */
+export interface ChainLedger {
+  /**
+   * Takes or renews the lease on scanning `network` for `instanceId`. Returns
+   * the block to scan next, or null when another live instance leads.
+   */
+  leaseNetwork(network: string, chainId: string, instanceId: string, leaseSeconds: number, startBlock: bigint): Promise<bigint | null>;
+  releaseNetwork(network: string, instanceId: string): Promise<void>;
+  /** Receiving wallets to watch: of open sessions and of sessions inside their late-payment window. */
+  watchedWallets(network: string, now: Date): Promise<string[]>;
+  /** The newest recorded block hashes, newest first. */
+  recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
+  /**
+   * Records a scanned range in one transaction: payments (attributed by
+   * `attribute`), the range end's block hash, and the cursor. False when the
+   * cursor is no longer at `fromBlock` or the lease was lost (nothing written).
+   */
+  recordRange(
+    range: ScannedRange,
+    instanceId: string,
+    attribute: (candidates: AttributionCandidates) => { sessionId: string; attribution: Attribution } | null,
+    now: Date,
+  ): Promise<boolean>;
+  /** Undoes everything from `fromBlock` up on `network` (a reorganisation): payments reversed, cursor rewound. */
+  rollBack(network: string, fromBlock: bigint, now: Date): Promise<number>;
+  /** Payments seen up to `throughBlock` and not yet confirmed, oldest first. */
+  paymentsAwaitingConfirmation(network: string, throughBlock: bigint): Promise<Array<{ id: string; blockNumber: bigint; blockHash: string }>>;
+  /** Marks payments confirmed and their sessions as needing settlement. */
+  confirmPayments(ids: readonly string[], now: Date): Promise<void>;
+  /** Stores the confirmation counts of not yet confirmed payments, for display. */
+  updateConfirmations(network: string, head: bigint): Promise<void>;
+  /** Open sessions bound on `chainId` whose transaction has not been found valid yet. */
+  boundSessionsToCheck(chainId: string, limit: number): Promise<Array<{ sessionId: string; txHash: string }>>;
+  markBoundTransactionValid(sessionId: string, at: Date): Promise<void>;
+  unattributedPayments(limit: number): Promise<PaymentRecord[]>;
+  paymentsOfSession(sessionId: string): Promise<PaymentRecord[]>;
 }
 
 export interface Organisation {
@@ -99,6 +182,7 @@ export interface OrganisationStore {
   findById(id: string): Promise<Organisation | null>;
   list(): Promise<Organisation[]>;
   setWallet(organisationId: string, network: string, address: string): Promise<void>;
+  setPaymentPolicy(organisationId: string, policy: { underpaymentTolerancePercent?: Decimal; latePaymentWindowMinutes?: number }): Promise<void>;
 }
 
 export interface ApiKeyRecord {

@@ -10,7 +10,9 @@ export type CheckoutEventType =
   | 'checkout_session.paid'
   | 'checkout_session.expired'
   | 'checkout_session.failed'
-  | 'checkout_session.late_payment';
+  | 'checkout_session.late_payment'
+  /** A chain reorganisation removed payments the session had been credited with. */
+  | 'checkout_session.payment_reversed';
 
 /** What the status rules need to know about a session. */
 export interface SessionState {
@@ -30,6 +32,16 @@ export type SessionEvent =
       readonly received: Decimal;
       readonly required: Decimal;
       /** Underpayment tolerance in percent (0–100). */
+      readonly tolerancePercent: Decimal;
+    }
+  /**
+   * The confirmed total went down: a chain reorganisation removed a payment.
+   * Rolls paid/partial back to what the remaining total supports.
+   */
+  | {
+      readonly kind: 'payments_reversed';
+      readonly received: Decimal;
+      readonly required: Decimal;
       readonly tolerancePercent: Decimal;
     }
   /** The bound transaction reverted, was dropped or paid the wrong wallet, asset or chain. */
@@ -59,6 +71,8 @@ export function transition(state: SessionState, event: SessionEvent, now: Date, 
       return expiryTransition(state, now, policy);
     case 'payments_confirmed':
       return paymentTransition(state, event, now, policy);
+    case 'payments_reversed':
+      return reversalTransition(state, event);
     case 'bound_tx_failed':
       if (isTerminal(state.status)) return null;
       return { from: state.status, to: 'failed', overpaid: state.overpaid, cause: event.reason, events: ['checkout_session.failed'] };
@@ -102,13 +116,30 @@ function paymentTransition(
     const expired = expiryTransition(state, now, policy)!;
     return { ...expired, events: [...expired.events, 'checkout_session.late_payment'] };
   }
-  const threshold = event.required.times(new Decimal(1).minus(event.tolerancePercent.dividedBy(100)));
-  if (event.received.greaterThanOrEqualTo(threshold) && event.received.greaterThan(0)) {
-    return { from: state.status, to: 'paid', overpaid, cause: overpaid ? 'paid in full (overpaid)' : 'paid in full', events: ['checkout_session.paid'] };
+  if (coversRequired(event)) {
+    const cause = overpaid ? 'paid in full (overpaid)' : event.received.lessThan(event.required) ? 'paid within the underpayment tolerance' : 'paid in full';
+    return { from: state.status, to: 'paid', overpaid, cause, events: ['checkout_session.paid'] };
   }
   if (event.received.greaterThan(0)) {
     if (state.status === 'partial') return null;
     return { from: state.status, to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] };
   }
   return null;
+}
+
+/** Whether the received total pays the session, allowing the organisation's underpayment tolerance. */
+function coversRequired(amounts: { received: Decimal; required: Decimal; tolerancePercent: Decimal }): boolean {
+  const threshold = amounts.required.times(new Decimal(1).minus(amounts.tolerancePercent.dividedBy(100)));
+  return amounts.received.greaterThanOrEqualTo(threshold) && amounts.received.greaterThan(0);
+}
+
+function reversalTransition(state: SessionState, event: Extract<SessionEvent, { kind: 'payments_reversed' }>): Transition {
+  const overpaid = event.received.greaterThan(event.required);
+  const cause = 'payment reversed by a chain reorganisation';
+  // expired and failed stay as they are: only the money they were told about changes.
+  if (state.status === 'expired' || state.status === 'failed') {
+    return { from: state.status, to: state.status, overpaid: state.overpaid, cause, events: ['checkout_session.payment_reversed'] };
+  }
+  const to = coversRequired(event) ? 'paid' : event.received.greaterThan(0) ? 'partial' : 'waiting_payment';
+  return { from: state.status, to, overpaid, cause, events: ['checkout_session.payment_reversed'] };
 }

@@ -1,14 +1,16 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { PACKAGE_ROOT } from '../../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, openEmbeddedDatabase, urlFor } from '../support/databases.js';
 import {
   assertCliBuilt,
+  freePort,
   hasStackTrace,
   killAllKassaProcesses,
   parseJsonOutput,
@@ -114,7 +116,12 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
   it('`migrate` applies the migrations to an empty database, then finds nothing to do', async () => {
     const first = await runKassa(['migrate'], env);
     expectSuccess(first);
-    expect(first.stdout).toBe('applied: 20261121000000_init\n');
+    const migrations = readdirSync(path.join(PACKAGE_ROOT, 'prisma/migrations'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+    expect(migrations[0]).toBe('20261121000000_init');
+    expect(first.stdout).toBe(`applied: ${migrations.join(', ')}\n`);
     const again = await runKassa(['migrate'], env);
     expectSuccess(again);
     expect(again.stdout).toBe('database is up to date\n');
@@ -361,10 +368,12 @@ describe('first run in development mode (`npm start`)', MODE, () => {
   let server: KassaServer | undefined;
   let demo: { organisationId: string; apiKey: string; secret: string; script: string };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = tempDir('kassa-cli-dev-');
-    // KASSA_DEMO is left at its development default.
-    env = { KASSA_ENV: 'development', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local,bsc', KASSA_DATA_DIR: dataDir };
+    // KASSA_DEMO and KASSA_SANDBOX are left at their development defaults; the sandbox
+    // chain gets a port of its own so a developer's `npm start` on 8545 is not disturbed.
+    const rpc = `http://127.0.0.1:${await freePort()}`;
+    env = { KASSA_ENV: 'development', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local,bsc', KASSA_DATA_DIR: dataDir, KASSA_RPC_URLS_LOCAL: rpc };
   });
 
   afterAll(async () => {
@@ -423,5 +432,39 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expect(run.stdout).toMatch(/^session_id: +[0-9a-f-]{36}$/m);
     expect(run.stdout).toMatch(/^status: +waiting_payment$/m);
     expect(run.stdout).toMatch(new RegExp(`^checkout_url: http://localhost:${server!.port}/pay/[0-9a-f-]{36}$`, 'm'));
+  });
+
+  it('`kassa dev pay` pays a session on the sandbox chain the server started, and the server sees it paid', async () => {
+    const created = await runKassa(['demo', '--json'], { ...env, PORT: String(server!.port) });
+    expectSuccess(created);
+    const sessionId = parseJsonOutput<{ session_id: string }>(created).session_id;
+
+    const paid = await runKassa(['dev', 'pay', sessionId, '--wait', '20', '--json'], env, { timeoutMs: 40_000 });
+    expectSuccess(paid);
+    const payment = parseJsonOutput<Record<string, unknown>>(paid);
+    // The first asset offered on local (BTC, as its sandbox token), what the quote asks, bound like a payer's page would.
+    expect(payment).toMatchObject({ session_id: sessionId, crypto_currency: 'BTC', chain_id: '31337', bound: true, status: 'paid' });
+    expect(payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const view = (await fetch(`http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`).then((r) => r.json())) as Record<string, unknown>;
+    expect(view).toMatchObject({ status: 'paid', overpaid: false, bound_tx_hash: payment.tx_hash, crypto_currency: 'BTC' });
+    expect(view.total_amount_crypto).toBe(payment.amount);
+
+    const listed = await runKassa(['payments', 'list', '--session', sessionId, '--json'], env);
+    expectSuccess(listed);
+    expect(parseJsonOutput<Array<Record<string, unknown>>>(listed)).toEqual([
+      expect.objectContaining({ tx_hash: payment.tx_hash, state: 'confirmed', attribution: 'bound_tx', asset: 'BTC', network: 'local' }),
+    ]);
+  });
+
+  it('`kassa dev pay` refuses an unknown session (exit 4) and a bad asset (exit 2)', async () => {
+    const unknown = await runKassa(['dev', 'pay', randomUUID()], env);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toMatch(/^kassa: Checkout session [0-9a-f-]{36} not found\n$/);
+    const created = await runKassa(['demo', '--json'], { ...env, PORT: String(server!.port) });
+    const sessionId = parseJsonOutput<{ session_id: string }>(created).session_id;
+    const bad = await runKassa(['dev', 'pay', sessionId, '--asset', 'DOGE'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--asset must be one of');
   });
 });

@@ -32,6 +32,13 @@ const paid = (received: string, required = '1', tolerancePercent = '0'): Session
   required: new Decimal(required),
   tolerancePercent: new Decimal(tolerancePercent),
 });
+const reversed = (received: string, required = '1', tolerancePercent = '0'): SessionEvent => ({
+  kind: 'payments_reversed',
+  received: new Decimal(received),
+  required: new Decimal(required),
+  tolerancePercent: new Decimal(tolerancePercent),
+});
+const REORG = 'payment reversed by a chain reorganisation';
 const clock: SessionEvent = { kind: 'clock' };
 const txFailed = (reason: string): SessionEvent => ({ kind: 'bound_tx_failed', reason });
 
@@ -101,14 +108,14 @@ const paymentRows: Row[] = [
     state: state('waiting_payment'),
     event: paid('0.99', '1', '1'),
     now: BEFORE,
-    expected: { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] },
+    expected: { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid within the underpayment tolerance', events: ['checkout_session.paid'] },
   },
   {
     name: 'underpayment inside a fractional tolerance (0.5%: 199.1 of 200) → paid',
     state: state('partial'),
     event: paid('199.1', '200', '0.5'),
     now: BEFORE,
-    expected: { from: 'partial', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] },
+    expected: { from: 'partial', to: 'paid', overpaid: false, cause: 'paid within the underpayment tolerance', events: ['checkout_session.paid'] },
   },
   {
     name: 'underpayment just outside the tolerance (1%: 0.98999999 of 1) → partial',
@@ -151,6 +158,58 @@ const paymentRows: Row[] = [
     event: paid('1'),
     now: at(-1),
     expected: { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] },
+  },
+];
+
+const reversalRows: Row[] = [
+  {
+    name: 'paid → waiting_payment: the only payment was reorged away',
+    state: state('paid'),
+    event: reversed('0'),
+    now: BEFORE,
+    expected: { from: 'paid', to: 'waiting_payment', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'paid → partial: one of two payments was reorged away',
+    state: state('paid'),
+    event: reversed('0.4'),
+    now: BEFORE,
+    expected: { from: 'paid', to: 'partial', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'paid stays paid when the rest still covers it; overpaid is recomputed',
+    state: state('paid', { overpaid: true }),
+    event: reversed('1'),
+    now: BEFORE,
+    expected: { from: 'paid', to: 'paid', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'paid stays paid when the rest is inside the tolerance',
+    state: state('paid'),
+    event: reversed('0.995', '1', '1'),
+    now: BEFORE,
+    expected: { from: 'paid', to: 'paid', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'partial → waiting_payment',
+    state: state('partial'),
+    event: reversed('0'),
+    now: BEFORE,
+    expected: { from: 'partial', to: 'waiting_payment', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'expired keeps its status; the reversal of a late payment is still reported',
+    state: state('expired'),
+    event: reversed('0'),
+    now: at(MIN),
+    expected: { from: 'expired', to: 'expired', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+  },
+  {
+    name: 'failed keeps its status',
+    state: state('failed'),
+    event: reversed('0'),
+    now: BEFORE,
+    expected: { from: 'failed', to: 'failed', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
   },
 ];
 
@@ -376,6 +435,7 @@ const failureRows: Row[] = [
 describe('transition (DESIGN.md §4 status machine)', () => {
   describe.each([
     ['confirmed payments on an open session', paymentRows],
+    ['payments reversed by a reorganisation', reversalRows],
     ['payments after expires_at', afterExpiryRows],
     ['payments to a terminal session', terminalPaymentRows],
     ['the clock', clockRows],

@@ -68,6 +68,8 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
     payerWalletAddress: null,
     chainId: null,
     failureReason: null,
+    amountReceived: d('0'),
+    paymentPolicy: { underpaymentTolerancePercent: d('0'), latePaymentWindowMinutes: 1440 },
     user: { id: 'customer-1', email: 'payer@example.com', telegramId: null, username: null },
     metadata: { order: 'A-17', nested: { n: 1 } },
     createdAt: new Date('2025-01-15T12:00:00.000Z'),

@@ -1,0 +1,356 @@
+import { randomUUID } from 'node:crypto';
+import type { DomainContext } from '../domain/context.js';
+import { fromBaseUnits } from '../domain/money.js';
+import type { Network } from '../domain/networks.js';
+import {
+  attributeTransfer,
+  failBoundTransaction,
+  judgeBoundTransaction,
+  settleSessionPayments,
+  type BoundTxEvidence,
+  type ChainTransfer,
+} from '../domain/payments.js';
+import type { Logger } from '../logging.js';
+import type { Metrics } from '../metrics.js';
+import { ChainRpc, isRangeTooLarge } from './rpc.js';
+import { addressTopic, decodeTransferLogs, tokenIndex, TRANSFER_TOPIC, type RawLog, type TokenInfo } from './transfer-logs.js';
+
+export interface WatcherSettings {
+  /** Pause between scans of a network. */
+  readonly intervalMs: number;
+  /** Largest block range asked of eth_getLogs at once (halved while the provider refuses it). */
+  readonly maxBlocksPerRange: number;
+  /** On the very first scan of a network, how far behind the head to start. */
+  readonly backfillBlocks: number;
+  readonly leaseSeconds: number;
+  readonly rpcTimeoutMs: number;
+  /** A bound transaction unknown to its chain for this long is dropped (DESIGN.md §4: the in-flight grace). */
+  readonly droppedAfterMinutes: number;
+}
+
+export interface ChainWatchers {
+  /** Runs one scan of every network now (tests and `kassa dev pay --wait`). */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+// A wallet list longer than this is asked for in several eth_getLogs calls (topic OR-lists have provider limits).
+const WALLETS_PER_QUERY = 500;
+// Native-coin transfers need every block's transactions: ranges are kept short for them.
+const NATIVE_BLOCKS_PER_RANGE = 50;
+const REORG_LOOKBACK = 64;
+
+/**
+ * One watcher per enabled network (issue 4 §2–§7). Each tick: take or renew the
+ * network's lease (one scanning instance per network), undo a reorganisation
+ * if the newest recorded block hash changed, scan new blocks for transfers to
+ * watched wallets, confirm payments with enough confirmations, check bound
+ * transactions, and settle sessions whose payments changed (any instance).
+ */
+export function startChainWatchers(ctx: DomainContext, settings: WatcherSettings, logger: Logger, metrics?: Metrics): ChainWatchers {
+  const instanceId = randomUUID();
+  const watchers = ctx.networks
+    .filter((network) => network.rpcUrls.length > 0)
+    .map((network) => new NetworkWatcher(ctx, network, new ChainRpc(network.rpcUrls, settings.rpcTimeoutMs), settings, instanceId, logger, metrics));
+  for (const network of ctx.networks.filter((n) => n.rpcUrls.length === 0)) {
+    logger.warn({ network: network.slug }, `no RPC URL for ${network.slug}: its payments are not watched (set KASSA_RPC_URLS_${network.slug.toUpperCase()})`);
+  }
+  const others = (self: NetworkWatcher) => watchers.filter((w) => w !== self);
+  for (const watcher of watchers) watcher.findElsewhere = (hash) => findOnOtherNetworks(others(watcher), hash);
+
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = running.then(async () => {
+      await Promise.all(watchers.map((watcher) => watcher.tick()));
+      await settleChangedSessions(ctx, logger);
+    });
+    return running;
+  };
+  let timer: NodeJS.Timeout | null = null;
+  const loop = () => {
+    if (stopped) return;
+    tick().finally(() => {
+      if (!stopped) timer = setTimeout(loop, settings.intervalMs).unref();
+    });
+  };
+  loop();
+
+  return {
+    tick,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running.catch(() => undefined);
+      await Promise.allSettled(watchers.map((watcher) => ctx.store.chain.releaseNetwork(watcher.network.slug, instanceId)));
+    },
+  };
+}
+
+/** Settles every session whose payments changed; safe with several instances (SKIP LOCKED). */
+export async function settleChangedSessions(ctx: DomainContext, logger: Logger): Promise<void> {
+  try {
+    for (;;) {
+      const now = ctx.clock();
+      const settled = await ctx.store.settleChangedPayments(50, async (tx, session) => {
+        await settleSessionPayments(ctx, tx, session, now);
+      });
+      if (settled < 50) return;
+    }
+  } catch (error) {
+    logger.error({ err: error }, 'settling payments failed');
+  }
+}
+
+async function findOnOtherNetworks(watchers: readonly NetworkWatcher[], hash: string): Promise<{ slug: string; chainId: number } | null> {
+  for (const watcher of watchers) {
+    const found = await watcher.rpc.transaction(hash).catch(() => null);
+    if (found) return { slug: watcher.network.slug, chainId: watcher.network.chainId };
+  }
+  return null;
+}
+
+class NetworkWatcher {
+  private readonly tokens: Map<string, TokenInfo>;
+  private tokensVerified = false;
+  private refused = false;
+  private lastError: string | null = null;
+  findElsewhere: (hash: string) => Promise<{ slug: string; chainId: number } | null> = async () => null;
+
+  constructor(
+    private readonly ctx: DomainContext,
+    readonly network: Network,
+    readonly rpc: ChainRpc,
+    private readonly settings: WatcherSettings,
+    private readonly instanceId: string,
+    private readonly logger: Logger,
+    private readonly metrics?: Metrics,
+  ) {
+    this.tokens = tokenIndex(network);
+  }
+
+  private get ledger() {
+    return this.ctx.store.chain;
+  }
+
+  private get chainId(): string {
+    return String(this.network.chainId);
+  }
+
+  async tick(): Promise<void> {
+    if (this.refused) return;
+    try {
+      if (!this.tokensVerified) await this.verifyRegistry();
+      if (this.refused) return;
+      const head = await this.rpc.blockNumber();
+      this.metrics?.chainHead.set({ network: this.network.slug }, Number(head));
+      const start = head > BigInt(this.settings.backfillBlocks) ? head - BigInt(this.settings.backfillBlocks) : 0n;
+      const lease = () => this.ledger.leaseNetwork(this.network.slug, this.chainId, this.instanceId, this.settings.leaseSeconds, start);
+      const leased = await lease();
+      if (leased === null) return; // another instance leads this network
+      const rewound = (await this.undoReorganisation(head, start)) ? await lease() : leased;
+      if (rewound === null) return;
+      let next: bigint = rewound;
+      const wallets = new Set(await this.ledger.watchedWallets(this.network.slug, this.ctx.clock()));
+      while (next <= head) {
+        const span = BigInt(this.network.nativeAsset && wallets.size > 0 ? Math.min(this.settings.maxBlocksPerRange, NATIVE_BLOCKS_PER_RANGE) : this.settings.maxBlocksPerRange);
+        const to: bigint = next + span - 1n < head ? next + span - 1n : head;
+        if (!(await this.scanRange(next, to, wallets))) return; // lost the lease or raced: the leader carries on
+        next = to + 1n;
+        this.metrics?.chainCursor.set({ network: this.network.slug }, Number(next));
+      }
+      await this.confirm(head);
+      await this.checkBoundTransactions(head);
+      if (this.lastError) this.logger.info({ network: this.network.slug }, 'chain watcher recovered');
+      this.lastError = null;
+    } catch (error) {
+      const message = (error as Error).message?.split('\n')[0] ?? String(error);
+      // An unreachable RPC must not flood the log: report each new problem once.
+      if (message !== this.lastError) this.logger.warn({ network: this.network.slug, err: message }, 'chain watcher tick failed; retrying');
+      this.lastError = message;
+    }
+  }
+
+  /** Issue 4 §1: the registry's decimals are checked against the chain before the first scan. */
+  private async verifyRegistry(): Promise<void> {
+    const chainId = await this.rpc.chainId();
+    const problems: string[] = [];
+    if (chainId !== this.network.chainId) problems.push(`RPC serves chain id ${chainId}, the registry says ${this.network.chainId}`);
+    for (const token of this.network.tokens) {
+      const decimals = await this.rpc.tokenDecimals(token.address);
+      if (decimals === null) problems.push(`${token.ticker}: no ERC-20 contract at ${token.address}`);
+      else if (decimals !== token.decimals) problems.push(`${token.ticker} at ${token.address} has ${decimals} decimals on chain, the registry says ${token.decimals}`);
+    }
+    if (problems.length > 0) {
+      this.refused = true;
+      this.logger.error({ network: this.network.slug, problems }, `refusing to watch ${this.network.slug}: the network registry does not match the chain`);
+      return;
+    }
+    this.tokensVerified = true;
+  }
+
+  /**
+   * Compares the newest recorded block hash with the chain. A block hash
+   * commits to all its ancestors, so one match means no reorganisation below
+   * it; on a mismatch, walks down to the newest recorded block that still
+   * matches and rolls everything above it back.
+   */
+  private async undoReorganisation(head: bigint, start: bigint): Promise<boolean> {
+    const recorded = await this.ledger.recordedBlocks(this.network.slug, REORG_LOOKBACK);
+    if (recorded.length === 0) return false;
+    let forkAt: bigint | null = null;
+    let matched = false;
+    for (const block of recorded) {
+      const onChain = block.number <= head ? await this.rpc.block(block.number) : null;
+      if (onChain?.hash === block.hash) {
+        matched = true;
+        break;
+      }
+      forkAt = block.number;
+    }
+    if (forkAt === null) return false;
+    // Nothing recorded matches (a restarted sandbox chain, or deeper than the lookback): rescan from the backfill start too.
+    if (!matched && start < forkAt) forkAt = start;
+    const reversed = await this.ledger.rollBack(this.network.slug, forkAt, this.ctx.clock());
+    this.metrics?.reorgs.inc({ network: this.network.slug });
+    this.logger.warn({ network: this.network.slug, fromBlock: forkAt.toString(), reversedPayments: reversed }, 'chain reorganisation: rolled back');
+    return true;
+  }
+
+  private async scanRange(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<boolean> {
+    const transfers: ChainTransfer[] = [];
+    if (wallets.size > 0) {
+      const walletList = [...wallets];
+      for (let i = 0; i < walletList.length; i += WALLETS_PER_QUERY) {
+        const topics = walletList.slice(i, i + WALLETS_PER_QUERY).map(addressTopic);
+        const logs = await this.logsSplitting(from, to, topics);
+        transfers.push(...decodeTransferLogs(logs, this.network, this.tokens, wallets));
+      }
+      if (this.network.nativeAsset) transfers.push(...(await this.nativeTransfers(from, to, wallets)));
+    }
+    const end = await this.rpc.block(to);
+    if (!end) return false; // the chain got shorter under us: the next tick's reorg check sorts it out
+    const decimals: Record<string, number> = { native: 18 };
+    for (const [address, token] of this.tokens) decimals[address] = token.decimals;
+    const recorded = await this.ledger.recordRange(
+      { network: this.network.slug, chainId: this.chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers, decimals },
+      this.instanceId,
+      attributeTransfer,
+      this.ctx.clock(),
+    );
+    if (recorded) {
+      for (const transfer of transfers) this.metrics?.paymentsRecorded.inc({ network: this.network.slug, asset: transfer.asset });
+      if (transfers.length > 0) this.logger.info({ network: this.network.slug, fromBlock: from.toString(), toBlock: to.toString(), transfers: transfers.length }, 'recorded transfers');
+    }
+    return recorded;
+  }
+
+  /** eth_getLogs over [from, to], halving the range while the provider refuses it as too large. */
+  private async logsSplitting(from: bigint, to: bigint, walletTopics: string[]): Promise<RawLog[]> {
+    if (this.tokens.size === 0) return [];
+    try {
+      return await this.rpc.logs({ fromBlock: from, toBlock: to, addresses: [...this.tokens.keys()], topics: [TRANSFER_TOPIC, null, walletTopics] });
+    } catch (error) {
+      if (from === to || !isRangeTooLarge(error)) throw error;
+      const middle = from + (to - from) / 2n;
+      return [...(await this.logsSplitting(from, middle, walletTopics)), ...(await this.logsSplitting(middle + 1n, to, walletTopics))];
+    }
+  }
+
+  /** Native-coin transfers to watched wallets that succeeded (a reverted transaction moves no value). */
+  private async nativeTransfers(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<ChainTransfer[]> {
+    const transfers: ChainTransfer[] = [];
+    for (let number = from; number <= to; number += 1n) {
+      const found = await this.rpc.blockTransactions(number);
+      if (!found) continue;
+      for (const tx of found.transactions) {
+        if (!tx.to || !wallets.has(tx.to) || tx.value === 0n) continue;
+        const receipt = await this.rpc.receipt(tx.hash);
+        if (receipt?.status !== 'success') continue;
+        transfers.push({
+          network: this.network.slug,
+          chainId: this.chainId,
+          txHash: tx.hash,
+          logIndex: -1,
+          from: tx.from,
+          to: tx.to,
+          asset: this.network.nativeAsset!,
+          tokenAddress: null,
+          baseUnits: tx.value,
+          amount: fromBaseUnits(tx.value, 18),
+          blockNumber: found.block.number,
+          blockHash: found.block.hash,
+        });
+      }
+    }
+    return transfers;
+  }
+
+  /** Payments with enough confirmations count, after their block hash is checked once more. */
+  private async confirm(head: bigint): Promise<void> {
+    const needed = BigInt(Math.max(1, this.network.confirmations));
+    const through = head - needed + 1n;
+    const waiting = await this.ledger.paymentsAwaitingConfirmation(this.network.slug, through);
+    const confirmed: string[] = [];
+    const hashes = new Map<bigint, string | null>();
+    for (const payment of waiting) {
+      if (!hashes.has(payment.blockNumber)) hashes.set(payment.blockNumber, (await this.rpc.block(payment.blockNumber))?.hash ?? null);
+      if (hashes.get(payment.blockNumber) !== payment.blockHash) {
+        // Its block left the chain between the scan and now.
+        await this.ledger.confirmPayments(confirmed, this.ctx.clock());
+        await this.ledger.rollBack(this.network.slug, payment.blockNumber, this.ctx.clock());
+        this.metrics?.reorgs.inc({ network: this.network.slug });
+        this.logger.warn({ network: this.network.slug, fromBlock: payment.blockNumber.toString() }, 'chain reorganisation found while confirming: rolled back');
+        return;
+      }
+      confirmed.push(payment.id);
+    }
+    await this.ledger.confirmPayments(confirmed, this.ctx.clock());
+    await this.ledger.updateConfirmations(this.network.slug, head);
+  }
+
+  /** Issue 4 §5: bound transactions are judged by receipt and Transfer logs. */
+  private async checkBoundTransactions(head: bigint): Promise<void> {
+    const bound = await this.ledger.boundSessionsToCheck(this.chainId, 50);
+    for (const { sessionId, txHash } of bound) {
+      const evidence = await this.evidence(txHash, head);
+      const now = this.ctx.clock();
+      await this.ctx.store.transaction(async (tx) => {
+        const session = await tx.lockSession(sessionId);
+        if (!session || session.boundTxHash !== txHash) return;
+        const verdict = judgeBoundTransaction(session, this.network, evidence, now, this.settings.droppedAfterMinutes);
+        if (verdict.kind === 'valid') await tx.updateSession(sessionId, { boundTxCheckedAt: now, updatedAt: session.updatedAt });
+        if (verdict.kind === 'failed') {
+          this.logger.info({ network: this.network.slug, sessionId, reason: verdict.reason }, 'bound transaction rejected');
+          await failBoundTransaction(this.ctx, tx, session, verdict.reason, now);
+        }
+      });
+    }
+  }
+
+  private async evidence(txHash: string, head: bigint): Promise<BoundTxEvidence> {
+    const receipt = await this.rpc.receipt(txHash);
+    if (!receipt) {
+      if (await this.rpc.transaction(txHash)) return { kind: 'pending' };
+      return { kind: 'missing', foundOn: await this.findElsewhere(txHash) };
+    }
+    const tx = await this.rpc.transaction(txHash);
+    const transfers = receipt.logs
+      .filter((log) => log.topics.length === 3 && log.topics[0] === TRANSFER_TOPIC && log.data.length > 2 && log.data.length <= 66)
+      .map((log) => ({
+        tokenAddress: log.address.toLowerCase(),
+        from: `0x${log.topics[1]!.slice(26).toLowerCase()}`,
+        to: `0x${log.topics[2]!.slice(26).toLowerCase()}`,
+        baseUnits: BigInt(log.data),
+      }));
+    return {
+      kind: 'mined',
+      reverted: receipt.status === 'reverted',
+      blockNumber: receipt.blockNumber,
+      confirmations: Number(head - receipt.blockNumber + 1n),
+      transfers,
+      nativeTo: tx?.to ?? null,
+      nativeValue: tx?.value ?? 0n,
+    };
+  }
+}

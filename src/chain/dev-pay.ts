@@ -1,0 +1,96 @@
+import { isAssetTicker, type AssetTicker } from '../domain/assets.js';
+import { bindTransaction } from '../domain/bind-transaction.js';
+import { isTerminal } from '../domain/checkout-session.js';
+import type { DomainContext } from '../domain/context.js';
+import { invalid, notFound, unavailable } from '../domain/errors.js';
+import { checkSessionId } from '../domain/get-checkout-session.js';
+import { Decimal, formatAmount, fractionalDigits, toBaseUnitsCeil } from '../domain/money.js';
+import { assetsOn } from '../domain/networks.js';
+import { rpcChainId } from './anvil.js';
+import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
+
+export interface DevPayOptions {
+  /** Amount of the asset, as a decimal string; default: what is still owed. */
+  readonly amount?: string;
+  readonly asset?: string;
+  /** Sandbox account index that pays (2–9 are funded payers). */
+  readonly account?: number;
+  /** Bind the transaction as the payer's page would (default true). */
+  readonly bind?: boolean;
+}
+
+export interface DevPayment {
+  readonly sessionId: string;
+  readonly txHash: string;
+  readonly from: string;
+  readonly to: string;
+  readonly asset: AssetTicker;
+  readonly amount: string;
+  readonly chainId: string;
+  /** Whether this call bound the transaction (false: the session was already bound, or --no-bind). */
+  readonly bound: boolean;
+}
+
+/**
+ * `kassa dev pay`: pays a session on the offline sandbox chain from a funded
+ * account, then binds the transaction as a payer would. Development only.
+ */
+export async function devPay(ctx: DomainContext, id: string, options: DevPayOptions = {}): Promise<DevPayment> {
+  const sessionId = checkSessionId(id);
+  const local = ctx.networks.find((network) => network.slug === 'local');
+  if (!local) throw invalid('kassa dev pay pays on the local sandbox network: enable it (KASSA_NETWORKS=local,…)');
+  const url = local.rpcUrls[0];
+  if (!url || (await rpcChainId(url)) !== local.chainId) {
+    throw unavailable(`no sandbox chain answers at ${url ?? '(no RPC URL)'}: start Kassa in development mode (npm start) first`);
+  }
+  const session = await ctx.store.sessions.findById(sessionId);
+  if (!session) throw notFound(`Checkout session ${sessionId} not found`);
+  const wallet = session.networks.find((network) => network.network === local.slug)?.walletAddress;
+  if (!wallet) throw invalid(`checkout session ${sessionId} cannot be paid on ${local.slug}: its organisation has no wallet there`);
+
+  const onLocal = assetsOn(local);
+  if (options.asset !== undefined && !isAssetTicker(options.asset)) throw invalid(`--asset must be one of ${onLocal.join(', ')}`);
+  if (options.asset && session.cryptoCurrency && options.asset !== session.cryptoCurrency) {
+    throw invalid(`--asset ${options.asset} differs from ${session.cryptoCurrency}, already locked for this session`);
+  }
+  const asset = session.cryptoCurrency ?? (options.asset as AssetTicker | undefined) ?? session.quotes.find((q) => onLocal.includes(q.ticker))?.ticker;
+  const quote = session.quotes.find((q) => q.ticker === asset);
+  if (!asset || !quote || !onLocal.includes(asset)) {
+    throw invalid(`${asset ?? 'no asset'} cannot pay this session on ${local.slug} (offered there: ${session.quotes.map((q) => q.ticker).filter((t) => onLocal.includes(t)).join(', ') || 'none'})`);
+  }
+
+  let amount: Decimal;
+  if (options.amount !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(options.amount) || fractionalDigits(options.amount) > 18 || new Decimal(options.amount).isZero()) {
+      throw invalid('--amount must be a positive decimal number, e.g. 0.00123456');
+    }
+    amount = new Decimal(options.amount);
+  } else {
+    const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
+    amount = owed.greaterThan(0) ? owed : quote.amount;
+  }
+  const token = local.tokens.find((t) => t.ticker === asset) ?? null;
+  const decimals = token?.decimals ?? 18;
+  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, toBaseUnitsCeil(amount, decimals));
+
+  let bound = false;
+  if (options.bind !== false && !session.boundTxHash && !isTerminal(session.status)) {
+    await bindTransaction(ctx, sessionId, {
+      tx_hash: transfer.hash,
+      chain_id: String(local.chainId),
+      crypto_currency: asset,
+      payer_wallet_address: transfer.from,
+    });
+    bound = true;
+  }
+  return {
+    sessionId,
+    txHash: transfer.hash,
+    from: transfer.from,
+    to: wallet,
+    asset,
+    amount: formatAmount(amount.toDecimalPlaces(8, Decimal.ROUND_CEIL)),
+    chainId: String(local.chainId),
+    bound,
+  };
+}

@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { setPaymentPolicy } from '../../src/domain/organisations.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
+import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
+
+/**
+ * Issue 4 against real chain software: a real anvil with the sandbox ERC-20
+ * tokens (USDT with 6 decimals, BTC/USDC with 18), a real Kassa over HTTP on
+ * a real PostgreSQL, and the chain watcher ticked by the test.
+ */
+
+const CHAIN_ID = '31337';
+const MIN = 60_000;
+
+let chain: TestChain;
+let node: ChainKassa;
+const time = controllableClock();
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  node = await startChainKassa(chain.url, { clock: time.clock });
+}, 60_000);
+
+afterAll(async () => {
+  await node?.close();
+  await chain?.stop();
+});
+
+afterEach(() => time.release());
+
+const tick = () => node.watchers.tick();
+const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
+
+interface Checkout {
+  readonly merchant: TestMerchant;
+  readonly wallet: string;
+  readonly id: string;
+  /** The quoted amount per ticker. */
+  readonly quote: Record<string, string>;
+}
+
+async function checkout(options: { wallet?: string; merchant?: TestMerchant } = {}): Promise<Checkout> {
+  const merchant = options.merchant ?? (await createMerchant(node.kassa.ctx, { wallet: options.wallet ?? randomWallet() }));
+  const session = await createSession(node.kassa, merchant, checkoutRequest());
+  const quote = Object.fromEntries((session.crypto_options as Array<{ ticker: string; amount: string }>).map((o) => [o.ticker, o.amount]));
+  return { merchant, wallet: merchant.wallet, id: session.session_id as string, quote };
+}
+
+async function bind(id: string, txHash: string, ticker: string, payer?: string) {
+  const response = await postBind(node.kassa, id, { tx_hash: txHash, chain_id: CHAIN_ID, crypto_currency: ticker, ...(payer ? { payer_wallet_address: payer } : {}) });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+}
+
+async function view(id: string): Promise<Record<string, any>> {
+  const response = await node.kassa.http.get(`/checkout-sessions/${id}`);
+  expect(response.status).toBe(200);
+  return response.body;
+}
+
+async function eventTypes(id: string): Promise<string[]> {
+  const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ type: string }>>`
+    SELECT type FROM outbox_events WHERE session_id = ${id}::uuid ORDER BY seq`;
+  return rows.map((row) => row.type.replace('checkout_session.', ''));
+}
+
+async function historyOf(id: string): Promise<Array<{ from: string | null; to: string; cause: string }>> {
+  const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ from_status: string | null; to_status: string; cause: string }>>`
+    SELECT from_status::text, to_status::text, cause FROM checkout_session_status_history WHERE session_id = ${id}::uuid ORDER BY id`;
+  return rows.map((row) => ({ from: row.from_status, to: row.to_status, cause: row.cause }));
+}
+
+const paymentsOf = (id: string) => node.kassa.ctx.store.chain.paymentsOfSession(id);
+
+describe('payments credited from the chain', () => {
+  it('exact payment in an 18-decimal token → paid', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
+    await bind(session.id, sent.hash, 'BTC', sent.from);
+    await tick();
+
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, crypto_currency: 'BTC', total_amount_crypto: session.quote.BTC });
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid']);
+    const [payment, ...others] = await paymentsOf(session.id);
+    expect(others).toEqual([]);
+    expect(payment).toMatchObject({ txHash: sent.hash, asset: 'BTC', state: 'confirmed', attribution: 'bound_tx', from: sent.from, to: session.wallet, logIndex: 0 });
+    expect(payment!.amount.toFixed(8)).toBe(session.quote.BTC);
+    expect(payment!.blockNumber).toBe(sent.blockNumber);
+  });
+
+  it('two transfers in a 6-decimal token → partial → paid', async () => {
+    const session = await checkout();
+    const total = session.quote.USDT!;
+    // USDT has 6 decimals here: the on-chain amount rounds up to 6 digits.
+    const first = await chain.pay(session.wallet, 'USDT', '10');
+    await bind(session.id, first.hash, 'USDT', first.from);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
+
+    const rest = (Number(total) - 10).toFixed(8);
+    await chain.pay(session.wallet, 'USDT', rest);
+    await tick();
+    const paid = await view(session.id);
+    expect(paid).toMatchObject({ status: 'paid' });
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'paid']);
+    expect((await paymentsOf(session.id)).map((p) => [p.attribution, p.state])).toEqual([
+      ['bound_tx', 'confirmed'],
+      ['payer_wallet', 'confirmed'],
+    ]);
+  });
+
+  it('overpayment → paid with overpaid', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'USDC', (Number(session.quote.USDC) + 5).toFixed(8));
+    await bind(session.id, sent.hash, 'USDC', sent.from);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: true });
+    expect((await historyOf(session.id)).at(-1)).toEqual({ from: 'waiting_payment', to: 'paid', cause: 'paid in full (overpaid)' });
+  });
+
+  it('underpayment inside the organisation tolerance → paid', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    await setPaymentPolicy(node.kassa.ctx, merchant.organisationId, { underpaymentTolerancePercent: '1' });
+    const session = await checkout({ merchant });
+    const short = (Number(session.quote.USDC) * 0.995).toFixed(8);
+    const sent = await chain.pay(session.wallet, 'USDC', short);
+    await bind(session.id, sent.hash, 'USDC', sent.from);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect((await historyOf(session.id)).at(-1)?.cause).toBe('paid within the underpayment tolerance');
+  });
+
+  it('native ETH payment → paid (log index -1)', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'ETH', session.quote.ETH!);
+    await bind(session.id, sent.hash, 'ETH', sent.from);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'ETH' });
+    expect(await paymentsOf(session.id)).toEqual([expect.objectContaining({ txHash: sent.hash, logIndex: -1, asset: 'ETH', tokenAddress: null })]);
+  });
+
+  it('an exact amount to an unbound session is attributed when exactly one session fits, and selects the asset', async () => {
+    const session = await checkout();
+    await chain.pay(session.wallet, 'SOL', session.quote.SOL!);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'SOL', total_amount_crypto: session.quote.SOL, bound_tx_hash: null });
+    expect((await paymentsOf(session.id)).map((p) => p.attribution)).toEqual(['exact_amount']);
+  });
+});
+
+describe('expiry and late payments', () => {
+  it('underpayment, then expiry → expired', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    await bind(session.id, sent.hash, 'BTC', sent.from);
+    await tick();
+    expect((await view(session.id)).status).toBe('partial');
+
+    // Past expires_at and the in-flight grace of the bound transaction.
+    time.freeze(Date.now() + 125 * MIN);
+    await expireDueSessions(node.kassa.ctx);
+    expect(await view(session.id)).toMatchObject({ status: 'expired' });
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired']);
+  });
+
+  it('a payment after expiry inside the monitoring window → late_payment event, status unchanged', async () => {
+    const session = await checkout();
+    const first = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    await bind(session.id, first.hash, 'BTC', first.from);
+    await tick();
+    time.freeze(Date.now() + 125 * MIN);
+    await expireDueSessions(node.kassa.ctx);
+
+    // The rest arrives from the bound payer wallet two hours late, well inside the 24 h window.
+    await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'expired' });
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired', 'late_payment']);
+    const late = (await paymentsOf(session.id)).at(-1)!;
+    expect(late).toMatchObject({ attribution: 'payer_wallet', late: true, state: 'confirmed' });
+  });
+
+  it('after the monitoring window the wallet is no longer watched for the session', async () => {
+    const session = await checkout();
+    const first = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    await bind(session.id, first.hash, 'BTC', first.from);
+    await tick();
+    time.freeze(Date.now() + 60 * MIN + 25 * 60 * MIN);
+    await expireDueSessions(node.kassa.ctx);
+    const after = await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
+    await tick();
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired']);
+    expect((await paymentsOf(session.id)).map((p) => p.txHash)).not.toContain(after.hash);
+  });
+});
+
+describe('bound transactions judged by receipt and Transfer logs', () => {
+  it('a reverted transaction → failed with the reason', async () => {
+    const session = await checkout();
+    // More than the payer holds: the token contract reverts; the gas limit skips estimation so it is mined.
+    const sent = await chain.pay(session.wallet, 'BTC', '999999999', { gas: 100_000n });
+    expect(sent.status).toBe('reverted');
+    await bind(session.id, sent.hash, 'BTC', sent.from);
+    await tick();
+    const failed = await view(session.id);
+    expect(failed.status).toBe('failed');
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'failed']);
+    expect((await historyOf(session.id)).at(-1)).toEqual({
+      from: 'waiting_payment',
+      to: 'failed',
+      cause: `reverted: transaction ${sent.hash} reverted in block ${sent.blockNumber} on local`,
+    });
+    const stored = await node.kassa.runtime.db.prisma.checkoutSession.findUnique({ where: { id: session.id }, select: { failureReason: true } });
+    expect(stored?.failureReason).toMatch(/^reverted: /);
+  });
+
+  it('a transaction paying another wallet → failed: wrong recipient', async () => {
+    const session = await checkout();
+    const elsewhere = randomWallet();
+    const sent = await chain.pay(elsewhere, 'USDT', session.quote.USDT!);
+    await bind(session.id, sent.hash, 'USDT', sent.from);
+    await tick();
+    expect((await view(session.id)).status).toBe('failed');
+    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
+      `wrong recipient: transaction ${sent.hash} transfers USDT to ${elsewhere}, not to the session wallet ${session.wallet}`,
+    );
+  });
+
+  it('a transaction paying the right wallet in another asset → failed: wrong asset', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'USDC', '5');
+    await bind(session.id, sent.hash, 'USDT', sent.from);
+    await tick();
+    expect((await view(session.id)).status).toBe('failed');
+    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
+      `wrong asset: transaction ${sent.hash} transfers USDC to the session wallet; the session expects USDT`,
+    );
+  });
+
+  it('a hash the chain never saw stays open within the grace, then fails as dropped', async () => {
+    const session = await checkout();
+    const unknown = `0x${randomBytes(32).toString('hex')}`;
+    await bind(session.id, unknown, 'BTC');
+    await tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    time.freeze(Date.now() + 61 * MIN);
+    await tick();
+    expect((await historyOf(session.id)).at(-1)?.cause).toBe(`dropped: transaction ${unknown} was not found on local within 60 minutes of binding`);
+  });
+});
+
+describe('attribution when sessions share one wallet', () => {
+  it('three sessions with equal amounts are told apart by their bindings', async () => {
+    const wallet = randomWallet();
+    const merchant = await createMerchant(node.kassa.ctx, { wallet });
+    const sessions = [await checkout({ merchant }), await checkout({ merchant }), await checkout({ merchant })];
+    expect(new Set(sessions.map((s) => s.quote.USDC)).size).toBe(1);
+
+    const sent = [];
+    for (const [index] of sessions.entries()) sent.push(await chain.pay(wallet, 'USDC', sessions[0]!.quote.USDC!, { from: 3 + index }));
+    await tick();
+    // Equal amounts and no binding: nobody's, yet.
+    for (const session of sessions) expect((await view(session.id)).status).toBe('waiting_payment');
+    const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
+    expect(unattributed).toEqual(expect.arrayContaining(sent.map((s) => s.hash)));
+
+    // The payers bind, in another order than they paid.
+    await bind(sessions[2]!.id, sent[2]!.hash, 'USDC', sent[2]!.from);
+    await bind(sessions[0]!.id, sent[0]!.hash, 'USDC', sent[0]!.from);
+    await bind(sessions[1]!.id, sent[1]!.hash, 'USDC', sent[1]!.from);
+    await tick();
+    for (const [index, session] of sessions.entries()) {
+      expect(await view(session.id)).toMatchObject({ status: 'paid', bound_tx_hash: sent[index]!.hash });
+      expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([sent[index]!.hash]);
+    }
+    const left = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
+    for (const s of sent) expect(left).not.toContain(s.hash);
+  });
+});
+
+describe('chain reorganisations', () => {
+  it.each([1, 2, 3])('a reorg of depth %i rolls the payment back and credits it again when it is re-included', async (depth) => {
+    const session = await checkout();
+    const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 6 });
+    const snapshot = await chain.snapshot();
+    const hash = await chain.sendRaw(raw);
+    if (depth > 1) await chain.mine(depth - 1);
+    await bind(session.id, hash, 'USDT');
+    await tick();
+    expect((await view(session.id)).status).toBe('paid');
+    const minedIn = (await paymentsOf(session.id))[0]!.blockHash;
+
+    // The payment's block and the `depth - 1` after it are replaced by a longer branch without it.
+    await chain.revert(snapshot);
+    await chain.mine(depth + 1);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', overpaid: false });
+    expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['reversed']);
+    expect((await historyOf(session.id)).at(-1)).toEqual({ from: 'paid', to: 'waiting_payment', cause: 'payment reversed by a chain reorganisation' });
+
+    // The same signed transaction is included again on the new branch.
+    expect(await chain.sendRaw(raw)).toBe(hash);
+    await tick();
+    expect((await view(session.id)).status).toBe('paid');
+    const [again, ...none] = await paymentsOf(session.id);
+    expect(none).toEqual([]);
+    expect(again).toMatchObject({ txHash: hash, state: 'confirmed' });
+    expect(again!.blockHash).not.toBe(minedIn);
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid', 'payment_reversed', 'paid']);
+  });
+});
