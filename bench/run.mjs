@@ -1,6 +1,7 @@
 // `npm run bench`: Kassa against baselines measured in the same run, on a real PostgreSQL.
 //   GET  /checkout-sessions/:id   Kassa  vs  bare Express 5 + pg returning the same JSON
 //   POST /checkout-sessions       Kassa (signed, validated, quoted, Prisma, outbox)  vs  a raw pg insert of the same rows
+//   chain watcher                 Transfer logs decoded and matched per second  vs  viem's generic decodeEventLog (bench/chain-decode.mjs)
 // Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (16), KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { runChainDecodeBench } from './chain-decode.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -58,7 +60,7 @@ async function main() {
   await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
   await admin(`CREATE DATABASE "${database}"`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-'));
-  const env = { ...process.env, DATABASE_URL: databaseUrl, KASSA_DATA_DIR: dataDir, KASSA_ENV: 'development', KASSA_DEMO: 'false', LOG_LEVEL: 'warn' };
+  const env = { ...process.env, DATABASE_URL: databaseUrl, KASSA_DATA_DIR: dataDir, KASSA_ENV: 'development', KASSA_DEMO: 'false', KASSA_SANDBOX: 'false', KASSA_WATCHER: 'false', LOG_LEVEL: 'warn' };
   const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
   cli('migrate');
   const org = cli('orgs', 'create', '--name', 'Bench Shop', '--wallet', '0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
@@ -110,10 +112,13 @@ async function main() {
   console.log(`${pad('target', 40)}${pad('req/s', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}`);
   for (const r of results) console.log(`${pad(r.name, 40)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}`);
   const ratio = (a, b) => (a.rps / b.rps).toFixed(2);
-  const ratios = { get: ratio(results[0], results[1]), create: ratio(results[2], results[3]) };
-  console.log(`\nratios (Kassa req/s ÷ baseline req/s): GET ${ratios.get}, create ${ratios.create}`);
+  const chain = runChainDecodeBench(Math.min(seconds, 5));
+  console.log(`\n${pad('target', 50)}logs/s`);
+  for (const r of [chain.kassa, chain.baseline]) console.log(`${pad(r.name, 50)}${Math.round(r.logsPerSecond)}`);
+  const ratios = { get: ratio(results[0], results[1]), create: ratio(results[2], results[3]), chainDecode: chain.ratio.toFixed(2) };
+  console.log(`\nratios (Kassa ÷ baseline): GET ${ratios.get}, create ${ratios.create}, chain logs decoded+matched ${ratios.chainDecode}`);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-  writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify({ at: new Date().toISOString(), seconds, connections, results, ratios }, null, 2));
+  writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify({ at: new Date().toISOString(), seconds, connections, results, chain, ratios }, null, 2));
 }
 
 try {

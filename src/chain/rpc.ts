@@ -42,8 +42,8 @@ export class ChainRpc {
     this.client = createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports) });
   }
 
-  private request<T>(method: string, params: unknown[]): Promise<T> {
-    return (this.client.request as (args: { method: string; params: unknown[] }) => Promise<T>)({ method, params });
+  private request<T>(method: string, params: unknown[], options?: { retryCount?: number }): Promise<T> {
+    return (this.client.request as (args: { method: string; params: unknown[] }, options?: { retryCount?: number }) => Promise<T>)({ method, params }, options);
   }
 
   async chainId(): Promise<number> {
@@ -73,6 +73,7 @@ export class ChainRpc {
   }
 
   async logs(filter: LogFilter): Promise<RawLog[]> {
+    // No retry here: a range the provider refuses is split by the caller, and retrying it only waits.
     return this.request<RawLog[]>('eth_getLogs', [
       {
         fromBlock: hex(filter.fromBlock),
@@ -80,7 +81,7 @@ export class ChainRpc {
         address: filter.addresses,
         topics: filter.topics,
       },
-    ]);
+    ], { retryCount: 0 });
   }
 
   async transaction(hash: string): Promise<RpcTransaction | null> {
@@ -138,6 +139,8 @@ function hex(value: bigint): string {
  */
 export function isRangeTooLarge(error: unknown): boolean {
   const text = collectMessages(error).toLowerCase();
+  // Throttling is not about the range: splitting would only send more requests.
+  if (/(rate limit|too many requests|rate exceeded|\b429\b)/.test(text)) return false;
   return (
     /-32005/.test(text) ||
     /(more than|too many|exceed|limit|range|too large|response size|block range)/.test(text)

@@ -41,16 +41,21 @@ export interface AttributionCandidates {
 }
 
 /**
- * DESIGN.md §4 / issue 4: who a transfer pays. The bound tx hash first; then a
- * bound payer wallet (open sessions before late ones); then an exact amount,
- * only when exactly one open session fits. Otherwise nobody: the payment is
- * kept unattributed for an operator (`kassa payments unattributed`).
+ * DESIGN.md §4 / issue 4: who a transfer pays. The bound tx hash first; then
+ * the bound payer wallet of an open session; then an exact amount, only when
+ * exactly one open session fits. Open sessions come before closed ones: only
+ * when no open session fits the amount at all does a transfer from the payer
+ * wallet of a closed session (inside its late-payment window) count as that
+ * session's late payment. Otherwise nobody: the payment is kept unattributed
+ * for an operator (`kassa payments unattributed`).
  */
 export function attributeTransfer(candidates: AttributionCandidates): { sessionId: string; attribution: Attribution } | null {
   if (candidates.boundSessionId) return { sessionId: candidates.boundSessionId, attribution: 'bound_tx' };
-  const payer = candidates.payerWalletSessionIds[0] ?? candidates.latePayerWalletSessionIds[0];
+  const payer = candidates.payerWalletSessionIds[0];
   if (payer) return { sessionId: payer, attribution: 'payer_wallet' };
   if (candidates.exactAmountSessionIds.length === 1) return { sessionId: candidates.exactAmountSessionIds[0]!, attribution: 'exact_amount' };
+  const late = candidates.latePayerWalletSessionIds[0];
+  if (late && candidates.exactAmountSessionIds.length === 0) return { sessionId: late, attribution: 'payer_wallet' };
   return null;
 }
 
@@ -134,14 +139,16 @@ export function judgeBoundTransaction(
   const native = network.nativeAsset;
 
   if (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) return { kind: 'valid' };
-  if (token && evidence.transfers.some((t) => t.tokenAddress === token && t.to === wallet)) return { kind: 'valid' };
+  // Zero-value transfers (address-poisoning spam) prove nothing and are ignored throughout.
+  const transfers = evidence.transfers.filter((t) => t.baseUnits > 0n);
+  if (token && transfers.some((t) => t.tokenAddress === token && t.to === wallet)) return { kind: 'valid' };
 
-  const toWallet = evidence.transfers.find((t) => t.to === wallet);
+  const toWallet = transfers.find((t) => t.to === wallet);
   if (toWallet) return { kind: 'failed', reason: `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; the session expects ${ticker}` };
   if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
     return { kind: 'failed', reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}` };
   }
-  const elsewhere = token ? evidence.transfers.find((t) => t.tokenAddress === token) : undefined;
+  const elsewhere = token ? transfers.find((t) => t.tokenAddress === token) : undefined;
   if (elsewhere) return { kind: 'failed', reason: `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session wallet ${wallet}` };
   if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
     return { kind: 'failed', reason: `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session wallet ${wallet}` };

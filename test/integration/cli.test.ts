@@ -75,9 +75,9 @@ function expectRefusal(run: KassaRun, code: number, message: string | RegExp): v
   else expect(run.stderr).toMatch(message);
 }
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -455,6 +455,25 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expect(parseJsonOutput<Array<Record<string, unknown>>>(listed)).toEqual([
       expect.objectContaining({ tx_hash: payment.tx_hash, state: 'confirmed', attribution: 'bound_tx', asset: 'BTC', network: 'local' }),
     ]);
+  });
+
+  it('a transfer that fits two sessions equally is listed by `kassa payments unattributed`', async () => {
+    // Two demo sessions quote the same amounts; an unbound transfer of that amount fits both.
+    const ids = [];
+    for (let i = 0; i < 2; i += 1) {
+      const created = await runKassa(['demo', '--json'], { ...env, PORT: String(server!.port) });
+      ids.push(parseJsonOutput<{ session_id: string }>(created).session_id);
+    }
+    const sent = await runKassa(['dev', 'pay', ids[0]!, '--asset', 'USDC', '--no-bind', '--json'], env, { timeoutMs: 40_000 });
+    expectSuccess(sent);
+    const txHash = parseJsonOutput<{ tx_hash: string; bound: boolean }>(sent).tx_hash;
+    await waitFor(async () => {
+      const listed = await runKassa(['payments', 'unattributed', '--json'], env);
+      return parseJsonOutput<Array<{ tx_hash: string }>>(listed).some((p) => p.tx_hash === txHash);
+    }, 'the transfer among the unattributed payments');
+    const text = await runKassa(['payments', 'unattributed'], env);
+    expectSuccess(text);
+    expect(text.stdout).toMatch(new RegExp(`local +39\\.98399840 USDC .*${txHash}#0 +confirmed \\(\\d+ conf\\) +unattributed`));
   });
 
   it('`kassa dev pay` refuses an unknown session (exit 4) and a bad asset (exit 2)', async () => {

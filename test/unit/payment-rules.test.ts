@@ -1,0 +1,349 @@
+import { describe, expect, it } from 'vitest';
+import type { AssetTicker } from '../../src/domain/assets.js';
+import type { CheckoutSession } from '../../src/domain/checkout-session.js';
+import { Decimal } from '../../src/domain/money.js';
+import type { Network } from '../../src/domain/networks.js';
+import { attributeTransfer, judgeBoundTransaction, type AttributionCandidates, type BoundTxEvidence } from '../../src/domain/payments.js';
+
+// DESIGN.md §4: who a transfer pays, and how a bound transaction is judged.
+
+// --- builders -------------------------------------------------------------------------------
+
+const d = (text: string) => new Decimal(text);
+
+/** config/networks.json `local` (anvil); token addresses checksummed as in the registry. */
+const LOCAL: Network = {
+  slug: 'local',
+  name: 'Local (anvil)',
+  chainId: 31337,
+  nativeAsset: 'ETH',
+  confirmations: 1,
+  tokens: [
+    { ticker: 'USDT', address: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 },
+    { ticker: 'USDC', address: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512', decimals: 18 },
+    { ticker: 'BTC', address: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0', decimals: 18 },
+  ],
+  rpcUrls: ['http://127.0.0.1:8545'],
+};
+/** The same chain, but three confirmations needed. */
+const SLOW: Network = { ...LOCAL, confirmations: 3 };
+
+// Evidence carries lower-case addresses (the watcher lower-cases them).
+const USDT = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+const USDC = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
+const BTC = '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0';
+const UNKNOWN_TOKEN = '0xcafecafecafecafecafecafecafecafecafecafe';
+
+/** The session wallet on `local`, checksummed as the organisation entered it. */
+const WALLET_CHECKSUMMED = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const WALLET = WALLET_CHECKSUMMED.toLowerCase();
+/** The organisation's wallet on another network of the session. */
+const ETHEREUM_WALLET = '0x1111111111111111111111111111111111111111';
+const PAYER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+const STRANGER = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
+const ROUTER = '0x2222222222222222222222222222222222222222';
+
+const HASH = `0x${'ab'.repeat(32)}`;
+const BOUND_AT = new Date('2025-01-15T12:10:00.000Z');
+const minutesAfterBinding = (minutes: number) => new Date(BOUND_AT.getTime() + minutes * 60_000);
+const NOW = minutesAfterBinding(5);
+const DROPPED_AFTER = 30;
+
+function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
+  return {
+    id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    organisationId: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+    organisationName: 'Acme Coffee',
+    organisationDeleted: false,
+    ownerUserId: null,
+    status: 'waiting_payment',
+    source: 'api',
+    fromPaymentLink: false,
+    anonymous: false,
+    requiresPayerIdentity: false,
+    identityOptions: [],
+    productPaymentLinkId: null,
+    fiatCurrency: 'USD',
+    totalAmountFiat: d('25'),
+    cryptoCurrency: 'USDT',
+    totalAmountCrypto: d('25.005'),
+    networks: [
+      { network: 'ethereum', chainId: '1', walletAddress: ETHEREUM_WALLET },
+      { network: 'local', chainId: '31337', walletAddress: WALLET_CHECKSUMMED },
+    ],
+    quotes: [
+      {
+        ticker: 'USDT',
+        assetId: 'tether',
+        unitPriceFiat: d('0.9998'),
+        amount: d('25.005'),
+        rateSource: 'static',
+        ratedAt: new Date('2025-01-15T12:00:00Z'),
+        rounding: 'ceil 8',
+      },
+    ],
+    items: [{ name: 'Coffee beans', quantity: 2, unitPrice: d('12.5'), totalPrice: d('25'), productId: null }],
+    expiresAt: new Date('2025-01-15T13:00:00.000Z'),
+    overpaid: false,
+    boundTxHash: HASH,
+    boundAt: BOUND_AT,
+    payerWalletAddress: PAYER,
+    chainId: '31337',
+    failureReason: null,
+    amountReceived: d('0'),
+    paymentPolicy: { underpaymentTolerancePercent: d('0'), latePaymentWindowMinutes: 1440 },
+    user: { id: 'customer-1', email: 'payer@example.com', telegramId: null, username: null },
+    metadata: {},
+    createdAt: new Date('2025-01-15T12:00:00.000Z'),
+    updatedAt: new Date('2025-01-15T12:10:00.000Z'),
+    ...overrides,
+  };
+}
+
+const expecting = (ticker: AssetTicker) => session({ cryptoCurrency: ticker });
+
+type Transfer = { tokenAddress: string; from: string; to: string; baseUnits: bigint };
+const transfer = (tokenAddress: string, to: string, baseUnits = 25_005_000n, from = PAYER): Transfer => ({ tokenAddress, from, to, baseUnits });
+
+type Mined = Extract<BoundTxEvidence, { kind: 'mined' }>;
+function mined(overrides: Partial<Mined> = {}): Mined {
+  return { kind: 'mined', reverted: false, blockNumber: 100n, confirmations: 1, transfers: [], nativeTo: null, nativeValue: 0n, ...overrides };
+}
+
+/** A token payment: the transaction calls the token contract, so it moves no native value. */
+const tokenCall = (token: string, ...transfers: Transfer[]) => mined({ nativeTo: token, nativeValue: 0n, transfers });
+const nativeSend = (to: string, wei = 10n ** 16n) => mined({ nativeTo: to, nativeValue: wei });
+
+const judge = (s: CheckoutSession, evidence: BoundTxEvidence, network: Network = LOCAL, now: Date = NOW) =>
+  judgeBoundTransaction(s, network, evidence, now, DROPPED_AFTER);
+
+type Verdict = ReturnType<typeof judgeBoundTransaction>;
+const WAIT: Verdict = { kind: 'wait' };
+const VALID: Verdict = { kind: 'valid' };
+const failed = (reason: string): Verdict => ({ kind: 'failed', reason });
+
+// --- attributeTransfer ----------------------------------------------------------------------
+
+describe('attributeTransfer', () => {
+  const none: AttributionCandidates = { boundSessionId: null, payerWalletSessionIds: [], latePayerWalletSessionIds: [], exactAmountSessionIds: [] };
+  const candidates = (overrides: Partial<AttributionCandidates>): AttributionCandidates => ({ ...none, ...overrides });
+
+  it.each<[string, Partial<AttributionCandidates>, ReturnType<typeof attributeTransfer>]>([
+    ['the bound tx hash alone', { boundSessionId: 'bound' }, { sessionId: 'bound', attribution: 'bound_tx' }],
+    [
+      'the bound tx hash over payer wallet, late payer wallet and exact amount',
+      { boundSessionId: 'bound', payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1'] },
+      { sessionId: 'bound', attribution: 'bound_tx' },
+    ],
+    ['the bound tx hash over a single exact amount', { boundSessionId: 'bound', exactAmountSessionIds: ['exact-1'] }, { sessionId: 'bound', attribution: 'bound_tx' }],
+    ['the newest open payer-wallet session', { payerWalletSessionIds: ['open-1', 'open-2'] }, { sessionId: 'open-1', attribution: 'payer_wallet' }],
+    [
+      'an open payer-wallet session over a late one',
+      { payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'] },
+      { sessionId: 'open-1', attribution: 'payer_wallet' },
+    ],
+    ['the newest late payer-wallet session when none is open', { latePayerWalletSessionIds: ['late-1', 'late-2'] }, { sessionId: 'late-1', attribution: 'payer_wallet' }],
+    [
+      'an open payer-wallet session over a single exact amount',
+      { payerWalletSessionIds: ['open-1'], exactAmountSessionIds: ['exact-1'] },
+      { sessionId: 'open-1', attribution: 'payer_wallet' },
+    ],
+    [
+      'a single open exact-amount session over a late payer-wallet one',
+      { latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1'] },
+      { sessionId: 'exact-1', attribution: 'exact_amount' },
+    ],
+    [
+      'nobody when the amount fits several open sessions, even with a late payer-wallet session',
+      { latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1', 'exact-2'] },
+      null,
+    ],
+    [
+      'a payer-wallet session even when the exact amount is ambiguous',
+      { payerWalletSessionIds: ['open-1'], exactAmountSessionIds: ['exact-1', 'exact-2'] },
+      { sessionId: 'open-1', attribution: 'payer_wallet' },
+    ],
+    ['the one session of exactly that amount', { exactAmountSessionIds: ['exact-1'] }, { sessionId: 'exact-1', attribution: 'exact_amount' }],
+    ['nobody when two sessions have exactly that amount', { exactAmountSessionIds: ['exact-1', 'exact-2'] }, null],
+    ['nobody when three sessions have exactly that amount', { exactAmountSessionIds: ['exact-1', 'exact-2', 'exact-3'] }, null],
+    ['nobody when nothing fits', {}, null],
+  ])('picks %s', (_name, overrides, expected) => {
+    expect(attributeTransfer(candidates(overrides))).toEqual(expected);
+  });
+});
+
+// --- judgeBoundTransaction ------------------------------------------------------------------
+
+describe('judgeBoundTransaction: before the receipt', () => {
+  it('waits while the transaction is pending', () => {
+    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(600))).toEqual(WAIT);
+  });
+
+  it.each([
+    ['just after binding', 0],
+    ['within the grace', 29],
+    ['a millisecond before the grace ends', 30 - 1 / 60_000],
+  ])('waits for a missing transaction %s', (_name, minutes) => {
+    expect(judge(session(), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(minutes))).toEqual(WAIT);
+  });
+
+  it.each([
+    ['when the grace ends', 30],
+    ['long after the grace', 600],
+  ])('fails a missing transaction as dropped %s', (_name, minutes) => {
+    expect(judge(session(), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(minutes))).toEqual(
+      failed(`dropped: transaction ${HASH} was not found on local within 30 minutes of binding`),
+    );
+  });
+
+  it('counts the grace from the binding time, with the configured minutes in the reason', () => {
+    const verdict = judgeBoundTransaction(session(), LOCAL, { kind: 'missing', foundOn: null }, minutesAfterBinding(5), 5);
+    expect(verdict).toEqual(failed(`dropped: transaction ${HASH} was not found on local within 5 minutes of binding`));
+  });
+
+  it('waits for a missing transaction of a session with no binding time', () => {
+    expect(judge(session({ boundAt: null }), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(600))).toEqual(WAIT);
+  });
+
+  it.each([
+    ['within the grace', 1],
+    ['past the grace', 600],
+  ])('fails a transaction found on another network as the wrong chain %s', (_name, minutes) => {
+    const evidence: BoundTxEvidence = { kind: 'missing', foundOn: { slug: 'ethereum', chainId: 1 } };
+    expect(judge(session(), evidence, LOCAL, minutesAfterBinding(minutes))).toEqual(
+      failed(`wrong chain: transaction ${HASH} is on ethereum (chain id 1), not on local (chain id 31337) it was bound with`),
+    );
+  });
+});
+
+describe('judgeBoundTransaction: confirmations', () => {
+  const payment = tokenCall(USDT, transfer(USDT, WALLET));
+
+  it.each([1, 2])('waits with %i of the 3 confirmations the network needs', (confirmations) => {
+    expect(judge(session(), { ...payment, confirmations}, SLOW)).toEqual(WAIT);
+  });
+
+  it.each([3, 4])('judges with %i confirmations when the network needs 3', (confirmations) => {
+    expect(judge(session(), { ...payment, confirmations}, SLOW)).toEqual(VALID);
+  });
+
+  it('needs at least one confirmation even when the network asks for none', () => {
+    const none: Network = { ...LOCAL, confirmations: 0 };
+    expect(judge(session(), { ...payment, confirmations: 0}, none)).toEqual(WAIT);
+    expect(judge(session(), { ...payment, confirmations: 1}, none)).toEqual(VALID);
+  });
+
+  it('waits before calling a revert while confirmations are short', () => {
+    expect(judge(session(), mined({ reverted: true, confirmations: 2 }), SLOW)).toEqual(WAIT);
+  });
+});
+
+describe('judgeBoundTransaction: mined', () => {
+  it.each<[string, CheckoutSession, BoundTxEvidence, Verdict]>([
+    // reverted
+    [
+      'a reverted transaction, even one with the right transfer log',
+      session(),
+      mined({ reverted: true, blockNumber: 4242n, transfers: [transfer(USDT, WALLET)] }),
+      failed(`reverted: transaction ${HASH} reverted in block 4242 on local`),
+    ],
+
+    // valid
+    ['a token payment to the session wallet', session(), tokenCall(USDT, transfer(USDT, WALLET)), VALID],
+    ['a token payment of 1 base unit', session(), tokenCall(USDT, transfer(USDT, WALLET, 1n)), VALID],
+    [
+      'a token payment through a contract (swap: USDC in, USDT out to the wallet)',
+      session(),
+      mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER)] }),
+      VALID,
+    ],
+    ['a payment in another registry token the session expects (BTC)', expecting('BTC'), tokenCall(BTC, transfer(BTC, WALLET, 10n ** 15n)), VALID],
+    ['a native payment to the session wallet', expecting('ETH'), nativeSend(WALLET), VALID],
+    ['a native payment of 1 wei', expecting('ETH'), nativeSend(WALLET, 1n), VALID],
+    [
+      'a zero-value transfer of the right token (address-poisoning spam) proves nothing',
+      session(),
+      tokenCall(USDT, transfer(USDT, WALLET, 0n)),
+      failed(`no payment: transaction ${HASH} does not transfer USDT to the session wallet ${WALLET}`),
+    ],
+
+    // wrong asset
+    [
+      'another registry token to the session wallet',
+      session(),
+      tokenCall(USDC, transfer(USDC, WALLET, 25n * 10n ** 18n)),
+      failed(`wrong asset: transaction ${HASH} transfers USDC to the session wallet; the session expects USDT`),
+    ],
+    [
+      'an unknown token contract to the session wallet',
+      session(),
+      tokenCall(UNKNOWN_TOKEN, transfer(UNKNOWN_TOKEN, WALLET)),
+      failed(`wrong asset: transaction ${HASH} transfers token ${UNKNOWN_TOKEN} to the session wallet; the session expects USDT`),
+    ],
+    [
+      'the native coin to the session wallet when a token is expected',
+      session(),
+      nativeSend(WALLET),
+      failed(`wrong asset: transaction ${HASH} sends ETH to the session wallet; the session expects USDT`),
+    ],
+    [
+      'a token to the session wallet when the native coin is expected',
+      expecting('ETH'),
+      tokenCall(USDT, transfer(USDT, WALLET)),
+      failed(`wrong asset: transaction ${HASH} transfers USDT to the session wallet; the session expects ETH`),
+    ],
+
+    // wrong recipient
+    [
+      'the right token to another address',
+      session(),
+      tokenCall(USDT, transfer(USDT, STRANGER)),
+      failed(`wrong recipient: transaction ${HASH} transfers USDT to ${STRANGER}, not to the session wallet ${WALLET}`),
+    ],
+    [
+      "the right token to the organisation's wallet on another network of the session",
+      session(),
+      tokenCall(USDT, transfer(USDT, ETHEREUM_WALLET)),
+      failed(`wrong recipient: transaction ${HASH} transfers USDT to ${ETHEREUM_WALLET}, not to the session wallet ${WALLET}`),
+    ],
+    [
+      'the native coin to another address when the native coin is expected',
+      expecting('ETH'),
+      nativeSend(STRANGER),
+      failed(`wrong recipient: transaction ${HASH} sends ETH to ${STRANGER}, not to the session wallet ${WALLET}`),
+    ],
+
+    // no payment
+    [
+      'a receipt with no transfer at all',
+      session(),
+      mined({ nativeTo: ROUTER }),
+      failed(`no payment: transaction ${HASH} does not transfer USDT to the session wallet ${WALLET}`),
+    ],
+    [
+      'a receipt whose only transfer is another token to another address',
+      session(),
+      tokenCall(USDC, transfer(USDC, STRANGER, 10n ** 18n)),
+      failed(`no payment: transaction ${HASH} does not transfer USDT to the session wallet ${WALLET}`),
+    ],
+    [
+      'a zero-value native call to the session wallet when the native coin is expected',
+      expecting('ETH'),
+      nativeSend(WALLET, 0n),
+      failed(`no payment: transaction ${HASH} does not transfer ETH to the session wallet ${WALLET}`),
+    ],
+    [
+      'a contract creation (no recipient) when the native coin is expected',
+      expecting('ETH'),
+      mined({ nativeTo: null, nativeValue: 10n ** 16n }),
+      failed(`no payment: transaction ${HASH} does not transfer ETH to the session wallet ${WALLET}`),
+    ],
+  ])('%s', (_name, s, evidence, expected) => {
+    expect(judge(s, evidence)).toEqual(expected);
+  });
+
+  it('compares the checksummed session wallet with lower-case evidence', () => {
+    expect(session().networks[1]!.walletAddress).not.toBe(WALLET);
+    expect(judge(session(), tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(VALID);
+  });
+});
