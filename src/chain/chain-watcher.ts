@@ -160,6 +160,9 @@ class NetworkWatcher {
         this.metrics?.chainCursor.set({ network: this.network.slug }, Number(next));
       }
       await this.confirm(head);
+      // Credit confirmed payments before a bound transaction is marked confirmed: from then on it no
+      // longer holds an expired session open, and its own payment must already count.
+      await settleChangedSessions(this.ctx, this.logger);
       await this.checkBoundTransactions(head);
       if (this.lastError) this.logger.info({ network: this.network.slug }, 'chain watcher recovered');
       this.lastError = null;

@@ -26,6 +26,7 @@ interface SessionReadRow {
   overpaid: boolean;
   bound_tx_hash: string | null;
   bound_at: Date | null;
+  bound_tx_checked_at: Date | null;
   payer_wallet_address: string | null;
   chain_id: string | null;
   failure_reason: string | null;
@@ -57,7 +58,7 @@ export async function readSession(client: Client, id: string): Promise<CheckoutS
            s.owner_user_id, s.status::text AS status, s.source, s.from_payment_link, s.anonymous, s.requires_payer_identity,
            s.identity_options, s.product_payment_link_id, s.fiat_currency, s.total_amount_fiat::text AS total_amount_fiat,
            s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.expires_at, s.overpaid, s.bound_tx_hash,
-           s.bound_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.amount_received::text AS amount_received,
+           s.bound_at, s.bound_tx_checked_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.amount_received::text AS amount_received,
            o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes, s.user_id, s.user_email, s.user_telegram_id,
            s.user_username, s.metadata, s.created_at, s.updated_at,
            COALESCE((SELECT json_agg(json_build_object('name', i.name, 'quantity', i.quantity, 'unitPrice', i.unit_price::text,
@@ -115,6 +116,7 @@ function toCheckoutSession(row: SessionReadRow): CheckoutSession {
     overpaid: row.overpaid,
     boundTxHash: row.bound_tx_hash,
     boundAt: row.bound_at,
+    boundTxCheckedAt: row.bound_tx_checked_at,
     payerWalletAddress: row.payer_wallet_address,
     chainId: row.chain_id,
     failureReason: row.failure_reason,

@@ -31,7 +31,7 @@ export function createPrismaStore(prisma: PrismaClient): Store {
         const due = await tx.$queryRaw<Array<{ id: string }>>`
           SELECT id FROM checkout_sessions
           WHERE status IN ('pending', 'waiting_payment', 'partial') AND expires_at <= ${now}
-            AND (bound_at IS NULL OR bound_at >= expires_at OR expires_at <= ${graceEndedFor})
+            AND (bound_at IS NULL OR bound_at >= expires_at OR bound_tx_checked_at IS NOT NULL OR expires_at <= ${graceEndedFor})
           ORDER BY expires_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED`;

@@ -74,6 +74,8 @@ export interface CheckoutSession {
   readonly overpaid: boolean;
   readonly boundTxHash: string | null;
   readonly boundAt: Date | null;
+  /** When the chain watcher found the bound transaction valid and confirmed; null until then. */
+  readonly boundTxCheckedAt: Date | null;
   readonly payerWalletAddress: string | null;
   readonly chainId: string | null;
   readonly failureReason: string | null;

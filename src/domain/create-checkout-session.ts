@@ -107,6 +107,7 @@ export async function createCheckoutSession(
     overpaid: false,
     boundTxHash: null,
     boundAt: null,
+    boundTxCheckedAt: null,
     payerWalletAddress: null,
     chainId: null,
     failureReason: null,

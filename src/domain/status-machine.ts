@@ -21,6 +21,11 @@ export interface SessionState {
   readonly expiresAt: Date;
   /** When a payer's transaction was bound, if one was. */
   readonly boundAt: Date | null;
+  /**
+   * When the bound transaction was found on chain and valid (confirmed): it is
+   * then no longer in flight, so it stops holding the session open.
+   */
+  readonly boundTxCheckedAt?: Date | null;
 }
 
 export type SessionEvent =
@@ -82,15 +87,27 @@ export function transition(state: SessionState, event: SessionEvent, now: Date, 
 /** Whether the session's own lifetime is over and no bound transaction keeps it open. */
 export function isExpiredAt(state: SessionState, now: Date, policy: StatusPolicy): boolean {
   if (now.getTime() < state.expiresAt.getTime()) return false;
-  const inflight = state.boundAt !== null && state.boundAt.getTime() < state.expiresAt.getTime();
-  if (!inflight) return true;
+  if (!isInFlight(state)) return true;
+  return pastGrace(state, now, policy);
+}
+
+/** A transaction bound before expires_at that has not confirmed yet. */
+function isInFlight(state: SessionState): boolean {
+  return boundInTime(state) && !state.boundTxCheckedAt;
+}
+
+function boundInTime(state: SessionState): boolean {
+  return state.boundAt !== null && state.boundAt.getTime() < state.expiresAt.getTime();
+}
+
+function pastGrace(state: SessionState, now: Date, policy: StatusPolicy): boolean {
   const graceEnds = state.expiresAt.getTime() + policy.inflightGraceMinutes * 60_000;
   return now.getTime() >= graceEnds;
 }
 
 function expiryTransition(state: SessionState, now: Date, policy: StatusPolicy): Transition | null {
   if (isTerminal(state.status) || !isExpiredAt(state, now, policy)) return null;
-  const inflight = state.boundAt !== null && state.boundAt.getTime() < state.expiresAt.getTime();
+  const inflight = isInFlight(state);
   return {
     from: state.status,
     to: 'expired',
@@ -112,8 +129,10 @@ function paymentTransition(
     const nowOverpaid = state.status === 'paid' ? state.overpaid || overpaid : state.overpaid;
     return { from: state.status, to: state.status, overpaid: nowOverpaid, cause: 'late payment', events: ['checkout_session.late_payment'] };
   }
-  if (isExpiredAt(state, now, policy)) {
-    const expired = expiryTransition(state, now, policy)!;
+  // Money from a transaction bound in time counts until the grace ends, even when it
+  // confirmed a moment before it was credited.
+  if (isExpiredAt({ ...state, boundTxCheckedAt: null }, now, policy)) {
+    const expired = expiryTransition({ ...state, boundTxCheckedAt: null }, now, policy)!;
     return { ...expired, events: [...expired.events, 'checkout_session.late_payment'] };
   }
   if (coversRequired(event)) {

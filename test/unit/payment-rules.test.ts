@@ -87,6 +87,7 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
     overpaid: false,
     boundTxHash: HASH,
     boundAt: BOUND_AT,
+    boundTxCheckedAt: null,
     payerWalletAddress: PAYER,
     chainId: '31337',
     failureReason: null,

@@ -248,6 +248,13 @@ const afterExpiryRows: Row[] = [
     expected: { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] },
   },
   {
+    name: 'its payment credited just after the bound tx was marked confirmed, inside the grace → paid',
+    state: state('waiting_payment', { boundAt: at(-5 * MIN), boundTxCheckedAt: at(30 * MIN) }),
+    event: paid('1'),
+    now: at(30 * MIN),
+    expected: { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] },
+  },
+  {
     name: 'tx bound before expires_at confirms short inside the grace → partial',
     state: state('waiting_payment', { boundAt: at(-5 * MIN) }),
     event: paid('0.4'),
@@ -350,6 +357,20 @@ const clockRows: Row[] = [
     event: clock,
     now: at(60 * MIN - 1),
     expected: null,
+  },
+  {
+    name: 'a bound tx that already confirmed (a partial payment) no longer holds the session open',
+    state: state('partial', { boundAt: at(-5 * MIN), boundTxCheckedAt: at(-4 * MIN) }),
+    event: clock,
+    now: at(1),
+    expected: { from: 'partial', to: 'expired', overpaid: false, cause: 'session expired', events: ['checkout_session.expired'] },
+  },
+  {
+    name: 'a bound tx that confirmed after expires_at: expired at once, inside what was the grace',
+    state: state('partial', { boundAt: at(-5 * MIN), boundTxCheckedAt: at(10 * MIN) }),
+    event: clock,
+    now: at(10 * MIN),
+    expected: { from: 'partial', to: 'expired', overpaid: false, cause: 'session expired', events: ['checkout_session.expired'] },
   },
   {
     name: 'tx bound before expires_at: expired when the grace ends',

@@ -65,6 +65,7 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
     overpaid: false,
     boundTxHash: null,
     boundAt: null,
+    boundTxCheckedAt: null,
     payerWalletAddress: null,
     chainId: null,
     failureReason: null,
