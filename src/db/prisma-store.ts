@@ -25,39 +25,31 @@ export function createPrismaStore(prisma: PrismaClient): Store {
     organisations: new PrismaOrganisationStore(prisma),
     apiKeys: new PrismaApiKeyStore(prisma),
     transaction: (work) => prisma.$transaction((tx) => work(new PrismaTxStore(tx)), TRANSACTION_OPTIONS),
-    async settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
+    settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
       const graceEndedFor = new Date(now.getTime() - inflightGraceMinutes * 60_000);
-      return prisma.$transaction(async (tx) => {
-        const due = await tx.$queryRaw<Array<{ id: string }>>`
+      return settleLockedSessions(
+        prisma,
+        (tx) => tx.$queryRaw<Array<{ id: string }>>`
           SELECT id FROM checkout_sessions
           WHERE status IN ('pending', 'waiting_payment', 'partial') AND expires_at <= ${now}
             AND (bound_at IS NULL OR bound_at >= expires_at OR bound_tx_checked_at IS NOT NULL OR expires_at <= ${graceEndedFor})
           ORDER BY expires_at
           LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED`;
-        const txStore = new PrismaTxStore(tx);
-        for (const { id } of due) {
-          const session = await readSession(tx, id);
-          if (session) await settle(txStore, session);
-        }
-        return due.length;
-      }, TRANSACTION_OPTIONS);
+          FOR UPDATE SKIP LOCKED`,
+        settle,
+      );
     },
-    async settleChangedPayments(limit, settle) {
-      return prisma.$transaction(async (tx) => {
-        const changed = await tx.$queryRaw<Array<{ id: string }>>`
+    settleChangedPayments(limit, settle) {
+      return settleLockedSessions(
+        prisma,
+        (tx) => tx.$queryRaw<Array<{ id: string }>>`
           SELECT id FROM checkout_sessions
           WHERE payments_changed_at IS NOT NULL
           ORDER BY payments_changed_at
           LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED`;
-        const txStore = new PrismaTxStore(tx);
-        for (const { id } of changed) {
-          const session = await readSession(tx, id);
-          if (session) await settle(txStore, session);
-        }
-        return changed.length;
-      }, TRANSACTION_OPTIONS);
+          FOR UPDATE SKIP LOCKED`,
+        settle,
+      );
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {
@@ -65,6 +57,27 @@ export function createPrismaStore(prisma: PrismaClient): Store {
       return count;
     },
   };
+}
+
+/**
+ * In one transaction: locks the sessions `lock` selects (its query ends in
+ * FOR UPDATE SKIP LOCKED, so concurrent instances take disjoint batches) and
+ * runs `settle` on each. Returns how many were locked.
+ */
+async function settleLockedSessions(
+  prisma: PrismaClient,
+  lock: (tx: Tx) => Promise<Array<{ id: string }>>,
+  settle: (tx: TxStore, session: CheckoutSession) => Promise<void>,
+): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const locked = await lock(tx);
+    const txStore = new PrismaTxStore(tx);
+    for (const { id } of locked) {
+      const session = await readSession(tx, id);
+      if (session) await settle(txStore, session);
+    }
+    return locked.length;
+  }, TRANSACTION_OPTIONS);
 }
 
 async function findIdempotencyKey(client: PrismaClient | Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
