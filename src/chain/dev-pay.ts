@@ -71,7 +71,7 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
   }
   const token = local.tokens.find((t) => t.ticker === asset) ?? null;
   const decimals = token?.decimals ?? 18;
-  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, toBaseUnitsCeil(amount, decimals));
+  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, toBaseUnitsCeil(amount, decimals), { chainId: local.chainId });
 
   let bound = false;
   if (options.bind !== false && !session.boundTxHash && !isTerminal(session.status)) {

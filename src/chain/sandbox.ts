@@ -44,8 +44,8 @@ function tokenArtefact(): Artefact {
   return JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'contracts/build/SandboxToken.json'), 'utf8')) as Artefact;
 }
 
-function clients(url: string, account: HDAccount) {
-  const chain = { ...anvil, rpcUrls: { default: { http: [url] } } };
+function clients(url: string, account: HDAccount, chainId: number = anvil.id) {
+  const chain = { ...anvil, id: chainId, rpcUrls: { default: { http: [url] } } };
   return {
     publicClient: createPublicClient({ chain, transport: http(url) }) as PublicClient,
     walletClient: createWalletClient({ chain, account, transport: http(url) }),
@@ -60,7 +60,7 @@ function clients(url: string, account: HDAccount) {
  */
 export async function ensureSandboxTokens(url: string, network: Network, logger?: Logger): Promise<void> {
   const deployer = sandboxAccount(DEPLOYER_ACCOUNT);
-  const { publicClient, walletClient } = clients(url, deployer);
+  const { publicClient, walletClient } = clients(url, deployer, network.chainId);
   const artefact = tokenArtefact();
   let deployed = 0;
   for (const [index, token] of network.tokens.entries()) {
@@ -137,10 +137,10 @@ export async function sandboxTransfer(
   to: string,
   tokenAddress: string | null,
   baseUnits: bigint,
-  options: { gas?: bigint } = {},
+  options: { gas?: bigint; chainId?: number } = {},
 ): Promise<{ hash: Hex; from: string; status: 'success' | 'reverted'; blockNumber: bigint }> {
   const account = sandboxAccount(fromAccount);
-  const { publicClient, walletClient } = clients(url, account);
+  const { publicClient, walletClient } = clients(url, account, options.chainId);
   const hash = tokenAddress
     ? await walletClient.writeContract({ address: tokenAddress as Hex, abi: ERC20, functionName: 'transfer', args: [to as Hex, baseUnits], gas: options.gas })
     : await walletClient.sendTransaction({ to: to as Hex, value: baseUnits, gas: options.gas });

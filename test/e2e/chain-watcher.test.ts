@@ -199,3 +199,34 @@ describe('a network registry that does not match the chain', () => {
     }
   });
 });
+
+describe('a transaction bound on the wrong chain', () => {
+  it('fails the session with the chain it is really on', async () => {
+    // A second sandbox chain (31338) registered as another network beside `local`.
+    const other = await startTestChain({ chainId: 31338 });
+    const registry = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'config/networks.json'), 'utf8'));
+    const local = registry.networks.find((network: { slug: string }) => network.slug === 'local');
+    registry.networks.push({ ...local, slug: 'local-b', name: 'Second sandbox', chainId: 31338, rpcUrls: [other.url] });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'kassa-registry-')), 'networks.json');
+    writeFileSync(file, JSON.stringify(registry));
+    const node = await startChainKassa(chain.url, { env: { KASSA_NETWORKS_FILE: file, KASSA_NETWORKS: 'local,local-b' } });
+    try {
+      const wallet = randomWallet();
+      const session = await sessionOn(node, wallet);
+      // Paid on local-b, but bound as if on local.
+      const sent = await other.pay(wallet, 'USDT', session.usdt);
+      const bound = await postBind(node.kassa, session.id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'USDT', payer_wallet_address: sent.from });
+      expect(bound.status).toBe(200);
+      await node.watchers.tick();
+      const [row] = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ status: string; failure_reason: string }>>`
+        SELECT status::text, failure_reason FROM checkout_sessions WHERE id = ${session.id}::uuid`;
+      expect(row).toEqual({
+        status: 'failed',
+        failure_reason: `wrong chain: transaction ${sent.hash} is on local-b (chain id 31338), not on local (chain id 31337) it was bound with`,
+      });
+    } finally {
+      await node.close();
+      await other.stop();
+    }
+  });
+});

@@ -42,9 +42,9 @@ export interface TestChain {
   stop(): Promise<void>;
 }
 
-export async function startTestChain(): Promise<TestChain> {
-  const anvil: AnvilProcess = await startAnvil({ port: await freePort() });
-  const network = localNetwork(anvil.url);
+export async function startTestChain(options: { chainId?: number } = {}): Promise<TestChain> {
+  const anvil: AnvilProcess = await startAnvil({ port: await freePort(), chainId: options.chainId });
+  const network = { ...localNetwork(anvil.url), chainId: options.chainId ?? 31337 };
   await ensureSandboxTokens(anvil.url, network);
   let id = 0;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
@@ -74,7 +74,7 @@ export async function startTestChain(): Promise<TestChain> {
     head: async () => BigInt(await rpc<string>('eth_blockNumber')),
     pay: (to, asset, amount, options = {}) => {
       const { token, units } = baseUnits(asset, amount);
-      return sandboxTransfer(anvil.url, options.from ?? 2, to, token?.address ?? null, units, { gas: options.gas });
+      return sandboxTransfer(anvil.url, options.from ?? 2, to, token?.address ?? null, units, { gas: options.gas, chainId: network.chainId });
     },
     async sendRaw(raw) {
       const hash = await rpc<Hex>('eth_sendRawTransaction', [raw]);
@@ -87,7 +87,7 @@ export async function startTestChain(): Promise<TestChain> {
     async signPayment(to, asset, amount, options = {}) {
       const { token, units } = baseUnits(asset, amount);
       const account = sandboxAccount(options.from ?? 2);
-      const wallet = createWalletClient({ chain: { ...anvilChain, rpcUrls: { default: { http: [anvil.url] } } }, account, transport: http(anvil.url) });
+      const wallet = createWalletClient({ chain: { ...anvilChain, id: network.chainId, rpcUrls: { default: { http: [anvil.url] } } }, account, transport: http(anvil.url) });
       const request = token
         ? await wallet.prepareTransactionRequest({
             to: token.address as Hex,
