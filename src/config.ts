@@ -39,6 +39,10 @@ export interface Config {
   readonly idempotencyTtlHours: number;
   readonly demo: boolean;
   readonly logLevel: string;
+  /** GraphQL schema introspection (KASSA_GRAPHQL_INTROSPECTION); on outside production by default. */
+  readonly graphqlIntrospection: boolean;
+  /** Apollo Sandbox landing page on GET /graphql (KASSA_GRAPHQL_SANDBOX); on outside production by default. */
+  readonly graphqlSandbox: boolean;
 }
 
 export class ConfigError extends Error {
@@ -101,9 +105,20 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlHours: read.integer('KASSA_IDEMPOTENCY_TTL_HOURS', 48, 24, 8760),
     demo: read.boolean('KASSA_DEMO', kassaEnv === 'development'),
     logLevel: read.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
+    ...readGraphql(read, production, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+function readGraphql(read: EnvReader, production: boolean, problems: string[]) {
+  const graphqlSandbox = read.boolean('KASSA_GRAPHQL_SANDBOX', !production);
+  // Sandbox explores the schema by introspection, so enabling it enables introspection unless refused outright.
+  const graphqlIntrospection = read.boolean('KASSA_GRAPHQL_INTROSPECTION', !production || graphqlSandbox);
+  if (graphqlSandbox && !graphqlIntrospection) {
+    problems.push('KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION: Apollo Sandbox reads the schema by introspection');
+  }
+  return { graphqlSandbox, graphqlIntrospection };
 }
 
 function defaultEnv(env: Env): KassaEnv {
