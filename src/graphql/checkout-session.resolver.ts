@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { SubscribeResolverData } from 'type-graphql';
 import { bindTransaction } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
@@ -6,7 +6,7 @@ import { checkSessionId, getCheckoutSession } from '../domain/get-checkout-sessi
 import type { GraphqlContext } from './context.js';
 import { mapDomainErrors } from './errors.js';
 import { sessionUpdates } from './session-updates.js';
-import { BindResult, BindTransactionInput, CheckoutSession } from './types.js';
+import { BindResult, BindTransactionArgs, CheckoutSession } from './types.js';
 import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 
 /** The payer's operations; each translates, calls the domain function REST calls, and maps its errors. */
@@ -25,11 +25,7 @@ export class CheckoutSessionResolver {
     description:
       "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers idempotent: true.",
   })
-  async bindTransaction(
-    @Arg('sessionId', () => ID) sessionId: string,
-    @Arg('input', () => BindTransactionInput) input: BindTransactionInput,
-    @Ctx() { domain }: GraphqlContext,
-  ): Promise<BindResult> {
+  async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain }: GraphqlContext): Promise<BindResult> {
     const result = await mapDomainErrors(() =>
       bindTransaction(domain, sessionId, {
         tx_hash: input.txHash,

@@ -1,4 +1,4 @@
-import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
 import type { Decimal } from '../domain/money.js';
 
@@ -193,6 +193,16 @@ export class BindTransactionInput {
 
   @Field(() => String, { nullable: true, description: '0x and 40 hex characters.' })
   payerWalletAddress?: string | null;
+}
+
+/** bindTransaction's arguments, declared as a class so the schema lists them in this order. */
+@ArgsType()
+export class BindTransactionArgs {
+  @Field(() => ID)
+  sessionId!: string;
+
+  @Field(() => BindTransactionInput)
+  input!: BindTransactionInput;
 }
 
 @ObjectType({ description: 'The outcome of bindTransaction (spec §2.6).' })

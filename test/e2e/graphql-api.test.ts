@@ -1,3 +1,4 @@
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
@@ -8,10 +9,12 @@ import {
   INTERNALS,
   SESSION_FIELDS,
   SESSION_QUERY,
+  UPDATES_SUBSCRIPTION,
   graphqlData,
   graphqlError,
   postGraphql,
   restViewOf,
+  subscribe,
 } from '../support/graphql-kassa.js';
 
 /** /graphql over real HTTP on a real database: every query and mutation, every error code, the limits. */
@@ -184,6 +187,12 @@ describe('unexpected failures', () => {
       const error = await graphqlError(broken, SESSION_QUERY, { id: UNKNOWN_ID }, 'INTERNAL_SERVER_ERROR');
       expect(error.message).toBe('Internal server error');
       expect(Object.keys(error.extensions)).toEqual(['code']);
+      // And the same over WebSocket.
+      const updates = subscribe(broken, UPDATES_SUBSCRIPTION, { id: UNKNOWN_ID });
+      await updates.completed;
+      await updates.dispose();
+      expect(updates.results).toEqual([{ errors: [expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })] }]);
+      expect(JSON.stringify(updates.results)).not.toMatch(INTERNALS);
     } finally {
       await broken.close();
     }
@@ -256,6 +265,9 @@ describe('protection', () => {
   it('outside production: introspection and the Sandbox landing page are on', async () => {
     const { __schema } = await graphqlData(kassa, '{ __schema { queryType { name } } }');
     expect(__schema.queryType.name).toBe('Query');
+    // The full introspection query Sandbox sends passes the depth, cost and token limits.
+    const full = await graphqlData(kassa, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+    expect(full.__schema.types.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['CheckoutSession', 'Decimal', 'DateTime', 'CryptoTicker']));
     const landing = await kassa.http.get('/graphql').set('Accept', 'text/html');
     expect(landing.status).toBe(200);
     expect(landing.headers['content-type']).toMatch(/^text\/html/);
