@@ -65,6 +65,24 @@ describe('checkoutSessionUpdated', () => {
     ]);
   });
 
+  it.skipIf(isEmbedded)('keeps delivering after the LISTEN connection is cut (it reconnects and looks again)', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const updates = live(a, created.session_id);
+    await updates.waitFor((r) => session(r) !== undefined);
+    const cut = await a.runtime.db.prisma.$queryRaw<Array<{ cut: boolean }>>`
+      SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+       WHERE application_name = 'kassa-live-updates' AND datname = current_database()`;
+    expect(cut.length).toBeGreaterThanOrEqual(1);
+    const tx = newHash();
+    expect((await postBind(b!, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    expect(session(await updates.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('BNB');
+    // And later changes arrive over the new connection.
+    timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
+    await b!.http.get(`/checkout-sessions/${created.session_id}`);
+    timeB.release();
+    await updates.waitFor((r) => session(r)?.status === 'EXPIRED');
+  });
+
   it('pushes a bind made over REST to every subscriber of that session, and nothing to others', async () => {
     const created = await createSession(a, merchant, checkoutRequest());
     const other = await createSession(a, merchant, checkoutRequest());
