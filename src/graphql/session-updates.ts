@@ -1,6 +1,11 @@
-import type { CheckoutSession } from '../domain/checkout-session.js';
+import { isTerminal, type CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import type { CheckoutSessionChanges } from '../db/checkout-session-changes.js';
+
+/** setTimeout's longest delay; sessions live at most 7 days, so this is never reached in practice. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Read just after expires_at, not just before it. */
+const EXPIRY_MARGIN_MS = 50;
 
 /**
  * The stream behind the `checkoutSessionUpdated` subscription: the session as
@@ -10,6 +15,11 @@ import type { CheckoutSessionChanges } from '../db/checkout-session-changes.js';
  * change feed only says "look again"; a read whose public view equals the last
  * one sent is dropped, so repeated or unrelated notifications send nothing.
  * Notifications that arrive during a read are coalesced into one more read.
+ *
+ * When an open session's `expires_at` comes, it is read once more: that read
+ * settles the expiry (as any read does) and every subscriber, on every
+ * instance, hears of it at once rather than at the next expiry sweep. (The
+ * timer runs on the wall clock; the read itself decides by the domain clock.)
  *
  * Written as a plain AsyncIterator rather than an async generator, so that
  * `return()` (the client unsubscribing or disconnecting) ends it at once even
@@ -27,8 +37,22 @@ export async function sessionUpdates(
   let lastSent = '';
   let reading = false;
   let again = false;
+  let expiryTimer: NodeJS.Timeout | null = null;
+
+  const watchExpiry = (session: CheckoutSession) => {
+    if (expiryTimer || done || isTerminal(session.status)) return;
+    const delay = session.expiresAt.getTime() - Date.now();
+    // Past expires_at and still open: a transaction is in flight; the sweep settles its grace.
+    if (delay < 0 || delay > MAX_TIMER_MS) return;
+    expiryTimer = setTimeout(() => {
+      expiryTimer = null;
+      void refresh();
+    }, delay + EXPIRY_MARGIN_MS);
+    expiryTimer.unref();
+  };
 
   const push = (session: CheckoutSession) => {
+    watchExpiry(session);
     const fingerprint = JSON.stringify(toPublicView(session));
     if (fingerprint === lastSent) return;
     lastSent = fingerprint;
@@ -41,6 +65,7 @@ export async function sessionUpdates(
     if (done) return;
     done = true;
     unwatch();
+    if (expiryTimer) clearTimeout(expiryTimer);
     for (const waiter of waiting.splice(0)) waiter.resolve({ value: undefined, done: true });
   };
 

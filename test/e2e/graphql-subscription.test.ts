@@ -83,6 +83,18 @@ describe('checkoutSessionUpdated', () => {
     await updates.waitFor((r) => session(r)?.status === 'EXPIRED');
   });
 
+  it('sends EXPIRED when expires_at comes, without waiting for the expiry sweep (none runs here)', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    // Brought forward in the database, as if created five minutes ago: it expires 1.5 s from now.
+    const expiresAt = new Date(Date.now() + 1500);
+    await a.runtime.db.prisma.checkoutSession.update({ where: { id: created.session_id }, data: { expiresAt } });
+    const updates = live(a, created.session_id);
+    expect(session(await updates.waitFor((r) => session(r) !== undefined))!.status).toBe('WAITING_PAYMENT');
+    const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED', 4000))!;
+    expect(expired.secondsUntilExpiry).toBe(0);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
+  });
+
   it('pushes a bind made over REST to every subscriber of that session, and nothing to others', async () => {
     const created = await createSession(a, merchant, checkoutRequest());
     const other = await createSession(a, merchant, checkoutRequest());
