@@ -76,7 +76,8 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
   await apollo.start();
 
   const middleware = Router();
-  middleware.use(
+  // A route (not `use`), so metrics label these requests "/graphql" rather than "unmatched".
+  middleware.all(
     GRAPHQL_PATH,
     express.json({ limit: GRAPHQL_BODY_LIMIT_BYTES }),
     bodyAlwaysSet,

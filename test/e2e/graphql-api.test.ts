@@ -255,6 +255,12 @@ describe('protection', () => {
     expect(malformed.body).toEqual({ errors: [{ message: 'Malformed JSON in the request body', extensions: { code: 'BAD_REQUEST' } }] });
   });
 
+  it('GraphQL requests are counted in the metrics under their own route', async () => {
+    await graphqlData(kassa, '{ networks { slug } }');
+    const metrics = (await kassa.http.get('/metrics')).text;
+    expect(metrics).toMatch(/kassa_http_request_duration_seconds_count\{method="POST",route="\/graphql",status="200"\} [1-9]/);
+  });
+
   it('REST keeps its own routes and 404 body beside /graphql', async () => {
     const response = await kassa.http.get('/graphql-nope');
     expect(response.status).toBe(404);
