@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
 import type { Decimal } from '../domain/money.js';
