@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { DomainContext } from './domain/context.js';
 import { redactMisplacedSecret, type Logger } from './logging.js';
@@ -14,12 +14,14 @@ export interface AppDependencies {
   readonly logger: Logger;
   readonly readiness: Readiness;
   readonly metrics?: Metrics;
+  /** The GraphQL API's middleware (src/graphql/graphql-server.ts); it parses its own bodies, so it goes before rawBody. */
+  readonly graphql?: RequestHandler;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness, metrics = createMetrics() }: AppDependencies): Express {
+export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(metrics.httpRequests);
@@ -41,6 +43,7 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics() }:
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.all('/metrics', methodNotAllowed(['GET']));
+  if (graphql) app.use(graphql);
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
   app.use(notFoundHandler);

@@ -42,6 +42,10 @@ export interface Config {
   readonly watcher: WatcherConfig;
   /** Development: start (or reuse) the offline anvil chain for the `local` network and deploy its tokens. */
   readonly sandbox: boolean;
+  /** GraphQL schema introspection (KASSA_GRAPHQL_INTROSPECTION); on outside production by default. */
+  readonly graphqlIntrospection: boolean;
+  /** Apollo Sandbox landing page on GET /graphql (KASSA_GRAPHQL_SANDBOX); on outside production by default. */
+  readonly graphqlSandbox: boolean;
 }
 
 export interface WatcherConfig {
@@ -122,9 +126,20 @@ export function loadConfig(env: Env = process.env): Config {
       rpcTimeoutMs: read.integer('KASSA_RPC_TIMEOUT_MS', 10_000, 100, 120_000),
     },
     sandbox: read.boolean('KASSA_SANDBOX', kassaEnv === 'development' && networks.some((n) => n.slug === 'local')),
+    ...readGraphql(read, production, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+function readGraphql(read: EnvReader, production: boolean, problems: string[]) {
+  const graphqlSandbox = read.boolean('KASSA_GRAPHQL_SANDBOX', !production);
+  // Sandbox explores the schema by introspection, so enabling it enables introspection unless refused outright.
+  const graphqlIntrospection = read.boolean('KASSA_GRAPHQL_INTROSPECTION', !production || graphqlSandbox);
+  if (graphqlSandbox && !graphqlIntrospection) {
+    problems.push('KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION: Apollo Sandbox reads the schema by introspection');
+  }
+  return { graphqlSandbox, graphqlIntrospection };
 }
 
 function defaultEnv(env: Env): KassaEnv {

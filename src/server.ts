@@ -9,6 +9,7 @@ import { openRuntime } from './runtime.js';
 import { createMetrics } from './metrics.js';
 import { startChainWatchers, type ChainWatchers } from './chain/chain-watcher.js';
 import { startSandboxChain, type SandboxChain } from './chain/sandbox.js';
+import { startGraphqlApi } from './graphql/graphql-server.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -23,14 +24,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const runtime = await openRuntime(config, logger, 'server');
   const { ctx, db } = runtime;
   const metrics = createMetrics();
+  const graphql = await startGraphqlApi({ ctx, config, db, logger });
   const app = createApp({
     ctx,
     logger,
     metrics,
+    graphql: graphql.middleware,
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
   answerClientErrors(server);
+  graphql.attach(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -66,6 +70,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         await jobs.stop();
         await watchers?.stop();
         await sandbox?.stop();
+        // WebSockets are not HTTP connections server.close() waits for: close them (and the LISTEN client) first.
+        await graphql.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // In-flight requests get a moment to finish; then the rest are cut.

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { DomainContext } from '../../src/domain/context.js';
 import { createLogger } from '../../src/logging.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { startGraphqlApi } from '../../src/graphql/graphql-server.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
 export interface TestKassa {
@@ -50,10 +51,17 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
   const logger = createLogger(config.logLevel);
   const runtime = await openRuntime(config, logger, 'server');
   const ctx: DomainContext = { ...runtime.ctx, ...(options.clock ? { clock: options.clock } : {}), ...options.override };
-  const app = createApp({ ctx, logger, readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) } });
+  const graphql = await startGraphqlApi({ ctx, config, db: runtime.db, logger });
+  const app = createApp({
+    ctx,
+    logger,
+    graphql: graphql.middleware,
+    readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) },
+  });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     answerClientErrors(listening);
+    graphql.attach(listening);
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -64,6 +72,7 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
     url,
     http: supertest(url),
     async close() {
+      await graphql.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await runtime.close();

@@ -1,0 +1,52 @@
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import type { SubscribeResolverData } from 'type-graphql';
+import { bindTransaction } from '../domain/bind-transaction.js';
+import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
+import { checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
+import type { GraphqlContext } from './context.js';
+import { mapDomainErrors } from './errors.js';
+import { sessionUpdates } from './session-updates.js';
+import { BindResult, BindTransactionArgs, CheckoutSession } from './types.js';
+import { toGraphqlBindResult, toGraphqlSession } from './views.js';
+
+/** The payer's operations; each translates, calls the domain function REST calls, and maps its errors. */
+@Resolver(() => CheckoutSession)
+export class CheckoutSessionResolver {
+  @Query(() => CheckoutSession, {
+    nullable: true,
+    description: 'A checkout session by its id, as the payer sees it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one.',
+  })
+  async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<CheckoutSession> {
+    const session = await mapDomainErrors(() => getCheckoutSession(domain, id));
+    return toGraphqlSession(session, domain.clock());
+  }
+
+  @Mutation(() => BindResult, {
+    description:
+      "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers idempotent: true.",
+  })
+  async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain }: GraphqlContext): Promise<BindResult> {
+    const result = await mapDomainErrors(() =>
+      bindTransaction(domain, sessionId, {
+        tx_hash: input.txHash,
+        chain_id: input.chainId,
+        crypto_currency: input.cryptoCurrency,
+        payer_wallet_address: input.payerWalletAddress,
+      }),
+    );
+    return toGraphqlBindResult(result);
+  }
+
+  @Subscription(() => CheckoutSession, {
+    description:
+      'The session now, then again whenever its status, payments or binding change (whichever Kassa instance changed it). Errors as for checkoutSession.',
+    subscribe: ({ args, context }: SubscribeResolverData<unknown, { id: string }, GraphqlContext>) =>
+      mapDomainErrors(async () => {
+        const { domain, changes } = context;
+        return sessionUpdates(changes, checkSessionId(args.id), () => getCheckoutSession(domain, args.id));
+      }),
+  })
+  checkoutSessionUpdated(@Root() session: DomainSession, @Arg('id', () => ID) _id: string, @Ctx() { domain }: GraphqlContext): CheckoutSession {
+    return toGraphqlSession(session, domain.clock());
+  }
+}

@@ -1,0 +1,86 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { DomainError, type DomainErrorCode } from '../domain/errors.js';
+
+/**
+ * The one mapping of domain error codes to GraphQL `extensions.code` (the REST
+ * twin is STATUS_BY_CODE in src/rest/error-handler.ts); a new domain code that
+ * is missing here fails to compile.
+ *
+ * - unprocessable → CONFLICT: the request is well-formed but clashes with the
+ *   organisation's state (REST 422). No payer operation raises it today.
+ * - unavailable → SERVICE_UNAVAILABLE: a dependency is down and a retry may
+ *   succeed (REST 503); INTERNAL_SERVER_ERROR is kept for our own failures.
+ */
+export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
+  invalid: 'BAD_USER_INPUT',
+  not_found: 'NOT_FOUND',
+  conflict: 'CONFLICT',
+  unprocessable: 'CONFLICT',
+  unauthorised: 'UNAUTHENTICATED',
+  unavailable: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * A domain refusal as a GraphQL error with REST's wording: `message` is the
+ * REST message (several problems joined by "; "), and `extensions.messages`
+ * lists them one by one, exactly as the REST 400 body's `message` array does.
+ */
+export function toGraphqlError(error: DomainError): GraphQLError {
+  return new GraphQLError(error.message, {
+    extensions: { code: GRAPHQL_CODE_BY_DOMAIN_CODE[error.code], messages: [...error.messages] },
+  });
+}
+
+/** Runs one domain call and maps its typed refusal; anything else passes on to formatError (masked). */
+export async function mapDomainErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw error instanceof DomainError ? toGraphqlError(error) : error;
+  }
+}
+
+/** The codes a caller may see with their own message; anything else is masked outside development. */
+const CALLER_CODES = new Set([
+  ...Object.values(GRAPHQL_CODE_BY_DOMAIN_CODE),
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PAYLOAD_TOO_LARGE',
+]);
+
+export interface FormatErrorOptions {
+  /** Development shows the original message and Apollo's stack trace of unexpected errors. */
+  readonly development: boolean;
+  /** Where unexpected errors are logged (with their stack) before being masked. */
+  readonly logError?: (error: unknown) => void;
+}
+
+/**
+ * Apollo's `formatError` and the WebSocket server's: errors we raised on
+ * purpose go out as they are (without stack traces unless in development);
+ * anything unexpected (a driver error, a bug) becomes INTERNAL_SERVER_ERROR
+ * "Internal server error" and is logged instead.
+ */
+export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown, options: FormatErrorOptions): GraphQLFormattedError {
+  const original = unwrapResolverError(error);
+  const code = typeof formatted.extensions?.code === 'string' ? formatted.extensions.code : undefined;
+  const intended = original instanceof GraphQLError || (code !== undefined && CALLER_CODES.has(code));
+  if (intended && code !== 'INTERNAL_SERVER_ERROR') {
+    if (options.development) return formatted;
+    const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions };
+  }
+  options.logError?.(original);
+  if (options.development) return formatted;
+  return {
+    message: 'Internal server error',
+    ...(formatted.locations ? { locations: formatted.locations } : {}),
+    ...(formatted.path ? { path: formatted.path } : {}),
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  };
+}

@@ -1,0 +1,145 @@
+import type { Server } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { GraphQLError, validate, type ExecutionResult } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { openCheckoutSessionChanges, type CheckoutSessionChanges } from '../db/checkout-session-changes.js';
+import type { DomainContext } from '../domain/context.js';
+import type { Logger } from '../logging.js';
+import type { GraphqlContext } from './context.js';
+import { formatGraphqlError, type FormatErrorOptions } from './errors.js';
+import { allValidationRules, graphqlProtection } from './protection.js';
+import { graphqlSchema } from './schema.js';
+
+/** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
+export const GRAPHQL_PATH = '/graphql';
+/** As for REST (DESIGN.md §4): a request body or WebSocket message over 100 KB is refused. */
+export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
+
+export interface GraphqlDependencies {
+  readonly ctx: DomainContext;
+  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox'>;
+  readonly db: Database;
+  readonly logger: Logger;
+}
+
+export interface GraphqlApi {
+  /** Mount before any other body parser: it serves GRAPHQL_PATH and passes everything else on. */
+  readonly middleware: Router;
+  /** Serves subscriptions on the HTTP server's upgrade requests to GRAPHQL_PATH. */
+  attach(server: Server): void;
+  /** Closes every WebSocket (1001), the change feed and Apollo; call before closing the HTTP server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The payer's GraphQL surface (Apollo Server 5 on Express 5, graphql-ws for
+ * subscriptions) over the same domain context REST uses.
+ */
+export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDependencies): Promise<GraphqlApi> {
+  const schema = await graphqlSchema();
+  const development = config.env === 'development';
+  const protection = graphqlProtection({ introspection: config.graphqlIntrospection });
+  const errorOptions: FormatErrorOptions = {
+    development,
+    logError: (error) => logger.error({ err: error }, 'graphql: unexpected error'),
+  };
+  const changes: CheckoutSessionChanges = openCheckoutSessionChanges(db, config.databaseUrl, logger);
+  const context = (): GraphqlContext => ({ domain: ctx, changes });
+
+  const apollo = new ApolloServer<GraphqlContext>({
+    schema,
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    introspection: config.graphqlIntrospection,
+    includeStacktraceInErrorResponses: development,
+    validationRules: protection.validationRules,
+    formatError: (formatted, error) => formatGraphqlError(formatted, error, errorOptions),
+    // graphql-armor's and the landing-page plugins are typed against Apollo's CommonJS build; the runtime objects are the same.
+    plugins: [
+      ...protection.plugins,
+      config.graphqlSandbox
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
+        : ApolloServerPluginLandingPageDisabled(),
+    ] as unknown as ApolloServerPlugin<GraphqlContext>[],
+    logger: apolloLogger(logger),
+    // Kassa shuts down on its own signals (src/cli/main.ts); Apollo would otherwise re-raise SIGTERM and kill the process mid-shutdown.
+    stopOnTerminationSignals: false,
+  });
+  await apollo.start();
+
+  const middleware = Router();
+  // A route (not `use`), so metrics label these requests "/graphql" rather than "unmatched".
+  middleware.all(
+    GRAPHQL_PATH,
+    express.json({ limit: GRAPHQL_BODY_LIMIT_BYTES }),
+    bodyAlwaysSet,
+    expressMiddleware(apollo, { context: async () => context() }),
+    transportErrors,
+  );
+
+  let sockets: { dispose(): void | Promise<void> } | null = null;
+  let wsServer: WebSocketServer | null = null;
+  const rules = allValidationRules(protection);
+
+  return {
+    middleware,
+    attach(server) {
+      wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: GRAPHQL_BODY_LIMIT_BYTES });
+      sockets = useServer<Record<string, unknown> | undefined>(
+        {
+          schema,
+          context,
+          validate: (s, document) => validate(s, document, rules),
+          onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
+            result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
+          onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
+        },
+        wsServer,
+      );
+    },
+    async stop() {
+      await sockets?.dispose();
+      await new Promise<void>((resolve) => (wsServer ? wsServer.close(() => resolve()) : resolve()));
+      await changes.close();
+      await apollo.stop();
+    },
+  };
+}
+
+/** express.json leaves req.body unset for other content types; Apollo then refuses them itself (CSRF, 400). */
+const bodyAlwaysSet: RequestHandler = (req, _res, next) => {
+  req.body ??= {};
+  next();
+};
+
+/** Body-parser refusals on /graphql, answered the GraphQL way (an `errors` list) with the HTTP status. */
+const transportErrors: ErrorRequestHandler = (error, _req, res, next) => {
+  const typed = error as { type?: string; status?: number; limit?: number };
+  if (res.headersSent || typeof typed?.status !== 'number' || typed.status < 400 || typed.status >= 500) return next(error);
+  const [code, message] =
+    typed.type === 'entity.too.large'
+      ? ['PAYLOAD_TOO_LARGE', `Request body is larger than the limit of ${Math.round((typed.limit ?? 0) / 1024)} KB`]
+      : typed.type === 'entity.parse.failed'
+        ? ['BAD_REQUEST', 'Malformed JSON in the request body']
+        : typed.type === 'charset.unsupported' || typed.type === 'encoding.unsupported'
+          ? ['BAD_REQUEST', 'Unsupported body encoding: send UTF-8 JSON']
+          : ['BAD_REQUEST', STATUS_CODES[typed.status] ?? 'Bad request'];
+  res.status(typed.status).json({ errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] });
+};
+
+function apolloLogger(logger: Logger) {
+  return {
+    debug: (message: string) => logger.debug({ component: 'apollo' }, message),
+    info: (message: string) => logger.info({ component: 'apollo' }, message),
+    warn: (message: string) => logger.warn({ component: 'apollo' }, message),
+    error: (message: string) => logger.error({ component: 'apollo' }, message),
+  };
+}

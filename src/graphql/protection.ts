@@ -1,0 +1,47 @@
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
+
+/**
+ * Limits on what one GraphQL operation may ask for, over HTTP and WebSocket
+ * alike (graphql-armor's validation rules). The hosted page's largest query
+ * (a session with every field, its items and the networks) has depth 4, no
+ * aliases and a cost of about 130 (15 aliased full sessions would cost about
+ * 1,000); Apollo Sandbox's introspection query is exempt from depth and cost.
+ */
+export const GRAPHQL_LIMITS = {
+  maxDepth: 10,
+  maxAliases: 15,
+  maxCost: 1000,
+  maxDirectives: 20,
+  maxTokens: 2000,
+} as const;
+
+export interface GraphqlProtection {
+  /** Apollo plugins graphql-armor needs (max tokens is checked while parsing). */
+  readonly plugins: ReturnType<ApolloArmor['protect']>['plugins'];
+  /** Added to GraphQL's own rules (specifiedRules) for every operation. */
+  readonly validationRules: ValidationRule[];
+  readonly introspection: boolean;
+}
+
+export function graphqlProtection(options: { introspection: boolean }): GraphqlProtection {
+  const armor = new ApolloArmor({
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, exposeLimits: true },
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, exposeLimits: true },
+    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, exposeLimits: true },
+    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, exposeLimits: true },
+    maxTokens: { n: GRAPHQL_LIMITS.maxTokens, exposeLimits: true },
+    // "Did you mean …" helps someone exploring the schema; without introspection it would leak it.
+    blockFieldSuggestion: { enabled: !options.introspection },
+  });
+  const { plugins, validationRules } = armor.protect();
+  return { plugins, validationRules, introspection: options.introspection };
+}
+
+/**
+ * Every rule a WebSocket operation is validated with. Over HTTP Apollo adds
+ * GraphQL's own rules, and its introspection rule when introspection is off.
+ */
+export function allValidationRules(protection: GraphqlProtection): ValidationRule[] {
+  return [...specifiedRules, ...protection.validationRules, ...(protection.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+}

@@ -1,0 +1,228 @@
+import 'reflect-metadata';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { DateTimeScalar, DecimalScalar } from './scalars.js';
+import type { Decimal } from '../domain/money.js';
+
+/**
+ * The GraphQL schema's types, code-first. Every field names its GraphQL type
+ * explicitly, so the schema does not depend on emitted decorator metadata.
+ * Values are the domain's own (statuses in lower case, amounts as Decimal);
+ * the enums and scalars turn them into GraphQL's convention on the wire.
+ */
+
+/** GraphQL names (PENDING) over the domain's values (pending). */
+export enum CheckoutSessionStatus {
+  PENDING = 'pending',
+  WAITING_PAYMENT = 'waiting_payment',
+  PARTIAL = 'partial',
+  PAID = 'paid',
+  EXPIRED = 'expired',
+  FAILED = 'failed',
+}
+registerEnumType(CheckoutSessionStatus, { name: 'CheckoutSessionStatus', description: 'Where a checkout session is in its life (spec §3).' });
+
+export enum CryptoTicker {
+  BTC = 'BTC',
+  USDT = 'USDT',
+  BNB = 'BNB',
+  SOL = 'SOL',
+  USDC = 'USDC',
+  ETH = 'ETH',
+}
+registerEnumType(CryptoTicker, { name: 'CryptoTicker', description: 'The crypto assets Kassa quotes and accepts.' });
+
+@ObjectType({ description: 'One quoted asset (spec §2.3): the price locked at creation and the amount to send.' })
+export class CryptoPaymentOption {
+  @Field(() => CryptoTicker)
+  ticker!: CryptoTicker;
+
+  @Field(() => String, { description: 'Common market-data id of the asset, e.g. "bitcoin".' })
+  id!: string;
+
+  @Field(() => DecimalScalar, { description: 'Price of one unit in the session currency.' })
+  unitPriceFiat!: Decimal | string;
+
+  @Field(() => DecimalScalar, { description: 'What the payer must send in this asset.' })
+  amount!: Decimal | string;
+}
+
+@ObjectType({ description: "The merchant's customer the session is for." })
+export class CheckoutUser {
+  @Field(() => String)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  email!: string | null;
+
+  @Field(() => String, { nullable: true })
+  telegramId!: string | null;
+
+  @Field(() => String, { nullable: true })
+  username!: string | null;
+}
+
+@ObjectType({ description: 'A line of the basket being paid for.' })
+export class CheckoutLineItem {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => Int)
+  quantity!: number;
+
+  @Field(() => DecimalScalar, { description: 'In the session currency.' })
+  unitPrice!: Decimal | string;
+
+  @Field(() => DecimalScalar, { description: 'quantity × unitPrice, in the session currency.' })
+  totalPrice!: Decimal | string;
+}
+
+@ObjectType({ description: 'A checkout session as the payer sees it: the public view of spec §2.1, its line items and the time left.' })
+export class CheckoutSession {
+  @Field(() => ID)
+  sessionId!: string;
+
+  @Field(() => CheckoutSessionStatus)
+  status!: CheckoutSessionStatus;
+
+  @Field(() => String)
+  source!: string;
+
+  @Field(() => Boolean)
+  fromPaymentLink!: boolean;
+
+  @Field(() => Boolean)
+  anonymous!: boolean;
+
+  @Field(() => Boolean)
+  requiresPayerIdentity!: boolean;
+
+  @Field(() => [String])
+  identityOptions!: string[];
+
+  @Field(() => ID, { nullable: true })
+  productPaymentLinkId!: string | null;
+
+  @Field(() => DecimalScalar, { nullable: true, description: 'Amount in the selected crypto; null until one is selected.' })
+  totalAmountCrypto!: Decimal | string | null;
+
+  @Field(() => CryptoTicker, { nullable: true, description: 'The selected crypto; null until one is selected (bind selects).' })
+  cryptoCurrency!: CryptoTicker | null;
+
+  @Field(() => [CryptoPaymentOption])
+  cryptoOptions!: CryptoPaymentOption[];
+
+  @Field(() => String, { description: 'ISO 4217 code of the quote currency.' })
+  fiatCurrency!: string;
+
+  @Field(() => DecimalScalar)
+  totalAmountFiat!: Decimal | string;
+
+  @Field(() => String, { description: "The merchant's receiving wallet: on the bound chain once bound, else on the first supported network." })
+  walletAddress!: string;
+
+  @Field(() => [String], { description: 'Slugs of the networks this session can be paid on (see `networks`).' })
+  supportedNetworks!: string[];
+
+  @Field(() => DateTimeScalar)
+  expiresAt!: Date | string;
+
+  @Field(() => Int, { description: 'Whole seconds left before expiresAt by the server clock; 0 once expired or settled.' })
+  secondsUntilExpiry!: number;
+
+  @Field(() => Boolean)
+  overpaid!: boolean;
+
+  @Field(() => String, { nullable: true })
+  boundTxHash!: string | null;
+
+  @Field(() => String, { nullable: true })
+  payerWalletAddress!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'EIP-155 chain id (decimal) of the bound transaction.' })
+  chainId!: string | null;
+
+  @Field(() => CheckoutUser)
+  user!: CheckoutUser;
+
+  @Field(() => [CheckoutLineItem])
+  items!: CheckoutLineItem[];
+}
+
+@ObjectType({ description: "How an asset is paid on a network: the chain's own coin or an ERC-20 token." })
+export class NetworkAsset {
+  @Field(() => CryptoTicker)
+  ticker!: CryptoTicker;
+
+  @Field(() => Boolean, { description: "True for the chain's own coin (sent as value, no contract)." })
+  native!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'ERC-20 contract address; null for the native coin.' })
+  contractAddress!: string | null;
+
+  @Field(() => Int, { description: 'Decimals of the coin or token on this chain (base units = amount × 10^decimals).' })
+  decimals!: number;
+}
+
+@ObjectType({ description: 'An EVM network this Kassa accepts payments on.' })
+export class Network {
+  @Field(() => String, { description: 'As in CheckoutSession.supportedNetworks, e.g. "bsc".' })
+  slug!: string;
+
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { description: 'EIP-155 chain id as a decimal string, as bindTransaction takes it.' })
+  chainId!: string;
+
+  @Field(() => Int, { description: 'Confirmations Kassa waits for before counting a payment.' })
+  confirmations!: number;
+
+  @Field(() => [NetworkAsset])
+  assets!: NetworkAsset[];
+}
+
+@InputType({ description: "The payer's broadcast transaction (spec §2.5). Patterns are checked by the same rules as REST." })
+export class BindTransactionInput {
+  @Field(() => String, { description: '0x and 64 hex characters.' })
+  txHash!: string;
+
+  @Field(() => String, { description: 'EIP-155 chain id, decimal ("56") or hex ("0x38").' })
+  chainId!: string;
+
+  @Field(() => CryptoTicker, { nullable: true, description: 'Required unless the session already has a crypto currency selected.' })
+  cryptoCurrency?: CryptoTicker | null;
+
+  @Field(() => String, { nullable: true, description: '0x and 40 hex characters.' })
+  payerWalletAddress?: string | null;
+}
+
+/** bindTransaction's arguments, declared as a class so the schema lists them in this order. */
+@ArgsType()
+export class BindTransactionArgs {
+  @Field(() => ID)
+  sessionId!: string;
+
+  @Field(() => BindTransactionInput)
+  input!: BindTransactionInput;
+}
+
+@ObjectType({ description: 'The outcome of bindTransaction (spec §2.6).' })
+export class BindResult {
+  @Field(() => ID)
+  sessionId!: string;
+
+  @Field(() => String)
+  boundTxHash!: string;
+
+  @Field(() => CryptoTicker)
+  cryptoCurrency!: CryptoTicker;
+
+  @Field(() => DecimalScalar)
+  totalAmountCrypto!: Decimal | string;
+
+  @Field(() => CheckoutSessionStatus)
+  status!: CheckoutSessionStatus;
+
+  @Field(() => Boolean, { description: 'True when this exact transaction was already bound to this session.' })
+  idempotent!: boolean;
+}

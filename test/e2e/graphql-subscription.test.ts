@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
+import { controllableClock, createSession, isEmbedded, postBind } from '../support/rest-kassa.js';
+import { BIND_MUTATION, UPDATES_SUBSCRIPTION, graphqlData, restViewOf, subscribe, type LiveSubscription } from '../support/graphql-kassa.js';
+
+/**
+ * checkoutSessionUpdated over a real WebSocket. On PostgreSQL the change is
+ * made by a second Kassa instance on the same database (LISTEN/NOTIFY); on the
+ * embedded database (one instance only) the polling fallback carries it.
+ */
+
+const timeB = controllableClock();
+let a: TestKassa;
+let b: TestKassa | null = null;
+let merchant: TestMerchant;
+const open: LiveSubscription[] = [];
+
+beforeAll(async () => {
+  a = await startTestKassa();
+  if (!isEmbedded) b = await startTestKassa({ database: a.database, clock: timeB.clock });
+  merchant = await createMerchant(a.ctx);
+});
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.dispose()));
+  await b?.close();
+  await a?.close();
+});
+
+let hashes = 0;
+const newHash = () => `0x${(0x5b0000 + ++hashes).toString(16).padStart(64, 'f')}`;
+const live = (kassa: TestKassa, id: string) => {
+  const subscription = subscribe(kassa, UPDATES_SUBSCRIPTION, { id });
+  open.push(subscription);
+  return subscription;
+};
+const session = (result: { data?: Record<string, any> | null }) => result.data?.checkoutSessionUpdated as Record<string, any> | undefined;
+
+describe('checkoutSessionUpdated', () => {
+  it.skipIf(isEmbedded)('sends the session now, then the bind and the expiry made by another Kassa instance on the same database', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    const updates = live(a, created.session_id);
+    const first = session(await updates.waitFor((r) => session(r) !== undefined))!;
+    expect(restViewOf(first)).toEqual((await a.http.get(`/checkout-sessions/${created.session_id}`)).body);
+    expect(first.boundTxHash).toBeNull();
+
+    const tx = newHash();
+    await graphqlData(b!, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDC', payerWalletAddress: PAYER } });
+    const bound = session(await updates.waitFor((r) => session(r)?.boundTxHash === tx))!;
+    expect(bound).toMatchObject({ status: 'WAITING_PAYMENT', cryptoCurrency: 'USDC', chainId: '1', payerWalletAddress: PAYER });
+    expect(bound.totalAmountCrypto).toBe(first.cryptoOptions.find((o: { ticker: string }) => o.ticker === 'USDC').amount);
+
+    // Instance B's clock passes expiry and the in-flight grace; its read settles the session as expired.
+    timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
+    expect((await b!.http.get(`/checkout-sessions/${created.session_id}`)).body.status).toBe('expired');
+    timeB.release();
+    const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED'))!;
+    expect(expired.secondsUntilExpiry).toBe(0);
+    // One message per change: the first, the bind, the expiry.
+    expect(updates.results.map((r) => [session(r)?.status, session(r)?.boundTxHash])).toEqual([
+      ['WAITING_PAYMENT', null],
+      ['WAITING_PAYMENT', tx],
+      ['EXPIRED', tx],
+    ]);
+  });
+
+  it.skipIf(isEmbedded)('keeps delivering after the LISTEN connection is cut (it reconnects and looks again)', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const updates = live(a, created.session_id);
+    await updates.waitFor((r) => session(r) !== undefined);
+    const cut = await a.runtime.db.prisma.$queryRaw<Array<{ cut: boolean }>>`
+      SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+       WHERE application_name = 'kassa-live-updates' AND datname = current_database()`;
+    expect(cut.length).toBeGreaterThanOrEqual(1);
+    const tx = newHash();
+    expect((await postBind(b!, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    expect(session(await updates.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('BNB');
+    // And later changes arrive over the new connection.
+    timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
+    await b!.http.get(`/checkout-sessions/${created.session_id}`);
+    timeB.release();
+    await updates.waitFor((r) => session(r)?.status === 'EXPIRED');
+  });
+
+  it('sends EXPIRED when expires_at comes, without waiting for the expiry sweep (none runs here)', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    // Brought forward in the database, as if created five minutes ago: it expires 1.5 s from now.
+    const expiresAt = new Date(Date.now() + 1500);
+    await a.runtime.db.prisma.checkoutSession.update({ where: { id: created.session_id }, data: { expiresAt } });
+    const updates = live(a, created.session_id);
+    expect(session(await updates.waitFor((r) => session(r) !== undefined))!.status).toBe('WAITING_PAYMENT');
+    const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED', 4000))!;
+    expect(expired.secondsUntilExpiry).toBe(0);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
+  });
+
+  it('pushes a bind made over REST to every subscriber of that session, and nothing to others', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const other = await createSession(a, merchant, checkoutRequest());
+    const [first, second, bystander] = [live(a, created.session_id), live(a, created.session_id), live(a, other.session_id)];
+    for (const s of [first, second, bystander]) await s.waitFor((r) => session(r) !== undefined);
+    const tx = newHash();
+    expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    for (const s of [first, second]) expect(session(await s.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('ETH');
+    // The poll interval (embedded) or a notification round trip (PostgreSQL) has long passed.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(bystander.results).toHaveLength(1);
+    expect(session(bystander.results[0]!)!.sessionId).toBe(other.session_id);
+  });
+
+  it('an unknown or malformed id ends the subscription with NOT_FOUND or BAD_USER_INPUT, not a hang', async () => {
+    const unknown = live(a, '7d444840-9dc0-11d1-b245-5ffdce74fad2');
+    const malformed = live(a, 'nope');
+    await Promise.all([unknown.completed, malformed.completed]);
+    expect(unknown.results).toEqual([
+      expect.objectContaining({ errors: [expect.objectContaining({ message: 'Checkout session 7d444840-9dc0-11d1-b245-5ffdce74fad2 not found', extensions: expect.objectContaining({ code: 'NOT_FOUND' }) })] }),
+    ]);
+    expect(malformed.results).toEqual([
+      expect.objectContaining({ errors: [expect.objectContaining({ message: 'id must be a UUID', extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })] }),
+    ]);
+    expect(JSON.stringify([unknown.results, malformed.results])).not.toMatch(/stacktrace|node_modules/);
+  });
+
+  it('the same limits apply over WebSocket: a deep operation is refused', async () => {
+    let selection = 'name';
+    for (let i = 0; i < 12; i++) selection = `ofType { ${selection} }`;
+    const deep = subscribe(a, `query { __type(name: "CheckoutSession") { ${selection} } }`, {});
+    open.push(deep);
+    await deep.completed.catch(() => {});
+    await deep.waitFor((r) => Boolean(r.errors));
+    expect(deep.results[0]!.errors![0]!.message).toMatch(/depth limit of 10 exceeded/i);
+  });
+
+  it('closing Kassa closes its WebSockets (1001) at once instead of waiting for subscribers', async () => {
+    const c = await startTestKassa({ database: isEmbedded ? undefined : a.database });
+    const viewer = await createMerchant(c.ctx);
+    const created = await createSession(c, viewer, checkoutRequest());
+    const updates = subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id });
+    await updates.waitFor((r) => session(r) !== undefined);
+    const started = Date.now();
+    await c.close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    await updates.waitFor(() => updates.closeCodes.length > 0, 2000).catch(() => {});
+    expect(updates.closeCodes).toEqual([1001]);
+    await updates.dispose();
+  });
+});

@@ -1,0 +1,85 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GraphQLError } from 'graphql';
+import { DateTimeScalar, DecimalScalar } from '../../src/graphql/scalars.js';
+import { formatGraphqlError, GRAPHQL_CODE_BY_DOMAIN_CODE, toGraphqlError } from '../../src/graphql/errors.js';
+import { Decimal } from '../../src/domain/money.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { loadConfig } from '../../src/config.js';
+
+describe('Decimal scalar', () => {
+  it('serialises Decimals and decimal strings with exactly 8 fractional digits', () => {
+    expect(DecimalScalar.serialize(new Decimal('12.5'))).toBe('12.50000000');
+    expect(DecimalScalar.serialize(new Decimal('0.000000011'))).toBe('0.00000001');
+    expect(DecimalScalar.serialize('105')).toBe('105.00000000');
+    expect(DecimalScalar.serialize('123456789012.12345678')).toBe('123456789012.12345678');
+  });
+
+  it('never accepts a float, on the way out or in', () => {
+    expect(() => DecimalScalar.serialize(12.5)).toThrow(/Decimal cannot represent number/);
+    expect(() => DecimalScalar.serialize('1e3')).toThrow(GraphQLError);
+    expect(() => DecimalScalar.parseValue(12.5)).toThrow(/must be a string/);
+    expect((DecimalScalar.parseValue('0.1') as Decimal).plus('0.2').toFixed(8)).toBe('0.30000000');
+  });
+});
+
+describe('DateTime scalar', () => {
+  it('is ISO 8601 in UTC with milliseconds', () => {
+    expect(DateTimeScalar.serialize(new Date(Date.UTC(2026, 10, 21, 19, 0, 0, 5)))).toBe('2026-11-21T19:00:00.005Z');
+    expect(DateTimeScalar.serialize('2026-11-21T20:00:00+01:00')).toBe('2026-11-21T19:00:00.000Z');
+    expect(() => DateTimeScalar.serialize('yesterday')).toThrow(/ISO 8601/);
+  });
+});
+
+describe('GraphQL error mapping', () => {
+  it('maps every domain code once, keeping the REST messages', () => {
+    expect(GRAPHQL_CODE_BY_DOMAIN_CODE).toEqual({
+      invalid: 'BAD_USER_INPUT',
+      not_found: 'NOT_FOUND',
+      conflict: 'CONFLICT',
+      unprocessable: 'CONFLICT',
+      unauthorised: 'UNAUTHENTICATED',
+      unavailable: 'SERVICE_UNAVAILABLE',
+    });
+    const error = toGraphqlError(new DomainError('invalid', ['a is wrong', 'b is wrong']));
+    expect(error.message).toBe('a is wrong; b is wrong');
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', messages: ['a is wrong', 'b is wrong'] });
+  });
+
+  it('masks unexpected errors outside development and strips stack traces', () => {
+    const unexpected = new Error('connect ECONNREFUSED 10.0.0.5:5432');
+    const formatted = { message: unexpected.message, path: ['checkoutSession'], extensions: { code: 'INTERNAL_SERVER_ERROR', stacktrace: ['at x (y.ts:1:1)'] } };
+    expect(formatGraphqlError(formatted, unexpected, { development: false })).toEqual({
+      message: 'Internal server error',
+      path: ['checkoutSession'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
+    expect(formatGraphqlError(formatted, unexpected, { development: true })).toBe(formatted);
+    const intended = toGraphqlError(new DomainError('not_found', 'Checkout session x not found'));
+    expect(formatGraphqlError({ message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } }, intended, { development: false })).toEqual({
+      message: 'Checkout session x not found',
+      extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
+    });
+  });
+});
+
+describe('GraphQL config', () => {
+  const base = { KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-graphql-config-')), LOG_LEVEL: 'silent' };
+  const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32) };
+
+  it('introspection and Sandbox: on in development, off in production unless enabled', () => {
+    expect(loadConfig({ ...base, KASSA_ENV: 'development' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
+    expect(loadConfig(production)).toMatchObject({ graphqlIntrospection: false, graphqlSandbox: false });
+    expect(loadConfig({ ...production, KASSA_GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: false });
+    expect(loadConfig({ ...production, KASSA_GRAPHQL_SANDBOX: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
+  });
+
+  it('refuses Sandbox without introspection, and a value that is not a boolean', () => {
+    expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'true', KASSA_GRAPHQL_INTROSPECTION: 'false' })).toThrow(
+      /KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION/,
+    );
+    expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'maybe' })).toThrow(/KASSA_GRAPHQL_SANDBOX must be true or false/);
+  });
+});
