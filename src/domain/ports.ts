@@ -1,6 +1,7 @@
 import type { CheckoutSession, CheckoutSessionStatus } from './checkout-session.js';
 import type { CheckoutEventType } from './status-machine.js';
 import type { Decimal } from './money.js';
+import type { WebhookStore } from './webhook-ports.js';
 
 /**
  * What the domain needs from storage. Implemented over Prisma in src/db; the
@@ -10,6 +11,7 @@ export interface Store {
   readonly sessions: SessionReader;
   readonly organisations: OrganisationStore;
   readonly apiKeys: ApiKeyStore;
+  readonly webhooks: WebhookStore;
   /** Runs `work` in one database transaction; everything it writes commits or nothing does. */
   transaction<T>(work: (tx: TxStore) => Promise<T>): Promise<T>;
   /**

@@ -10,7 +10,9 @@ export type CheckoutEventType =
   | 'checkout_session.paid'
   | 'checkout_session.expired'
   | 'checkout_session.failed'
-  | 'checkout_session.late_payment';
+  | 'checkout_session.late_payment'
+  /** A reorg rolled back a payment the session had counted (emitted by payment detection). */
+  | 'checkout_session.payment_reversed';
 
 /** What the status rules need to know about a session. */
 export interface SessionState {
