@@ -8,6 +8,8 @@ import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
 import { rawBody } from './rest/json-body.js';
+import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
+import { eventsRouter } from './rest/events.routes.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -43,6 +45,8 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics() }:
   app.all('/metrics', methodNotAllowed(['GET']));
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
+  app.use(webhookEndpointsRouter(ctx));
+  app.use(eventsRouter(ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;
