@@ -6,6 +6,7 @@ import { openDatabase } from '../db/database.js';
 import { registerOrganisationCommands } from './organisations.command.js';
 import { registerKeyCommands } from './keys.command.js';
 import { registerDemoCommand } from './demo.command.js';
+import { registerWebhookCommands } from './webhooks.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 
 const program = new Command('kassa').description('Kassa, self-hosted crypto checkout: operator CLI').showHelpAfterError();
@@ -51,5 +52,6 @@ program
 registerOrganisationCommands(program);
 registerKeyCommands(program);
 registerDemoCommand(program);
+registerWebhookCommands(program);
 
 program.parseAsync(process.argv).catch(reportFailure);
