@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { PACKAGE_ROOT } from '../../src/config.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -114,7 +115,10 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
   it('`migrate` applies the migrations to an empty database, then finds nothing to do', async () => {
     const first = await runKassa(['migrate'], env);
     expectSuccess(first);
-    expect(first.stdout).toBe('applied: 20261121000000_init\n');
+    // Every migration folder, in order (other branches add their own).
+    const folders = readdirSync(path.join(PACKAGE_ROOT, 'prisma/migrations'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+    expect(folders[0]).toBe('20261121000000_init');
+    expect(first.stdout).toBe(`applied: ${folders.join(', ')}\n`);
     const again = await runKassa(['migrate'], env);
     expectSuccess(again);
     expect(again.stdout).toBe('database is up to date\n');
