@@ -10,6 +10,7 @@ import { healthRouter, type Readiness } from './rest/health.routes.js';
 import { rawBody } from './rest/json-body.js';
 import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
 import { eventsRouter } from './rest/events.routes.js';
+import { openApiRouter } from './rest/openapi.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -43,6 +44,7 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics() }:
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.all('/metrics', methodNotAllowed(['GET']));
+  app.use(openApiRouter());
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
   app.use(webhookEndpointsRouter(ctx));
