@@ -300,4 +300,33 @@ describe('two instances on one database', () => {
       await second.close();
     }
   });
+
+  it('with failing answers, the receiver sees each event exactly as often as attempts were logged', async () => {
+    const { owner, endpoint } = await freshMerchantWithReceiver();
+    // Every third request fails: retries happen on both instances.
+    let count = 0;
+    receiver.fallback = { status: 200 };
+    const respond = receiver.respond.bind(receiver);
+    for (let i = 0; i < 30; i++) respond(++count % 3 === 0 ? { status: 500 } : { status: 200 });
+    const second = await startTestKassa({ env: FAST_WEBHOOKS, database: kassa.database });
+    const loops = [startDeliveryLoop(kassa.ctx), startDeliveryLoop(second.ctx)];
+    try {
+      for (let i = 0; i < 10; i++) await createSession(i % 2 ? kassa : second, owner, checkoutRequest());
+      await expect
+        .poll(async () => (await deliveries(owner, endpoint.id)).filter((d) => d.status === 'succeeded').length, { timeout: 15_000 })
+        .toBe(10);
+      const log = await deliveries(owner, endpoint.id);
+      const received = new Map<string, number>();
+      for (const hook of receiver.received) received.set(hook.body.id, (received.get(hook.body.id) ?? 0) + 1);
+      expect(log.some((d) => d.attempts > 1)).toBe(true);
+      for (const delivery of log) {
+        expect(delivery.attemptLog).toHaveLength(delivery.attempts);
+        expect(received.get(delivery.eventId), `event ${delivery.eventId}`).toBe(delivery.attempts);
+        expect(delivery.attemptLog.at(-1)!.statusCode).toBe(200);
+      }
+    } finally {
+      await Promise.all(loops.map((l) => l.stop()));
+      await second.close();
+    }
+  });
 });
