@@ -7,6 +7,7 @@ import type { Logger } from '../logging.js';
 import { postJson } from './http-post.js';
 
 const CLAIM_BATCH = 20;
+const ROUND_BUDGET_MS = 5_000;
 
 /** Exponential backoff with full jitter: random(0, min(max, base × 2^(attempt-1))). */
 export function retryDelayMs(attempt: number, config: Pick<WebhookConfig, 'retryBaseMs' | 'retryMaxMs'>, random: () => number = Math.random): number {
@@ -50,8 +51,16 @@ async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logge
  */
 export async function runWebhookRound(ctx: DomainContext, logger: Logger): Promise<number> {
   const config = ctx.webhooks;
-  await ctx.store.webhooks.fanOut({ gapSeconds: config.outboxGapSeconds, giveUpHours: config.giveUpHours, batch: 500 });
-  const claims = await ctx.store.webhooks.claimDue(CLAIM_BATCH, leaseMs(config));
-  await Promise.all(claims.map((claim) => attempt(ctx, claim, logger)));
-  return claims.length;
+  const started = Date.now();
+  let attempts = 0;
+  // Keep going while there is due work (one delivery per endpoint per pass, so a backlog drains
+  // in passes), but hand back within a few seconds so shutdown never waits long.
+  while (Date.now() - started < ROUND_BUDGET_MS) {
+    await ctx.store.webhooks.fanOut({ gapSeconds: config.outboxGapSeconds, giveUpHours: config.giveUpHours, batch: 500 });
+    const claims = await ctx.store.webhooks.claimDue(CLAIM_BATCH, leaseMs(config));
+    if (claims.length === 0) break;
+    await Promise.all(claims.map((claim) => attempt(ctx, claim, logger)));
+    attempts += claims.length;
+  }
+  return attempts;
 }

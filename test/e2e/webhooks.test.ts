@@ -330,3 +330,16 @@ describe('two instances on one database', () => {
     }
   });
 });
+
+describe('throughput', () => {
+  it('one round drains a backlog for an endpoint, one delivery after another, in event order', async () => {
+    const { owner } = await freshMerchantWithReceiver();
+    const sessions = [];
+    for (let i = 0; i < 6; i++) sessions.push(await createSession(kassa, owner, checkoutRequest()));
+    const { runWebhookRound } = await import('../../src/webhooks/dispatcher.js');
+    const { createLogger } = await import('../../src/logging.js');
+    // (Other endpoints of this database may have due retries too: at least these six.)
+    expect(await runWebhookRound(kassa.ctx, createLogger('silent'))).toBeGreaterThanOrEqual(6);
+    expect(receiver.received.map((hook) => hook.body.data.session_id)).toEqual(sessions.map((s) => s.session_id));
+  });
+});
