@@ -10,6 +10,7 @@ import {
   toDeliveryView,
   toEndpointView,
 } from '../domain/webhook-endpoints.js';
+import { invalid } from '../domain/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -82,7 +83,8 @@ export function registerWebhookCommands(program: Command): void {
     .option('--limit <n>', 'at most this many (1-1000)', '100')
     .option('--json', 'print a JSON array')
     .action(async (options: { endpoint: string; limit: string; json?: boolean }) => {
-      const limit = /^\d+$/.test(options.limit) ? Math.min(Math.max(Number(options.limit), 1), 1000) : 100;
+      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 1000) throw invalid('--limit must be a whole number from 1 to 1000');
+      const limit = Number(options.limit);
       const list = await withRuntime((ctx) => listWebhookDeliveries(ctx, null, options.endpoint, limit));
       if (options.json) return printJson(list.map(toDeliveryView));
       list.forEach(printDelivery);

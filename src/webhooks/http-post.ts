@@ -29,12 +29,21 @@ export async function postJson(
   const elapsed = () => performance.now() - started;
   const url = new URL(target);
   let resolved: { address: string; family: 4 | 6 };
+  let dnsTimer: NodeJS.Timeout | undefined;
   try {
-    resolved = await resolveWebhookHost(url, options.allowPrivate);
+    // Name resolution counts against the attempt's timeout too, so an attempt never outlives its lease.
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      dnsTimer = setTimeout(() => reject(new Error(`timeout after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
+    });
+    resolved = await Promise.race([resolveWebhookHost(url, options.allowPrivate), timedOut]);
   } catch (error) {
-    const message = error instanceof DomainError ? error.messages.join('; ') : (error as Error).message;
-    return { statusCode: null, error: `refused: ${message}`, responseExcerpt: null, latencyMs: elapsed() };
+    // The SSRF rule and unresolvable names are refusals; a slow resolver is a timeout.
+    const message = error instanceof DomainError ? `refused: ${error.messages.join('; ')}` : (error as Error).message;
+    return { statusCode: null, error: message, responseExcerpt: null, latencyMs: elapsed() };
+  } finally {
+    clearTimeout(dnsTimer);
   }
+  const remainingMs = Math.max(1, options.timeoutMs - elapsed());
   // Connect to the address that passed the check, not to a second DNS answer.
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [resolved]);
@@ -76,7 +85,7 @@ export async function postJson(
         response.on('error', done);
       },
     );
-    const timer = setTimeout(() => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }), options.timeoutMs);
+    const timer = setTimeout(() => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }), remainingMs);
     request.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, error: error.code ? `${error.code}: ${error.message}` : error.message, responseExcerpt: null }));
     request.end(body);
   });

@@ -95,6 +95,7 @@ describe('kassa webhooks', () => {
       expect(badUrl.stderr).toMatch(/^kassa: url must use http or https\n$/);
       expect((await runKassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'bogus'], env)).code).toBe(2);
       expect((await runKassa(['webhooks', 'add', '--url', receiver.url], env)).code).toBe(2);
+      expect((await runKassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--limit', '0'], env)).code).toBe(2);
 
       const removed = await runKassa(['webhooks', 'remove', endpoint.id], env);
       expect(removed.code, removed.stderr).toBe(0);
