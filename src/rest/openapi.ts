@@ -132,7 +132,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'One webhook endpoint',
     signed: true,
     ok: { status: 200, description: 'The endpoint', schema: ref('WebhookEndpoint') },
-    errors: [401, 404],
+    errors: [400, 401, 404],
   },
   {
     method: 'patch',
@@ -149,7 +149,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Delete a webhook endpoint and its delivery history',
     signed: true,
     ok: { status: 204, description: 'Deleted' },
-    errors: [401, 404],
+    errors: [400, 401, 404],
   },
   {
     method: 'post',
@@ -157,7 +157,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Issue a new secret; the previous one keeps signing during the overlap',
     signed: true,
     ok: { status: 200, description: 'The endpoint and its new secret', schema: { allOf: [ref('WebhookEndpoint'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } }] } },
-    errors: [401, 404],
+    errors: [400, 401, 404],
   },
   {
     method: 'get',

@@ -11,6 +11,7 @@ import {
   toEndpointView,
   updateWebhookEndpoint,
 } from '../domain/webhook-endpoints.js';
+import { isUuid } from '../domain/uuid.js';
 import { methodNotAllowed } from './error-handler.js';
 import { rawBytes, readJsonBody } from './json-body.js';
 import { createWebhookEndpointSchema, parseBody, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
@@ -23,6 +24,13 @@ export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant
     signature: req.get('x-service-signature'),
     rawBody: rawBytes(req),
   });
+}
+
+/** The path id; like session ids, one that is not a UUID is a 400 (the CLI calls it "not found"). */
+function endpointId(req: Request): string {
+  const id = req.params.id as string;
+  if (!isUuid(id)) throw invalid(['id must be a UUID']);
+  return id;
 }
 
 function body<T>(parsed: T | { problems: string[] }): T {
@@ -49,23 +57,23 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
 
   router.get('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    res.status(200).json(toEndpointView(await getWebhookEndpoint(ctx, merchant.organisationId, req.params.id), ctx.clock()));
+    res.status(200).json(toEndpointView(await getWebhookEndpoint(ctx, merchant.organisationId, endpointId(req)), ctx.clock()));
   });
   router.patch('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
     const input = body(parseBody(updateWebhookEndpointSchema, readJsonBody(req)));
-    res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, req.params.id, input), ctx.clock()));
+    res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()));
   });
   router.delete('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    await removeWebhookEndpoint(ctx, merchant.organisationId, req.params.id);
+    await removeWebhookEndpoint(ctx, merchant.organisationId, endpointId(req));
     res.status(204).end();
   });
   router.all('/webhook-endpoints/:id', methodNotAllowed(['GET', 'PATCH', 'DELETE']));
 
   router.post('/webhook-endpoints/:id/rotate-secret', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    const { endpoint, secret } = await rotateWebhookSecret(ctx, merchant.organisationId, req.params.id);
+    const { endpoint, secret } = await rotateWebhookSecret(ctx, merchant.organisationId, endpointId(req));
     res.status(200).json({ ...toEndpointView(endpoint, ctx.clock()), secret });
   });
   router.all('/webhook-endpoints/:id/rotate-secret', methodNotAllowed(['POST']));

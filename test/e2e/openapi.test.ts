@@ -115,6 +115,9 @@ describe('/openapi.json', () => {
       ['post', '/webhook-endpoints/{id}/rotate-secret', () => signedRequest(kassa, merchant, 'post', `/webhook-endpoints/${missing}/rotate-secret`, {})],
       ['post', '/webhook-endpoints/{id}/rotate-secret', () => kassa.http.post(`/webhook-endpoints/${endpoint}/rotate-secret`)],
       ['delete', '/webhook-endpoints/{id}', () => kassa.http.delete(`/webhook-endpoints/${endpoint}`)],
+      ['delete', '/webhook-endpoints/{id}', () => signedRequest(kassa, merchant, 'delete', '/webhook-endpoints/nope')],
+      ['get', '/webhook-endpoints/{id}', () => signedRequest(kassa, merchant, 'get', '/webhook-endpoints/nope')],
+      ['post', '/webhook-endpoints/{id}/rotate-secret', () => signedRequest(kassa, merchant, 'post', '/webhook-endpoints/nope/rotate-secret', {})],
       ['delete', '/webhook-endpoints/{id}', () => signedRequest(kassa, merchant, 'delete', `/webhook-endpoints/${endpoint}`)],
       ['delete', '/webhook-endpoints/{id}', () => signedRequest(kassa, merchant, 'delete', `/webhook-endpoints/${endpoint}`)],
       ['get', '/events', () => signedRequest(kassa, merchant, 'get', '/events?limit=2')],
@@ -136,6 +139,6 @@ describe('/openapi.json', () => {
     // Every documented operation was probed, and the probes reached more than the happy path.
     expect(seen.size).toBe(ROUTES.length);
     expect([...seen.get('post /checkout-sessions')!].sort()).toEqual([201, 400, 401, 413, 415]);
-    expect([...seen.get('delete /webhook-endpoints/{id}')!].sort()).toEqual([204, 401, 404]);
+    expect([...seen.get('delete /webhook-endpoints/{id}')!].sort()).toEqual([204, 400, 401, 404]);
   });
 });

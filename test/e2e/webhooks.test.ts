@@ -209,7 +209,8 @@ describe('REST /webhook-endpoints', () => {
 
     expect((await signedRequest(kassa, owner, 'delete', `/webhook-endpoints/${created.id}`)).status).toBe(204);
     expectErrorBody(await signedRequest(kassa, owner, 'get', `/webhook-endpoints/${created.id}`), 404);
-    expectErrorBody(await signedRequest(kassa, owner, 'get', '/webhook-endpoints/not-a-uuid'), 404);
+    expectErrorBody(await signedRequest(kassa, owner, 'get', '/webhook-endpoints/not-a-uuid'), 400, ['id must be a UUID']);
+    expectErrorBody(await signedRequest(kassa, owner, 'delete', '/webhook-endpoints/not-a-uuid'), 400, ['id must be a UUID']);
   });
 
   it('refuses unsigned calls, bad bodies and unknown event types with the spec error body', async () => {
