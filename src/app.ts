@@ -8,6 +8,9 @@ import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
 import { rawBody } from './rest/json-body.js';
+import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
+import { eventsRouter } from './rest/events.routes.js';
+import { openApiRouter } from './rest/openapi.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -44,8 +47,11 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics(), g
   });
   app.all('/metrics', methodNotAllowed(['GET']));
   if (graphql) app.use(graphql);
+  app.use(openApiRouter());
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
+  app.use(webhookEndpointsRouter(ctx));
+  app.use(eventsRouter(ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -3,6 +3,7 @@ import type { DomainContext } from './domain/context.js';
 import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
+import { runWebhookRound } from './webhooks/dispatcher.js';
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -20,6 +21,7 @@ export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: 
       // Drain in batches so a backlog clears within one tick.
       while ((await expireDueSessions(ctx)) === 100);
     }),
+    every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger)),
     every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),
   ];
 

@@ -46,6 +46,7 @@ export interface Config {
   readonly graphqlIntrospection: boolean;
   /** Apollo Sandbox landing page on GET /graphql (KASSA_GRAPHQL_SANDBOX); on outside production by default. */
   readonly graphqlSandbox: boolean;
+  readonly webhooks: WebhookConfig;
 }
 
 export interface WatcherConfig {
@@ -55,6 +56,25 @@ export interface WatcherConfig {
   readonly backfillBlocks: number;
   readonly leaseSeconds: number;
   readonly rpcTimeoutMs: number;
+}
+
+/** Webhook delivery (src/webhooks, README "Webhooks and events"). */
+export interface WebhookConfig {
+  /** Timeout of one delivery attempt. */
+  readonly timeoutMs: number;
+  /** Exponential backoff with full jitter: attempt n waits random(0, min(max, base × 2^(n-1))). */
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** After this long since the event, a delivery that still fails is marked failed. */
+  readonly giveUpHours: number;
+  /** How often an instance looks for events to fan out and deliveries that are due. */
+  readonly pollMs: number;
+  /** Allow endpoints on loopback, private, link-local and other non-public addresses (SSRF guard off). */
+  readonly allowPrivate: boolean;
+  /** How long the previous secret keeps signing after a rotation. */
+  readonly secretOverlapHours: number;
+  /** How long a gap in the outbox sequence may stay open before it is taken as a rolled-back transaction. */
+  readonly outboxGapSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +147,16 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: read.boolean('KASSA_SANDBOX', kassaEnv === 'development' && networks.some((n) => n.slug === 'local')),
     ...readGraphql(read, production, problems),
+    webhooks: {
+      timeoutMs: read.integer('KASSA_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryBaseMs: read.integer('KASSA_WEBHOOK_RETRY_BASE_MS', 10_000, 10, 3_600_000),
+      retryMaxMs: read.integer('KASSA_WEBHOOK_RETRY_MAX_MS', 3_600_000, 10, 86_400_000),
+      giveUpHours: read.number('KASSA_WEBHOOK_GIVE_UP_HOURS', 72, 0.0001, 720),
+      pollMs: read.integer('KASSA_WEBHOOK_POLL_MS', 1_000, 10, 60_000),
+      allowPrivate: read.boolean('KASSA_WEBHOOK_ALLOW_PRIVATE', !production),
+      secretOverlapHours: read.number('KASSA_WEBHOOK_SECRET_OVERLAP_HOURS', 24, 0, 720),
+      outboxGapSeconds: read.integer('KASSA_OUTBOX_GAP_SECONDS', 60, 1, 3600),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
@@ -248,6 +278,16 @@ class EnvReader {
     if (value === null) return fallback;
     if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) {
       this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${value}")`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  number(name: string, fallback: number, min: number, max: number): number {
+    const value = this.optional(name);
+    if (value === null) return fallback;
+    if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name} must be a number from ${min} to ${max} (got "${value}")`);
       return fallback;
     }
     return Number(value);

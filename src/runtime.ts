@@ -32,6 +32,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     inflightGraceMinutes: config.inflightGraceMinutes,
     masterKey: config.masterKey,
     clock: () => new Date(),
+    webhooks: config.webhooks,
   };
   try {
     await verifyMasterKey(ctx);

@@ -8,6 +8,7 @@ import { registerKeyCommands } from './keys.command.js';
 import { registerDemoCommand } from './demo.command.js';
 import { registerDevCommands } from './dev.command.js';
 import { registerPaymentCommands } from './payments.command.js';
+import { registerWebhookCommands } from './webhooks.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 
 const program = new Command('kassa').description('Kassa, self-hosted crypto checkout: operator CLI').showHelpAfterError();
@@ -55,5 +56,6 @@ registerKeyCommands(program);
 registerDemoCommand(program);
 registerPaymentCommands(program);
 registerDevCommands(program);
+registerWebhookCommands(program);
 
 program.parseAsync(process.argv).catch(reportFailure);

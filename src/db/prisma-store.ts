@@ -9,6 +9,7 @@ import { toSessionCreate } from './checkout-session.mapper.js';
 import { readSession } from './checkout-session.read.js';
 import { PrismaOrganisationStore } from './organisation.store.js';
 import { PrismaApiKeyStore } from './api-key.store.js';
+import { PrismaWebhookStore } from '../webhooks/webhook.store.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -24,6 +25,7 @@ export function createPrismaStore(prisma: PrismaClient): Store {
     },
     organisations: new PrismaOrganisationStore(prisma),
     apiKeys: new PrismaApiKeyStore(prisma),
+    webhooks: new PrismaWebhookStore(prisma),
     transaction: (work) => prisma.$transaction((tx) => work(new PrismaTxStore(tx)), TRANSACTION_OPTIONS),
     settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
       const graceEndedFor = new Date(now.getTime() - inflightGraceMinutes * 60_000);

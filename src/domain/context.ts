@@ -1,6 +1,7 @@
 import type { Network } from './networks.js';
 import type { Store } from './ports.js';
 import type { RatesProvider } from '../rates/rates-source.js';
+import type { WebhookConfig } from '../config.js';
 
 /** Everything a domain use-case depends on, wired once in src/app.ts. */
 export interface DomainContext {
@@ -13,4 +14,6 @@ export interface DomainContext {
   /** Key for AES-256-GCM encryption of API secrets. */
   readonly masterKey: Buffer;
   readonly clock: () => Date;
+  /** Webhook policy: SSRF rule, retries, secret overlap. */
+  readonly webhooks: WebhookConfig;
 }

@@ -3,6 +3,7 @@ import type { CheckoutEventType } from './status-machine.js';
 import type { Decimal } from './money.js';
 import type { AssetTicker } from './assets.js';
 import type { Attribution, AttributionCandidates, ChainTransfer } from './payments.js';
+import type { WebhookStore } from './webhook-ports.js';
 
 /**
  * What the domain needs from storage. Implemented over Prisma in src/db; the
@@ -12,6 +13,7 @@ export interface Store {
   readonly sessions: SessionReader;
   readonly organisations: OrganisationStore;
   readonly apiKeys: ApiKeyStore;
+  readonly webhooks: WebhookStore;
   /** Runs `work` in one database transaction; everything it writes commits or nothing does. */
   transaction<T>(work: (tx: TxStore) => Promise<T>): Promise<T>;
   /**

@@ -1,0 +1,109 @@
+/** What the webhook use-cases and the delivery worker need from storage (implemented in src/webhooks/webhook.store.ts). */
+
+export interface WebhookEndpointRecord {
+  readonly id: string;
+  readonly organisationId: string;
+  readonly url: string;
+  /** Event types delivered here; empty = every type. */
+  readonly events: readonly string[];
+  readonly enabled: boolean;
+  readonly secretCiphertext: string;
+  readonly previousSecretCiphertext: string | null;
+  readonly previousSecretExpiresAt: Date | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface WebhookEndpointPatch {
+  readonly url?: string;
+  readonly events?: readonly string[];
+  readonly enabled?: boolean;
+  readonly secretCiphertext?: string;
+  readonly previousSecretCiphertext?: string | null;
+  readonly previousSecretExpiresAt?: Date | null;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookAttemptRecord {
+  readonly attempt: number;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly responseExcerpt: string | null;
+  readonly createdAt: Date;
+}
+
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly status: WebhookDeliveryStatus;
+  readonly attempts: number;
+  readonly nextAttemptAt: Date;
+  readonly giveUpAt: Date;
+  readonly lastStatus: number | null;
+  readonly lastError: string | null;
+  readonly deliveredAt: Date | null;
+  readonly createdAt: Date;
+  readonly attemptLog: readonly WebhookAttemptRecord[];
+}
+
+/** An outbox event as merchants see it (feed and webhook envelope). */
+export interface StoredEvent {
+  readonly id: string;
+  readonly seq: bigint;
+  readonly organisationId: string;
+  readonly sessionId: string | null;
+  readonly type: string;
+  readonly payload: unknown;
+  readonly createdAt: Date;
+}
+
+/** A delivery this instance leased for one attempt. */
+export interface ClaimedDelivery {
+  readonly deliveryId: string;
+  readonly leaseToken: string;
+  readonly attempt: number;
+  readonly endpoint: WebhookEndpointRecord;
+  readonly event: StoredEvent;
+}
+
+export interface AttemptOutcome {
+  readonly ok: boolean;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly responseExcerpt: string | null;
+  /** Wait before the next attempt when this one failed. */
+  readonly retryDelayMs: number;
+}
+
+export interface WebhookStore {
+  /** Inserts the endpoint; it receives events written after this moment. */
+  createEndpoint(input: Omit<WebhookEndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'>): Promise<WebhookEndpointRecord>;
+  findEndpoint(id: string): Promise<WebhookEndpointRecord | null>;
+  listEndpoints(organisationId: string): Promise<WebhookEndpointRecord[]>;
+  /** Null when the endpoint does not exist. Re-enabling starts from events written after now. */
+  updateEndpoint(id: string, patch: WebhookEndpointPatch): Promise<WebhookEndpointRecord | null>;
+  deleteEndpoint(id: string): Promise<boolean>;
+  listDeliveries(endpointId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
+  findDelivery(id: string): Promise<WebhookDeliveryRecord | null>;
+  findEvent(id: string): Promise<StoredEvent | null>;
+  /** Makes the delivery pending and due now, with a fresh give-up time. */
+  redeliver(deliveryId: string, giveUpHours: number): Promise<void>;
+  /** Queues the event again for every enabled endpoint of its organisation whose filter matches; returns the delivery ids. */
+  redeliverEvent(event: StoredEvent, giveUpHours: number): Promise<string[]>;
+  /**
+   * Events of an organisation with seq > afterSeq and at most the final horizon
+   * (no transaction still in flight can add an event below it), in seq order.
+   */
+  listEvents(query: { organisationId: string; afterSeq: bigint; limit: number; sessionId?: string; gapSeconds: number }): Promise<StoredEvent[]>;
+  /** Creates deliveries for new outbox events and advances the horizon; returns deliveries created. */
+  fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number>;
+  /** Leases up to `limit` due deliveries, at most one in flight per endpoint, oldest event first. */
+  claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** Logs the attempt and settles the delivery (when this instance still holds the lease). */
+  recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<void>;
+}

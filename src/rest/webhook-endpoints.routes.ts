@@ -1,0 +1,82 @@
+import { Router, type Request } from 'express';
+import type { DomainContext } from '../domain/context.js';
+import { authenticateMerchant, type Merchant } from '../domain/authenticate-merchant.js';
+import { invalid } from '../domain/errors.js';
+import {
+  createWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  removeWebhookEndpoint,
+  rotateWebhookSecret,
+  toEndpointView,
+  updateWebhookEndpoint,
+} from '../domain/webhook-endpoints.js';
+import { isUuid } from '../domain/uuid.js';
+import { methodNotAllowed } from './error-handler.js';
+import { rawBytes, readJsonBody } from './json-body.js';
+import { createWebhookEndpointSchema, parseBody, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
+
+/** Signed merchant call (spec §5): the signature covers the raw body, empty for GET and DELETE. */
+export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant> {
+  return authenticateMerchant(ctx, {
+    apiKey: req.get('x-service-key'),
+    timestamp: req.get('x-service-timestamp'),
+    signature: req.get('x-service-signature'),
+    rawBody: rawBytes(req),
+  });
+}
+
+/** The path id; like session ids, one that is not a UUID is a 400 (the CLI calls it "not found"). */
+function endpointId(req: Request): string {
+  const id = req.params.id as string;
+  if (!isUuid(id)) throw invalid(['id must be a UUID']);
+  return id;
+}
+
+function body<T>(parsed: T | { problems: string[] }): T {
+  if (parsed && typeof parsed === 'object' && 'problems' in parsed) throw invalid(parsed.problems);
+  return parsed as T;
+}
+
+/** Webhook endpoint management for merchants; every route is signed and scoped to the caller's organisation. */
+export function webhookEndpointsRouter(ctx: DomainContext): Router {
+  const router = Router();
+
+  router.post('/webhook-endpoints', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const input = body(parseBody(createWebhookEndpointSchema, readJsonBody(req)));
+    const { endpoint, secret } = await createWebhookEndpoint(ctx, merchant.organisationId, input);
+    res.status(201).json({ ...toEndpointView(endpoint, ctx.clock()), secret });
+  });
+  router.get('/webhook-endpoints', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const list = await listWebhookEndpoints(ctx, merchant.organisationId);
+    res.status(200).json({ data: list.map((endpoint) => toEndpointView(endpoint, ctx.clock())) });
+  });
+  router.all('/webhook-endpoints', methodNotAllowed(['GET', 'POST']));
+
+  router.get('/webhook-endpoints/:id', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    res.status(200).json(toEndpointView(await getWebhookEndpoint(ctx, merchant.organisationId, endpointId(req)), ctx.clock()));
+  });
+  router.patch('/webhook-endpoints/:id', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const input = body(parseBody(updateWebhookEndpointSchema, readJsonBody(req)));
+    res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()));
+  });
+  router.delete('/webhook-endpoints/:id', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    await removeWebhookEndpoint(ctx, merchant.organisationId, endpointId(req));
+    res.status(204).end();
+  });
+  router.all('/webhook-endpoints/:id', methodNotAllowed(['GET', 'PATCH', 'DELETE']));
+
+  router.post('/webhook-endpoints/:id/rotate-secret', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const { endpoint, secret } = await rotateWebhookSecret(ctx, merchant.organisationId, endpointId(req));
+    res.status(200).json({ ...toEndpointView(endpoint, ctx.clock()), secret });
+  });
+  router.all('/webhook-endpoints/:id/rotate-secret', methodNotAllowed(['POST']));
+
+  return router;
+}

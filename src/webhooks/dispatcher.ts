@@ -1,0 +1,66 @@
+import type { WebhookConfig } from '../config.js';
+import type { DomainContext } from '../domain/context.js';
+import { signPayload } from '../domain/signatures.js';
+import { activeSecrets, toEventEnvelope } from '../domain/webhook-endpoints.js';
+import type { ClaimedDelivery } from '../domain/webhook-ports.js';
+import type { Logger } from '../logging.js';
+import { postJson } from './http-post.js';
+
+const CLAIM_BATCH = 20;
+const ROUND_BUDGET_MS = 5_000;
+
+/** Exponential backoff with full jitter: random(0, min(max, base × 2^(attempt-1))). */
+export function retryDelayMs(attempt: number, config: Pick<WebhookConfig, 'retryBaseMs' | 'retryMaxMs'>, random: () => number = Math.random): number {
+  const ceiling = Math.min(config.retryMaxMs, config.retryBaseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
+  return Math.floor(random() * ceiling);
+}
+
+/** Lease of one attempt: longer than its timeout, so a live attempt is never taken over; a crashed one is after it. */
+export function leaseMs(config: Pick<WebhookConfig, 'timeoutMs'>): number {
+  return config.timeoutMs * 2 + 5_000;
+}
+
+/** The request body and headers of one attempt (the timestamp is Unix milliseconds, as in inbound calls). */
+export function buildWebhookRequest(ctx: DomainContext, claim: ClaimedDelivery, now: Date): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify(toEventEnvelope(claim.event));
+  const timestamp = String(now.getTime());
+  const signatures = activeSecrets(ctx, claim.endpoint, now).map((secret) => signPayload(secret, timestamp, body));
+  return {
+    body,
+    headers: { 'X-Service-Event-Id': claim.event.id, 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signatures.join(',') },
+  };
+}
+
+async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logger): Promise<void> {
+  const config = ctx.webhooks;
+  const { body, headers } = buildWebhookRequest(ctx, claim, new Date());
+  const result = await postJson(claim.endpoint.url, body, headers, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate });
+  const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
+  await ctx.store.webhooks.recordAttempt(claim, { ok, ...result, error, retryDelayMs: retryDelayMs(claim.attempt, config) });
+  const log = { deliveryId: claim.deliveryId, endpointId: claim.endpoint.id, eventId: claim.event.id, attempt: claim.attempt, status: result.statusCode, latencyMs: Math.round(result.latencyMs) };
+  if (ok) logger.info(log, 'webhook delivered');
+  else logger.warn({ ...log, error }, 'webhook attempt failed');
+}
+
+/**
+ * One round of webhook work: fan new outbox events out to deliveries, lease
+ * the due ones (one per endpoint) and attempt them in parallel. Each database
+ * step is a short transaction; the HTTP calls run outside any of them.
+ * Returns how many attempts were made.
+ */
+export async function runWebhookRound(ctx: DomainContext, logger: Logger): Promise<number> {
+  const config = ctx.webhooks;
+  const started = Date.now();
+  let attempts = 0;
+  // Keep going while there is due work (one delivery per endpoint per pass, so a backlog drains
+  // in passes), but hand back within a few seconds so shutdown never waits long.
+  while (Date.now() - started < ROUND_BUDGET_MS) {
+    await ctx.store.webhooks.fanOut({ gapSeconds: config.outboxGapSeconds, giveUpHours: config.giveUpHours, batch: 500 });
+    const claims = await ctx.store.webhooks.claimDue(CLAIM_BATCH, leaseMs(config));
+    if (claims.length === 0) break;
+    await Promise.all(claims.map((claim) => attempt(ctx, claim, logger)));
+    attempts += claims.length;
+  }
+  return attempts;
+}

@@ -1,0 +1,92 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { DomainError } from '../domain/errors.js';
+import { resolveWebhookHost } from '../domain/webhook-url.js';
+
+/** At most this much of a receiver's answer is kept in the attempt log. */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+
+export interface PostResult {
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly responseExcerpt: string | null;
+  readonly latencyMs: number;
+}
+
+/**
+ * One delivery attempt: resolves the host once, applies the SSRF rule to that
+ * address and connects to exactly it (TLS still verifies the host name), sends
+ * the body, never follows redirects, and gives up after `timeoutMs` in total.
+ */
+export async function postJson(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { timeoutMs: number; allowPrivate: boolean },
+): Promise<PostResult> {
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  const url = new URL(target);
+  let resolved: { address: string; family: 4 | 6 };
+  let dnsTimer: NodeJS.Timeout | undefined;
+  try {
+    // Name resolution counts against the attempt's timeout too, so an attempt never outlives its lease.
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      dnsTimer = setTimeout(() => reject(new Error(`timeout after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
+    });
+    resolved = await Promise.race([resolveWebhookHost(url, options.allowPrivate), timedOut]);
+  } catch (error) {
+    // The SSRF rule and unresolvable names are refusals; a slow resolver is a timeout.
+    const message = error instanceof DomainError ? `refused: ${error.messages.join('; ')}` : (error as Error).message;
+    return { statusCode: null, error: message, responseExcerpt: null, latencyMs: elapsed() };
+  } finally {
+    clearTimeout(dnsTimer);
+  }
+  const remainingMs = Math.max(1, options.timeoutMs - elapsed());
+  // Connect to the address that passed the check, not to a second DNS answer.
+  const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [resolved]);
+    else callback(null, resolved.address, resolved.family);
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<PostResult>((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<PostResult, 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve({ ...result, latencyMs: elapsed() });
+    };
+    const request = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'Kassa-Webhooks/1.0' },
+        lookup: pinned,
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () =>
+          finish({
+            statusCode: response.statusCode ?? null,
+            error: null,
+            responseExcerpt: size > 0 ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null,
+          });
+        response.on('data', (chunk: Buffer) => {
+          if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_EXCERPT_BYTES) done();
+        });
+        response.on('end', done);
+        response.on('error', done);
+      },
+    );
+    const timer = setTimeout(() => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }), remainingMs);
+    request.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, error: error.code ? `${error.code}: ${error.message}` : error.message, responseExcerpt: null }));
+    request.end(body);
+  });
+}

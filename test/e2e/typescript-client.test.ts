@@ -1,0 +1,123 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KassaClient, KassaError, verifyWebhook, WebhookVerificationError, type KassaEvent } from '../../clients/typescript/src/index.js';
+import { checkoutRequest, txHash } from '../factories/checkout-request.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { FAST_WEBHOOKS, startDeliveryLoop } from '../support/webhooks.js';
+
+/** The TypeScript client (clients/typescript) against a running Kassa over real HTTP. */
+
+let kassa: TestKassa;
+let merchant: TestMerchant;
+let client: KassaClient;
+
+beforeAll(async () => {
+  kassa = await startTestKassa({ env: FAST_WEBHOOKS });
+  merchant = await createMerchant(kassa.ctx);
+  client = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
+});
+
+afterAll(async () => {
+  await kassa?.close();
+});
+
+describe('KassaClient', () => {
+  it('creates (signed, idempotent), reads and binds a session', async () => {
+    const input = checkoutRequest() as never;
+    const created = await client.createCheckoutSession(input, { idempotencyKey: 'order-1001' });
+    expect(created.status).toBe('waiting_payment');
+    expect(created.organisation_id).toBe(merchant.organisationId);
+    // The same key again: the same session, not a second one.
+    const replay = await client.createCheckoutSession(input, { idempotencyKey: 'order-1001' });
+    expect(replay.session_id).toBe(created.session_id);
+    // Without a key of the caller's, each create gets a fresh one.
+    const other = await client.createCheckoutSession(input);
+    expect(other.session_id).not.toBe(created.session_id);
+
+    const read = await client.getCheckoutSession(created.session_id);
+    expect(read.session_id).toBe(created.session_id);
+    expect(read).not.toHaveProperty('metadata');
+    const bound = await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337', crypto_currency: 'ETH' });
+    expect(bound.idempotent).toBe(false);
+  });
+
+  it('throws KassaError with the status and every message', async () => {
+    const error = await client.createCheckoutSession({ user: { id: '', email: 'x' }, items: [], currency: 'USD' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KassaError);
+    expect((error as KassaError).status).toBe(400);
+    expect((error as KassaError).messages.length).toBeGreaterThan(1);
+    const missing = await client.getCheckoutSession('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, name: 'KassaError' });
+    const wrongSecret = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: 'sk_wrong' });
+    const unauthorised = await wrongSecret.listEvents().catch((e: unknown) => e);
+    expect(unauthorised).toMatchObject({ status: 401 });
+    expect((unauthorised as KassaError).messages[0]).toMatch(/Invalid signature/);
+  });
+
+  it('lists events page by page and by session', async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const own = new KassaClient({ baseUrl: kassa.url, apiKey: owner.apiKey, apiSecret: owner.apiSecret });
+    const sessions = [];
+    for (let i = 0; i < 5; i++) sessions.push(await own.createCheckoutSession(checkoutRequest() as never));
+    const first = await own.listEvents({ limit: 2 });
+    expect(first.data).toHaveLength(2);
+    expect(first.has_more).toBe(true);
+    const all: KassaEvent[] = [];
+    let cursor: string | null = null;
+    for await (const event of own.events({ pageSize: 2, onCursor: (c) => (cursor = c) })) all.push(event);
+    expect(all.map((e) => e.data.session_id)).toEqual(sessions.map((s) => s.session_id));
+    expect(cursor).not.toBeNull();
+    expect((await own.listEvents({ after: cursor })).data).toEqual([]);
+    expect((await own.listEvents({ sessionId: sessions[2]!.session_id })).data.map((e) => e.type)).toEqual(['checkout_session.created']);
+  });
+
+  it('manages webhook endpoints and verifies the webhooks Kassa sends, through a rotation', async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const own = new KassaClient({ baseUrl: kassa.url, apiKey: owner.apiKey, apiSecret: owner.apiSecret });
+    const receiver: WebhookReceiver = await startWebhookReceiver();
+    const loop = startDeliveryLoop(kassa.ctx);
+    try {
+      const endpoint = await own.createWebhookEndpoint({ url: receiver.url, events: ['checkout_session.created'] });
+      expect((await own.listWebhookEndpoints()).map((e) => e.id)).toEqual([endpoint.id]);
+      const session = await own.createCheckoutSession(checkoutRequest() as never);
+      const [hook] = await receiver.waitFor((list) => list.length >= 1);
+      const event = verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: endpoint.secret });
+      expect(event).toMatchObject({ type: 'checkout_session.created', data: { session_id: session.session_id } });
+      expect(() => verifyWebhook({ rawBody: hook!.rawBody + ' ', headers: hook!.headers as Record<string, string>, secret: endpoint.secret })).toThrow(WebhookVerificationError);
+      expect(() => verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: 'whsec_other' })).toThrow(/No signature/);
+      expect(() =>
+        verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: endpoint.secret, now: Date.now() + 6 * 60_000 }),
+      ).toThrow(/tolerance/);
+
+      // After a rotation Kassa signs with both secrets: the new one verifies, and so does the old one until the overlap ends.
+      const rotated = await own.rotateWebhookSecret(endpoint.id);
+      await own.createCheckoutSession(checkoutRequest() as never);
+      const [, second] = await receiver.waitFor((list) => list.length >= 2);
+      expect(String(second!.headers['x-service-signature']).split(',')).toHaveLength(2);
+      for (const secret of [rotated.secret, endpoint.secret]) {
+        expect(verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers as Record<string, string>, secret }).id).toBe(second!.body.id);
+      }
+
+      const patched = await own.updateWebhookEndpoint(endpoint.id, { enabled: false });
+      expect(patched.enabled).toBe(false);
+      await own.deleteWebhookEndpoint(endpoint.id);
+      expect(await own.getWebhookEndpoint(endpoint.id).catch((e: KassaError) => e.status)).toBe(404);
+    } finally {
+      await loop.stop();
+      await receiver.close();
+    }
+  });
+
+  it('verifyWebhook accepts a body signed independently with HMAC-SHA256 of "{timestamp}.{rawBody}"', () => {
+    const body = JSON.stringify({ id: 'e1', type: 'checkout_session.paid', created_at: new Date().toISOString(), data: {} });
+    const timestamp = String(Date.now());
+    const signature = createHmac('sha256', 'whsec_abc').update(`${timestamp}.${body}`).digest('hex');
+    const headers = new Headers({ 'X-Service-Timestamp': timestamp, 'X-Service-Signature': `deadbeef,${signature}`, 'X-Service-Event-Id': 'e1' });
+    expect(verifyWebhook({ rawBody: Buffer.from(body), headers, secret: ['whsec_old', 'whsec_abc'] }).type).toBe('checkout_session.paid');
+    expect(() => verifyWebhook({ rawBody: body, headers: new Headers({ 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signature, 'X-Service-Event-Id': 'e2' }), secret: 'whsec_abc' })).toThrow(
+      /Event-Id/,
+    );
+  });
+});

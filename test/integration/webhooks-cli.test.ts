@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { hasStackTrace, killAllKassaProcesses, parseJsonOutput, runKassa, signedCreate, startKassaServer } from '../support/cli-process.js';
+import { signatureValid, startWebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * The `kassa webhooks` CLI contract and delivery across a restart, with Kassa
+ * and the CLI as real child processes on a PostgreSQL database of this file's own.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+
+let database: TestDatabase;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  database = await createTestDatabase('postgres');
+  env = {
+    KASSA_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    KASSA_NETWORKS: 'local',
+    DATABASE_URL: database.databaseUrl!,
+    KASSA_DATA_DIR: database.dataDir,
+    KASSA_WEBHOOK_RETRY_BASE_MS: '50',
+    KASSA_WEBHOOK_RETRY_MAX_MS: '200',
+    KASSA_WEBHOOK_TIMEOUT_MS: '1000',
+    KASSA_WEBHOOK_POLL_MS: '50',
+  };
+});
+
+afterAll(async () => {
+  await killAllKassaProcesses();
+  await database?.drop();
+});
+
+async function organisationWithKey() {
+  const org = parseJsonOutput<{ id: string }>(await runKassa(['orgs', 'create', '--name', 'Hooks', '--wallet', WALLET, '--json'], env));
+  const key = parseJsonOutput<{ api_key: string; api_secret: string }>(await runKassa(['keys', 'create', '--org', org.id, '--json'], env));
+  return { orgId: org.id, credentials: { apiKey: key.api_key, apiSecret: key.api_secret } };
+}
+
+describe('kassa webhooks', () => {
+  it('add --json prints id and secret; list, deliveries, redeliver, rotate-secret and remove work; errors exit 2 or 4', async () => {
+    const { orgId, credentials } = await organisationWithKey();
+    const receiver = await startWebhookReceiver();
+    const server = await startKassaServer(env);
+    try {
+      await server.ready();
+      const add = await runKassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'checkout_session.created,checkout_session.expired', '--json'], env);
+      expect(add.code, add.stderr).toBe(0);
+      const endpoint = parseJsonOutput<{ id: string; secret: string; events: string[]; url: string }>(add);
+      expect(endpoint.id).toMatch(UUID);
+      expect(endpoint.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+      expect(endpoint.events).toEqual(['checkout_session.created', 'checkout_session.expired']);
+
+      const listed = parseJsonOutput<Array<{ id: string; secret?: string }>>(await runKassa(['webhooks', 'list', '--org', orgId, '--json'], env));
+      expect(listed.map((e) => e.id)).toEqual([endpoint.id]);
+      expect(listed[0]!.secret).toBeUndefined();
+
+      const created = await signedCreate(server.url, credentials);
+      expect(created.status).toBe(201);
+      const [first] = await receiver.waitFor((list) => list.length >= 1);
+      expect(first!.body.type).toBe('checkout_session.created');
+      expect(signatureValid(endpoint.secret, first!.headers, first!.rawBody)).toBe(true);
+
+      const deliveries = parseJsonOutput<Array<{ id: string; event_id: string; status: string; attempt_log: Array<{ status_code: number }> }>>(
+        await runKassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--json'], env),
+      );
+      expect(deliveries).toHaveLength(1);
+      expect(deliveries[0]).toMatchObject({ event_id: first!.body.id, status: 'succeeded' });
+      expect(deliveries[0]!.attempt_log.map((a) => a.status_code)).toEqual([200]);
+
+      // Redeliver by delivery id, then by event id: the same event arrives again, signed afresh.
+      const byDelivery = await runKassa(['webhooks', 'redeliver', deliveries[0]!.id], env);
+      expect(byDelivery.code, byDelivery.stderr).toBe(0);
+      await receiver.waitFor((list) => list.length >= 2);
+      const byEvent = await runKassa(['webhooks', 'redeliver', first!.body.id, '--json'], env);
+      expect(parseJsonOutput<{ kind: string; delivery_ids: string[] }>(byEvent)).toEqual({ kind: 'event', delivery_ids: [deliveries[0]!.id] });
+      const got = await receiver.waitFor((list) => list.length >= 3);
+      expect(got.map((hook) => hook.body.id)).toEqual([first!.body.id, first!.body.id, first!.body.id]);
+      expect(got.every((hook) => signatureValid(endpoint.secret, hook.headers, hook.rawBody))).toBe(true);
+
+      const rotated = parseJsonOutput<{ secret: string; previous_secret_expires_at: string }>(await runKassa(['webhooks', 'rotate-secret', endpoint.id, '--json'], env));
+      expect(rotated.secret).toMatch(/^whsec_/);
+      expect(rotated.secret).not.toBe(endpoint.secret);
+
+      // Errors: unknown id → 4; bad input → 2; one readable line, no stack.
+      const missing = await runKassa(['webhooks', 'redeliver', '00000000-0000-4000-8000-000000000000'], env);
+      expect(missing.code).toBe(4);
+      expect(hasStackTrace(missing.stderr)).toBe(false);
+      expect((await runKassa(['webhooks', 'deliveries', '--endpoint', 'nope'], env)).code).toBe(4);
+      const badUrl = await runKassa(['webhooks', 'add', '--org', orgId, '--url', 'ftp://x.example'], env);
+      expect(badUrl.code).toBe(2);
+      expect(badUrl.stderr).toMatch(/^kassa: url must use http or https\n$/);
+      expect((await runKassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'bogus'], env)).code).toBe(2);
+      expect((await runKassa(['webhooks', 'add', '--url', receiver.url], env)).code).toBe(2);
+      expect((await runKassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--limit', '0'], env)).code).toBe(2);
+
+      const removed = await runKassa(['webhooks', 'remove', endpoint.id], env);
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(parseJsonOutput<unknown[]>(await runKassa(['webhooks', 'list', '--org', orgId, '--json'], env))).toEqual([]);
+      expect((await runKassa(['webhooks', 'remove', endpoint.id], env)).code).toBe(4);
+    } finally {
+      await server.stop();
+      await receiver.close();
+    }
+  });
+
+  it('an event written while the receiver is down is delivered after Kassa restarts; nothing is lost', async () => {
+    const { orgId, credentials } = await organisationWithKey();
+    // Reserve a port for the receiver, then leave it closed: connections are refused.
+    const probe = await startWebhookReceiver();
+    const port = probe.port;
+    await probe.close();
+    const add = parseJsonOutput<{ id: string; secret: string }>(
+      await runKassa(['webhooks', 'add', '--org', orgId, '--url', `http://127.0.0.1:${port}/hooks`, '--json'], env),
+    );
+
+    const first = await startKassaServer(env);
+    await first.ready();
+    const created = await signedCreate(first.url, credentials);
+    expect(created.status).toBe(201);
+    // Wait until at least one attempt has failed (refused), then kill Kassa hard.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const log = parseJsonOutput<Array<{ attempts: number; status: string; last_error: string | null }>>(
+        await runKassa(['webhooks', 'deliveries', '--endpoint', add.id, '--json'], env),
+      );
+      if (log[0] && log[0].attempts >= 1 && log[0].last_error) {
+        expect(log[0].status).toBe('pending');
+        expect(log[0].last_error).toMatch(/ECONNREFUSED/);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`no failed attempt logged: ${JSON.stringify(log)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const receiver = await startWebhookReceiver(port);
+    const second = await startKassaServer(env);
+    try {
+      await second.ready();
+      const got = await receiver.waitFor((list) => list.length >= 1, 20_000);
+      expect(got[0]!.body.type).toBe('checkout_session.created');
+      expect(got[0]!.body.data.session_id).toBe(created.body.session_id);
+      expect(signatureValid(add.secret, got[0]!.headers, got[0]!.rawBody)).toBe(true);
+    } finally {
+      await second.stop();
+      await receiver.close();
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { isPublicAddress, resolveWebhookHost, webhookUrlProblems } from '../../src/domain/webhook-url.js';
+import { leaseMs, retryDelayMs } from '../../src/webhooks/dispatcher.js';
+
+describe('isPublicAddress (SSRF rule)', () => {
+  it.each([
+    '127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.10', '169.254.169.254', '100.64.1.1', '0.0.0.0', '224.0.0.251',
+    '255.255.255.255', '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe', '::127.0.0.1', '64:ff9b::7f00:1', 'not an ip',
+  ])('%s is not public', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+});
+
+describe('webhook URLs', () => {
+  it('must be http(s) without credentials', () => {
+    expect(webhookUrlProblems('https://example.com/hook').problems).toEqual([]);
+    expect(webhookUrlProblems('ftp://example.com').problems).toEqual(['url must use http or https']);
+    expect(webhookUrlProblems('https://a:b@example.com').problems).toEqual(['url must not contain credentials']);
+    expect(webhookUrlProblems('nope').problems).toEqual(['url must be an http(s) URL']);
+    expect(webhookUrlProblems(42).problems).toEqual(['url must be an http(s) URL']);
+  });
+
+  it('refuses a literal private address unless allowed, and pins the literal', async () => {
+    await expect(resolveWebhookHost(new URL('http://[::ffff:127.0.0.1]:8080/'), false)).rejects.toThrow(/not a public address/);
+    await expect(resolveWebhookHost(new URL('http://localhost/'), false)).rejects.toThrow(/not a public address/);
+    await expect(resolveWebhookHost(new URL('http://127.0.0.1/'), true)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(resolveWebhookHost(new URL('http://93.184.215.14/'), false)).resolves.toEqual({ address: '93.184.215.14', family: 4 });
+  });
+});
+
+describe('retry schedule', () => {
+  const config = { retryBaseMs: 10_000, retryMaxMs: 3_600_000 };
+  it('doubles from the base with full jitter, capped', () => {
+    expect(retryDelayMs(1, config, () => 0.999999)).toBe(9_999);
+    expect(retryDelayMs(2, config, () => 0.999999)).toBe(19_999);
+    expect(retryDelayMs(5, config, () => 0.5)).toBe(80_000);
+    expect(retryDelayMs(30, config, () => 0.999999)).toBe(3_599_996);
+    expect(retryDelayMs(3, config, () => 0)).toBe(0);
+  });
+
+  it('leases an attempt for longer than its timeout', () => {
+    expect(leaseMs({ timeoutMs: 10_000 })).toBeGreaterThan(10_000);
+  });
+});
