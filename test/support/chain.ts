@@ -45,7 +45,12 @@ export interface TestChain {
 export async function startTestChain(options: { chainId?: number } = {}): Promise<TestChain> {
   const anvil: AnvilProcess = await startAnvil({ port: await freePort(), chainId: options.chainId });
   const network = { ...localNetwork(anvil.url), chainId: options.chainId ?? 31337 };
-  await ensureSandboxTokens(anvil.url, network);
+  try {
+    await ensureSandboxTokens(anvil.url, network);
+  } catch (error) {
+    await anvil.stop(); // never leave a chain running behind a failed setup
+    throw error;
+  }
   let id = 0;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
     id += 1;
