@@ -36,6 +36,10 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const args = ['--host', host, '--port', String(options.port), '--chain-id', String(options.chainId ?? 31337), '--silent'];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // A chain this process started never outlives it, however it ends.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-2000);
