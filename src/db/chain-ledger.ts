@@ -8,7 +8,8 @@ import type { ChainLedger, PaymentRecord, ScannedRange } from '../domain/ports.j
 type Tx = Prisma.TransactionClient;
 
 const OPEN = ['pending', 'waiting_payment', 'partial'];
-const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 60_000 } as const;
+// Under 30 s like every transaction: the events feed takes an outbox gap older than KASSA_OUTBOX_GAP_SECONDS (60) for a rollback.
+const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
 
 interface PaymentRow {
   id: string;
