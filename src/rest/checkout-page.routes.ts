@@ -96,6 +96,7 @@ function messagePage(title: string, text: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/pay/assets/pay.css">
 </head>
 <body>
