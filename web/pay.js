@@ -88,6 +88,7 @@
     const status = $('status');
     status.textContent = STATUS_TEXT[session.status] || session.status;
     status.className = `status status-${session.status.toLowerCase()}`;
+    $('title').textContent = { PAID: 'Payment complete', EXPIRED: 'Checkout expired', FAILED: 'Payment failed' }[session.status] || 'Complete your payment';
 
     renderSummary(session);
     renderOutcome(session);
@@ -111,10 +112,13 @@
     body.replaceChildren(
       ...session.items.map((item) => {
         const row = document.createElement('tr');
+        const name = cell('td', item.name, 'item-name');
+        // Shown instead of the Qty and Unit price columns at phone width.
+        name.append(cell('span', `${item.quantity} × ${fiat(item.unitPrice)}`, 'item-detail'));
         row.append(
-          cell('td', item.name, 'item-name'),
-          cell('td', String(item.quantity), 'num'),
-          cell('td', fiat(item.unitPrice), 'num'),
+          name,
+          cell('td', String(item.quantity), 'num col-detail'),
+          cell('td', fiat(item.unitPrice), 'num col-detail'),
           cell('td', fiat(item.totalPrice), 'num'),
         );
         return row;
@@ -182,7 +186,7 @@
     renderChoices($('networks'), 'network', networks.map((entry) => ({
       value: entry.network.slug,
       label: entry.network.name,
-      detail: entry.asset.native ? 'native coin' : 'token',
+      detail: `chain ${entry.network.chainId} · ${entry.asset.native ? 'native coin' : 'token'}`,
     })), state.network, (value) => {
       state.network = value;
       render();
@@ -201,7 +205,8 @@
     $('network-name').textContent = `${network.name} (chain id ${network.chainId})`;
     $('token-row').hidden = asset.native;
     $('token-contract').textContent = asset.native ? '' : asset.contractAddress;
-    $('token-decimals').textContent = asset.native ? '' : `${asset.decimals} decimals`;
+    $('decimals-row').hidden = asset.native;
+    $('token-decimals').textContent = asset.native ? '' : String(asset.decimals);
     const qr = `/pay/${encodeURIComponent(session.sessionId)}/qr.svg?network=${encodeURIComponent(network.slug)}&asset=${encodeURIComponent(asset.ticker)}`;
     if ($('qr').getAttribute('src') !== qr) $('qr').src = qr;
     $('wallet-link').href = paymentUri(network.chainId, wallet, asset, option.amount);
