@@ -1,7 +1,11 @@
 import { mkdirSync } from 'node:fs';
+import express from 'express';
+import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { settleExpiry } from '../../src/domain/get-checkout-session.js';
 import { applySessionEvent } from '../../src/domain/session-events.js';
+import { checkoutPageRouter } from '../../src/rest/checkout-page.routes.js';
 import { Decimal } from '../../src/domain/money.js';
 import { eip681Uri } from '../../src/domain/payment-uri.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
@@ -85,6 +89,14 @@ describe('GET /pay/:id', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers['content-type']).toMatch(/^text\/html/);
     expect(unknown.text).toContain('This checkout does not exist');
+  });
+
+  it('tells the payer about `kassa dev pay` only when the server runs in development', async () => {
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    const development = supertest(express().use(checkoutPageRouter(kassa.ctx, { developmentHints: true })));
+    const response = await development.get(`/pay/${session.session_id}`);
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('"developmentHints":true');
   });
 
   it('allows only GET', async () => {
@@ -189,10 +201,8 @@ describe('the checkout page in a real browser', () => {
     expect(await text(page, '#wallet')).toBe(merchant.wallet);
     expect(await text(page, '#token-contract')).toBe(USDT_ETHEREUM);
     expect(await text(page, '#token-decimals')).toBe('6');
-    await page.waitForFunction(() => {
-      const qr = document.getElementById('qr') as HTMLImageElement;
-      return qr.complete && qr.naturalWidth > 0;
-    });
+    // In the page (strings: the tests compile without the DOM library).
+    await page.waitForFunction("document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0");
     const qrSrc = await page.locator('#qr').getAttribute('src');
     expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=ethereum&asset=USDT`);
     // The page's own BigInt arithmetic agrees with the server's payment URI.
@@ -245,7 +255,7 @@ describe('the checkout page in a real browser', () => {
     await page.locator('#live-state[data-live="socket"]').waitFor();
     await page.locator('#assets label', { hasText: 'ETH' }).click();
     await page.locator('#instructions').waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow).toBe(0);
     expect(await text(page, '#total-fiat')).toBe('1,234.50 USD');
     await page.screenshot({ path: new URL('checkout-page-360.png', ARTIFACTS).pathname, fullPage: true });
@@ -260,6 +270,24 @@ describe('the checkout page in a real browser', () => {
     // The asset and chain are now the bound ones: only BNB on BNB Smart Chain is offered.
     expect(await page.getByRole('radio').count()).toBe(2);
     expect(await text(page, '#network-name')).toBe('BNB Smart Chain (chain id 56)');
+    await page.close();
+  });
+
+  it('falls back to polling when the WebSocket is refused, and shows expiry', { timeout: 30_000 }, async () => {
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    const page = await browser.context.newPage();
+    // As behind a proxy that does not pass WebSockets.
+    await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
+    await page.goto(localUrl(session));
+    await page.locator('#live-state[data-live="polling"]').waitFor();
+    expect(await text(page, '#status')).toBe('Waiting for payment');
+
+    await settleExpiry(kassa.ctx, session.session_id, new Date(Date.parse(session.expires_at) + 1000));
+    await page.locator('#status', { hasText: 'Expired' }).waitFor({ timeout: 8_000 });
+    expect(await text(page, '#outcome-title')).toBe('This checkout has expired');
+    expect(await page.locator('#pay').isHidden()).toBe(true);
+    expect(await page.locator('#bind').isHidden()).toBe(true);
+    expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
     await page.close();
   });
 });
