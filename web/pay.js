@@ -86,6 +86,8 @@
     main.dataset.status = session.status;
 
     const status = $('status');
+    status.hidden = false;
+    $('footer').hidden = false;
     status.textContent = STATUS_TEXT[session.status] || session.status;
     status.className = `status status-${session.status.toLowerCase()}`;
     $('title').textContent = { PAID: 'Payment complete', EXPIRED: 'Checkout expired', FAILED: 'Payment failed' }[session.status] || 'Complete your payment';
@@ -103,7 +105,7 @@
 
     const devHint = $('dev-hint');
     devHint.hidden = !(page.developmentHints && open);
-    devHint.textContent = `Development: \`npx kassa dev pay ${session.sessionId} --wait\` pays this session on the sandbox chain.`;
+    devHint.replaceChildren('Development: ', cell('code', `npx kassa dev pay ${session.sessionId} --wait`), ' pays this session on the sandbox chain.');
   }
 
   function renderSummary(session) {
@@ -421,9 +423,11 @@
       apply(data.checkoutSession);
     } catch (failure) {
       $('checkout').setAttribute('aria-busy', 'false');
+      $('status').hidden = false;
       $('status').textContent = 'Unavailable';
       $('load-error').textContent = `This checkout could not be loaded: ${failure.message}`;
       $('load-error').hidden = false;
+      $('footer').hidden = false;
       setLive('closed', 'Reload the page to try again');
       return;
     }
