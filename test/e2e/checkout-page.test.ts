@@ -145,11 +145,12 @@ describe('GET /pay/:id/qr.svg', () => {
 });
 
 describe('the checkout page in a real browser', () => {
-  let browser: TestBrowser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
+  // Launched by the first test that needs it, so a missing chromium fails every browser test (a failing hook would count them as skipped).
+  let browser: TestBrowser | undefined;
+  async function newPage(): Promise<Page> {
+    browser ??= await launchBrowser();
+    return browser.context.newPage();
+  }
 
   afterAll(async () => {
     await browser?.close();
@@ -174,7 +175,7 @@ describe('the checkout page in a real browser', () => {
   it('shows what to pay, binds the payer’s transaction and follows the session live to paid', { timeout: 40_000 }, async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
     const usdt = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT');
-    const page = await browser.context.newPage();
+    const page = await newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
@@ -249,7 +250,7 @@ describe('the checkout page in a real browser', () => {
 
   it('fits a 360 px phone and shows a bind made elsewhere live', { timeout: 30_000 }, async () => {
     const session = await createSession(kassa, merchant, checkoutRequest({ items: [{ name: 'Annual subscription, team plan with priority support', quantity: 1, unit_price: 1234.5 }] }));
-    const page = await browser.context.newPage();
+    const page = await newPage();
     await page.setViewportSize({ width: 360, height: 740 });
     await page.goto(localUrl(session));
     await page.locator('#live-state[data-live="socket"]').waitFor();
@@ -275,7 +276,7 @@ describe('the checkout page in a real browser', () => {
 
   it('falls back to polling when the WebSocket is refused, and shows expiry', { timeout: 30_000 }, async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
-    const page = await browser.context.newPage();
+    const page = await newPage();
     // As behind a proxy that does not pass WebSockets.
     await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
     await page.goto(localUrl(session));
