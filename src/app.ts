@@ -4,6 +4,7 @@ import { pinoHttp } from 'pino-http';
 import type { DomainContext } from './domain/context.js';
 import { redactMisplacedSecret, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { checkoutPageRouter, type CheckoutPageOptions } from './rest/checkout-page.routes.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
@@ -19,12 +20,14 @@ export interface AppDependencies {
   readonly metrics?: Metrics;
   /** The GraphQL API's middleware (src/graphql/graphql-server.ts); it parses its own bodies, so it goes before rawBody. */
   readonly graphql?: RequestHandler;
+  /** The hosted checkout page at /pay/:id (src/rest/checkout-page.routes.ts). */
+  readonly checkoutPage?: CheckoutPageOptions;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql }: AppDependencies): Express {
+export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, checkoutPage }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(metrics.httpRequests);
@@ -52,6 +55,7 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics(), g
   app.use(checkoutSessionsRouter(ctx));
   app.use(webhookEndpointsRouter(ctx));
   app.use(eventsRouter(ctx));
+  app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -30,6 +30,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     metrics,
     graphql: graphql.middleware,
+    checkoutPage: { developmentHints: config.env === 'development' },
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
