@@ -40,7 +40,8 @@ async function organisationWithKey() {
   return { orgId: org.id, credentials: { apiKey: key.api_key, apiSecret: key.api_secret } };
 }
 
-describe('kassa webhooks', () => {
+// Each test runs a dozen CLI processes and a server: give slow machines room, as cli.test.ts does.
+describe('kassa webhooks', { timeout: 90_000 }, () => {
   it('add --json prints id and secret; list, deliveries, redeliver, rotate-secret and remove work; errors exit 2 or 4', async () => {
     const { orgId, credentials } = await organisationWithKey();
     const receiver = await startWebhookReceiver();
