@@ -7,7 +7,7 @@
 (function checkoutPage() {
   const page = JSON.parse(document.getElementById('kassa-page-data').textContent);
 
-  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto cryptoOptions { ticker amount }
+  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue cryptoOptions { ticker amount }
     fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
     items { name quantity unitPrice totalPrice }`;
   const PAGE_QUERY = `query CheckoutPage($id: ID!) {
@@ -143,7 +143,10 @@
       PAID: ['Payment received', `Thank you. Your payment${session.totalAmountCrypto ? ` of ${session.totalAmountCrypto} ${session.cryptoCurrency}` : ''} is confirmed. You can close this page.`],
       EXPIRED: ['This checkout has expired', 'It can no longer be paid. If you already sent a payment, contact the merchant with your transaction hash.'],
       FAILED: ['Payment failed', 'Your transaction could not be accepted for this checkout. Contact the merchant with your transaction hash.'],
-      PARTIAL: ['Partially paid', 'We received part of the payment. Send the rest of the amount to the same address, from the same wallet.'],
+      PARTIAL: [
+        'Partially paid',
+        `We received ${session.amountReceived} ${session.cryptoCurrency} of ${session.totalAmountCrypto}. Send the remaining ${session.amountDue} ${session.cryptoCurrency} to the same address, from the same wallet.`,
+      ],
     }[session.status];
     const wasHidden = outcome.hidden;
     outcome.hidden = !texts;
@@ -154,9 +157,14 @@
     if (wasHidden && !isOpen(session)) outcome.focus();
   }
 
+  function owed(session) {
+    return session.amountDue && !/^0\.0+$/.test(session.amountDue) ? session.amountDue : session.totalAmountCrypto;
+  }
+
   /** The options the payer can still choose: every quote, or only the locked asset. */
   function assetOptions(session) {
-    if (session.cryptoCurrency) return [{ ticker: session.cryptoCurrency, amount: session.totalAmountCrypto }];
+    // Once an asset is locked, what is still owed (the rest, after a partial payment).
+    if (session.cryptoCurrency) return [{ ticker: session.cryptoCurrency, amount: owed(session) }];
     return session.cryptoOptions;
   }
 

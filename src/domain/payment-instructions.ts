@@ -4,6 +4,7 @@ import { listPayableNetworks } from './checkout-page.js';
 import type { DomainContext } from './context.js';
 import { invalid } from './errors.js';
 import { eip681Uri, type PaymentRequest } from './payment-uri.js';
+import { amountDue } from './payments.js';
 
 /** How the payer pays a session in one asset on one network: the QR code's content. */
 export interface PaymentInstructions extends PaymentRequest {
@@ -41,7 +42,13 @@ export function paymentInstructions(
     walletAddress: sessionNetwork.walletAddress,
     contractAddress: payable.contractAddress,
     decimals: payable.decimals,
-    amount: session.cryptoCurrency === quote.ticker && session.totalAmountCrypto ? session.totalAmountCrypto : quote.amount,
+    // Once an asset is locked: what is still owed (after a partial payment, the rest).
+    amount: session.cryptoCurrency === quote.ticker && session.totalAmountCrypto ? remaining(session) : quote.amount,
   };
   return { ...request, network: sessionNetwork.network, ticker: quote.ticker, uri: eip681Uri(request) };
+}
+
+function remaining(session: CheckoutSession) {
+  const due = amountDue(session)!;
+  return due.greaterThan(0) ? due : session.totalAmountCrypto!;
 }

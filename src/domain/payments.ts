@@ -162,6 +162,17 @@ export async function failBoundTransaction(ctx: DomainContext, tx: TxStore, sess
   await applySessionEvent(ctx, tx, session, { kind: 'bound_tx_failed', reason }, now);
 }
 
+/**
+ * What the payer still has to send in the selected asset: required minus the
+ * confirmed total, rounded up to 8 digits, never below 0; null until an asset
+ * is selected.
+ */
+export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived'>): Decimal | null {
+  if (!session.totalAmountCrypto) return null;
+  const due = session.totalAmountCrypto.minus(session.amountReceived);
+  return due.greaterThan(0) ? due.toDecimalPlaces(8, Decimal.ROUND_CEIL) : new Decimal(0);
+}
+
 /** A line for operators: what a payment row says, amounts on the wire format. */
 export function describeAmount(amount: Decimal): string {
   return formatAmount(amount.toDecimalPlaces(8, Decimal.ROUND_DOWN));

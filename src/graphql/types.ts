@@ -129,6 +129,17 @@ export class CheckoutSession {
   @Field(() => Int, { description: 'Whole seconds left before expiresAt by the server clock; 0 once expired or settled.' })
   secondsUntilExpiry!: number;
 
+  @Field(() => DecimalScalar, {
+    description: 'Confirmed amount received so far in the selected crypto on the bound chain (rounded down); 0 until a payment confirms.',
+  })
+  amountReceived!: string;
+
+  @Field(() => DecimalScalar, {
+    nullable: true,
+    description: 'What is still to be sent in the selected crypto (totalAmountCrypto − amountReceived, rounded up, never below 0); null until one is selected.',
+  })
+  amountDue!: string | null;
+
   @Field(() => Boolean)
   overpaid!: boolean;
 

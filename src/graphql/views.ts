@@ -3,13 +3,15 @@ import { toBindResponse } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
-import { formatAmount } from '../domain/money.js';
+import { Decimal, formatAmount } from '../domain/money.js';
+import { amountDue } from '../domain/payments.js';
 import type { BindResult, CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
  * renamed to camelCase, so the two APIs cannot disagree on a value. Only the
- * line items (without product ids) and the time left are added (DESIGN.md §4 "Get").
+ * line items (without product ids), the time left and the amounts received and still due
+ * are added (DESIGN.md §4 "Get").
  */
 export function toGraphqlSession(session: DomainSession, now: Date): CheckoutSession {
   const view = toPublicView(session);
@@ -36,6 +38,9 @@ export function toGraphqlSession(session: DomainSession, now: Date): CheckoutSes
     supportedNetworks: view.supported_networks,
     expiresAt: view.expires_at,
     secondsUntilExpiry: secondsUntilExpiry(session, now),
+    // Never claims more than arrived: the confirmed total rounds down, what is owed rounds up.
+    amountReceived: formatAmount(session.amountReceived.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
+    amountDue: session.totalAmountCrypto ? formatAmount(amountDue(session)!) : null,
     overpaid: view.overpaid,
     boundTxHash: view.bound_tx_hash,
     payerWalletAddress: view.payer_wallet_address,

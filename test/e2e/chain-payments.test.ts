@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { Decimal } from '../../src/domain/money.js';
 import { setPaymentPolicy } from '../../src/domain/organisations.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
@@ -100,8 +101,19 @@ describe('payments credited from the chain', () => {
     await bind(session.id, first.hash, 'USDT', first.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
+    // The payer's page learns what arrived and what is still owed (GraphQL).
+    const partial = await node.kassa.http
+      .post('/graphql')
+      .set('content-type', 'application/json')
+      .send({ query: `{ checkoutSession(id: "${session.id}") { status amountReceived amountDue totalAmountCrypto } }` });
+    expect(partial.body.data.checkoutSession).toEqual({
+      status: 'PARTIAL',
+      amountReceived: '10.00000000',
+      amountDue: new Decimal(total).minus(10).toFixed(8),
+      totalAmountCrypto: total,
+    });
 
-    const rest = (Number(total) - 10).toFixed(8);
+    const rest = new Decimal(total).minus(10).toFixed(8);
     await chain.pay(session.wallet, 'USDT', rest);
     await tick();
     const paid = await view(session.id);
@@ -115,7 +127,7 @@ describe('payments credited from the chain', () => {
 
   it('overpayment → paid with overpaid', async () => {
     const session = await checkout();
-    const sent = await chain.pay(session.wallet, 'USDC', (Number(session.quote.USDC) + 5).toFixed(8));
+    const sent = await chain.pay(session.wallet, 'USDC', new Decimal(session.quote.USDC!).plus(5).toFixed(8));
     await bind(session.id, sent.hash, 'USDC', sent.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: true });
@@ -126,7 +138,7 @@ describe('payments credited from the chain', () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     await setPaymentPolicy(node.kassa.ctx, merchant.organisationId, { underpaymentTolerancePercent: '1' });
     const session = await checkout({ merchant });
-    const short = (Number(session.quote.USDC) * 0.995).toFixed(8);
+    const short = new Decimal(session.quote.USDC!).times('0.995').toFixed(8, Decimal.ROUND_DOWN);
     const sent = await chain.pay(session.wallet, 'USDC', short);
     await bind(session.id, sent.hash, 'USDC', sent.from);
     await tick();
@@ -155,7 +167,7 @@ describe('payments credited from the chain', () => {
 describe('expiry and late payments', () => {
   it('underpayment, then expiry → expired', async () => {
     const session = await checkout();
-    const sent = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    const sent = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
     await bind(session.id, sent.hash, 'BTC', sent.from);
     await tick();
     expect((await view(session.id)).status).toBe('partial');
@@ -169,7 +181,7 @@ describe('expiry and late payments', () => {
 
   it('a payment after expiry inside the monitoring window → late_payment event, status unchanged', async () => {
     const session = await checkout();
-    const first = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    const first = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
     await bind(session.id, first.hash, 'BTC', first.from);
     await tick();
     time.freeze(Date.now() + 125 * MIN);
@@ -186,7 +198,7 @@ describe('expiry and late payments', () => {
 
   it('after the monitoring window the wallet is no longer watched for the session', async () => {
     const session = await checkout();
-    const first = await chain.pay(session.wallet, 'BTC', (Number(session.quote.BTC) / 2).toFixed(8));
+    const first = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
     await bind(session.id, first.hash, 'BTC', first.from);
     await tick();
     time.freeze(Date.now() + 60 * MIN + 25 * 60 * MIN);

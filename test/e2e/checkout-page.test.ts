@@ -160,6 +160,8 @@ describe('the checkout page in a real browser', () => {
     const ctx = kassa.ctx;
     await ctx.store.transaction(async (tx) => {
       const session = (await tx.lockSession(sessionId))!;
+      // As settleSessionPayments does: the confirmed total is stored with the transition.
+      await tx.updateSession(sessionId, { amountReceived: new Decimal(received), updatedAt: ctx.clock() });
       await applySessionEvent(
         ctx,
         tx,
@@ -238,6 +240,11 @@ describe('the checkout page in a real browser', () => {
     await confirmPayments(session.session_id, required.dividedBy(2).toFixed(8));
     await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
     expect(await text(page, '#outcome')).toMatch(/Partially paid/);
+    const half = required.dividedBy(2).toFixed(8);
+    const due = required.minus(half).toFixed(8);
+    expect(await text(page, '#outcome-text')).toBe(`We received ${half} USDT of ${required.toFixed(8)}. Send the remaining ${due} USDT to the same address, from the same wallet.`);
+    // What to send is now the rest, in the panel and in the wallet link.
+    expect(await text(page, '#amount')).toBe(`${due} USDT`);
     await confirmPayments(session.session_id, required.toFixed(8));
     await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
     expect(await text(page, '#outcome-title')).toBe('Payment received');
