@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.js';
 import { answerClientErrors } from './rest/client-error.js';
@@ -93,7 +94,8 @@ async function startSandbox(config: Config, logger: Logger): Promise<SandboxChai
   const local = config.networks.find((network) => network.slug === 'local');
   if (!local) return null;
   try {
-    return await startSandboxChain(local, logger);
+    // Kept beside the embedded database, so a restart continues the same chain and nothing credited is undone.
+    return await startSandboxChain(local, logger, path.join(config.dataDir, 'sandbox-chain.json'));
   } catch (error) {
     logger.error({ err: (error as Error).message }, 'the sandbox chain could not be started; local payments are not watched');
     return null;

@@ -28,6 +28,11 @@ export interface AnvilOptions {
   readonly chainId?: number;
   /** Seconds between blocks; without it every transaction is mined at once (automine). */
   readonly blockTime?: number;
+  /**
+   * A file the chain is loaded from and saved to (on exit and every few seconds), so a
+   * restarted sandbox is the same chain: same blocks, same hashes, same balances.
+   */
+  readonly stateFile?: string;
 }
 
 /** Starts a local EVM chain and waits until it answers JSON-RPC. */
@@ -35,9 +40,10 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const host = options.host ?? '127.0.0.1';
   const args = ['--host', host, '--port', String(options.port), '--chain-id', String(options.chainId ?? 31337), '--silent'];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
+  if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '5');
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  // A chain this process started never outlives it, however it ends.
-  const killOnExit = () => child.kill('SIGKILL');
+  // A chain this process started never outlives it, however it ends (SIGTERM: anvil saves its state first).
+  const killOnExit = () => child.kill('SIGTERM');
   process.once('exit', killOnExit);
   child.once('exit', () => process.removeListener('exit', killOnExit));
   let stderr = '';

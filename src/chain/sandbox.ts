@@ -106,7 +106,7 @@ export interface SandboxChain {
  * `local` network's RPC URL (another Kassa's sandbox, or your own anvil),
  * otherwise starts anvil there; then makes sure the tokens exist.
  */
-export async function startSandboxChain(network: Network, logger: Logger): Promise<SandboxChain> {
+export async function startSandboxChain(network: Network, logger: Logger, stateFile?: string): Promise<SandboxChain> {
   const url = network.rpcUrls[0];
   if (!url) throw new Error(`network ${network.slug} has no RPC URL for the sandbox chain`);
   let anvilProcess: AnvilProcess | null = null;
@@ -116,8 +116,8 @@ export async function startSandboxChain(network: Network, logger: Logger): Promi
   }
   if (running === null) {
     const { hostname, port } = new URL(url);
-    anvilProcess = await startAnvil({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 8545), chainId: network.chainId });
-    logger.info({ url }, 'started the sandbox chain (anvil)');
+    anvilProcess = await startAnvil({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 8545), chainId: network.chainId, stateFile });
+    logger.info({ url, stateFile }, 'started the sandbox chain (anvil)');
   } else {
     logger.info({ url }, 'using the sandbox chain already running');
   }

@@ -367,6 +367,7 @@ describe('first run in development mode (`npm start`)', MODE, () => {
   let dataDir: string;
   let server: KassaServer | undefined;
   let demo: { organisationId: string; apiKey: string; secret: string; script: string };
+  let paidSessionId = '';
 
   beforeAll(async () => {
     dataDir = tempDir('kassa-cli-dev-');
@@ -446,6 +447,7 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expect(payment).toMatchObject({ session_id: sessionId, crypto_currency: 'BTC', chain_id: '31337', bound: true, status: 'paid' });
     expect(payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
 
+    paidSessionId = sessionId;
     const view = (await fetch(`http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`).then((r) => r.json())) as Record<string, unknown>;
     expect(view).toMatchObject({ status: 'paid', overpaid: false, bound_tx_hash: payment.tx_hash, crypto_currency: 'BTC' });
     expect(view.total_amount_crypto).toBe(payment.amount);
@@ -474,6 +476,22 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     const text = await runKassa(['payments', 'unattributed'], env);
     expectSuccess(text);
     expect(text.stdout).toMatch(new RegExp(`local +39\\.98399840 USDC .*${txHash}#0 +confirmed \\(\\d+ conf\\) +unattributed`));
+  });
+
+  it('a restart continues the same sandbox chain: what was paid stays paid', async () => {
+    expect(paidSessionId).not.toBe('');
+    expect(await server!.stop()).toEqual({ code: 0, signal: null });
+    expect(existsSync(path.join(dataDir, 'sandbox-chain.json'))).toBe(true);
+    server = await startKassaServer({ ...env, PORT: String(server!.port) });
+    await server.ready();
+    // A new payment goes through after the restart, so the watcher has scanned the chain again by then.
+    const created = await runKassa(['demo', '--json'], { ...env, PORT: String(server.port) });
+    const again = await runKassa(['dev', 'pay', parseJsonOutput<{ session_id: string }>(created).session_id, '--wait', '20', '--json'], env, { timeoutMs: 40_000 });
+    expect(parseJsonOutput<{ status: string }>(again).status).toBe('paid');
+    const view = (await fetch(`http://127.0.0.1:${server.port}/checkout-sessions/${paidSessionId}`).then((r) => r.json())) as Record<string, unknown>;
+    expect(view.status).toBe('paid');
+    const listed = await runKassa(['payments', 'list', '--session', paidSessionId, '--json'], env);
+    expect(parseJsonOutput<Array<{ state: string }>>(listed).map((p) => p.state)).toEqual(['confirmed']);
   });
 
   it('`kassa dev pay` refuses an unknown session (exit 4) and a bad asset (exit 2)', async () => {
