@@ -160,10 +160,10 @@ class NetworkWatcher {
         this.metrics?.chainCursor.set({ network: this.network.slug }, Number(next));
       }
       await this.confirm(head);
-      // Credit confirmed payments before a bound transaction is marked confirmed: from then on it no
-      // longer holds an expired session open, and its own payment must already count.
-      await settleChangedSessions(this.ctx, this.logger);
+      // Bound transactions are judged before their money is credited (a wrong sender fails the
+      // session first); a valid one is credited in the same transaction that marks it confirmed.
       await this.checkBoundTransactions(head);
+      await settleChangedSessions(this.ctx, this.logger);
       if (this.lastError) this.logger.info({ network: this.network.slug }, 'chain watcher recovered');
       this.lastError = null;
     } catch (error) {
@@ -322,7 +322,14 @@ class NetworkWatcher {
         const session = await tx.lockSession(sessionId);
         if (!session || session.boundTxHash !== txHash) return;
         const verdict = judgeBoundTransaction(session, this.network, evidence, now, this.settings.droppedAfterMinutes);
-        if (verdict.kind === 'valid') await tx.updateSession(sessionId, { boundTxCheckedAt: now, updatedAt: session.updatedAt });
+        if (verdict.kind === 'valid') {
+          await tx.updateSession(sessionId, { boundTxCheckedAt: now, updatedAt: session.updatedAt });
+          // The payer wallet is proven now: top-ups it sent before this moment count too.
+          await tx.attachPayerWalletPayments(session, now);
+          // Credited under the same lock: from this moment the transaction no longer holds an
+          // expired session open, so its own money must already count (no sweep in between).
+          await settleSessionPayments(this.ctx, tx, (await tx.lockSession(sessionId))!, now);
+        }
         if (verdict.kind === 'failed') {
           this.logger.info({ network: this.network.slug, sessionId, reason: verdict.reason }, 'bound transaction rejected');
           await failBoundTransaction(this.ctx, tx, session, verdict.reason, now);
@@ -354,6 +361,7 @@ class NetworkWatcher {
       transfers,
       nativeTo: tx?.to ?? null,
       nativeValue: tx?.value ?? 0n,
+      sender: tx?.from ?? null,
     };
   }
 }

@@ -196,6 +196,9 @@ async function findCandidates(tx: Tx, transfer: ChainTransfer, decimals: number,
       JOIN organisations o ON o.id = s.organisation_id
      WHERE n.network = ${transfer.network} AND lower(n.wallet_address) = ${transfer.to}
        AND s.payer_wallet_address = ${transfer.from} AND s.chain_id = ${transfer.chainId}
+       -- Only once the bound transaction was found valid (and sent by that wallet): a payer
+       -- wallet typed into a bind proves nothing by itself.
+       AND s.bound_tx_checked_at IS NOT NULL
        AND (s.status::text = ANY(${OPEN}) OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})
      ORDER BY s.bound_at DESC`;
   const exact = await tx.$queryRaw<Array<{ id: string }>>`

@@ -154,6 +154,27 @@ class PrismaTxStore implements TxStore {
     return attached;
   }
 
+  async sessionCreditedWith(txHash: string, chainId: string): Promise<string | null> {
+    const rows = await this.tx.$queryRaw<Array<{ session_id: string }>>`
+      SELECT session_id FROM payments
+      WHERE tx_hash = ${txHash} AND chain_id = ${chainId} AND session_id IS NOT NULL AND state <> 'reversed'
+      LIMIT 1`;
+    return rows[0]?.session_id ?? null;
+  }
+
+  async attachPayerWalletPayments(session: CheckoutSession, at: Date): Promise<number> {
+    const wallet = session.networks.find((n) => n.chainId === session.chainId)?.walletAddress.toLowerCase();
+    if (!session.payerWalletAddress || !wallet || !session.chainId) return 0;
+    const attached = await this.tx.$executeRaw`
+      UPDATE payments SET session_id = ${session.id}::uuid, attribution = 'payer_wallet', updated_at = ${at}
+      WHERE session_id IS NULL AND state <> 'reversed' AND chain_id = ${session.chainId}
+        AND from_address = ${session.payerWalletAddress} AND to_address = ${wallet} AND created_at >= ${session.createdAt}`;
+    if (attached > 0) {
+      await this.tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id = ${session.id}::uuid`;
+    }
+    return attached;
+  }
+
   async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {
     await this.tx.outboxEvent.create({
       data: {

@@ -54,6 +54,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     if (isTerminal(session.status)) return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     if (session.boundTxHash) return conflict('Checkout session is already bound to another transaction');
     if (await tx.findSessionIdByTxHash(bind.txHash)) return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
+    const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
+    if (credited && credited !== session.id) return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
 
     const refusal = checkAgainstSession(ctx, session, bind);
     if (refusal) return refusal;

@@ -96,6 +96,8 @@ export type BoundTxEvidence =
       readonly transfers: ReadonlyArray<{ tokenAddress: string; from: string; to: string; baseUnits: bigint }>;
       readonly nativeTo: string | null;
       readonly nativeValue: bigint;
+      /** Who signed the transaction (lower-case); null when unknown. */
+      readonly sender?: string | null;
     }
   /** Known to the node but not mined yet. */
   | { readonly kind: 'pending' }
@@ -138,10 +140,24 @@ export function judgeBoundTransaction(
   const nameOf = (address: string) => network.tokens.find((t) => t.address.toLowerCase() === address)?.ticker ?? `token ${address}`;
   const native = network.nativeAsset;
 
-  if (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) return { kind: 'valid' };
   // Zero-value transfers (address-poisoning spam) prove nothing and are ignored throughout.
   const transfers = evidence.transfers.filter((t) => t.baseUnits > 0n);
-  if (token && transfers.some((t) => t.tokenAddress === token && t.to === wallet)) return { kind: 'valid' };
+  const pays =
+    (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) ||
+    (token !== null && transfers.some((t) => t.tokenAddress === token && t.to === wallet));
+  if (pays) {
+    // A payer wallet named at bind must be the one that paid: otherwise anyone could bind a
+    // stranger's transaction with their own session and claim that wallet's later transfers.
+    const payer = session.payerWalletAddress;
+    const paidBy = evidence.sender === payer || transfers.some((t) => t.to === wallet && t.from === payer);
+    if (payer && evidence.sender !== undefined && !paidBy) {
+      return {
+        kind: 'failed',
+        reason: `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
+      };
+    }
+    return { kind: 'valid' };
+  }
 
   const toWallet = transfers.find((t) => t.to === wallet);
   if (toWallet) return { kind: 'failed', reason: `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; the session expects ${ticker}` };

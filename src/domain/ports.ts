@@ -101,6 +101,13 @@ export interface TxStore {
    * session (a bind that arrives after the watcher saw the transfer).
    */
   attachPaymentsOfTransaction(sessionId: string, txHash: string, chainId: string, at: Date): Promise<number>;
+  /**
+   * Gives the session the unattributed transfers its (now proven) payer wallet sent to
+   * its wallet on its chain since the session was created.
+   */
+  attachPayerWalletPayments(session: CheckoutSession, at: Date): Promise<number>;
+  /** The session a transaction's transfers were already credited to on `chainId`, if any. */
+  sessionCreditedWith(txHash: string, chainId: string): Promise<string | null>;
 }
 
 /** A payment row, as operators see it. */

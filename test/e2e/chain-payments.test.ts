@@ -325,3 +325,55 @@ describe('chain reorganisations', () => {
     expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid', 'payment_reversed', 'paid']);
   });
 });
+
+describe('binds that try to claim what another payer sent', () => {
+  it('a payer wallet named at bind must be the sender: otherwise the session fails as wrong sender', async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 2 });
+    const claimed = '0x90f79bf6eb2c4f870365e785982e1f101e93b906'; // sandbox account 3, which did not send it
+    await bind(session.id, sent.hash, 'USDT', claimed);
+    await tick();
+    expect((await view(session.id)).status).toBe('failed');
+    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
+      `wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`,
+    );
+  });
+
+  it("a bind naming someone else's wallet does not capture that wallet's payment for its own session", async () => {
+    const wallet = randomWallet();
+    const merchant = await createMerchant(node.kassa.ctx, { wallet });
+    const attacker = await checkout({ merchant });
+    const victim = await checkout({ merchant, });
+    const victimWallet = '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65'; // sandbox account 4
+    // The attacker binds a made-up hash, naming the victim's wallet as payer.
+    await bind(attacker.id, `0x${randomBytes(32).toString('hex')}`, 'USDC', victimWallet);
+    // Only the victim's session (unbound) fits the exact amount: the bind of the attacker proves nothing.
+    const sent = await chain.pay(wallet, 'USDC', victim.quote.USDC!, { from: 4 });
+    await tick();
+    expect((await view(victim.id)).status).toBe('paid');
+    expect((await paymentsOf(victim.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
+    expect(await paymentsOf(attacker.id)).toEqual([]);
+    // And that transaction cannot be bound to the attacker's (or any other) session afterwards.
+    const other = await checkout({ merchant });
+    const refused = await postBind(node.kassa, other.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'USDC' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe(`Transaction ${sent.hash} already paid another checkout session`);
+  });
+
+  it('a top-up sent before the bound transaction was confirmed is credited once the payer wallet is proven', async () => {
+    const session = await checkout();
+    const half = new Decimal(session.quote.USDT!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN);
+    const first = await chain.pay(session.wallet, 'USDT', half, { from: 5 });
+    await bind(session.id, first.hash, 'USDT', first.from);
+    const rest = new Decimal(session.quote.USDT!).minus(half).toFixed(8);
+    const second = await chain.pay(session.wallet, 'USDT', rest, { from: 5 });
+    // Both are scanned in one range, before the bound transaction is judged.
+    await tick();
+    await tick();
+    expect((await view(session.id)).status).toBe('paid');
+    expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([
+      [first.hash, 'bound_tx'],
+      [second.hash, 'payer_wallet'],
+    ]);
+  });
+});

@@ -348,3 +348,23 @@ describe('judgeBoundTransaction: mined', () => {
     expect(judge(session(), tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(VALID);
   });
 });
+
+describe('judgeBoundTransaction: the payer wallet named at bind', () => {
+  const named = session({ payerWalletAddress: PAYER });
+  it.each<[string, BoundTxEvidence, Verdict]>([
+    ['signed by the named wallet', { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: PAYER }, VALID],
+    ['sent through a contract, the Transfer comes from the named wallet', { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: ROUTER }, VALID],
+    [
+      'another wallet signed it and sent the tokens',
+      { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER },
+      failed(`wrong sender: transaction ${HASH} was sent by ${STRANGER}, not by the payer wallet ${PAYER} named when it was bound`),
+    ],
+    ['the sender is not known (older evidence): no judgement on it', tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), VALID],
+  ])('%s', (_name, evidence, expected) => {
+    expect(judge(named, evidence)).toEqual(expected);
+  });
+
+  it('no payer wallet named: any sender', () => {
+    expect(judge(session({ payerWalletAddress: null }), { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER })).toEqual(VALID);
+  });
+});
