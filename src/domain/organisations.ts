@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import { Decimal } from './money.js';
+import { isAddress } from 'viem';
 import type { Organisation } from './ports.js';
 
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
@@ -66,8 +67,17 @@ export async function setPaymentPolicy(ctx: DomainContext, organisationId: strin
   return (await ctx.store.organisations.findById(organisationId))!;
 }
 
+/**
+ * A receiving wallet is where money goes: beyond the pattern, a mixed-case address must
+ * carry a valid EIP-55 checksum (a typo is caught before funds are lost), and the zero
+ * address is refused (nobody can spend what is sent there).
+ */
 function checkAddress(address: string): string {
   if (!ADDRESS_PATTERN.test(address)) throw invalid('wallet address must match ^0x[a-fA-F0-9]{40}$');
+  if (/[a-f]/.test(address.slice(2)) && /[A-F]/.test(address.slice(2)) && !isAddress(address, { strict: true })) {
+    throw invalid(`wallet address ${address} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`);
+  }
+  if (/^0x0{40}$/i.test(address)) throw invalid('wallet address must not be the zero address');
   return address.toLowerCase();
 }
 

@@ -189,15 +189,20 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
 
   it('refuses bad input with a readable message and a non-zero exit', async () => {
     const unknownOrg = randomUUID();
-    const [badWallet, noSuchOrg, noSuchOrgWallet, notEnabled, unknownNetwork, noSuchKey] = await Promise.all([
+    const badChecksum = '0x90F79BF6eb2c4F870365E785982E1f101E93b906'; // one letter's case changed
+    const [badWallet, noSuchOrg, noSuchOrgWallet, notEnabled, unknownNetwork, noSuchKey, checksum, zero] = await Promise.all([
       runKassa(['orgs', 'create', '--name', 'Bad', '--wallet', '0x1234'], env),
       runKassa(['keys', 'create', '--org', unknownOrg], env),
       runKassa(['wallets', 'set', '--org', unknownOrg, '--address', WALLET], env),
       runKassa(['orgs', 'create', '--name', 'Bad', '--wallet', WALLET, '--network', 'polygon'], env),
       runKassa(['wallets', 'set', '--org', acme.id, '--network', 'moon', '--address', WALLET], env),
       runKassa(['keys', 'revoke', 'pk_00000000000000000000000000000000'], env),
+      runKassa(['orgs', 'create', '--name', 'Bad', '--wallet', badChecksum], env),
+      runKassa(['wallets', 'set', '--org', acme.id, '--address', `0x${'0'.repeat(40)}`], env),
     ]);
     expectRefusal(badWallet, 2, 'wallet address must match ^0x[a-fA-F0-9]{40}$');
+    expectRefusal(checksum, 2, `wallet address ${badChecksum} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`);
+    expectRefusal(zero, 2, 'wallet address must not be the zero address');
     expectRefusal(noSuchOrg, 4, `Organisation ${unknownOrg} not found`);
     expectRefusal(noSuchOrgWallet, 4, `Organisation ${unknownOrg} not found`);
     expectRefusal(notEnabled, 2, 'network polygon is not enabled (enabled: local, bsc)');
