@@ -4,7 +4,7 @@ import { isTerminal } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { invalid, notFound, unavailable } from '../domain/errors.js';
 import { checkSessionId } from '../domain/get-checkout-session.js';
-import { Decimal, formatAmount, fractionalDigits, toBaseUnitsCeil } from '../domain/money.js';
+import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/money.js';
 import { assetsOn } from '../domain/networks.js';
 import { rpcChainId } from './anvil.js';
 import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
@@ -27,8 +27,10 @@ export interface DevPayment {
   readonly asset: AssetTicker;
   readonly amount: string;
   readonly chainId: string;
-  /** Whether this call bound the transaction (false: the session was already bound, or --no-bind). */
+  /** Whether this call bound the transaction. */
   readonly bound: boolean;
+  /** Why it was not bound, when it was not. */
+  readonly notBoundBecause: string | null;
 }
 
 /**
@@ -59,22 +61,35 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     throw invalid(`${asset ?? 'no asset'} cannot pay this session on ${local.slug} (offered there: ${session.quotes.map((q) => q.ticker).filter((t) => onLocal.includes(t)).join(', ') || 'none'})`);
   }
 
+  const token = local.tokens.find((t) => t.ticker === asset) ?? null;
+  const decimals = token?.decimals ?? 18;
   let amount: Decimal;
   if (options.amount !== undefined) {
-    if (!/^\d+(\.\d+)?$/.test(options.amount) || fractionalDigits(options.amount) > 18 || new Decimal(options.amount).isZero()) {
+    if (!/^\d+(\.\d+)?$/.test(options.amount) || new Decimal(options.amount).isZero()) {
       throw invalid('--amount must be a positive decimal number, e.g. 0.00123456');
     }
+    if (fractionalDigits(options.amount) > decimals) throw invalid(`--amount has more decimals than ${asset} has on ${local.slug} (${decimals})`);
     amount = new Decimal(options.amount);
   } else {
+    if (isTerminal(session.status)) {
+      throw invalid(`checkout session ${sessionId} is ${session.status}: nothing is owed (give --amount to send a late payment anyway)`);
+    }
     const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
     amount = owed.greaterThan(0) ? owed : quote.amount;
   }
-  const token = local.tokens.find((t) => t.ticker === asset) ?? null;
-  const decimals = token?.decimals ?? 18;
-  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, toBaseUnitsCeil(amount, decimals), { chainId: local.chainId });
+  const units = toBaseUnitsCeil(amount, decimals);
+  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, units, { chainId: local.chainId });
 
   let bound = false;
-  if (options.bind !== false && !session.boundTxHash && !isTerminal(session.status)) {
+  const notBoundBecause =
+    options.bind === false
+      ? '--no-bind'
+      : isTerminal(session.status)
+        ? `the session is ${session.status}`
+        : session.boundTxHash
+          ? `the session is already bound to ${session.boundTxHash} (a top-up from the same payer wallet counts once that one is confirmed)`
+          : null;
+  if (notBoundBecause === null) {
     await bindTransaction(ctx, sessionId, {
       tx_hash: transfer.hash,
       chain_id: String(local.chainId),
@@ -89,8 +104,10 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     from: transfer.from,
     to: wallet,
     asset,
-    amount: formatAmount(amount.toDecimalPlaces(8, Decimal.ROUND_CEIL)),
+    // What went on chain, exactly (a 6-decimal token rounds the amount up to 6 digits).
+    amount: fromBaseUnits(units, decimals).toFixed(),
     chainId: String(local.chainId),
     bound,
+    notBoundBecause: bound ? null : notBoundBecause,
   };
 }

@@ -15,12 +15,12 @@ export function registerDevCommands(program: Command): void {
     .argument('<session-id>', 'checkout session id')
     .option('--amount <amount>', 'amount of the asset to send (default: what is still owed)')
     .option('--asset <ticker>', 'asset to pay in when the session has none selected yet (default: the first offered on local)')
-    .option('--account <n>', 'sandbox account that pays (2–9)', '2')
+    .option('--account <n>', 'sandbox account that pays (2–9; 1 is the demo merchant wallet)', '2')
     .option('--no-bind', 'only send the transfer; do not bind it to the session')
     .option('--wait [seconds]', 'wait until the session leaves its current status (default 30 s)')
     .option('--json', 'print one JSON object')
     .action(async (sessionId: string, options: { amount?: string; asset?: string; account: string; bind: boolean; wait?: boolean | string; json?: boolean }) => {
-      if (!/^[1-9]$/.test(options.account)) throw invalid('--account must be a sandbox account from 1 to 9');
+      if (!/^[2-9]$/.test(options.account)) throw invalid('--account must be a sandbox payer account from 2 to 9');
       const waitSeconds = options.wait === undefined ? 0 : options.wait === true ? 30 : Number(options.wait);
       if (!Number.isFinite(waitSeconds) || waitSeconds < 0 || waitSeconds > 600) throw invalid('--wait must be a number of seconds from 0 to 600');
       const result = await withRuntime(async (ctx) => {
@@ -33,9 +33,10 @@ export function registerDevCommands(program: Command): void {
           await new Promise((resolve) => setTimeout(resolve, 250));
           session = await getCheckoutSession(ctx, sessionId);
         }
-        return { payment, status: toPublicView(session).status };
+        const timedOut = waitSeconds > 0 && session.status === before.status;
+        return { payment, status: toPublicView(session).status, timedOut };
       });
-      const { payment, status } = result;
+      const { payment, status, timedOut } = result;
       if (options.json) {
         printJson({
           session_id: payment.sessionId,
@@ -46,13 +47,20 @@ export function registerDevCommands(program: Command): void {
           amount: payment.amount,
           chain_id: payment.chainId,
           bound: payment.bound,
+          not_bound_because: payment.notBoundBecause,
           status,
+          timed_out: timedOut,
         });
+        if (timedOut) process.exitCode = 1;
         return;
       }
       printLine(`sent ${payment.amount} ${payment.asset} from ${payment.from} to ${payment.to} on chain ${payment.chainId}`);
       printLine(`tx_hash: ${payment.txHash}`);
-      printLine(payment.bound ? 'bound to the session' : 'not bound (the session already had a transaction, or --no-bind)');
+      printLine(payment.bound ? 'bound to the session' : `not bound: ${payment.notBoundBecause}`);
       printLine(`status: ${status}`);
+      if (timedOut) {
+        process.stderr.write(`kassa: the status did not change within ${waitSeconds} s (is \`npm start\` running and watching the sandbox chain?)\n`);
+        process.exitCode = 1;
+      }
     });
 }

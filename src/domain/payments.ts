@@ -129,7 +129,7 @@ export function judgeBoundTransaction(
     }
     const boundFor = now.getTime() - (session.boundAt ?? now).getTime();
     if (boundFor < droppedAfterMinutes * 60_000) return { kind: 'wait' };
-    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${droppedAfterMinutes} minutes of binding` };
+    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${droppedAfterMinutes} minute${droppedAfterMinutes === 1 ? '' : 's'} of binding` };
   }
   if (evidence.confirmations < Math.max(1, network.confirmations)) return { kind: 'wait' };
   if (evidence.reverted) return { kind: 'failed', reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}` };
