@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { checkSessionId } from '../domain/get-checkout-session.js';
+import { isUuid } from '../domain/uuid.js';
 import { describeAmount } from '../domain/payments.js';
 import type { PaymentRecord } from '../domain/ports.js';
-import { invalid } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -60,7 +60,12 @@ export function registerPaymentCommands(program: Command): void {
     .requiredOption('--session <id>', 'checkout session id')
     .option('--json', 'print a JSON array')
     .action(async (options: { session: string; json?: boolean }) => {
-      const sessionId = checkSessionId(options.session);
-      printPayments(await withRuntime((ctx) => ctx.store.chain.paymentsOfSession(sessionId)), options.json);
+      // A malformed id is "not found" like any unknown one (README, exit codes).
+      const sessionId = isUuid(options.session) ? options.session.toLowerCase() : null;
+      const payments = await withRuntime(async (ctx) => {
+        if (!sessionId || !(await ctx.store.sessions.findById(sessionId))) throw notFound(`Checkout session ${options.session} not found`);
+        return ctx.store.chain.paymentsOfSession(sessionId);
+      });
+      printPayments(payments, options.json);
     });
 }

@@ -508,11 +508,15 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     const bad = await runKassa(['dev', 'pay', sessionId, '--asset', 'DOGE'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--asset must be one of');
-    const [paid, tooPrecise, merchantAccount] = await Promise.all([
+    const [paid, tooPrecise, merchantAccount, noPayments, malformed] = await Promise.all([
       runKassa(['dev', 'pay', paidSessionId], env),
       runKassa(['dev', 'pay', sessionId, '--asset', 'USDT', '--amount', '0.0000001'], env),
       runKassa(['dev', 'pay', sessionId, '--account', '1'], env),
+      runKassa(['payments', 'list', '--session', '00000000-0000-4000-8000-000000000000'], env),
+      runKassa(['payments', 'list', '--session', 'nope'], env),
     ]);
+    expectRefusal(noPayments, 4, 'Checkout session 00000000-0000-4000-8000-000000000000 not found');
+    expectRefusal(malformed, 4, 'Checkout session nope not found');
     expectRefusal(paid, 2, `checkout session ${paidSessionId} is paid: nothing is owed (give --amount to send a late payment anyway)`);
     expectRefusal(tooPrecise, 2, '--amount has more decimals than USDT has on local (6)');
     expectRefusal(merchantAccount, 2, '--account must be a sandbox payer account from 2 to 9');
