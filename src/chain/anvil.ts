@@ -3,7 +3,13 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-/** The anvil binary shipped by `@foundry-rs/anvil`'s per-platform npm package (no download, no install script). */
+/**
+ * The anvil binary from Foundry's per-platform npm package (no download, no install
+ * script). Only the linux-amd64 package is an (optional) dependency: the registry this
+ * project installs from carries no other platform's, and `npm ci` needs a lock file
+ * that lists every optional package it names. On other platforms, install
+ * `@foundry-rs/anvil-<os>-<arch>` yourself, or point KASSA_RPC_URLS_LOCAL at your own anvil.
+ */
 export function anvilBinaryPath(): string {
   const os = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform as string];
   const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string];
@@ -12,7 +18,9 @@ export function anvilBinaryPath(): string {
   try {
     return require.resolve(`@foundry-rs/anvil-${os}-${arch}/bin/${name}`);
   } catch {
-    throw new Error(`@foundry-rs/anvil-${os}-${arch} is not installed: run npm install (it is an optional dependency of @foundry-rs/anvil)`);
+    throw new Error(
+      `@foundry-rs/anvil-${os}-${arch} is not installed: \`npm install --no-save @foundry-rs/anvil-${os}-${arch}\`, or run your own anvil at the local RPC URL`,
+    );
   }
 }
 
