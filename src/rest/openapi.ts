@@ -17,7 +17,7 @@ import { createWebhookEndpointSchema, listEventsQuerySchema, updateWebhookEndpoi
 type Json = Record<string, unknown>;
 const IO = { unrepresentable: 'any', io: 'input', target: 'draft-2020-12' } as const;
 
-/** zod → JSON Schema, teaching it the two custom pieces of the create schema (plain-object guards and exact JSON numbers). */
+/** zod → JSON Schema, teaching it the custom pieces of our schemas (plain-object and array guards, exact JSON numbers). */
 export function jsonSchemaOf(schema: z.ZodType): Json {
   const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
     const def = (ctx.zodSchema as { _zod: { def: any } })._zod.def;
@@ -25,7 +25,7 @@ export function jsonSchemaOf(schema: z.ZodType): Json {
       for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
       Object.assign(ctx.jsonSchema, value);
     };
-    if (def.type === 'pipe' && def.in._zod.def.type === 'custom' && def.out._zod.def.type === 'object') {
+    if (def.type === 'pipe' && def.in._zod.def.type === 'custom' && ['object', 'array'].includes(def.out._zod.def.type)) {
       replace(jsonSchemaOf(def.out));
     } else if (def.type === 'custom') {
       let number = false;
