@@ -105,7 +105,9 @@ export async function createWebhookEndpoint(ctx: DomainContext, organisationId: 
   return { endpoint, secret };
 }
 
-export function listWebhookEndpoints(ctx: DomainContext, organisationId: string): Promise<WebhookEndpointRecord[]> {
+/** The organisation's endpoints; an unknown, deleted or malformed organisation id is "not found" (as for keys). */
+export async function listWebhookEndpoints(ctx: DomainContext, organisationId: string): Promise<WebhookEndpointRecord[]> {
+  await requireOrganisation(ctx, organisationId);
   return ctx.store.webhooks.listEndpoints(organisationId);
 }
 
