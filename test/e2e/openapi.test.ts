@@ -275,6 +275,9 @@ describe('the documented response schemas match real responses', () => {
     check('/events', 'get', events);
 
     check('/health', 'get', await kassa.http.get('/health'));
+    check('/ready', 'get', await kassa.http.get('/ready'));
+    check('/webhook-endpoints/{id}', 'get', await signedRequest(kassa, merchant, 'get', '/webhook-endpoints/nope'));
+    check('/events', 'get', await signedRequest(kassa, merchant, 'get', '/events?limit=1&limit=2'));
     check('/checkout-sessions', 'post', await signedRequest(kassa, merchant, 'post', '/checkout-sessions', {}));
     check('/checkout-sessions/{id}', 'get', await kassa.http.get('/checkout-sessions/00000000-0000-4000-8000-000000000000'));
     check('/checkout-sessions/{id}/bind-tx', 'post', await kassa.http.post(`/checkout-sessions/${id}/bind-tx`).send({ ...bindBody, crypto_currency: 'BTC' }));
