@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { DomainError, invalid, notFound } from './errors.js';
 import { openSecret, sealSecret } from './secret-box.js';
 import { isUuid } from './uuid.js';
 import type { StoredEvent, WebhookDeliveryRecord, WebhookEndpointRecord } from './webhook-ports.js';
@@ -57,12 +57,28 @@ function eventsProblems(value: unknown): { events: string[]; problems: string[] 
   return { events: [...new Set(value.filter((type): type is string => typeof type === 'string'))], problems };
 }
 
-/** Checks URL syntax, then resolves it (SSRF rule); throws `invalid` with every problem. */
+/**
+ * The SSRF rule for a URL whose syntax is fine: resolves the host and returns
+ * the problem (unresolvable, not a public address) as messages, [] when it
+ * passes or when the syntax is wrong (that is reported by the syntax check).
+ */
+export async function webhookUrlAddressProblems(ctx: DomainContext, value: unknown): Promise<string[]> {
+  const { url, problems } = webhookUrlProblems(value);
+  if (!url || problems.length > 0) return [];
+  try {
+    await resolveWebhookHost(url, ctx.webhooks.allowPrivate);
+    return [];
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'invalid') return [...error.messages];
+    throw error;
+  }
+}
+
+/** Checks URL syntax, then resolves it (SSRF rule); throws `invalid` with every problem, the URL's and `extraProblems`. */
 async function checkedUrl(ctx: DomainContext, value: unknown, extraProblems: string[]): Promise<string> {
   const { url, problems } = webhookUrlProblems(value);
-  const all = [...problems, ...extraProblems];
+  const all = [...problems, ...(await webhookUrlAddressProblems(ctx, value)), ...extraProblems];
   if (all.length > 0 || !url) throw invalid(all);
-  await resolveWebhookHost(url, ctx.webhooks.allowPrivate);
   return url.toString();
 }
 
@@ -89,7 +105,9 @@ export async function createWebhookEndpoint(ctx: DomainContext, organisationId: 
   return { endpoint, secret };
 }
 
-export function listWebhookEndpoints(ctx: DomainContext, organisationId: string): Promise<WebhookEndpointRecord[]> {
+/** The organisation's endpoints; an unknown, deleted or malformed organisation id is "not found" (as for keys). */
+export async function listWebhookEndpoints(ctx: DomainContext, organisationId: string): Promise<WebhookEndpointRecord[]> {
+  await requireOrganisation(ctx, organisationId);
   return ctx.store.webhooks.listEndpoints(organisationId);
 }
 

@@ -2,7 +2,8 @@ import { Decimal } from '../domain/money.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-endpoints.js';
-import { createCheckoutSchema } from './create-checkout.schema.js';
+import { ASSET_TICKERS } from '../domain/assets.js';
+import { createCheckoutSchema, LIMITS } from './create-checkout.schema.js';
 import { methodNotAllowed } from './error-handler.js';
 import { createWebhookEndpointSchema, listEventsQuerySchema, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
 
@@ -16,7 +17,7 @@ import { createWebhookEndpointSchema, listEventsQuerySchema, updateWebhookEndpoi
 type Json = Record<string, unknown>;
 const IO = { unrepresentable: 'any', io: 'input', target: 'draft-2020-12' } as const;
 
-/** zod → JSON Schema, teaching it the two custom pieces of the create schema (plain-object guards and exact JSON numbers). */
+/** zod → JSON Schema, teaching it the custom pieces of our schemas (plain-object and array guards, exact JSON numbers). */
 export function jsonSchemaOf(schema: z.ZodType): Json {
   const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
     const def = (ctx.zodSchema as { _zod: { def: any } })._zod.def;
@@ -24,7 +25,7 @@ export function jsonSchemaOf(schema: z.ZodType): Json {
       for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
       Object.assign(ctx.jsonSchema, value);
     };
-    if (def.type === 'pipe' && def.in._zod.def.type === 'custom' && def.out._zod.def.type === 'object') {
+    if (def.type === 'pipe' && def.in._zod.def.type === 'custom' && ['object', 'array'].includes(def.out._zod.def.type)) {
       replace(jsonSchemaOf(def.out));
     } else if (def.type === 'custom') {
       let number = false;
@@ -54,6 +55,93 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'A dependency is unavailable',
 };
 
+/** Decimal strings with 8 fractional digits (spec §2.1–§2.3). */
+const amount = { type: 'string', pattern: '^-?\\d+\\.\\d{8}$' };
+const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] });
+const uuid = { type: 'string', format: 'uuid' };
+const dateTime = { type: 'string', format: 'date-time' };
+const STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'];
+
+/** An object schema that lists every property, requires all of them and (unless `open`) allows no other. */
+const exact = (properties: Json, extra: Json = {}): Json => ({
+  type: 'object',
+  ...extra,
+  required: Object.keys(properties),
+  additionalProperties: false,
+  properties,
+});
+
+/** Spec §2.1, exactly these fields (src/domain/checkout-session.views.ts toPublicView). */
+const PUBLIC_PROPERTIES: Json = {
+  session_id: uuid,
+  status: { type: 'string', enum: STATUSES },
+  source: { type: 'string', description: 'Origin of the session' },
+  from_payment_link: { type: 'boolean' },
+  anonymous: { type: 'boolean' },
+  requires_payer_identity: { type: 'boolean' },
+  identity_options: { type: 'array', items: { type: 'string' } },
+  product_payment_link_id: nullable(uuid),
+  total_amount_crypto: nullable(amount),
+  crypto_currency: { type: ['string', 'null'], description: 'Ticker of the selected crypto' },
+  crypto_options: { type: 'array', items: ref('CryptoPaymentOption') },
+  fiat_currency: { type: 'string' },
+  total_amount_fiat: amount,
+  wallet_address: { type: 'string', description: 'Merchant receiving wallet' },
+  supported_networks: { type: 'array', items: { type: 'string' } },
+  expires_at: dateTime,
+  overpaid: { type: 'boolean' },
+  bound_tx_hash: { type: ['string', 'null'] },
+  payer_wallet_address: { type: ['string', 'null'] },
+  chain_id: { type: ['string', 'null'], description: 'Decimal EIP-155 id' },
+  user: exact({ id: { type: 'string' }, email: { type: ['string', 'null'] }, telegram_id: { type: ['string', 'null'] }, username: { type: ['string', 'null'] } }),
+};
+
+/** Spec §2.2: the public fields plus these (toMerchantView). */
+const MERCHANT_ONLY_PROPERTIES: Json = {
+  organisation_id: uuid,
+  organisation_name: { type: ['string', 'null'] },
+  organisation_deleted: { type: 'boolean' },
+  owner_user_id: nullable(uuid),
+  checkout_url: { type: 'string', format: 'uri', description: '{checkout_base_url}/pay/<session_id>' },
+  items: {
+    type: 'array',
+    items: exact({
+      name: { type: 'string' },
+      quantity: { type: 'integer', minimum: 1 },
+      unit_price: amount,
+      total_price: amount,
+      product_id: { type: ['string', 'null'] },
+    }),
+  },
+  metadata: { type: 'object', description: 'Free-form, as sent on create' },
+  created_at: dateTime,
+};
+
+const WEBHOOK_ENDPOINT_PROPERTIES: Json = {
+  id: uuid,
+  organisation_id: uuid,
+  url: { type: 'string' },
+  events: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, description: 'Empty = every type' },
+  enabled: { type: 'boolean' },
+  previous_secret_expires_at: { type: ['string', 'null'], format: 'date-time', description: 'While set, deliveries carry a second signature made with the previous secret' },
+  created_at: dateTime,
+  updated_at: dateTime,
+};
+
+/**
+ * The create body as the zod schema generates it, plus the bounds its custom
+ * number checks enforce (JSON Schema cannot see inside a zod refinement):
+ * spec §2.4 and §8, DESIGN.md §4 "Create".
+ */
+function createBodySchema(): Json {
+  const body = jsonSchemaOf(createCheckoutSchema) as { properties: Record<string, Json> };
+  const item = (body.properties.items as { items: { properties: Record<string, Json> } }).items;
+  item.properties.quantity = { type: 'integer', minimum: 1, maximum: LIMITS.quantity };
+  item.properties.unit_price = { type: 'number', minimum: 0, maximum: Number(LIMITS.unitPrice), description: `In the request currency; at most ${LIMITS.unitPriceDecimals} decimal places` };
+  body.properties.expires_in_minutes = { type: 'integer', minimum: LIMITS.expiresInMinutes.min, maximum: LIMITS.expiresInMinutes.max, default: 60, description: 'Session lifetime in minutes' };
+  return body;
+}
+
 export interface RouteDoc {
   readonly method: 'get' | 'post' | 'patch' | 'delete';
   /** Express path, e.g. /checkout-sessions/:id */
@@ -77,7 +165,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/checkout-sessions',
     summary: 'Create a checkout session (spec §4.1)',
     signed: true,
-    body: createCheckoutSchema,
+    body: createBodySchema(),
     ok: { status: 201, description: 'The merchant view; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true', schema: ref('MerchantSession') },
     errors: [400, 401, 409, 413, 415, 422, 503],
     headers: [{ name: 'Idempotency-Key', description: '1–255 printable ASCII characters, scoped to the organisation, remembered ≥ 24 h' }],
@@ -102,7 +190,7 @@ export const ROUTES: readonly RouteDoc[] = [
       properties: {
         tx_hash: { type: 'string', pattern: '^0x[a-fA-F0-9]{64}$' },
         chain_id: { type: 'string', description: 'Decimal EIP-155 id ("56"); hex "0x38" is accepted' },
-        crypto_currency: { type: 'string', description: 'Required unless the session already has one' },
+        crypto_currency: { type: 'string', enum: [...ASSET_TICKERS], description: 'Required unless the session already has one' },
         payer_wallet_address: { type: 'string', pattern: '^0x[a-fA-F0-9]{40}$' },
       },
     },
@@ -115,7 +203,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Register a webhook endpoint; the signing secret is in this answer only',
     signed: true,
     body: createWebhookEndpointSchema,
-    ok: { status: 201, description: 'The endpoint and its secret', schema: { allOf: [ref('WebhookEndpoint'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string', pattern: '^whsec_[0-9a-f]{64}$' } } }] } },
+    ok: { status: 201, description: 'The endpoint and its secret', schema: ref('WebhookEndpointWithSecret') },
     errors: SIGNED_BODY_ERRORS,
   },
   {
@@ -123,7 +211,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints',
     summary: "The organisation's webhook endpoints",
     signed: true,
-    ok: { status: 200, description: 'All endpoints (never secrets)', schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookEndpoint') } } } },
+    ok: { status: 200, description: 'All endpoints (never secrets)', schema: exact({ data: { type: 'array', items: ref('WebhookEndpoint') } }) },
     errors: [401],
   },
   {
@@ -156,7 +244,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints/:id/rotate-secret',
     summary: 'Issue a new secret; the previous one keeps signing during the overlap',
     signed: true,
-    ok: { status: 200, description: 'The endpoint and its new secret', schema: { allOf: [ref('WebhookEndpoint'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } }] } },
+    ok: { status: 200, description: 'The endpoint and its new secret', schema: ref('WebhookEndpointWithSecret') },
     errors: [400, 401, 404],
   },
   {
@@ -168,29 +256,12 @@ export const ROUTES: readonly RouteDoc[] = [
     ok: { status: 200, description: 'A page of events, oldest first', schema: ref('EventPage') },
     errors: [400, 401],
   },
-  { method: 'get', path: '/health', summary: 'Liveness', signed: false, ok: { status: 200, description: 'The process serves HTTP', schema: { type: 'object', properties: { status: { const: 'ok' } } } }, errors: [] },
-  { method: 'get', path: '/ready', summary: 'Readiness', signed: false, ok: { status: 200, description: 'The database answers', schema: { type: 'object', properties: { status: { const: 'ready' } } } }, errors: [503] },
+  { method: 'get', path: '/health', summary: 'Liveness', signed: false, ok: { status: 200, description: 'The process serves HTTP', schema: exact({ status: { const: 'ok' } }) }, errors: [] },
+  { method: 'get', path: '/ready', summary: 'Readiness', signed: false, ok: { status: 200, description: 'The database answers', schema: exact({ status: { const: 'ready' } }) }, errors: [503] },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics', signed: false, ok: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' }, errors: [] },
   { method: 'get', path: '/openapi.json', summary: 'This document', signed: false, ok: { status: 200, description: 'OpenAPI 3.1', schema: { type: 'object' } }, errors: [] },
   { method: 'get', path: '/docs', summary: 'This document as an HTML page', signed: false, ok: { status: 200, description: 'HTML', contentType: 'text/html' }, errors: [] },
 ];
-
-const amount = { type: 'string', pattern: '^\\d+\\.\\d{8}$' };
-const SESSION_PROPERTIES: Json = {
-  session_id: { type: 'string', format: 'uuid' },
-  status: { type: 'string', enum: ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'] },
-  total_amount_fiat: amount,
-  fiat_currency: { type: 'string' },
-  total_amount_crypto: { oneOf: [amount, { type: 'null' }] },
-  crypto_currency: { type: ['string', 'null'] },
-  crypto_options: { type: 'array', items: { type: 'object', properties: { ticker: { type: 'string' }, id: { type: 'string' }, unit_price_fiat: amount, amount } } },
-  wallet_address: { type: 'string' },
-  supported_networks: { type: 'array', items: { type: 'string' } },
-  expires_at: { type: 'string', format: 'date-time' },
-  overpaid: { type: 'boolean' },
-  bound_tx_hash: { type: ['string', 'null'] },
-  chain_id: { type: ['string', 'null'] },
-};
 
 function components(): Json {
   return {
@@ -215,47 +286,42 @@ function components(): Json {
           error: { type: 'string' },
         },
       },
-      PublicSession: { type: 'object', description: 'Spec §2.1, exactly these fields', properties: SESSION_PROPERTIES },
-      MerchantSession: {
-        type: 'object',
-        description: 'Spec §2.2: the public fields plus organisation, items, metadata, checkout_url, created_at',
-        properties: { ...SESSION_PROPERTIES, organisation_id: { type: 'string', format: 'uuid' }, checkout_url: { type: 'string' }, metadata: { type: 'object' }, created_at: { type: 'string', format: 'date-time' } },
-      },
-      BindResponse: { type: 'object', properties: { idempotent: { type: 'boolean' } } },
-      WebhookEndpoint: {
-        type: 'object',
-        required: ['id', 'organisation_id', 'url', 'events', 'enabled', 'previous_secret_expires_at', 'created_at', 'updated_at'],
-        properties: {
-          id: { type: 'string', format: 'uuid' },
-          organisation_id: { type: 'string', format: 'uuid' },
-          url: { type: 'string' },
-          events: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, description: 'Empty = every type' },
-          enabled: { type: 'boolean' },
-          previous_secret_expires_at: { type: ['string', 'null'], format: 'date-time', description: 'While set, deliveries carry a second signature made with the previous secret' },
-          created_at: { type: 'string', format: 'date-time' },
-          updated_at: { type: 'string', format: 'date-time' },
+      PublicSession: exact(PUBLIC_PROPERTIES, { description: 'Spec §2.1, exactly these fields' }),
+      MerchantSession: exact({ ...PUBLIC_PROPERTIES, ...MERCHANT_ONLY_PROPERTIES }, { description: 'Spec §2.2: every field of §2.1 plus the merchant fields' }),
+      CryptoPaymentOption: exact(
+        { ticker: { type: 'string' }, id: { type: 'string', description: 'Asset identifier' }, unit_price_fiat: amount, amount },
+        { description: 'Spec §2.3' },
+      ),
+      BindResponse: exact(
+        {
+          session_id: uuid,
+          bound_tx_hash: { type: 'string', pattern: '^0x[a-fA-F0-9]{64}$' },
+          crypto_currency: { type: 'string', enum: [...ASSET_TICKERS] },
+          total_amount_crypto: amount,
+          status: { type: 'string', enum: STATUSES },
+          idempotent: { type: 'boolean', description: 'true when this transaction was bound before' },
         },
-      },
-      Event: {
-        type: 'object',
-        description: 'The envelope of webhooks and of the feed',
-        required: ['id', 'type', 'created_at', 'data'],
-        properties: {
+        { description: 'Spec §2.6' },
+      ),
+      WebhookEndpoint: exact(WEBHOOK_ENDPOINT_PROPERTIES),
+      WebhookEndpointWithSecret: exact(
+        { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: { type: 'string', pattern: '^whsec_[0-9a-f]{64}$', description: 'Shown only in this answer' } },
+        { description: 'The endpoint and its signing secret (create and rotate-secret only)' },
+      ),
+      Event: exact(
+        {
           id: { type: 'string', format: 'uuid', description: 'Also sent as X-Service-Event-Id; deduplicate on it' },
           type: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
-          created_at: { type: 'string', format: 'date-time' },
+          created_at: dateTime,
           data: { ...ref('MerchantSession'), description: 'The merchant view of the session when the event happened' },
         },
-      },
-      EventPage: {
-        type: 'object',
-        required: ['data', 'next_cursor', 'has_more'],
-        properties: {
-          data: { type: 'array', items: ref('Event') },
-          next_cursor: { type: ['string', 'null'], description: 'Pass as `after` for the next page' },
-          has_more: { type: 'boolean' },
-        },
-      },
+        { description: 'The envelope of webhooks and of the feed' },
+      ),
+      EventPage: exact({
+        data: { type: 'array', items: ref('Event') },
+        next_cursor: { type: ['string', 'null'], description: 'Pass as `after` for the next page' },
+        has_more: { type: 'boolean' },
+      }),
     },
   };
 }

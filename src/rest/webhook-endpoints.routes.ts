@@ -10,6 +10,7 @@ import {
   rotateWebhookSecret,
   toEndpointView,
   updateWebhookEndpoint,
+  webhookUrlAddressProblems,
 } from '../domain/webhook-endpoints.js';
 import { isUuid } from '../domain/uuid.js';
 import { methodNotAllowed } from './error-handler.js';
@@ -26,16 +27,27 @@ export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant
   });
 }
 
+const idProblems = (req: Request): string[] => (isUuid(req.params.id as string) ? [] : ['id must be a UUID']);
+
 /** The path id; like session ids, one that is not a UUID is a 400 (the CLI calls it "not found"). */
 function endpointId(req: Request): string {
-  const id = req.params.id as string;
-  if (!isUuid(id)) throw invalid(['id must be a UUID']);
-  return id;
+  const problems = idProblems(req);
+  if (problems.length > 0) throw invalid(problems);
+  return req.params.id as string;
 }
 
-function body<T>(parsed: T | { problems: string[] }): T {
-  if (parsed && typeof parsed === 'object' && 'problems' in parsed) throw invalid(parsed.problems);
-  return parsed as T;
+/**
+ * The parsed body, or a 400 listing every problem at once: the path id's, the
+ * body's and, when the URL's syntax is fine but something else is wrong, the
+ * URL's address check too (it would otherwise only show up on the next try).
+ */
+async function body<T extends { url?: unknown }>(ctx: DomainContext, parsed: T | { problems: string[] }, raw: unknown, pathProblems: string[] = []): Promise<T> {
+  const bodyProblems = parsed && typeof parsed === 'object' && 'problems' in parsed ? parsed.problems : [];
+  if (pathProblems.length === 0 && bodyProblems.length === 0) return parsed as T;
+  const url = raw && typeof raw === 'object' && 'url' in raw ? (raw as { url: unknown }).url : undefined;
+  const urlReported = bodyProblems.some((problem) => /^url /.test(problem));
+  const addressProblems = url === undefined || urlReported ? [] : await webhookUrlAddressProblems(ctx, url);
+  throw invalid([...pathProblems, ...bodyProblems, ...addressProblems]);
 }
 
 /** Webhook endpoint management for merchants; every route is signed and scoped to the caller's organisation. */
@@ -44,7 +56,8 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
 
   router.post('/webhook-endpoints', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    const input = body(parseBody(createWebhookEndpointSchema, readJsonBody(req)));
+    const raw = readJsonBody(req);
+    const input = await body(ctx, parseBody(createWebhookEndpointSchema, raw), raw);
     const { endpoint, secret } = await createWebhookEndpoint(ctx, merchant.organisationId, input);
     res.status(201).json({ ...toEndpointView(endpoint, ctx.clock()), secret });
   });
@@ -61,7 +74,8 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
   });
   router.patch('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    const input = body(parseBody(updateWebhookEndpointSchema, readJsonBody(req)));
+    const raw = readJsonBody(req);
+    const input = await body(ctx, parseBody(updateWebhookEndpointSchema, raw), raw, idProblems(req));
     res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()));
   });
   router.delete('/webhook-endpoints/:id', async (req, res) => {

@@ -81,6 +81,17 @@ describe('GET /events', () => {
     expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=abc'), 400, ['after must be a cursor returned as next_cursor']);
     expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=nope'), 400, ['session_id must be a UUID']);
     expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?foo=1'), 400, ['property foo should not exist']);
+    // A repeated parameter is an array to Express: named in the project's wording, not zod's.
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=1&limit=2'), 400, ['limit must be an integer from 1 to 100']);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=1&after=2'), 400, ['after must be a cursor returned as next_cursor']);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=a&session_id=b'), 400, ['session_id must be a UUID']);
+    // Every problem at once.
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=abc&limit=x&session_id=nope&foo=1'), 400, [
+      'after must be a cursor returned as next_cursor',
+      'limit must be an integer from 1 to 100',
+      'session_id must be a UUID',
+      'property foo should not exist',
+    ]);
     expectErrorBody(await kassa.http.post('/events'), 405);
   });
 

@@ -7,6 +7,7 @@ import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession } from '../support/rest-kassa.js';
+import { PUBLIC_FIELDS, MERCHANT_ONLY_FIELDS } from '../support/spec-fields.js';
 import { signedRequest } from '../support/webhooks.js';
 
 /** /openapi.json documents every route Express serves, with every status the probes below get back. */
@@ -71,12 +72,16 @@ describe('/openapi.json', () => {
     expect(ROUTES.map((route) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`).sort()).toEqual(documented);
   });
 
-  it('the create body schema is generated from the zod schema the route validates with', () => {
+  it('the create body schema is generated from the zod schema the route validates with, with the bounds of spec §2.4', () => {
     const body = (document.paths['/checkout-sessions']!.post as any).requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['user', 'items', 'currency']);
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.items.maxItems).toBe(100);
-    expect(body.properties.items.items.properties.unit_price.type).toBe('number');
+    expect(body.properties.items.items.properties.unit_price).toMatchObject({ type: 'number', minimum: 0 });
+    expect(body.properties.items.items.properties.quantity).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(body.properties.expires_in_minutes).toMatchObject({ type: 'integer', minimum: 5, maximum: 10080, default: 60 });
+    const bind = (document.paths['/checkout-sessions/{id}/bind-tx']!.post as any).requestBody.content['application/json'].schema;
+    expect([...bind.properties.crypto_currency.enum].sort()).toEqual(['BNB', 'BTC', 'ETH', 'SOL', 'USDC', 'USDT']);
     const hook = (document.paths['/webhook-endpoints']!.post as any).requestBody.content['application/json'].schema;
     expect(hook.properties.events.items.enum).toContain('checkout_session.paid');
   });
@@ -144,5 +149,137 @@ describe('/openapi.json', () => {
     expect(seen.size).toBe(ROUTES.length);
     expect([...seen.get('post /checkout-sessions')!].sort()).toEqual([201, 400, 401, 413, 415]);
     expect([...seen.get('delete /webhook-endpoints/{id}')!].sort()).toEqual([204, 400, 401, 404]);
+  });
+});
+
+/**
+ * A small JSON Schema checker for the subset /openapi.json uses ($ref, type
+ * with null, enum, const, pattern, format uuid/date-time/uri, minimum/maximum,
+ * properties, required, additionalProperties: false, items, oneOf, allOf).
+ * Written here rather than adding a validator package: the subset is small and
+ * an unsupported keyword fails the test instead of being ignored.
+ */
+const SUPPORTED = new Set(['$ref', 'type', 'enum', 'const', 'pattern', 'format', 'minimum', 'maximum', 'properties', 'required', 'additionalProperties', 'items', 'oneOf', 'allOf', 'description', 'default']);
+
+function validate(schema: any, value: unknown, path: string, root: any): string[] {
+  for (const key of Object.keys(schema)) if (!SUPPORTED.has(key)) return [`${path}: schema keyword ${key} is not supported by this checker`];
+  if (schema.$ref) {
+    const target = (schema.$ref as string).replace(/^#\//, '').split('/').reduce((node: any, part: string) => node?.[part], root);
+    if (!target) return [`${path}: unresolved ${schema.$ref}`];
+    const problems = validate(target, value, path, root);
+    if (problems.length) return problems;
+  }
+  if (schema.oneOf) {
+    const matching = (schema.oneOf as any[]).filter((option) => validate(option, value, path, root).length === 0).length;
+    if (matching !== 1) return [`${path}: ${JSON.stringify(value)} matches ${matching} of oneOf`];
+  }
+  if (schema.allOf) for (const part of schema.allOf) { const problems = validate(part, value, path, root); if (problems.length) return problems; }
+  if (schema.type !== undefined) {
+    const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+    const ok = types.some((type) => type === actual || (type === 'integer' && actual === 'number' && Number.isInteger(value)));
+    if (!ok) return [`${path}: ${JSON.stringify(value)} is not ${types.join(' or ')}`];
+  }
+  if (schema.enum && !schema.enum.includes(value)) return [`${path}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`];
+  if ('const' in schema && schema.const !== value) return [`${path}: ${JSON.stringify(value)} is not ${JSON.stringify(schema.const)}`];
+  const problems: string[] = [];
+  if (typeof value === 'string') {
+    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value)) problems.push(`${path}: ${JSON.stringify(value)} does not match ${schema.pattern}`);
+    if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) problems.push(`${path}: ${value} is not a uuid`);
+    if (schema.format === 'date-time' && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) || Number.isNaN(Date.parse(value)))) problems.push(`${path}: ${value} is not a date-time`);
+    if (schema.format === 'uri' && !URL.canParse(value)) problems.push(`${path}: ${value} is not a uri`);
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) problems.push(`${path}: ${value} < ${schema.minimum}`);
+    if (schema.maximum !== undefined && value > schema.maximum) problems.push(`${path}: ${value} > ${schema.maximum}`);
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((item, index) => problems.push(...validate(schema.items, item, `${path}[${index}]`, root)));
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const object = value as Record<string, unknown>;
+    for (const name of schema.required ?? []) if (!(name in object)) problems.push(`${path}: ${name} is missing`);
+    for (const [name, child] of Object.entries(object)) {
+      const property = schema.properties?.[name];
+      if (property) problems.push(...validate(property, child, `${path}.${name}`, root));
+      else if (schema.additionalProperties === false) problems.push(`${path}: ${name} is not documented`);
+    }
+  }
+  return problems;
+}
+
+describe('the documented response schemas match real responses', () => {
+  const responseSchema = (path: string, method: string, status: number) =>
+    (document.paths[path]![method]!.responses[String(status)] as { content: { 'application/json': { schema: unknown } } }).content['application/json'].schema;
+  const check = (path: string, method: string, response: { status: number; body: unknown }) => {
+    const problems = validate(responseSchema(path, method, response.status), response.body, `${method.toUpperCase()} ${path} ${response.status}`, document);
+    expect(problems).toEqual([]);
+  };
+
+  it('the checker rejects what it should (undocumented field, missing field, wrong type, null where not allowed, bad amount)', () => {
+    const schema = (document as any).components.schemas.BindResponse;
+    const good = { session_id: '00000000-0000-4000-8000-000000000000', bound_tx_hash: `0x${'a'.repeat(64)}`, crypto_currency: 'ETH', total_amount_crypto: '0.01000000', status: 'waiting_payment', idempotent: false };
+    expect(validate(schema, good, 'x', document)).toEqual([]);
+    expect(validate(schema, { ...good, extra: 1 }, 'x', document)).toHaveLength(1);
+    expect(validate(schema, { ...good, idempotent: 'no' }, 'x', document)).toHaveLength(1);
+    expect(validate(schema, { ...good, status: 'nope' }, 'x', document)).toHaveLength(1);
+    expect(validate(schema, { ...good, total_amount_crypto: '0.01' }, 'x', document)).toHaveLength(1);
+    expect(validate(schema, { ...good, total_amount_crypto: null }, 'x', document)).toHaveLength(1);
+    const { idempotent: _gone, ...missing } = good;
+    expect(validate(schema, missing, 'x', document)).toEqual(['x: idempotent is missing']);
+  });
+
+  it('the session schemas list exactly the fields of spec §2.1 and §2.2, every one required', () => {
+    const schemas = (document as any).components.schemas;
+    expect(Object.keys(schemas.PublicSession.properties).sort()).toEqual([...PUBLIC_FIELDS].sort());
+    expect(schemas.PublicSession.required.sort()).toEqual([...PUBLIC_FIELDS].sort());
+    expect(Object.keys(schemas.MerchantSession.properties).sort()).toEqual([...PUBLIC_FIELDS, ...MERCHANT_ONLY_FIELDS].sort());
+    expect(schemas.MerchantSession.required.sort()).toEqual([...PUBLIC_FIELDS, ...MERCHANT_ONLY_FIELDS].sort());
+    for (const [name, schema] of Object.entries<any>(schemas)) {
+      if (schema.type === 'object' && name !== 'Error') expect(Object.keys(schema.properties).sort(), name).toEqual([...schema.required].sort());
+    }
+  });
+
+  it('create, get, bind (fresh and replayed), webhook endpoints, events and errors validate against their schemas', async () => {
+    const created = await signedRequest(kassa, merchant, 'post', '/checkout-sessions', checkoutRequest({ metadata: { order: 'A-1' } }));
+    expect(created.status).toBe(201);
+    check('/checkout-sessions', 'post', created);
+    const id = created.body.session_id as string;
+
+    const read = await kassa.http.get(`/checkout-sessions/${id}`);
+    expect(read.status).toBe(200);
+    check('/checkout-sessions/{id}', 'get', read);
+
+    const bindBody = { tx_hash: txHash(0xb01), chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: `0x${'1'.repeat(40)}` };
+    const bound = await kassa.http.post(`/checkout-sessions/${id}/bind-tx`).send(bindBody);
+    expect(bound.status).toBe(200);
+    check('/checkout-sessions/{id}/bind-tx', 'post', bound);
+    const replayed = await kassa.http.post(`/checkout-sessions/${id}/bind-tx`).send(bindBody);
+    expect(replayed.body.idempotent).toBe(true);
+    check('/checkout-sessions/{id}/bind-tx', 'post', replayed);
+    // After the bind the nullable fields are set: the public view still validates.
+    const afterBind = await kassa.http.get(`/checkout-sessions/${id}`);
+    expect(afterBind.body.bound_tx_hash).not.toBeNull();
+    check('/checkout-sessions/{id}', 'get', afterBind);
+
+    const endpoint = await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['checkout_session.paid'] });
+    check('/webhook-endpoints', 'post', endpoint);
+    check('/webhook-endpoints', 'get', await signedRequest(kassa, merchant, 'get', '/webhook-endpoints'));
+    check('/webhook-endpoints/{id}', 'get', await signedRequest(kassa, merchant, 'get', `/webhook-endpoints/${endpoint.body.id}`));
+    check('/webhook-endpoints/{id}', 'patch', await signedRequest(kassa, merchant, 'patch', `/webhook-endpoints/${endpoint.body.id}`, { enabled: false }));
+    const rotated = await signedRequest(kassa, merchant, 'post', `/webhook-endpoints/${endpoint.body.id}/rotate-secret`, {});
+    expect(rotated.body.previous_secret_expires_at).not.toBeNull();
+    check('/webhook-endpoints/{id}/rotate-secret', 'post', rotated);
+
+    const events = await signedRequest(kassa, merchant, 'get', `/events?session_id=${id}`);
+    expect(events.status).toBe(200);
+    expect(events.body.data.length).toBeGreaterThan(0);
+    check('/events', 'get', events);
+
+    check('/health', 'get', await kassa.http.get('/health'));
+    check('/ready', 'get', await kassa.http.get('/ready'));
+    check('/webhook-endpoints/{id}', 'get', await signedRequest(kassa, merchant, 'get', '/webhook-endpoints/nope'));
+    check('/events', 'get', await signedRequest(kassa, merchant, 'get', '/events?limit=1&limit=2'));
+    check('/checkout-sessions', 'post', await signedRequest(kassa, merchant, 'post', '/checkout-sessions', {}));
+    check('/checkout-sessions/{id}', 'get', await kassa.http.get('/checkout-sessions/00000000-0000-4000-8000-000000000000'));
+    check('/checkout-sessions/{id}/bind-tx', 'post', await kassa.http.post(`/checkout-sessions/${id}/bind-tx`).send({ ...bindBody, crypto_currency: 'BTC' }));
   });
 });

@@ -1,6 +1,11 @@
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KassaClient, KassaError, verifyWebhook, WebhookVerificationError, type KassaEvent } from '../../clients/typescript/src/index.js';
+import { KassaClient, KassaError, KassaNetworkError, verifyWebhook, WebhookVerificationError, type BindResult, type KassaEvent, type PublicSession } from '../../clients/typescript/src/index.js';
+import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -36,11 +41,29 @@ describe('KassaClient', () => {
     const other = await client.createCheckoutSession(input);
     expect(other.session_id).not.toBe(created.session_id);
 
-    const read = await client.getCheckoutSession(created.session_id);
+    expect(Object.keys(created).sort()).toEqual([...PUBLIC_FIELDS, ...MERCHANT_ONLY_FIELDS].sort());
+    expect(created.items[0]!.quantity).toBeTypeOf('number');
+    expect(created.organisation_deleted).toBe(false);
+
+    const read: PublicSession = await client.getCheckoutSession(created.session_id);
     expect(read.session_id).toBe(created.session_id);
     expect(read).not.toHaveProperty('metadata');
-    const bound = await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337', crypto_currency: 'ETH' });
-    expect(bound.idempotent).toBe(false);
+    expect(Object.keys(read).sort()).toEqual([...PUBLIC_FIELDS].sort());
+    // Typed fields (this file is type-checked under strict): no casts needed.
+    const telegramId: string | null = read.user.telegram_id;
+    expect(telegramId).toBeNull();
+    expect(read.user.email).toBe('payer@example.com');
+    expect(read.requires_payer_identity).toBeTypeOf('boolean');
+    const bound: BindResult = await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337', crypto_currency: 'ETH' });
+    expect(bound).toEqual({
+      session_id: created.session_id,
+      bound_tx_hash: txHash(0xc11).toLowerCase(),
+      crypto_currency: 'ETH',
+      total_amount_crypto: expect.stringMatching(/^\d+\.\d{8}$/),
+      status: bound.status,
+      idempotent: false,
+    });
+    expect((await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337' })).idempotent).toBe(true);
   });
 
   it('throws KassaError with the status and every message', async () => {
@@ -55,6 +78,39 @@ describe('KassaClient', () => {
     expect(unauthorised).toMatchObject({ status: 401 });
     expect((unauthorised as KassaError).messages[0]).toMatch(/Invalid signature/);
   });
+
+  it('wraps a failed connection in KassaNetworkError (a KassaError with status 0), after its retries', async () => {
+    // A port that was free a moment ago: nothing listens, connections are refused.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const down = new KassaClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, maxRetries: 1 });
+    const error = await down.getCheckoutSession('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KassaNetworkError);
+    expect(error).toBeInstanceOf(KassaError);
+    expect(error).toMatchObject({ name: 'KassaNetworkError', status: 0, body: null, method: 'GET' });
+    expect((error as KassaNetworkError).cause).toBeInstanceOf(TypeError);
+    expect((error as KassaNetworkError).messages[0]).toMatch(new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/checkout-sessions/\\S+ failed: fetch failed \\(ECONNREFUSED\\)$`));
+    // Not retried (a webhook create): the same error type.
+    await expect(down.createWebhookEndpoint({ url: 'https://example.com/hooks' })).rejects.toMatchObject({ name: 'KassaNetworkError', status: 0 });
+    // A timeout is a network failure too.
+    const slow = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, timeoutMs: 1, maxRetries: 0, fetch: (input, init) => new Promise((resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))) });
+    await expect(slow.listEvents()).rejects.toMatchObject({ name: 'KassaNetworkError', status: 0, messages: [expect.stringMatching(/no answer before the timeout$/)] });
+  });
+
+  it('the usage example (clients/typescript/examples/usage.ts) compiles under strict', async () => {
+    const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+    const project = fileURLToPath(new URL('../../clients/typescript/examples/tsconfig.json', import.meta.url));
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', project]).then(
+      () => ({ code: 0, output: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+    );
+    expect(result.output).toBe('');
+    expect(result.code).toBe(0);
+  }, 60_000);
 
   it('lists events page by page and by session', async () => {
     const owner = await createMerchant(kassa.ctx);

@@ -6,6 +6,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession, expectErrorBody, postBind, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook-endpoints.js';
 
 let kassa: TestKassa;
 let merchant: TestMerchant;
@@ -227,6 +228,42 @@ describe('REST /webhook-endpoints', () => {
     expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'not a url' }), 400, ['url must be an http(s) URL']);
     expectErrorBody(await kassa.http.put('/webhook-endpoints'), 405);
   });
+
+  it('a 400 lists every problem at once, each naming its field', async () => {
+    const oneOf = `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'ftp://x', events: ['checkout_session.nope'] }),
+      400,
+      ['url must use http or https', `events.0 ${oneOf}`],
+    );
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://user:pw@example.com/', events: ['nope', 'checkout_session.paid', 7], enabled: 'yes', extra: 1 }),
+      400,
+      ['url must not contain credentials', `events.0 ${oneOf}`, `events.2 ${oneOf}`, 'enabled must be a boolean', 'property extra should not exist'],
+    );
+    // A string where the list belongs: one message, no length complaint.
+    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: 'checkout_session.paid' }), 400, [
+      'events must be an array of event types',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 7, events: Array(17).fill('checkout_session.paid') }), 400, [
+      'url must be an http(s) URL',
+      'events must list at most 16 types',
+    ]);
+
+    const endpoint = (await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).body.id as string;
+    expectErrorBody(await signedRequest(kassa, merchant, 'patch', `/webhook-endpoints/${endpoint}`, { url: 'ftp://x', events: 'all', enabled: 'no' }), 400, [
+      'url must use http or https',
+      'events must be an array of event types',
+      'enabled must be a boolean',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'patch', '/webhook-endpoints/nope', { url: 'not a url', enabled: 'no' }), 400, [
+      'id must be a UUID',
+      'url must be an http(s) URL',
+      'enabled must be a boolean',
+    ]);
+    // Nothing was changed by the refused PATCH.
+    expect((await signedRequest(kassa, merchant, 'get', `/webhook-endpoints/${endpoint}`)).body).toMatchObject({ url: 'http://127.0.0.1:9/hook', enabled: true, events: [] });
+  });
 });
 
 describe('SSRF', () => {
@@ -252,6 +289,11 @@ describe('SSRF', () => {
         const response = await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url });
         expectErrorBody(response, 400, /not a public address/);
       }
+      // The address check is listed with the other problems, not after they are fixed.
+      expectErrorBody(await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url: 'http://10.1.2.3/hook', events: ['nope'] }), 400, [
+        `events.0 must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+        'url resolves to 10.1.2.3, which is not a public address (private, loopback and link-local addresses are refused)',
+      ]);
       // A public address is accepted (no connection is made at registration).
       expect((await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook' })).status).toBe(201);
     } finally {

@@ -108,6 +108,32 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     }
   });
 
+  // Thirteen CLI processes, no server: more room than the others on a busy machine.
+  it('every subcommand answers an unknown or malformed organisation, endpoint, delivery or event id with exit 4 and one line', { timeout: 180_000 }, async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const cases: Array<[string[], RegExp]> = [];
+    for (const id of ['nope', unknown]) {
+      cases.push(
+        [['webhooks', 'list', '--org', id], new RegExp(`^kassa: Organisation ${id} not found\\n$`)],
+        [['webhooks', 'add', '--org', id, '--url', 'https://93.184.215.14/hook'], new RegExp(`^kassa: Organisation ${id} not found\\n$`)],
+        [['webhooks', 'remove', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
+        [['webhooks', 'rotate-secret', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
+        [['webhooks', 'deliveries', '--endpoint', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
+        [['webhooks', 'redeliver', id], new RegExp(`^kassa: No webhook delivery or event ${id}\\n$`)],
+      );
+    }
+    // A few at a time: each is a Node process opening the database.
+    const results: Awaited<ReturnType<typeof runKassa>>[] = [];
+    for (let i = 0; i < cases.length; i += 4) results.push(...(await Promise.all(cases.slice(i, i + 4).map(([args]) => runKassa(args, env)))));
+    results.forEach((result, index) => {
+      const [args, message] = cases[index]!;
+      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({ args, code: 4, stderr: expect.stringMatching(message), stdout: '' });
+      expect(hasStackTrace(result.stderr)).toBe(false);
+    });
+    // keys list agrees on the same unknown organisation.
+    expect((await runKassa(['keys', 'list', '--org', unknown], env)).code).toBe(4);
+  });
+
   it('an event written while the receiver is down is delivered after Kassa restarts; nothing is lost', async () => {
     const { orgId, credentials } = await organisationWithKey();
     // Reserve a port for the receiver, then leave it closed: connections are refused.

@@ -28,22 +28,43 @@ export interface CreateCheckoutSessionInput {
   expires_in_minutes?: number;
 }
 
+/** The crypto tickers Kassa quotes and binds (spec §1, §2.5). */
+export type CryptoTicker = 'BTC' | 'USDT' | 'BNB' | 'SOL' | 'USDC' | 'ETH';
+
+/** Spec §2.3. Amounts are decimal strings with 8 fractional digits. */
 export interface CryptoOption {
-  ticker: string;
+  ticker: CryptoTicker;
+  /** Asset identifier, e.g. "ethereum". */
   id: string;
+  /** Price of 1 unit in the session's quote currency. */
   unit_price_fiat: string;
+  /** What the payer must send. */
   amount: string;
 }
 
-/** Spec §2.1 (amounts are 8-decimal strings). */
+/** The payer as the merchant described them on create (spec §2.1 `user`). */
+export interface CheckoutUser {
+  id: string;
+  email: string | null;
+  telegram_id: string | null;
+  username: string | null;
+}
+
+/** Spec §2.1, exactly these fields (amounts are 8-decimal strings). */
 export interface PublicSession {
   session_id: string;
   status: CheckoutStatus;
-  total_amount_fiat: string;
-  fiat_currency: string;
+  source: string;
+  from_payment_link: boolean;
+  anonymous: boolean;
+  requires_payer_identity: boolean;
+  identity_options: string[];
+  product_payment_link_id: string | null;
   total_amount_crypto: string | null;
-  crypto_currency: string | null;
+  crypto_currency: CryptoTicker | null;
   crypto_options: CryptoOption[];
+  fiat_currency: string;
+  total_amount_fiat: string;
   wallet_address: string;
   supported_networks: string[];
   expires_at: string;
@@ -51,31 +72,55 @@ export interface PublicSession {
   bound_tx_hash: string | null;
   payer_wallet_address: string | null;
   chain_id: string | null;
-  [field: string]: unknown;
+  user: CheckoutUser;
 }
 
-/** Spec §2.2: the public view plus the merchant's fields. */
+/** A line item of the merchant view (spec §2.2 `items`). */
+export interface SessionItem {
+  name: string;
+  quantity: number;
+  /** 8-decimal string in the session's quote currency. */
+  unit_price: string;
+  total_price: string;
+  product_id: string | null;
+}
+
+/** Spec §2.2: every field of the public view plus the merchant's. */
 export interface MerchantSession extends PublicSession {
   organisation_id: string;
+  organisation_name: string | null;
+  organisation_deleted: boolean;
+  owner_user_id: string | null;
+  /** {checkout_base_url}/pay/<session_id>: send the payer here. */
   checkout_url: string;
+  items: SessionItem[];
   metadata: Record<string, unknown>;
   created_at: string;
 }
 
 export interface BindTransactionInput {
   tx_hash: string;
+  /** Decimal EIP-155 id ("56"); hex "0x38" is accepted. */
   chain_id: string;
-  crypto_currency?: string;
+  /** Required unless the session already has one. */
+  crypto_currency?: CryptoTicker;
   payer_wallet_address?: string;
 }
 
+/** Spec §2.6. */
 export interface BindResult {
+  session_id: string;
+  bound_tx_hash: string;
+  crypto_currency: CryptoTicker;
+  total_amount_crypto: string;
+  status: CheckoutStatus;
+  /** true when this transaction was already bound to the session (a replay). */
   idempotent: boolean;
-  [field: string]: unknown;
 }
 
 /** The envelope of a webhook body and of a feed entry. */
 export interface KassaEvent {
+  /** Also sent as X-Service-Event-Id: deduplicate on it. */
   id: string;
   type: EventType;
   created_at: string;
@@ -85,6 +130,7 @@ export interface KassaEvent {
 
 export interface EventPage {
   data: KassaEvent[];
+  /** Pass as `after` for the next page. */
   next_cursor: string | null;
   has_more: boolean;
 }
@@ -102,20 +148,47 @@ export interface WebhookEndpoint {
 
 // ---------------------------------------------------------------- errors
 
-/** An answer other than 2xx, with Kassa's error body (spec §7). */
+/** An answer other than 2xx, with Kassa's error body (spec §7); status 0 for a KassaNetworkError. */
 export class KassaError extends Error {
-  override readonly name = 'KassaError';
+  override readonly name: string = 'KassaError';
   /** Every problem (a 400 lists several). */
   readonly messages: string[];
 
   constructor(
     readonly status: number,
     readonly body: { statusCode?: number; message?: string | string[]; error?: string } | null,
+    options?: { cause?: unknown; messages?: string[] },
   ) {
-    const messages = body?.message === undefined ? [`HTTP ${status}`] : Array.isArray(body.message) ? body.message : [body.message];
-    super(`${status} ${body?.error ?? ''}: ${messages.join('; ')}`.replace(/ +:/, ':'));
+    const messages = options?.messages ?? (body?.message === undefined ? [`HTTP ${status}`] : Array.isArray(body.message) ? body.message : [body.message]);
+    super(`${status} ${body?.error ?? ''}: ${messages.join('; ')}`.replace(/ +:/, ':'), options?.cause === undefined ? undefined : { cause: options.cause });
     this.messages = messages;
   }
+}
+
+/**
+ * No HTTP answer at all: the connection failed (server down, DNS, TLS, reset)
+ * or the request timed out, after the retries the call allows. `status` is 0,
+ * `body` null, `cause` the underlying error (e.g. fetch's TypeError).
+ */
+export class KassaNetworkError extends KassaError {
+  override readonly name: string = 'KassaNetworkError';
+
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(0, null, { cause, messages: [`${method} ${url} failed: ${describeNetworkFailure(cause)}`] });
+    this.message = `network error: ${this.messages[0]}`;
+  }
+}
+
+function describeNetworkFailure(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'no answer before the timeout';
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+  const detail = cause?.code ?? cause?.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
 }
 
 export class WebhookVerificationError extends Error {
@@ -301,14 +374,20 @@ export class KassaClient {
           await backoff(attempt);
           continue;
         }
-        throw error;
+        throw new KassaNetworkError(method, `${this.baseUrl}${path}`, error);
       }
       if (response.status >= 500 && attempt < attempts) {
         await response.body?.cancel();
         await backoff(attempt);
         continue;
       }
-      const text = await response.text();
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        // The connection broke or timed out while the body was read.
+        throw new KassaNetworkError(method, `${this.baseUrl}${path}`, error);
+      }
       const parsed = text ? safeJson(text) : null;
       if (!response.ok) throw new KassaError(response.status, parsed as KassaError['body']);
       return parsed as T;
