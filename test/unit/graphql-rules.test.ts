@@ -1,10 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { GraphQLError } from 'graphql';
+import { describe, expect, it, vi } from 'vitest';
+import { GraphQLError, parse } from 'graphql';
 import { DateTimeScalar, DecimalScalar } from '../../src/graphql/scalars.js';
 import { formatGraphqlError, GRAPHQL_CODE_BY_DOMAIN_CODE, toGraphqlError } from '../../src/graphql/errors.js';
+import { GRAPHQL_PARSE_OPTIONS } from '../../src/graphql/protection.js';
 import { Decimal } from '../../src/domain/money.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { loadConfig } from '../../src/config.js';
@@ -62,6 +63,31 @@ describe('GraphQL error mapping', () => {
       message: 'Checkout session x not found',
       extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
     });
+  });
+});
+
+describe('GraphQL parsing', () => {
+  const parseError = (query: string): GraphQLError => {
+    try {
+      parse(query, GRAPHQL_PARSE_OPTIONS);
+    } catch (error) {
+      return error as GraphQLError;
+    }
+    throw new Error(`${query} parsed`);
+  };
+
+  it('a syntax error or the token limit is a client error: kept, not logged, the token limit said plainly', () => {
+    const logError = vi.fn();
+    const tooLong = parseError(`{ ${'networks { slug } '.repeat(500)}}`);
+    const formatted = formatGraphqlError({ message: tooLong.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, tooLong, { development: false, logError });
+    expect(formatted).toEqual({ message: 'Syntax Error: Token limit of 2000 exceeded.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    const brace = parseError('{');
+    expect(formatGraphqlError({ message: brace.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, brace, { development: false, logError }).message).toBe(
+      'Syntax Error: Expected Name, found <EOF>.',
+    );
+    expect(logError).not.toHaveBeenCalled();
+    // 2000 tokens exactly is within the limit.
+    expect(() => parse(`{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`, GRAPHQL_PARSE_OPTIONS)).not.toThrow();
   });
 });
 
