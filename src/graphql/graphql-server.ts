@@ -27,7 +27,7 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
 
 export interface GraphqlDependencies {
   readonly ctx: DomainContext;
-  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox'>;
+  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections'>;
   readonly db: Database;
   readonly logger: Logger;
 }
@@ -103,6 +103,7 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
         rules,
         context,
         logger,
+        maxConnections: config.graphqlMaxConnections,
         onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
           result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
         onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),

@@ -14,6 +14,8 @@ export interface WebSocketOptions<Context> {
   readonly rules: ValidationRule[];
   readonly context: () => Context;
   readonly logger: Logger;
+  /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
+  readonly maxConnections: number;
   readonly onNext: NonNullable<ServerOptions['onNext']>;
   readonly onError: NonNullable<ServerOptions['onError']>;
 }
@@ -41,6 +43,8 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
  *   socket with 4500 and print the stack to stderr);
  * - at most MAX_SUBSCRIPTIONS_PER_SOCKET operations run at once on a socket;
  *   one more is refused with TOO_MANY_SUBSCRIPTIONS and the socket stays open;
+ * - at most `maxConnections` sockets are open at once on this instance; the
+ *   upgrade request of one more is answered 503 (KASSA_GRAPHQL_MAX_CONNECTIONS);
  * - a frame `ws` refuses (over maxPayload, invalid UTF-8, a bad opcode) closes
  *   the socket with the WebSocket code `ws` chose (1009 for an oversized
  *   message) and is logged as a warning; nothing is written to stderr.
@@ -77,6 +81,11 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
   });
 
   wss.options.handleProtocols = handleProtocols;
+  wss.options.verifyClient = (_info, accept) => {
+    if (wss.clients.size < options.maxConnections) return accept(true);
+    log.warn({ maxConnections: options.maxConnections }, 'graphql websocket: connection refused, the instance holds the most it may');
+    accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
+  };
   wss.on('error', (error) => log.error({ err: error }, 'graphql websocket: server error'));
   wss.on('connection', (socket, request) => {
     socket.once('error', (error) => {

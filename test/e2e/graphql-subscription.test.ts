@@ -232,6 +232,36 @@ describe('checkoutSessionUpdated', () => {
     await other.waitFor((r) => session(r) !== undefined);
   });
 
+  it('KASSA_GRAPHQL_MAX_CONNECTIONS caps the sockets of one instance: one more is refused with 503, and a place frees when one closes', async () => {
+    const c = await startTestKassa({ database: isEmbedded ? undefined : a.database, env: { KASSA_GRAPHQL_MAX_CONNECTIONS: '2' } });
+    try {
+      const viewer = await createMerchant(c.ctx);
+      const created = await createSession(c, viewer, checkoutRequest());
+      const [first, second] = [subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }), subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id })];
+      for (const s of [first, second]) await s.waitFor((r) => session(r) !== undefined);
+      const refused = async () => {
+        const raw = new WebSocket(`${c.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+        raw.on('error', () => {});
+        const [, response] = (await Promise.race([once(raw, 'unexpected-response'), once(raw, 'open').then(() => [null, null])])) as [unknown, { statusCode: number } | null];
+        raw.terminate();
+        return response?.statusCode ?? null;
+      };
+      expect(await refused()).toBe(503);
+      await first.dispose();
+      // The server drops the socket once the close handshake is done.
+      const deadline = Date.now() + 3000;
+      let status = await refused();
+      while (status === 503 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = await refused();
+      }
+      expect(status).toBeNull();
+      await second.dispose();
+    } finally {
+      await c.close();
+    }
+  });
+
   it('closing Kassa closes its WebSockets (1001) at once instead of waiting for subscribers', async () => {
     const c = await startTestKassa({ database: isEmbedded ? undefined : a.database });
     const viewer = await createMerchant(c.ctx);

@@ -102,6 +102,12 @@ describe('GraphQL config', () => {
     expect(loadConfig({ ...production, KASSA_GRAPHQL_SANDBOX: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
   });
 
+  it('KASSA_GRAPHQL_MAX_CONNECTIONS: 1000 WebSocket connections per instance unless set', () => {
+    expect(loadConfig({ ...base, KASSA_ENV: 'test' }).graphqlMaxConnections).toBe(1000);
+    expect(loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '50' }).graphqlMaxConnections).toBe(50);
+    expect(() => loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '0' })).toThrow(/KASSA_GRAPHQL_MAX_CONNECTIONS/);
+  });
+
   it('refuses Sandbox without introspection, and a value that is not a boolean', () => {
     expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'true', KASSA_GRAPHQL_INTROSPECTION: 'false' })).toThrow(
       /KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION/,
