@@ -46,6 +46,8 @@ export interface Config {
   readonly graphqlIntrospection: boolean;
   /** Apollo Sandbox landing page on GET /graphql (KASSA_GRAPHQL_SANDBOX); on outside production by default. */
   readonly graphqlSandbox: boolean;
+  /** Most GraphQL WebSocket connections one instance holds (KASSA_GRAPHQL_MAX_CONNECTIONS); more are refused with 503. */
+  readonly graphqlMaxConnections: number;
   readonly webhooks: WebhookConfig;
 }
 
@@ -169,7 +171,8 @@ function readGraphql(read: EnvReader, production: boolean, problems: string[]) {
   if (graphqlSandbox && !graphqlIntrospection) {
     problems.push('KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION: Apollo Sandbox reads the schema by introspection');
   }
-  return { graphqlSandbox, graphqlIntrospection };
+  const graphqlMaxConnections = read.integer('KASSA_GRAPHQL_MAX_CONNECTIONS', 1000, 1, 1_000_000);
+  return { graphqlSandbox, graphqlIntrospection, graphqlMaxConnections };
 }
 
 function defaultEnv(env: Env): KassaEnv {

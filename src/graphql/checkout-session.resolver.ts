@@ -5,7 +5,6 @@ import type { CheckoutSession as DomainSession } from '../domain/checkout-sessio
 import { checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
 import { mapDomainErrors } from './errors.js';
-import { sessionUpdates } from './session-updates.js';
 import { BindResult, BindTransactionArgs, CheckoutSession } from './types.js';
 import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 
@@ -41,10 +40,7 @@ export class CheckoutSessionResolver {
     description:
       'The session now, then again whenever its status, payments or binding change (whichever Kassa instance changed it). Errors as for checkoutSession.',
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id: string }, GraphqlContext>) =>
-      mapDomainErrors(async () => {
-        const { domain, changes } = context;
-        return sessionUpdates(changes, checkSessionId(args.id), () => getCheckoutSession(domain, args.id));
-      }),
+      mapDomainErrors(() => context.updates.subscribe(checkSessionId(args.id))),
   })
   checkoutSessionUpdated(@Root() session: DomainSession, @Arg('id', () => ID) _id: string, @Ctx() { domain }: GraphqlContext): CheckoutSession {
     return toGraphqlSession(session, domain.clock());

@@ -1,8 +1,8 @@
 import type { DomainContext } from '../domain/context.js';
-import type { CheckoutSessionChanges } from '../db/checkout-session-changes.js';
+import type { SessionUpdates } from './session-updates.js';
 
-/** What every resolver gets: the domain (as REST gets it) and the live change feed. */
+/** What every resolver gets: the domain (as REST gets it) and the live session updates. */
 export interface GraphqlContext {
   readonly domain: DomainContext;
-  readonly changes: CheckoutSessionChanges;
+  readonly updates: SessionUpdates;
 }

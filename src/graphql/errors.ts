@@ -51,7 +51,11 @@ const CALLER_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED',
   'OPERATION_RESOLUTION_FAILURE',
   'PAYLOAD_TOO_LARGE',
+  'TOO_MANY_SUBSCRIPTIONS',
 ]);
+
+/** GraphQL's own wording of the token limit (a typo, "more that", in graphql 16), said plainly. */
+const TOKEN_LIMIT = /^Syntax Error: Document contains more th(?:at|an) (\d+) tokens\. Parsing aborted\.$/;
 
 export interface FormatErrorOptions {
   /** Development shows the original message and Apollo's stack trace of unexpected errors. */
@@ -71,6 +75,7 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
   const code = typeof formatted.extensions?.code === 'string' ? formatted.extensions.code : undefined;
   const intended = original instanceof GraphQLError || (code !== undefined && CALLER_CODES.has(code));
   if (intended && code !== 'INTERNAL_SERVER_ERROR') {
+    if (code === 'GRAPHQL_PARSE_FAILED') formatted = { ...formatted, message: formatted.message.replace(TOKEN_LIMIT, 'Syntax Error: Token limit of $1 exceeded.') };
     if (options.development) return formatted;
     const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
     return { ...formatted, extensions };

@@ -5,18 +5,20 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { GraphQLError, validate, type ExecutionResult } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { openCheckoutSessionChanges, type CheckoutSessionChanges } from '../db/checkout-session-changes.js';
 import type { DomainContext } from '../domain/context.js';
+import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
 import { formatGraphqlError, type FormatErrorOptions } from './errors.js';
-import { allValidationRules, graphqlProtection } from './protection.js';
+import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from './protection.js';
 import { graphqlSchema } from './schema.js';
+import { sessionUpdatesFeed } from './session-updates.js';
+import { serveGraphqlOverWebSocket } from './websocket.js';
 
 /** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
 export const GRAPHQL_PATH = '/graphql';
@@ -25,7 +27,7 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
 
 export interface GraphqlDependencies {
   readonly ctx: DomainContext;
-  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox'>;
+  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections'>;
   readonly db: Database;
   readonly logger: Logger;
 }
@@ -52,7 +54,9 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     logError: (error) => logger.error({ err: error }, 'graphql: unexpected error'),
   };
   const changes: CheckoutSessionChanges = openCheckoutSessionChanges(db, config.databaseUrl, logger);
-  const context = (): GraphqlContext => ({ domain: ctx, changes });
+  // One watch and one read per change per session, whatever the number of its subscribers.
+  const updates = sessionUpdatesFeed(changes, (id) => getCheckoutSession(ctx, id));
+  const context = (): GraphqlContext => ({ domain: ctx, updates });
 
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
@@ -61,6 +65,7 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     introspection: config.graphqlIntrospection,
     includeStacktraceInErrorResponses: development,
     validationRules: protection.validationRules,
+    parseOptions: GRAPHQL_PARSE_OPTIONS,
     formatError: (formatted, error) => formatGraphqlError(formatted, error, errorOptions),
     // graphql-armor's and the landing-page plugins are typed against Apollo's CommonJS build; the runtime objects are the same.
     plugins: [
@@ -93,21 +98,20 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     middleware,
     attach(server) {
       wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: GRAPHQL_BODY_LIMIT_BYTES });
-      sockets = useServer<Record<string, unknown> | undefined>(
-        {
-          schema,
-          context,
-          validate: (s, document) => validate(s, document, rules),
-          onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
-            result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
-          onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
-        },
-        wsServer,
-      );
+      sockets = serveGraphqlOverWebSocket(wsServer, {
+        schema,
+        rules,
+        context,
+        logger,
+        maxConnections: config.graphqlMaxConnections,
+        onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
+          result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
+        onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
+      });
     },
     async stop() {
       await sockets?.dispose();
-      await new Promise<void>((resolve) => (wsServer ? wsServer.close(() => resolve()) : resolve()));
+      updates.close();
       await changes.close();
       await apollo.stop();
     },

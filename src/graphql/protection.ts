@@ -1,5 +1,5 @@
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
+import { NoSchemaIntrospectionCustomRule, specifiedRules, type ParseOptions, type ValidationRule } from 'graphql';
 
 /**
  * Limits on what one GraphQL operation may ask for, over HTTP and WebSocket
@@ -16,8 +16,19 @@ export const GRAPHQL_LIMITS = {
   maxTokens: 2000,
 } as const;
 
+/**
+ * How every operation is parsed, over HTTP (Apollo's `parseOptions`) and
+ * WebSocket alike: GraphQL's own parser stops at the token limit, and its
+ * refusal is a syntax error like any other (GRAPHQL_PARSE_FAILED, HTTP 400).
+ *
+ * graphql-armor's max-tokens plugin is not used: it parses the query a second
+ * time in Apollo's `parsingDidStart` hook, where a throw is an unexpected
+ * error, so every syntax error (not only the token limit) became an HTTP 500.
+ */
+export const GRAPHQL_PARSE_OPTIONS: ParseOptions = { maxLexicalTokens: GRAPHQL_LIMITS.maxTokens };
+
 export interface GraphqlProtection {
-  /** Apollo plugins graphql-armor needs (max tokens is checked while parsing). */
+  /** Apollo plugins graphql-armor needs (the field-suggestion mask). */
   readonly plugins: ReturnType<ApolloArmor['protect']>['plugins'];
   /** Added to GraphQL's own rules (specifiedRules) for every operation. */
   readonly validationRules: ValidationRule[];
@@ -30,7 +41,8 @@ export function graphqlProtection(options: { introspection: boolean }): GraphqlP
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases, exposeLimits: true },
     costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, exposeLimits: true },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, exposeLimits: true },
-    maxTokens: { n: GRAPHQL_LIMITS.maxTokens, exposeLimits: true },
+    // The token limit is GraphQL's own parse option (GRAPHQL_PARSE_OPTIONS above).
+    maxTokens: { enabled: false },
     // "Did you mean …" helps someone exploring the schema; without introspection it would leak it.
     blockFieldSuggestion: { enabled: !options.introspection },
   });

@@ -8,123 +8,219 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const EXPIRY_MARGIN_MS = 50;
 
 /**
- * The stream behind the `checkoutSessionUpdated` subscription: the session as
+ * The streams behind the `checkoutSessionUpdated` subscription: the session as
  * it is now, then the session again each time its public view changes.
  *
  * `read` is the same domain read the query uses (it settles expiry too). The
- * change feed only says "look again"; a read whose public view equals the last
- * one sent is dropped, so repeated or unrelated notifications send nothing.
- * Notifications that arrive during a read are coalesced into one more read.
+ * change feed only says "look again". Every subscriber of one session in this
+ * process shares one watch of it: a change is read once, however many
+ * subscribers there are, and the result fanned out to all of them. Reads of a
+ * session never overlap; notifications that arrive during a read are
+ * coalesced into one more read. Each subscriber drops a result whose public
+ * view equals the last one it was sent, so repeated or unrelated
+ * notifications send nothing.
+ *
+ * A new subscriber asks for one more read and gets the first read that starts
+ * after it joined (its "now"); results of reads that started earlier are not
+ * sent to it, so it never sees an older state after a newer one.
  *
  * When an open session's `expires_at` comes, it is read once more: that read
  * settles the expiry (as any read does) and every subscriber, on every
  * instance, hears of it at once rather than at the next expiry sweep. (The
  * timer runs on the wall clock; the read itself decides by the domain clock.)
- *
- * Written as a plain AsyncIterator rather than an async generator, so that
- * `return()` (the client unsubscribing or disconnecting) ends it at once even
- * while it waits for the next change.
  */
-export async function sessionUpdates(
-  changes: CheckoutSessionChanges,
-  sessionId: string,
-  read: () => Promise<CheckoutSession>,
-): Promise<AsyncIterableIterator<CheckoutSession>> {
-  const queue: CheckoutSession[] = [];
-  const waiting: Array<{ resolve: (result: IteratorResult<CheckoutSession>) => void; reject: (error: unknown) => void }> = [];
-  let failure: unknown = null;
-  let done = false;
-  let lastSent = '';
-  let reading = false;
-  let again = false;
-  let expiryTimer: NodeJS.Timeout | null = null;
+export interface SessionUpdates {
+  /**
+   * Starts a stream once the session has been read; rejects with that read's
+   * error (unknown session, database down). The stream ends when the caller
+   * returns it (unsubscribes, disconnects), or with the error of a failed re-read.
+   */
+  subscribe(sessionId: string): Promise<AsyncIterableIterator<CheckoutSession>>;
+  /** Ends every stream; call before closing the change feed. */
+  close(): void;
+}
 
-  const watchExpiry = (session: CheckoutSession) => {
-    if (expiryTimer || done || isTerminal(session.status)) return;
+export function sessionUpdatesFeed(changes: CheckoutSessionChanges, read: (sessionId: string) => Promise<CheckoutSession>): SessionUpdates {
+  const watches = new Map<string, SessionWatch>();
+  return {
+    async subscribe(sessionId) {
+      let watch = watches.get(sessionId);
+      if (!watch) {
+        const created: SessionWatch = new SessionWatch(changes, sessionId, read, () => {
+          if (watches.get(sessionId) === created) watches.delete(sessionId);
+        });
+        watches.set(sessionId, created);
+        watch = created;
+      }
+      const stream = new SubscriberStream((s) => watch.remove(s));
+      watch.add(stream);
+      await stream.started;
+      return stream.iterator;
+    },
+    close() {
+      for (const watch of [...watches.values()]) watch.closeAll();
+    },
+  };
+}
+
+/** The one watch of a session in this process, shared by all its subscribers. */
+class SessionWatch {
+  private readonly subscribers = new Set<SubscriberStream>();
+  private readonly unwatch: () => void;
+  private reading = false;
+  private again = false;
+  private stopped = false;
+  private expiryTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    changes: CheckoutSessionChanges,
+    private readonly sessionId: string,
+    private readonly read: (sessionId: string) => Promise<CheckoutSession>,
+    private readonly onStop: () => void,
+  ) {
+    // Watch before the first read, so no change between the two is lost.
+    this.unwatch = changes.watch(sessionId, () => void this.refresh());
+  }
+
+  add(subscriber: SubscriberStream) {
+    this.subscribers.add(subscriber);
+    void this.refresh();
+  }
+
+  remove(subscriber: SubscriberStream) {
+    this.subscribers.delete(subscriber);
+    if (this.subscribers.size === 0) this.stop();
+  }
+
+  closeAll() {
+    for (const subscriber of [...this.subscribers]) subscriber.end();
+    this.stop();
+  }
+
+  private stop() {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unwatch();
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    this.onStop();
+  }
+
+  private async refresh() {
+    if (this.stopped) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        // Those who joined before this read started; later ones get the next read.
+        const readers = [...this.subscribers];
+        let session: CheckoutSession;
+        try {
+          session = await this.read(this.sessionId);
+        } catch (error) {
+          // A failed read (the database is gone, the session deleted) ends those streams with the error.
+          for (const subscriber of readers) subscriber.fail(error);
+          continue;
+        }
+        if (this.stopped) return;
+        this.watchExpiry(session);
+        const fingerprint = JSON.stringify(toPublicView(session));
+        for (const subscriber of readers) subscriber.deliver(session, fingerprint);
+      } while (this.again && !this.stopped);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private watchExpiry(session: CheckoutSession) {
+    if (this.expiryTimer || this.stopped || isTerminal(session.status)) return;
     const delay = session.expiresAt.getTime() - Date.now();
     // Past expires_at and still open: a transaction is in flight; the sweep settles its grace.
     if (delay < 0 || delay > MAX_TIMER_MS) return;
-    expiryTimer = setTimeout(() => {
-      expiryTimer = null;
-      void refresh();
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      void this.refresh();
     }, delay + EXPIRY_MARGIN_MS);
-    expiryTimer.unref();
-  };
+    this.expiryTimer.unref();
+  }
+}
 
-  const push = (session: CheckoutSession) => {
-    watchExpiry(session);
-    const fingerprint = JSON.stringify(toPublicView(session));
-    if (fingerprint === lastSent) return;
-    lastSent = fingerprint;
-    const next = waiting.shift();
-    if (next) next.resolve({ value: session, done: false });
-    else queue.push(session);
-  };
+/**
+ * One subscriber's stream, a plain AsyncIterator rather than an async
+ * generator, so that `return()` (the client unsubscribing or disconnecting)
+ * ends it at once even while it waits for the next change.
+ */
+class SubscriberStream {
+  readonly started: Promise<void>;
+  readonly iterator: AsyncIterableIterator<CheckoutSession>;
+  private start!: { resolve: () => void; reject: (error: unknown) => void };
+  private readonly queue: CheckoutSession[] = [];
+  private readonly waiting: Array<{ resolve: (result: IteratorResult<CheckoutSession>) => void; reject: (error: unknown) => void }> = [];
+  private failure: unknown = null;
+  private done = false;
+  private lastSent: string | null = null;
 
-  const finish = () => {
-    if (done) return;
-    done = true;
-    unwatch();
-    if (expiryTimer) clearTimeout(expiryTimer);
-    for (const waiter of waiting.splice(0)) waiter.resolve({ value: undefined, done: true });
-  };
-
-  const refresh = async () => {
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
-    try {
-      do {
-        again = false;
-        const session = await read();
-        if (!done) push(session);
-      } while (again && !done);
-    } catch (error) {
-      // A failed re-read (the database is gone, the session deleted) ends the stream with the error.
-      if (done) return;
-      const next = waiting.shift();
-      if (next) next.reject(error);
-      else failure = error;
-      finish();
-    } finally {
-      reading = false;
-    }
-  };
-
-  // Watch before the first read, so no change between the two is lost.
-  const unwatch = changes.watch(sessionId, () => void refresh());
-  try {
-    push(await read());
-  } catch (error) {
-    finish();
-    throw error;
+  constructor(private readonly leave: (stream: SubscriberStream) => void) {
+    this.started = new Promise<void>((resolve, reject) => (this.start = { resolve, reject }));
+    const iterator: AsyncIterableIterator<CheckoutSession> = {
+      next: () => {
+        if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift()!, done: false });
+        if (this.failure) {
+          const error = this.failure;
+          this.failure = null;
+          return Promise.reject(error);
+        }
+        if (this.done) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+      },
+      return: () => {
+        this.end();
+        this.queue.length = 0;
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      throw: (error) => {
+        this.end();
+        return Promise.reject(error);
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    this.iterator = iterator;
   }
 
-  const iterator: AsyncIterableIterator<CheckoutSession> = {
-    next() {
-      if (queue.length > 0) return Promise.resolve({ value: queue.shift()!, done: false });
-      if (failure) {
-        const error = failure;
-        failure = null;
-        return Promise.reject(error);
-      }
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
-    },
-    return() {
-      finish();
-      queue.length = 0;
-      return Promise.resolve({ value: undefined, done: true });
-    },
-    throw(error) {
-      finish();
-      return Promise.reject(error);
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
+  deliver(session: CheckoutSession, fingerprint: string) {
+    if (this.done || fingerprint === this.lastSent) return;
+    const first = this.lastSent === null;
+    this.lastSent = fingerprint;
+    const next = this.waiting.shift();
+    if (next) next.resolve({ value: session, done: false });
+    else this.queue.push(session);
+    if (first) this.start.resolve();
+  }
+
+  fail(error: unknown) {
+    if (this.done) return;
+    if (this.lastSent === null) {
+      // The first read failed: the subscription is refused with that error.
+      this.start.reject(error);
+      this.end();
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) next.reject(error);
+    else this.failure = error;
+    this.end();
+  }
+
+  end() {
+    if (this.done) return;
+    this.done = true;
+    this.leave(this);
+    for (const waiter of this.waiting.splice(0)) waiter.resolve({ value: undefined, done: true });
+    // Ended before the first read (closing down): the subscription just completes.
+    this.start.resolve();
+  }
 }

@@ -199,6 +199,41 @@ describe('unexpected failures', () => {
   });
 });
 
+describe('queries that do not parse', () => {
+  const counted = async (status: number) => {
+    const metrics = (await kassa.http.get('/metrics')).text;
+    const line = new RegExp(`kassa_http_request_duration_seconds_count\\{method="POST",route="/graphql",status="${status}"\\} (\\d+)`).exec(metrics);
+    return Number(line?.[1] ?? 0);
+  };
+
+  it('answer 400 GRAPHQL_PARSE_FAILED with the syntax error, not 500, and count as 400s', async () => {
+    const [before400, before500] = [await counted(400), await counted(500)];
+    const cases: Array<[string, string]> = [
+      ['{', 'Syntax Error: Expected Name, found <EOF>.'],
+      ['{ networks { slug }', 'Syntax Error: Expected Name, found <EOF>.'],
+      ['}', 'Syntax Error: Unexpected "}".'],
+      // 2 + 500 × 4 tokens: the parser stops at the limit, before validation.
+      [`{ ${'networks { slug } '.repeat(500)}}`, 'Syntax Error: Token limit of 2000 exceeded.'],
+    ];
+    for (const [query, message] of cases) {
+      const error = await graphqlError(kassa, query, undefined, 'GRAPHQL_PARSE_FAILED', { status: 400 });
+      expect(error.message).toBe(message);
+      expect(Object.keys(error.extensions)).toEqual(['code']);
+    }
+    expect(await counted(400)).toBe(before400 + cases.length);
+    expect(await counted(500)).toBe(before500);
+  });
+
+  it('a query of exactly 2000 tokens parses', async () => {
+    // 2 + 333 × 6 = 2000 tokens: parsed, then refused by the alias and cost limits instead (validation errors).
+    const query = `{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`;
+    const response = await postGraphql(kassa, query);
+    expect(response.status).toBe(400);
+    expect(response.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+    expect(response.body.errors.map((e: { message: string }) => e.message)).toContainEqual(expect.stringMatching(/Aliases limit of 15 exceeded, found 333/));
+  });
+});
+
 describe('protection', () => {
   const deepQuery = (depth: number) => {
     // __type(name:) { ofType { ofType … } } nests as deep as asked, on any schema.

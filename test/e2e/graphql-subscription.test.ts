@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { controllableClock, createSession, isEmbedded, postBind } from '../support/rest-kassa.js';
-import { BIND_MUTATION, UPDATES_SUBSCRIPTION, graphqlData, restViewOf, subscribe, type LiveSubscription } from '../support/graphql-kassa.js';
+import { BIND_MUTATION, UPDATES_SUBSCRIPTION, graphqlData, openSocket, restViewOf, subscribe, type LiveSocket, type LiveSubscription } from '../support/graphql-kassa.js';
 
 /**
  * checkoutSessionUpdated over a real WebSocket. On PostgreSQL the change is
@@ -15,7 +17,7 @@ const timeB = controllableClock();
 let a: TestKassa;
 let b: TestKassa | null = null;
 let merchant: TestMerchant;
-const open: LiveSubscription[] = [];
+const open: Array<LiveSubscription | LiveSocket> = [];
 
 beforeAll(async () => {
   a = await startTestKassa();
@@ -130,6 +132,134 @@ describe('checkoutSessionUpdated', () => {
     await deep.completed.catch(() => {});
     await deep.waitFor((r) => Boolean(r.errors));
     expect(deep.results[0]!.errors![0]!.message).toMatch(/depth limit of 10 exceeded/i);
+    expect(deep.results[0]!.errors![0]!.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED' });
+  });
+
+  it('a subscribe that does not parse gets an error message (GRAPHQL_PARSE_FAILED, as over HTTP); the socket stays open and serves the next one', async () => {
+    const consoleError = vi.spyOn(console, 'error');
+    const stderr = vi.spyOn(process.stderr, 'write');
+    try {
+      const socket = openSocket(a);
+      open.push(socket);
+      // A subscription already running on the socket (the client would close an idle lazy socket itself).
+      const created = await createSession(a, merchant, checkoutRequest());
+      const running = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
+      await running.waitFor((r) => session(r) !== undefined);
+      const cases: Array<[string, string]> = [
+        ['{', 'Syntax Error: Expected Name, found <EOF>.'],
+        ['subscription { checkoutSessionUpdated(id: "x") { status }', 'Syntax Error: Expected Name, found <EOF>.'],
+        ['}', 'Syntax Error: Unexpected "}".'],
+        [`{ ${'networks { slug } '.repeat(500)}}`, 'Syntax Error: Token limit of 2000 exceeded.'],
+      ];
+      for (const [query, message] of cases) {
+        const bad = socket.subscribe(query, {});
+        await bad.completed.catch(() => {});
+        expect(bad.results).toEqual([{ errors: [expect.objectContaining({ message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] }]);
+      }
+      // The running subscription still gets updates, and the socket takes new ones.
+      const tx = newHash();
+      expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+      await running.waitFor((r) => session(r)?.boundTxHash === tx);
+      const next = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
+      expect(session(await next.waitFor((r) => session(r) !== undefined))!.boundTxHash).toBe(tx);
+      expect(socket.closeCodes).toEqual([]);
+      expect(consoleError).not.toHaveBeenCalled();
+      expect(JSON.stringify(stderr.mock.calls)).not.toMatch(/Syntax Error|Internal error|at .*\.js:\d+/);
+    } finally {
+      consoleError.mockRestore();
+      stderr.mockRestore();
+    }
+  });
+
+  it('a message over 100 KB closes that socket with 1009 (message too big), quietly; other sockets carry on', async () => {
+    const consoleError = vi.spyOn(console, 'error');
+    try {
+      const created = await createSession(a, merchant, checkoutRequest());
+      const bystander = live(a, created.session_id);
+      await bystander.waitFor((r) => session(r) !== undefined);
+      const raw = new WebSocket(`${a.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+      await once(raw, 'open');
+      raw.send(JSON.stringify({ type: 'connection_init' }));
+      const [ack] = await once(raw, 'message');
+      expect(JSON.parse(String(ack))).toEqual({ type: 'connection_ack' });
+      const closed = once(raw, 'close');
+      raw.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `{ networks { slug } } # ${'x'.repeat(101 * 1024)}` } }));
+      const [code] = await closed;
+      expect(code).toBe(1009);
+      expect(consoleError).not.toHaveBeenCalled();
+      // The other socket is untouched and still gets updates.
+      const tx = newHash();
+      expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+      await bystander.waitFor((r) => session(r)?.boundTxHash === tx);
+      expect(bystander.closeCodes).toEqual([]);
+    } finally {
+      consoleError.mockRestore();
+    }
+  });
+
+  it('at most 20 subscriptions per socket: the 21st is refused with a clear message, the socket stays open and the 20 still get updates', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const socket = openSocket(a);
+    open.push(socket);
+    const twenty = Array.from({ length: 20 }, () => socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id }));
+    for (const s of twenty) await s.waitFor((r) => session(r) !== undefined);
+
+    const extra = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
+    await extra.completed.catch(() => {});
+    expect(extra.results).toEqual([
+      {
+        errors: [
+          expect.objectContaining({
+            message: 'Too many subscriptions on this connection: at most 20 may run at once; complete one before starting another',
+            extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
+          }),
+        ],
+      },
+    ]);
+
+    const tx = newHash();
+    expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    for (const s of twenty) expect(session(await s.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('BNB');
+    for (const s of twenty) expect(s.results).toHaveLength(2);
+    expect(socket.closeCodes).toEqual([]);
+
+    // Completing one frees a place on that socket.
+    twenty[0]!.unsubscribe();
+    const again = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
+    expect(session(await again.waitFor((r) => session(r) !== undefined))!.boundTxHash).toBe(tx);
+    // The limit is per socket: another socket has its own.
+    const other = live(a, created.session_id);
+    await other.waitFor((r) => session(r) !== undefined);
+  });
+
+  it('KASSA_GRAPHQL_MAX_CONNECTIONS caps the sockets of one instance: one more is refused with 503, and a place frees when one closes', async () => {
+    const c = await startTestKassa({ database: isEmbedded ? undefined : a.database, env: { KASSA_GRAPHQL_MAX_CONNECTIONS: '2' } });
+    try {
+      const viewer = await createMerchant(c.ctx);
+      const created = await createSession(c, viewer, checkoutRequest());
+      const [first, second] = [subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }), subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id })];
+      for (const s of [first, second]) await s.waitFor((r) => session(r) !== undefined);
+      const refused = async () => {
+        const raw = new WebSocket(`${c.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+        raw.on('error', () => {});
+        const [, response] = (await Promise.race([once(raw, 'unexpected-response'), once(raw, 'open').then(() => [null, null])])) as [unknown, { statusCode: number } | null];
+        raw.terminate();
+        return response?.statusCode ?? null;
+      };
+      expect(await refused()).toBe(503);
+      await first.dispose();
+      // The server drops the socket once the close handshake is done.
+      const deadline = Date.now() + 3000;
+      let status = await refused();
+      while (status === 503 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = await refused();
+      }
+      expect(status).toBeNull();
+      await second.dispose();
+    } finally {
+      await c.close();
+    }
   });
 
   it('closing Kassa closes its WebSockets (1001) at once instead of waiting for subscribers', async () => {

@@ -69,10 +69,20 @@ export interface LiveSubscription {
   readonly closeCodes: number[];
   /** Waits until a received result matches (5 s by default), and returns it. */
   waitFor(match: (result: Received) => boolean, timeoutMs?: number): Promise<Received>;
+  /** Completes this subscription only (its socket stays open). */
+  unsubscribe(): void;
+  /** Closes the whole socket. */
   dispose(): Promise<void>;
 }
 
-export function subscribe(kassa: Pick<TestKassa, 'url'>, query: string, variables: Record<string, unknown>): LiveSubscription {
+/** One graphql-ws client, one WebSocket: every `subscribe` on it shares the socket. */
+export interface LiveSocket {
+  readonly closeCodes: number[];
+  subscribe(query: string, variables: Record<string, unknown>): LiveSubscription;
+  dispose(): Promise<void>;
+}
+
+export function openSocket(kassa: Pick<TestKassa, 'url'>): LiveSocket {
   const closeCodes: number[] = [];
   const client: Client = createClient({
     url: `${kassa.url.replace(/^http/, 'ws')}/graphql`,
@@ -81,37 +91,50 @@ export function subscribe(kassa: Pick<TestKassa, 'url'>, query: string, variable
     lazy: true,
     on: { closed: (event) => void closeCodes.push((event as { code: number }).code) },
   });
-  const results: Received[] = [];
-  let finish!: () => void;
-  let fail!: (error: unknown) => void;
-  const completed = new Promise<void>((resolve, reject) => {
-    finish = resolve;
-    fail = reject;
-  });
-  completed.catch(() => {});
-  client.subscribe<Record<string, any>>({ query, variables }, {
-    next: (result) => void results.push(result),
-    error: (error) => {
-      results.push({ errors: Array.isArray(error) ? error : [{ message: String((error as Error)?.message ?? error) }] });
-      fail(error);
-    },
-    complete: () => finish(),
-  });
+  const dispose = () => client.dispose() as Promise<void>;
   return {
-    results,
-    completed,
     closeCodes,
-    async waitFor(match, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = results.find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching subscription result within ${timeoutMs} ms; got ${JSON.stringify(results)}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    dispose,
+    subscribe(query, variables) {
+      const results: Received[] = [];
+      let finish!: () => void;
+      let fail!: (error: unknown) => void;
+      const completed = new Promise<void>((resolve, reject) => {
+        finish = resolve;
+        fail = reject;
+      });
+      completed.catch(() => {});
+      const unsubscribe = client.subscribe<Record<string, any>>({ query, variables }, {
+        next: (result) => void results.push(result),
+        error: (error) => {
+          results.push({ errors: Array.isArray(error) ? error : [{ message: String((error as Error)?.message ?? error) }] });
+          fail(error);
+        },
+        complete: () => finish(),
+      });
+      return {
+        results,
+        completed,
+        closeCodes,
+        async waitFor(match, timeoutMs = 5000) {
+          const deadline = Date.now() + timeoutMs;
+          for (;;) {
+            const found = results.find(match);
+            if (found) return found;
+            if (Date.now() > deadline) throw new Error(`no matching subscription result within ${timeoutMs} ms; got ${JSON.stringify(results)}`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        },
+        unsubscribe,
+        dispose,
+      };
     },
-    dispose: () => client.dispose() as Promise<void>,
   };
+}
+
+/** A subscription on a socket of its own. */
+export function subscribe(kassa: Pick<TestKassa, 'url'>, query: string, variables: Record<string, unknown>): LiveSubscription {
+  return openSocket(kassa).subscribe(query, variables);
 }
 
 /** The public REST view (snake_case) a CheckoutSession of GraphQL must equal, field by field. */

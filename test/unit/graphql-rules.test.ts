@@ -1,10 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { GraphQLError } from 'graphql';
+import { describe, expect, it, vi } from 'vitest';
+import { GraphQLError, parse } from 'graphql';
 import { DateTimeScalar, DecimalScalar } from '../../src/graphql/scalars.js';
 import { formatGraphqlError, GRAPHQL_CODE_BY_DOMAIN_CODE, toGraphqlError } from '../../src/graphql/errors.js';
+import { GRAPHQL_PARSE_OPTIONS } from '../../src/graphql/protection.js';
 import { Decimal } from '../../src/domain/money.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { loadConfig } from '../../src/config.js';
@@ -65,6 +66,31 @@ describe('GraphQL error mapping', () => {
   });
 });
 
+describe('GraphQL parsing', () => {
+  const parseError = (query: string): GraphQLError => {
+    try {
+      parse(query, GRAPHQL_PARSE_OPTIONS);
+    } catch (error) {
+      return error as GraphQLError;
+    }
+    throw new Error(`${query} parsed`);
+  };
+
+  it('a syntax error or the token limit is a client error: kept, not logged, the token limit said plainly', () => {
+    const logError = vi.fn();
+    const tooLong = parseError(`{ ${'networks { slug } '.repeat(500)}}`);
+    const formatted = formatGraphqlError({ message: tooLong.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, tooLong, { development: false, logError });
+    expect(formatted).toEqual({ message: 'Syntax Error: Token limit of 2000 exceeded.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    const brace = parseError('{');
+    expect(formatGraphqlError({ message: brace.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, brace, { development: false, logError }).message).toBe(
+      'Syntax Error: Expected Name, found <EOF>.',
+    );
+    expect(logError).not.toHaveBeenCalled();
+    // 2000 tokens exactly is within the limit.
+    expect(() => parse(`{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`, GRAPHQL_PARSE_OPTIONS)).not.toThrow();
+  });
+});
+
 describe('GraphQL config', () => {
   const base = { KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-graphql-config-')), LOG_LEVEL: 'silent' };
   const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32) };
@@ -74,6 +100,12 @@ describe('GraphQL config', () => {
     expect(loadConfig(production)).toMatchObject({ graphqlIntrospection: false, graphqlSandbox: false });
     expect(loadConfig({ ...production, KASSA_GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: false });
     expect(loadConfig({ ...production, KASSA_GRAPHQL_SANDBOX: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
+  });
+
+  it('KASSA_GRAPHQL_MAX_CONNECTIONS: 1000 WebSocket connections per instance unless set', () => {
+    expect(loadConfig({ ...base, KASSA_ENV: 'test' }).graphqlMaxConnections).toBe(1000);
+    expect(loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '50' }).graphqlMaxConnections).toBe(50);
+    expect(() => loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '0' })).toThrow(/KASSA_GRAPHQL_MAX_CONNECTIONS/);
   });
 
   it('refuses Sandbox without introspection, and a value that is not a boolean', () => {

@@ -1,0 +1,145 @@
+import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
+import { GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { Logger } from '../logging.js';
+import { GRAPHQL_PARSE_OPTIONS } from './protection.js';
+
+/** How many operations (in practice subscriptions) one WebSocket may have running at once. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 20;
+/** As graphql-ws: a ping every 12 s; a socket that does not answer within another 12 s is dropped. */
+const KEEP_ALIVE_MS = 12_000;
+
+export interface WebSocketOptions<Context> {
+  readonly schema: GraphQLSchema;
+  readonly rules: ValidationRule[];
+  readonly context: () => Context;
+  readonly logger: Logger;
+  /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
+  readonly maxConnections: number;
+  readonly onNext: NonNullable<ServerOptions['onNext']>;
+  readonly onError: NonNullable<ServerOptions['onError']>;
+}
+
+/** A refusal of one operation, sent to the client as that operation's `error` message. */
+function refusal(error: GraphQLError, code: string): GraphQLError {
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, code },
+  });
+}
+
+/**
+ * graphql-ws on a `ws` server, like graphql-ws's own `useServer`, but with
+ * Kassa's parsing, limits and logging:
+ *
+ * - the operation is parsed with GRAPHQL_PARSE_OPTIONS and validated here, so a
+ *   syntax error or a broken limit is that operation's `error` message
+ *   (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED), as over HTTP; the socket
+ *   and its other subscriptions carry on (graphql-ws would throw, close the
+ *   socket with 4500 and print the stack to stderr);
+ * - at most MAX_SUBSCRIPTIONS_PER_SOCKET operations run at once on a socket;
+ *   one more is refused with TOO_MANY_SUBSCRIPTIONS and the socket stays open;
+ * - at most `maxConnections` sockets are open at once on this instance; the
+ *   upgrade request of one more is answered 503 (KASSA_GRAPHQL_MAX_CONNECTIONS);
+ * - a frame `ws` refuses (over maxPayload, invalid UTF-8, a bad opcode) closes
+ *   the socket with the WebSocket code `ws` chose (1009 for an oversized
+ *   message) and is logged as a warning; nothing is written to stderr.
+ */
+export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocketServer, options: WebSocketOptions<Context>): { dispose(): Promise<void> } {
+  const { schema, rules, context, logger } = options;
+  const log = logger.child({ component: 'graphql-ws' });
+  const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket }>({
+    schema,
+    onSubscribe: (ctx, id, payload) => {
+      // The operation being subscribed is already counted.
+      if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_SOCKET) {
+        log.debug({ id }, 'graphql websocket: subscription refused, too many on this connection');
+        return [
+          new GraphQLError(
+            `Too many subscriptions on this connection: at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} may run at once; complete one before starting another`,
+            { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
+          ),
+        ];
+      }
+      let document: DocumentNode;
+      try {
+        document = parse(payload.query, GRAPHQL_PARSE_OPTIONS);
+      } catch (error) {
+        if (error instanceof GraphQLError) return [refusal(error, 'GRAPHQL_PARSE_FAILED')];
+        throw error;
+      }
+      const invalid = validate(schema, document, rules);
+      if (invalid.length > 0) return invalid.map((error) => refusal(error, 'GRAPHQL_VALIDATION_FAILED'));
+      return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context() };
+    },
+    onNext: options.onNext,
+    onError: options.onError,
+  });
+
+  wss.options.handleProtocols = handleProtocols;
+  wss.options.verifyClient = (_info, accept) => {
+    if (wss.clients.size < options.maxConnections) return accept(true);
+    log.warn({ maxConnections: options.maxConnections }, 'graphql websocket: connection refused, the instance holds the most it may');
+    accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
+  };
+  wss.on('error', (error) => log.error({ err: error }, 'graphql websocket: server error'));
+  wss.on('connection', (socket, request) => {
+    socket.once('error', (error) => {
+      // `ws` emits only what it refused in the client's frames, after starting the close itself.
+      log.warn({ error: error.message, code: (error as { code?: string }).code, remoteAddress: request.socket.remoteAddress }, 'graphql websocket: connection closed on a protocol error from the client');
+      if (socket.readyState === socket.OPEN) socket.close(CloseCode.BadRequest, 'Bad request');
+    });
+
+    let pongWait: NodeJS.Timeout | null = null;
+    const pinger = setInterval(() => {
+      if (socket.readyState !== socket.OPEN) return;
+      pongWait = setTimeout(() => socket.terminate(), KEEP_ALIVE_MS);
+      socket.once('pong', () => {
+        if (pongWait) clearTimeout(pongWait);
+        pongWait = null;
+      });
+      socket.ping();
+    }, KEEP_ALIVE_MS);
+
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve();
+            socket.send(data, (error) => (error ? reject(error) : resolve()));
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', async (data) => {
+            try {
+              await handle(String(data));
+            } catch (error) {
+              // A bug of ours (client mistakes are answered above): logged with its stack, the socket closed.
+              log.error({ err: error }, 'graphql websocket: unexpected error handling a message');
+              if (socket.readyState === socket.OPEN) socket.close(CloseCode.InternalServerError, 'Internal server error');
+            }
+          }),
+      },
+      { socket },
+    );
+
+    socket.once('close', (code, reason) => {
+      if (pongWait) clearTimeout(pongWait);
+      clearInterval(pinger);
+      closed(code, String(reason)).catch((error: unknown) => log.error({ err: error }, 'graphql websocket: error while closing'));
+    });
+  });
+
+  return {
+    async dispose() {
+      for (const client of wss.clients) client.close(1001, 'Going away');
+      wss.removeAllListeners();
+      await new Promise<void>((resolve, reject) => wss.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
