@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import { ASSET_TICKERS } from '../domain/assets.js';
+import { Decimal } from '../domain/money.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-endpoints.js';
+import { createCheckoutSchema, LIMITS } from './create-checkout.schema.js';
+
+/**
+ * The schemas of the OpenAPI document (src/rest/openapi.ts): request bodies
+ * generated from the routes' zod schemas, responses declared here, each listing
+ * every field the route returns (checked against real responses by
+ * test/e2e/openapi.test.ts).
+ */
+
+export type Json = Record<string, unknown>;
+const IO = { unrepresentable: 'any', io: 'input', target: 'draft-2020-12' } as const;
+
+/** zod → JSON Schema, teaching it the custom pieces of our schemas (plain-object and array guards, exact JSON numbers). */
+export function jsonSchemaOf(schema: z.ZodType): Json {
+  const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
+    const def = (ctx.zodSchema as { _zod: { def: any } })._zod.def;
+    const replace = (value: Json) => {
+      for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+      Object.assign(ctx.jsonSchema, value);
+    };
+    if (def.type === 'pipe' && def.in._zod.def.type === 'custom' && ['object', 'array'].includes(def.out._zod.def.type)) {
+      replace(jsonSchemaOf(def.out));
+    } else if (def.type === 'custom') {
+      let number = false;
+      try {
+        number = def.fn(new Decimal(1)) === true && def.fn({}) !== true;
+      } catch {
+        number = false;
+      }
+      replace(number ? { type: 'number' } : { type: 'object' });
+    }
+  };
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { ...IO, override: override as never }) as Json;
+  return rest;
+}
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: Json) => ({ 'application/json': { schema } });
+export const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid input: `message` lists every problem',
+  401: 'Missing or wrong signature headers (spec §5)',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  413: 'Body over 100 KB',
+  415: 'Content-Type is not application/json, or the body is encoded',
+  422: 'The organisation has no receiving wallet on an enabled network',
+  500: 'Internal server error (details only in the log)',
+  503: 'A dependency is unavailable',
+};
+
+/** Decimal strings with 8 fractional digits (spec §2.1–§2.3). */
+const amount = { type: 'string', pattern: '^-?\\d+\\.\\d{8}$' };
+const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] });
+const uuid = { type: 'string', format: 'uuid' };
+const dateTime = { type: 'string', format: 'date-time' };
+const STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'];
+
+/** An object schema that lists every property, requires all of them and (unless `open`) allows no other. */
+export const exact = (properties: Json, extra: Json = {}): Json => ({
+  type: 'object',
+  ...extra,
+  required: Object.keys(properties),
+  additionalProperties: false,
+  properties,
+});
+
+/** Spec §2.1, exactly these fields (src/domain/checkout-session.views.ts toPublicView). */
+const PUBLIC_PROPERTIES: Json = {
+  session_id: uuid,
+  status: { type: 'string', enum: STATUSES },
+  source: { type: 'string', description: 'Origin of the session' },
+  from_payment_link: { type: 'boolean' },
+  anonymous: { type: 'boolean' },
+  requires_payer_identity: { type: 'boolean' },
+  identity_options: { type: 'array', items: { type: 'string' } },
+  product_payment_link_id: nullable(uuid),
+  total_amount_crypto: nullable(amount),
+  crypto_currency: { type: ['string', 'null'], description: 'Ticker of the selected crypto' },
+  crypto_options: { type: 'array', items: ref('CryptoPaymentOption') },
+  fiat_currency: { type: 'string' },
+  total_amount_fiat: amount,
+  wallet_address: { type: 'string', description: 'Merchant receiving wallet' },
+  supported_networks: { type: 'array', items: { type: 'string' } },
+  expires_at: dateTime,
+  overpaid: { type: 'boolean' },
+  bound_tx_hash: { type: ['string', 'null'] },
+  payer_wallet_address: { type: ['string', 'null'] },
+  chain_id: { type: ['string', 'null'], description: 'Decimal EIP-155 id' },
+  user: exact({ id: { type: 'string' }, email: { type: ['string', 'null'] }, telegram_id: { type: ['string', 'null'] }, username: { type: ['string', 'null'] } }),
+};
+
+/** Spec §2.2: the public fields plus these (toMerchantView). */
+const MERCHANT_ONLY_PROPERTIES: Json = {
+  organisation_id: uuid,
+  organisation_name: { type: ['string', 'null'] },
+  organisation_deleted: { type: 'boolean' },
+  owner_user_id: nullable(uuid),
+  checkout_url: { type: 'string', format: 'uri', description: '{checkout_base_url}/pay/<session_id>' },
+  items: {
+    type: 'array',
+    items: exact({
+      name: { type: 'string' },
+      quantity: { type: 'integer', minimum: 1 },
+      unit_price: amount,
+      total_price: amount,
+      product_id: { type: ['string', 'null'] },
+    }),
+  },
+  metadata: { type: 'object', description: 'Free-form, as sent on create' },
+  created_at: dateTime,
+};
+
+const WEBHOOK_ENDPOINT_PROPERTIES: Json = {
+  id: uuid,
+  organisation_id: uuid,
+  url: { type: 'string' },
+  events: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, description: 'Empty = every type' },
+  enabled: { type: 'boolean' },
+  previous_secret_expires_at: { type: ['string', 'null'], format: 'date-time', description: 'While set, deliveries carry a second signature made with the previous secret' },
+  created_at: dateTime,
+  updated_at: dateTime,
+};
+
+/**
+ * The create body as the zod schema generates it, plus the bounds its custom
+ * number checks enforce (JSON Schema cannot see inside a zod refinement):
+ * spec §2.4 and §8, DESIGN.md §4 "Create".
+ */
+export function createBodySchema(): Json {
+  const body = jsonSchemaOf(createCheckoutSchema) as { properties: Record<string, Json> };
+  const item = (body.properties.items as { items: { properties: Record<string, Json> } }).items;
+  item.properties.quantity = { type: 'integer', minimum: 1, maximum: LIMITS.quantity };
+  item.properties.unit_price = { type: 'number', minimum: 0, maximum: Number(LIMITS.unitPrice), description: `In the request currency; at most ${LIMITS.unitPriceDecimals} decimal places` };
+  body.properties.expires_in_minutes = { type: 'integer', minimum: LIMITS.expiresInMinutes.min, maximum: LIMITS.expiresInMinutes.max, default: 60, description: 'Session lifetime in minutes' };
+  return body;
+}
+
+export function components(): Json {
+  return {
+    securitySchemes: {
+      ServiceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'The pk_… key' },
+      ServiceTimestamp: { type: 'apiKey', in: 'header', name: 'X-Service-Timestamp', description: 'Unix time in milliseconds, within ±5 minutes' },
+      ServiceSignature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Service-Signature',
+        description: 'Hex HMAC-SHA256 of `{timestamp}.{rawBody}` keyed with the sk_… secret (empty body for GET and DELETE)',
+      },
+    },
+    schemas: {
+      Error: {
+        type: 'object',
+        required: ['statusCode', 'message', 'error'],
+        additionalProperties: false,
+        properties: {
+          statusCode: { type: 'integer' },
+          message: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'An array of every problem for 400; one sentence otherwise' },
+          error: { type: 'string' },
+        },
+      },
+      PublicSession: exact(PUBLIC_PROPERTIES, { description: 'Spec §2.1, exactly these fields' }),
+      MerchantSession: exact({ ...PUBLIC_PROPERTIES, ...MERCHANT_ONLY_PROPERTIES }, { description: 'Spec §2.2: every field of §2.1 plus the merchant fields' }),
+      CryptoPaymentOption: exact(
+        { ticker: { type: 'string' }, id: { type: 'string', description: 'Asset identifier' }, unit_price_fiat: amount, amount },
+        { description: 'Spec §2.3' },
+      ),
+      BindResponse: exact(
+        {
+          session_id: uuid,
+          bound_tx_hash: { type: 'string', pattern: '^0x[a-fA-F0-9]{64}$' },
+          crypto_currency: { type: 'string', enum: [...ASSET_TICKERS] },
+          total_amount_crypto: amount,
+          status: { type: 'string', enum: STATUSES },
+          idempotent: { type: 'boolean', description: 'true when this transaction was bound before' },
+        },
+        { description: 'Spec §2.6' },
+      ),
+      WebhookEndpoint: exact(WEBHOOK_ENDPOINT_PROPERTIES),
+      WebhookEndpointWithSecret: exact(
+        { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: { type: 'string', pattern: '^whsec_[0-9a-f]{64}$', description: 'Shown only in this answer' } },
+        { description: 'The endpoint and its signing secret (create and rotate-secret only)' },
+      ),
+      Event: exact(
+        {
+          id: { type: 'string', format: 'uuid', description: 'Also sent as X-Service-Event-Id; deduplicate on it' },
+          type: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
+          created_at: dateTime,
+          data: { ...ref('MerchantSession'), description: 'The merchant view of the session when the event happened' },
+        },
+        { description: 'The envelope of webhooks and of the feed' },
+      ),
+      EventPage: exact({
+        data: { type: 'array', items: ref('Event') },
+        next_cursor: { type: ['string', 'null'], description: 'Pass as `after` for the next page' },
+        has_more: { type: 'boolean' },
+      }),
+    },
+  };
+}
