@@ -13,7 +13,17 @@ import {
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { ChainRpc, isRangeTooLarge } from './rpc.js';
-import { addressTopic, decodeTransferLogs, tokenIndex, TRANSFER_TOPIC, type RawLog, type TokenInfo } from './transfer-logs.js';
+import {
+  addressTopic,
+  decodeTransferLogs,
+  isErc20Transfer,
+  tokenIndex,
+  topicAddress,
+  TRANSFER_TOPIC,
+  transferValue,
+  type RawLog,
+  type TokenInfo,
+} from './transfer-logs.js';
 
 export interface WatcherSettings {
   /** Pause between scans of a network. */
@@ -162,8 +172,8 @@ class NetworkWatcher {
       await this.confirm(head);
       // Bound transactions are judged before their money is credited (a wrong sender fails the
       // session first); a valid one is credited in the same transaction that marks it confirmed.
+      // Every other changed session is settled once all networks have ticked (startChainWatchers).
       await this.checkBoundTransactions(head);
-      await settleChangedSessions(this.ctx, this.logger);
       if (this.lastError) this.logger.info({ network: this.network.slug }, 'chain watcher recovered');
       this.lastError = null;
     } catch (error) {
@@ -345,14 +355,12 @@ class NetworkWatcher {
       return { kind: 'missing', foundOn: await this.findElsewhere(txHash) };
     }
     const tx = await this.rpc.transaction(txHash);
-    const transfers = receipt.logs
-      .filter((log) => log.topics.length === 3 && log.topics[0] === TRANSFER_TOPIC && log.data.length > 2 && log.data.length <= 66)
-      .map((log) => ({
-        tokenAddress: log.address.toLowerCase(),
-        from: `0x${log.topics[1]!.slice(26).toLowerCase()}`,
-        to: `0x${log.topics[2]!.slice(26).toLowerCase()}`,
-        baseUnits: BigInt(log.data),
-      }));
+    // Every Transfer in the receipt, of any token and any value: the verdict needs to name wrong assets and recipients.
+    const transfers = receipt.logs.flatMap((log) => {
+      const baseUnits = isErc20Transfer(log) ? transferValue(log.data) : null;
+      if (baseUnits === null) return [];
+      return [{ tokenAddress: log.address.toLowerCase(), from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), baseUnits }];
+    });
     return {
       kind: 'mined',
       reverted: receipt.status === 'reverted',

@@ -33,6 +33,21 @@ export function addressTopic(address: string): string {
   return `0x${address.toLowerCase().replace(/^0x/, '').padStart(64, '0')}`;
 }
 
+/** An ERC-20 Transfer log: the event topic and two indexed addresses (ERC-721's has a third). */
+export function isErc20Transfer(log: RawLog): boolean {
+  return !log.removed && log.topics.length === 3 && log.topics[0] === TRANSFER_TOPIC;
+}
+
+/** The address in an indexed 32-byte topic, lower-case. */
+export function topicAddress(topic: string): string {
+  return `0x${topic.slice(26).toLowerCase()}`;
+}
+
+/** The uint256 value of a Transfer log's data; null when the data is not one 32-byte word. */
+export function transferValue(data: string): bigint | null {
+  return data.length < 3 || data.length > 66 ? null : BigInt(data);
+}
+
 /**
  * Decodes ERC-20 Transfer logs of the network's tokens to watched wallets.
  * Hand-written rather than a generic ABI decoder: the layout is fixed (two
@@ -45,20 +60,19 @@ export function decodeTransferLogs(logs: readonly RawLog[], network: Network, to
   const chainId = String(network.chainId);
   const transfers: ChainTransfer[] = [];
   for (const log of logs) {
-    if (log.removed || log.topics.length !== 3 || log.topics[0] !== TRANSFER_TOPIC) continue;
+    if (!isErc20Transfer(log)) continue;
     const token = tokens.get(log.address.toLowerCase());
     if (!token) continue;
-    const to = `0x${log.topics[2]!.slice(26).toLowerCase()}`;
+    const to = topicAddress(log.topics[2]!);
     if (!wallets.has(to)) continue;
-    if (log.data.length < 3 || log.data.length > 66) continue;
-    const baseUnits = BigInt(log.data);
-    if (baseUnits === 0n) continue;
+    const baseUnits = transferValue(log.data);
+    if (!baseUnits) continue; // malformed, or zero
     transfers.push({
       network: network.slug,
       chainId,
       txHash: log.transactionHash.toLowerCase(),
       logIndex: Number(BigInt(log.logIndex)),
-      from: `0x${log.topics[1]!.slice(26).toLowerCase()}`,
+      from: topicAddress(log.topics[1]!),
       to,
       asset: token.ticker,
       tokenAddress: log.address.toLowerCase(),

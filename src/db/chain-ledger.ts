@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
+import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import { toDecimal } from '../domain/money.js';
 import type { Attribution, AttributionCandidates, ChainTransfer } from '../domain/payments.js';
 import type { ChainLedger, PaymentRecord, ScannedRange } from '../domain/ports.js';
 
 type Tx = Prisma.TransactionClient;
 
-const OPEN = ['pending', 'waiting_payment', 'partial'];
+const OPEN: readonly string[] = OPEN_STATUSES;
 // Under 30 s like every transaction: the events feed takes an outbox gap older than KASSA_OUTBOX_GAP_SECONDS (60) for a rollback.
 const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ASSET_TICKERS } from '../domain/assets.js';
+import { CHECKOUT_SESSION_STATUSES } from '../domain/checkout-session.js';
 import { Decimal } from '../domain/money.js';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-endpoints.js';
 import { createCheckoutSchema, LIMITS } from './create-checkout.schema.js';
@@ -57,7 +58,7 @@ const amount = { type: 'string', pattern: '^-?\\d+\\.\\d{8}$' };
 const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] });
 const uuid = { type: 'string', format: 'uuid' };
 const dateTime = { type: 'string', format: 'date-time' };
-const STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'];
+const STATUSES = [...CHECKOUT_SESSION_STATUSES];
 
 /** An object schema that lists every property, requires all of them and (unless `open`) allows no other. */
 export const exact = (properties: Json, extra: Json = {}): Json => ({
