@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../domain/context.js';
 import { fromBaseUnits } from '../domain/money.js';
-import type { Network } from '../domain/networks.js';
+import { NATIVE_COIN_DECIMALS, type Network } from '../domain/networks.js';
 import {
   attributeTransfer,
   failBoundTransaction,
@@ -243,7 +243,7 @@ class NetworkWatcher {
     }
     const end = await this.rpc.block(to);
     if (!end) return false; // the chain got shorter under us: the next tick's reorg check sorts it out
-    const decimals: Record<string, number> = { native: 18 };
+    const decimals: Record<string, number> = { native: NATIVE_COIN_DECIMALS };
     for (const [address, token] of this.tokens) decimals[address] = token.decimals;
     const recorded = await this.ledger.recordRange(
       { network: this.network.slug, chainId: this.chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers, decimals },
@@ -290,7 +290,7 @@ class NetworkWatcher {
           asset: this.network.nativeAsset!,
           tokenAddress: null,
           baseUnits: tx.value,
-          amount: fromBaseUnits(tx.value, 18),
+          amount: fromBaseUnits(tx.value, NATIVE_COIN_DECIMALS),
           blockNumber: found.block.number,
           blockHash: found.block.hash,
         });

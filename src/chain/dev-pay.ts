@@ -5,7 +5,7 @@ import type { DomainContext } from '../domain/context.js';
 import { invalid, notFound, unavailable } from '../domain/errors.js';
 import { checkSessionId } from '../domain/get-checkout-session.js';
 import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/money.js';
-import { assetsOn } from '../domain/networks.js';
+import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/networks.js';
 import { rpcChainId } from './anvil.js';
 import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
 
@@ -62,7 +62,7 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
   }
 
   const token = local.tokens.find((t) => t.ticker === asset) ?? null;
-  const decimals = token?.decimals ?? 18;
+  const decimals = token?.decimals ?? NATIVE_COIN_DECIMALS;
   let amount: Decimal;
   if (options.amount !== undefined) {
     if (!/^\d+(\.\d+)?$/.test(options.amount) || new Decimal(options.amount).isZero()) {

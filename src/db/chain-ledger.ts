@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
+import { NATIVE_COIN_DECIMALS } from '../domain/networks.js';
 import { toDecimal } from '../domain/money.js';
 import type { Attribution, AttributionCandidates, ChainTransfer } from '../domain/payments.js';
 import type { ChainLedger, PaymentRecord, ScannedRange } from '../domain/ports.js';
@@ -87,7 +88,7 @@ export class PrismaChainLedger implements ChainLedger {
       if (cursor[0]?.next_block !== range.fromBlock || cursor[0]?.leader !== instanceId) return false;
 
       for (const transfer of range.transfers) {
-        const decimals = range.decimals[transfer.tokenAddress ?? 'native'] ?? 18;
+        const decimals = range.decimals[transfer.tokenAddress ?? 'native'] ?? NATIVE_COIN_DECIMALS;
         const candidates = await findCandidates(tx, transfer, decimals, now);
         const match = attribute(candidates);
         await insertPayment(tx, transfer, match, now);

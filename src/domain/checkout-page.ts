@@ -2,15 +2,13 @@ import type { AssetTicker } from './assets.js';
 import type { CheckoutSession } from './checkout-session.js';
 import { isTerminal } from './checkout-session.js';
 import type { DomainContext } from './context.js';
-import { assetsOn } from './networks.js';
+import { assetsOn, NATIVE_COIN_DECIMALS } from './networks.js';
 
 /**
  * What the hosted checkout page needs beyond the public view (DESIGN.md §4 "Get"):
  * the time left to pay and how to pay on each enabled network.
  */
 
-/** EVM chains' own coins (ETH, BNB) have 18 decimals; the registry lists only tokens' decimals. */
-export const NATIVE_COIN_DECIMALS = 18;
 
 /** Whole seconds left before `expires_at` by the domain clock; 0 once expired or settled. */
 export function secondsUntilExpiry(session: Pick<CheckoutSession, 'expiresAt' | 'status'>, now: Date): number {

@@ -1,5 +1,8 @@
 import { ASSET_TICKERS, type AssetTicker } from './assets.js';
 
+/** EVM chains' own coins (ETH, BNB) have 18 decimals; the registry lists only tokens' decimals. */
+export const NATIVE_COIN_DECIMALS = 18;
+
 /** An ERC-20 token a network carries for one of Kassa's assets. */
 export interface NetworkToken {
   readonly ticker: AssetTicker;
