@@ -1,11 +1,18 @@
-// `npm run bench`: Kassa against baselines measured in the same run, on a real PostgreSQL.
-//   GET  /checkout-sessions/:id   Kassa  vs  bare Express 5 + pg returning the same JSON
-//   POST /checkout-sessions       Kassa (signed, validated, quoted, Prisma, outbox)  vs  a raw pg insert of the same rows
-//   chain watcher                 Transfer logs decoded and matched per second  vs  viem's generic decodeEventLog (bench/chain-decode.mjs)
-// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (16), KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
+// `npm run bench`: Kassa against a hand-written reference measured in the same run (issue 10).
+//
+//   postgres   GET /checkout-sessions/:id, POST /checkout-sessions (signed), GraphQL checkoutSession and
+//              bind-tx on Kassa over PostgreSQL; GET and create on the one-round-trip reference
+//              (bench/reference-server.mjs); p99 at half of each measured maximum; RSS of each server.
+//   embedded   GET and create on Kassa over its embedded database (PGlite), with RSS.
+//   chain      Transfer logs decoded and matched per second vs viem's generic decoder (bench/chain-decode.mjs),
+//              and matched transfers per second end to end on anvil (bench/chain-e2e.mjs).
+//   webhooks   deliveries per second to a fast local receiver (bench/webhooks.mjs).
+//
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
+//      KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,18 +24,29 @@ import { runChainDecodeBench } from './chain-decode.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const only = new Set((process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks').split(',').map((s) => s.trim()));
 const adminUrl = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const database = `kassa_bench_${process.pid}`;
-const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
-const children = [];
+const children = new Set();
+const databases = [];
 
 async function admin(sql) {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
-  try { await client.query(sql); } finally { await client.end(); }
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
-function freePort() {
+async function freshDatabase(name) {
+  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin(`CREATE DATABASE "${name}"`);
+  databases.push(name);
+  return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+}
+
+export function freePort() {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address();
@@ -37,94 +55,352 @@ function freePort() {
   });
 }
 
-async function waitForReady(url) {
-  for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${url}/ready`)).ok) return; } catch {}
+async function waitFor(url, ok = (r) => r.ok) {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if (ok(await fetch(url))) return;
+    } catch {}
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${url} did not become ready`);
+  throw new Error(`${url} did not answer`);
 }
 
-function run(name, options) {
+/** Resident set size of a process in MB (Linux /proc). */
+function rssMb(pid) {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return Math.round(Number(line.split(/\s+/)[1]) / 1024);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time a process has used, in ms (user + system, Linux /proc). */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL backends serving `database` (their CPU is the database's share of a request). */
+async function backendPids(database) {
+  if (!database) return [];
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])).rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * CPU per request, of the server process and of its database backends: unlike req/s, it
+ * hardly moves when something else runs on the machine, so it is what changes are judged by.
+ */
+async function metered(meter, run) {
+  if (!meter) return run();
+  const before = { server: cpuMs(meter.pid), backends: new Map((await backendPids(meter.database)).map((pid) => [pid, cpuMs(pid)])) };
+  const result = await run();
+  const backends = await backendPids(meter.database);
+  const database = backends.reduce((sum, pid) => sum + cpuMs(pid) - (before.backends.get(pid) ?? 0), 0);
+  return { ...result, cpu: { server: (cpuMs(meter.pid) - before.server) / result.total, database: meter.database ? database / result.total : null } };
+}
+
+/** Samples a process's RSS while `work` runs; returns work's result and the peak. */
+async function withPeakRss(pid, work) {
+  let peak = rssMb(pid) ?? 0;
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 200);
+  try {
+    return { result: await work(), peakRss: peak };
+  } finally {
+    clearInterval(timer);
+    peak = Math.max(peak, rssMb(pid) ?? 0);
+  }
+}
+
+function load(name, options, meter) {
+  return metered(meter, () => loadOnce(name, options));
+}
+
+function loadOnce(name, options) {
   return new Promise((resolve, reject) => {
     autocannon({ connections, duration: seconds, ...options }, (error, result) => {
       if (error) return reject(error);
-      const bad = result.non2xx + result.errors;
+      const bad = result.non2xx + result.errors + result.timeouts;
       if (bad > 0) return reject(new Error(`${name}: ${bad} failed requests of ${result.requests.total}`));
       resolve({ name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total });
     });
   });
 }
 
-async function main() {
-  await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  await admin(`CREATE DATABASE "${database}"`);
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-'));
-  const env = { ...process.env, DATABASE_URL: databaseUrl, KASSA_DATA_DIR: dataDir, KASSA_ENV: 'development', KASSA_DEMO: 'false', KASSA_SANDBOX: 'false', KASSA_WATCHER: 'false', LOG_LEVEL: 'warn' };
-  const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
-  cli('migrate');
-  const org = cli('orgs', 'create', '--name', 'Bench Shop', '--wallet', '0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
-  const key = cli('keys', 'create', '--org', org.id);
+/** The same load at half the measured maximum rate: the latency an operator sees with headroom. */
+async function halfLoad(name, max, options) {
+  const run = await load(`${name} at half load`, { ...options, overallRate: Math.max(1, Math.floor(max.rps / 2)) });
+  return { name: `${name} at ${Math.floor(max.rps / 2)} req/s`, rps: run.rps, p50: run.p50, p99: run.p99, total: run.total };
+}
 
-  const kassaPort = await freePort();
-  const kassaUrl = `http://127.0.0.1:${kassaPort}`;
-  const kassa = spawn('node', [path.join(root, 'bin/kassa.js'), 'serve'], { env: { ...env, PORT: String(kassaPort), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(kassa);
-  await waitForReady(kassaUrl);
+/** `kassa serve` started as `npm start` starts it (package.json), so its memory is what an operator sees. */
+const START_COMMAND = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(' ');
 
-  const body = JSON.stringify({ user: { id: 'bench-customer', email: 'bench@example.com' }, items: [{ name: 'Bench item', quantity: 3, unit_price: 19.99 }], currency: 'USD' });
-  const timestamp = String(Date.now());
-  const headers = {
-    'content-type': 'application/json',
-    'x-service-key': key.api_key,
-    'x-service-timestamp': timestamp,
-    'x-service-signature': createHmac('sha256', key.api_secret).update(`${timestamp}.${body}`).digest('hex'),
-  };
-  const created = await (await fetch(`${kassaUrl}/checkout-sessions`, { method: 'POST', headers, body })).json();
-  if (!created.session_id) throw new Error(`could not create a session: ${JSON.stringify(created)}`);
-
-  const basePort = await freePort();
-  const baseUrl = `http://127.0.0.1:${basePort}`;
-  const template = { organisationId: org.id, total: created.total_amount_fiat, networks: created.supported_networks, wallet: created.wallet_address, quotes: created.crypto_options };
-  const baseline = fork(path.join(root, 'bench/baseline-server.mjs'), { env: { ...env, PORT: String(basePort), BENCH_TEMPLATE: JSON.stringify(template) }, stdio: 'inherit' });
-  children.push(baseline);
-  await waitForReady(baseUrl).catch(async () => {
-    // The baseline has no /ready; a GET of the session proves it is up.
-    for (let i = 0; i < 100; i++) {
-      try { if ((await fetch(`${baseUrl}/checkout-sessions/${created.session_id}`)).ok) return; } catch {}
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('baseline did not start');
+function spawnKassa(env, port) {
+  const [command, ...args] = START_COMMAND;
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
+  children.add(child);
+  return child;
+}
 
-  const getPath = `/checkout-sessions/${created.session_id}`;
-  const results = [];
-  // Warm both up briefly so JIT and pools are comparable.
-  await run('warmup', { url: kassaUrl + getPath, duration: 2 });
-  await run('warmup', { url: baseUrl + getPath, duration: 2 });
-  results.push(await run('GET session — Kassa', { url: kassaUrl + getPath }));
-  results.push(await run('GET session — Express+pg baseline', { url: baseUrl + getPath }));
-  results.push(await run('POST create — Kassa (signed)', { url: `${kassaUrl}/checkout-sessions`, method: 'POST', headers, body }));
-  results.push(await run('POST create — raw pg insert baseline', { url: `${baseUrl}/checkout-sessions`, method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+function stop(child) {
+  children.delete(child);
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
 
+/** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */
+function basket() {
+  const quantity = 1 + Math.floor(Math.random() * 999);
+  return JSON.stringify({ user: { id: `bench-${quantity}`, email: 'bench@example.com' }, items: [{ name: 'Bench item', quantity, unit_price: 19.99 }], currency: 'USD' });
+}
+
+/** Signed create requests, each with a timestamp of its own (Kassa accepts a signature once). */
+function signer(key) {
+  let lastTimestamp = 0;
+  return () => {
+    const body = basket();
+    lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+    const timestamp = String(lastTimestamp);
+    return {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': key.api_key,
+        'x-service-timestamp': timestamp,
+        'x-service-signature': createHmac('sha256', key.api_secret).update(`${timestamp}.${body}`).digest('hex'),
+      },
+    };
+  };
+}
+
+/** Kassa on one database: org, key, a session to read; returns what the targets need. */
+async function startKassaFor(label, env) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+  if (env.DATABASE_URL) cli('migrate');
+  const child = spawnKassa(env, port);
+  await waitFor(`${url}/ready`);
+  const org = cli('orgs', 'create', '--name', `Bench Shop ${label}`, '--wallet', `0x${randomBytes(20).toString('hex')}`);
+  const key = cli('keys', 'create', '--org', org.id);
+  const sign = signer(key);
+  const first = sign();
+  const created = await (await fetch(`${url}/checkout-sessions`, first)).json();
+  if (!created.session_id) throw new Error(`${label}: could not create a session: ${JSON.stringify(created)}`);
+  return { child, url, org, key, sign, created, idleRss: rssMb(child.pid) };
+}
+
+const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue
+  cryptoOptions { ticker amount } fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
+  items { name quantity unitPrice totalPrice } } }`;
+
+async function postgresSection(report) {
+  const databaseUrl = await freshDatabase(`kassa_bench_${process.pid}`);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-'));
+  // The create limit stays on (its counter is part of what a create costs) but far above what the bench sends.
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    KASSA_DATA_DIR: dataDir,
+    KASSA_ENV: 'development',
+    KASSA_DEMO: 'false',
+    KASSA_SANDBOX: 'false',
+    KASSA_WATCHER: 'false',
+    LOG_LEVEL: 'warn',
+    KASSA_RATE_LIMIT_CREATE: '1000000/1m',
+    KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
+    KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
+  };
+  const kassa = await startKassaFor('postgres', env);
+
+  const refPort = await freePort();
+  const refUrl = `http://127.0.0.1:${refPort}`;
+  const template = {
+    organisationId: kassa.org.id,
+    apiKey: kassa.key.api_key,
+    apiSecret: kassa.key.api_secret,
+    total: kassa.created.total_amount_fiat,
+    networks: kassa.created.supported_networks,
+    chainId: '31337',
+    wallet: kassa.created.wallet_address,
+    quotes: kassa.created.crypto_options,
+  };
+  const reference = fork(path.join(root, 'bench/reference-server.mjs'), { env: { ...env, PORT: String(refPort), BENCH_TEMPLATE: JSON.stringify(template) }, stdio: 'inherit' });
+  children.add(reference);
+  const getPath = `/checkout-sessions/${kassa.created.session_id}`;
+  await waitFor(refUrl + getPath);
+  const refIdle = rssMb(reference.pid);
+  const refSign = signer(kassa.key);
+
+  // Warm both up so JIT, pools and caches are comparable.
+  for (const url of [kassa.url, refUrl]) await load('warmup', { url: url + getPath, duration: 2 });
+  await load('warmup', { url: `${kassa.url}/checkout-sessions`, duration: 2, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] });
+  await load('warmup', { url: `${refUrl}/checkout-sessions`, duration: 2, requests: [{ setupRequest: (r) => ({ ...r, ...refSign() }) }] });
+
+  const results = {};
+  const database = new URL(databaseUrl).pathname.slice(1);
+  const kassaMeter = { pid: kassa.child.pid, database };
+  const refMeter = { pid: reference.pid, database };
+  const k = await withPeakRss(kassa.child.pid, async () => {
+    results.getKassa = await load('GET session — Kassa', { url: kassa.url + getPath }, kassaMeter);
+    results.graphql = await load('GraphQL checkoutSession — Kassa', {
+      url: `${kassa.url}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } }),
+    }, kassaMeter);
+    const createdIds = [];
+    results.createKassa = await load('POST create — Kassa (signed)', {
+      url: `${kassa.url}/checkout-sessions`,
+      requests: [
+        {
+          setupRequest: (r) => ({ ...r, ...kassa.sign() }),
+          onResponse: (status, body) => {
+            if (status === 201) createdIds.push(JSON.parse(body).session_id);
+          },
+        },
+      ],
+    }, kassaMeter);
+    // A fresh bind of a hash no chain knows on each session just created (the first candidate of each).
+    let next = 0;
+    results.bind = await load('POST bind-tx — Kassa', {
+      url: kassa.url,
+      requests: [
+        {
+          setupRequest: (r) => ({
+            ...r,
+            method: 'POST',
+            path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '31337', crypto_currency: 'USDT' }),
+          }),
+        },
+      ],
+    }, kassaMeter);
+    results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, { url: kassa.url + getPath });
+    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, { url: `${kassa.url}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] });
+  });
+  const r = await withPeakRss(reference.pid, async () => {
+    results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
+    results.createRef = await load('POST create — reference (signed)', { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] }, refMeter);
+  });
+  report.postgres = {
+    results,
+    rss: { kassa: { idle: kassa.idleRss, peak: k.peakRss }, reference: { idle: refIdle, peak: r.peakRss } },
+    ratios: {
+      get: results.getKassa.rps / results.getRef.rps,
+      create: results.createKassa.rps / results.createRef.rps,
+      graphqlVsRest: results.graphql.rps / results.getKassa.rps,
+    },
+  };
+  await stop(kassa.child);
+  await stop(reference);
+}
+
+async function embeddedSection(report) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-embedded-'));
+  const env = {
+    ...process.env,
+    DATABASE_URL: '',
+    KASSA_DATA_DIR: dataDir,
+    KASSA_ENV: 'development',
+    KASSA_DEMO: 'false',
+    KASSA_SANDBOX: 'false',
+    KASSA_WATCHER: 'false',
+    LOG_LEVEL: 'warn',
+    KASSA_RATE_LIMIT_CREATE: '1000000/1m',
+  };
+  delete env.DATABASE_URL;
+  const kassa = await startKassaFor('embedded', env);
+  const getPath = `/checkout-sessions/${kassa.created.session_id}`;
+  await load('warmup', { url: kassa.url + getPath, duration: 2 });
+  const results = {};
+  const k = await withPeakRss(kassa.child.pid, async () => {
+    const meter = { pid: kassa.child.pid, database: null };
+    results.get = await load('GET session — Kassa embedded', { url: kassa.url + getPath }, meter);
+    results.create = await load('POST create — Kassa embedded (signed)', { url: `${kassa.url}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] }, meter);
+  });
+  report.embedded = { results, rss: { idle: kassa.idleRss, peak: k.peakRss } };
+  await stop(kassa.child);
+}
+
+async function chainSection(report) {
+  const decode = runChainDecodeBench(Math.min(seconds, 5));
+  const { runChainE2eBench } = await import('./chain-e2e.mjs');
+  const e2e = await runChainE2eBench({ databaseUrl: await freshDatabase(`kassa_bench_chain_${process.pid}`) });
+  report.chain = { decode, e2e };
+}
+
+async function webhooksSection(report) {
+  const { runWebhooksBench } = await import('./webhooks.mjs');
+  report.webhooks = await runWebhooksBench({ databaseUrl: await freshDatabase(`kassa_bench_hooks_${process.pid}`) });
+}
+
+function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
-  console.log(`\nKassa benchmark — ${seconds}s per target, ${connections} connections, PostgreSQL, Node ${process.version}\n`);
-  console.log(`${pad('target', 40)}${pad('req/s', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}`);
-  for (const r of results) console.log(`${pad(r.name, 40)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}`);
-  const ratio = (a, b) => (a.rps / b.rps).toFixed(2);
-  const chain = runChainDecodeBench(Math.min(seconds, 5));
-  console.log(`\n${pad('target', 50)}logs/s`);
-  for (const r of [chain.kassa, chain.baseline]) console.log(`${pad(r.name, 50)}${Math.round(r.logsPerSecond)}`);
-  const ratios = { get: ratio(results[0], results[1]), create: ratio(results[2], results[3]), chainDecode: chain.ratio.toFixed(2) };
-  console.log(`\nratios (Kassa ÷ baseline): GET ${ratios.get}, create ${ratios.create}, chain logs decoded+matched ${ratios.chainDecode}`);
+  const cpu = (r) => (r.cpu ? `${r.cpu.server.toFixed(2)}${r.cpu.database === null ? '' : ` + ${r.cpu.database.toFixed(2)}`}` : '');
+  const row = (r) => console.log(`${pad(r.name, 52)}${pad(r.rps.toFixed(0), 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${cpu(r)}`);
+  const header = `${pad('target', 52)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}CPU ms/request (server + PostgreSQL)`;
+  console.log(`\nKassa benchmark — ${seconds} s per target, ${connections} connections, Node ${process.version}`);
+  if (report.postgres) {
+    const { results, rss, ratios } = report.postgres;
+    console.log(`\nPostgreSQL\n${header}`);
+    for (const key of ['getKassa', 'getRef', 'graphql', 'createKassa', 'createRef', 'bind', 'getKassaHalf', 'createKassaHalf']) row(results[key]);
+    console.log(`RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`);
+    console.log(`ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET`);
+  }
+  if (report.embedded) {
+    const { results, rss } = report.embedded;
+    console.log(`\nEmbedded database (PGlite)\n${header}`);
+    row(results.get);
+    row(results.create);
+    console.log(`RSS MB: idle ${rss.idle}, peak under load ${rss.peak}`);
+  }
+  if (report.chain) {
+    const { decode, e2e } = report.chain;
+    console.log(`\nChain\n${pad('Transfer logs decoded and matched — Kassa', 52)}${Math.round(decode.kassa.logsPerSecond)} logs/s`);
+    console.log(`${pad("Transfer logs — viem decodeEventLog baseline", 52)}${Math.round(decode.baseline.logsPerSecond)} logs/s (ratio ${decode.ratio.toFixed(1)})`);
+    console.log(`${pad(`Matched transfers end to end (${e2e.transfers} sessions, one wallet)`, 52)}${e2e.perSecond.toFixed(1)} transfers/s (${e2e.seconds.toFixed(1)} s)`);
+  }
+  if (report.webhooks) {
+    const w = report.webhooks;
+    console.log(`\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`);
+  }
+}
+
+async function main() {
+  const report = { at: new Date().toISOString(), seconds, connections, node: process.version };
+  if (only.has('postgres')) await postgresSection(report);
+  if (only.has('embedded')) await embeddedSection(report);
+  if (only.has('chain')) await chainSection(report);
+  if (only.has('webhooks')) await webhooksSection(report);
+  print(report);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-  writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify({ at: new Date().toISOString(), seconds, connections, results, chain, ratios }, null, 2));
+  writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));
 }
 
 try {
   await main();
 } finally {
-  for (const child of children) child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 500));
-  await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => {});
+  for (const child of [...children]) await stop(child);
+  for (const name of databases) await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
 }

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { DomainContext } from './domain/context.js';
-import { redactMisplacedSecret, type Logger } from './logging.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import type { Logger } from './logging.js';
+import { requestLog } from './request-log.js';
+import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
+import { countRateLimitRefusals } from './rate-limit-metrics.js';
 import { checkoutPageRouter, type CheckoutPageOptions } from './rest/checkout-page.routes.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
@@ -12,6 +12,9 @@ import { rawBody } from './rest/json-body.js';
 import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
 import { eventsRouter } from './rest/events.routes.js';
 import { openApiRouter } from './rest/openapi.js';
+import { paymentLinksRouter } from './rest/payment-links.routes.js';
+import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
+import { brandRouter } from './rest/brand.routes.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -22,40 +25,34 @@ export interface AppDependencies {
   readonly graphql?: RequestHandler;
   /** The hosted checkout page at /pay/:id (src/rest/checkout-page.routes.ts). */
   readonly checkoutPage?: CheckoutPageOptions;
+  /** Whether this port serves GET /metrics, and the bearer token it asks for (config.metrics); default: served, no token. */
+  readonly metricsAccess?: { readonly onMainPort: boolean; readonly token: string | null };
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, checkoutPage }: AppDependencies): Express {
+export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, checkoutPage, metricsAccess }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Whose address rate limits count (README "Rate limits"): TRUST_PROXY.
+  app.set('trust proxy', typeof ctx.requestGuard.trustProxy === 'object' ? [...ctx.requestGuard.trustProxy] : ctx.requestGuard.trustProxy);
+  countRateLimitRefusals(metrics.registry, ctx.requestGuard.throttle);
   app.use(metrics.httpRequests);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId(req, res) {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      serializers: { req: redactMisplacedSecret },
-    }),
-  );
+  app.use(requestLog(logger));
   app.use(healthRouter(readiness));
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
-  app.all('/metrics', methodNotAllowed(['GET']));
+  if (metricsAccess?.onMainPort !== false) {
+    app.get('/metrics', serveMetrics(metrics, metricsAccess?.token ?? null));
+    app.all('/metrics', methodNotAllowed(['GET']));
+  }
   if (graphql) app.use(graphql);
   app.use(openApiRouter());
   app.use(rawBody);
   app.use(checkoutSessionsRouter(ctx));
   app.use(webhookEndpointsRouter(ctx));
   app.use(eventsRouter(ctx));
+  app.use(paymentLinksRouter(ctx));
   app.use(checkoutPageRouter(ctx, checkoutPage));
+  app.use(paymentLinkPageRouter(ctx));
+  app.use(brandRouter(ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import type { DomainContext } from './domain/context.js';
 import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
+import { requoteDueSessions } from './domain/requote-sessions.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { runWebhookRound } from './webhooks/dispatcher.js';
@@ -20,6 +21,9 @@ export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: 
     every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {
       // Drain in batches so a backlog clears within one tick.
       while ((await expireDueSessions(ctx)) === 100);
+    }),
+    every(config.payments.requoteSweepSeconds * 1000, 'quote renewal', async () => {
+      while ((await requoteDueSessions(ctx)) === 100);
     }),
     every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger)),
     every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),

@@ -6,7 +6,7 @@ import { createApiKey } from './domain/api-keys.js';
 import type { DomainContext } from './domain/context.js';
 import { createOrganisation } from './domain/organisations.js';
 
-/** anvil's second default account: a known address whose keys the local sandbox holds. */
+/** anvil's second default account (#1): a known address whose private key is public; the local sandbox holds it. */
 export const DEMO_WALLET = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 
 export interface DemoCredentials {
@@ -40,7 +40,9 @@ export function readDemoCredentials(config: Config): DemoCredentials | null {
 export async function ensureDemo(ctx: DomainContext, config: Config): Promise<{ credentials: DemoCredentials; created: boolean }> {
   const existing = readDemoCredentials(config);
   if (existing && (await ctx.store.organisations.findById(existing.organisationId))) return { credentials: existing, created: false };
-  const organisation = await createOrganisation(ctx, { name: 'Demo Shop', wallet: DEMO_WALLET });
+  // The demo wallet's private key is published with anvil: it is set on the sandbox network only,
+  // never on a mainnet (config refuses the demo beside one; this holds even if that changes).
+  const organisation = await createOrganisation(ctx, { name: 'Demo Shop', wallet: DEMO_WALLET, network: 'local' });
   const key = await createApiKey(ctx, organisation.id);
   const credentials = { organisationId: organisation.id, apiKey: key.apiKey, apiSecret: key.apiSecret };
   writeFileSync(demoFile(config), JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });

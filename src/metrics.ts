@@ -1,5 +1,8 @@
-import type { RequestHandler } from 'express';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import express, { type Express, type RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
+import { HttpError } from './rest/http-error.js';
 
 /** Prometheus metrics of one Kassa instance, served at GET /metrics. */
 export interface Metrics {
@@ -50,4 +53,39 @@ export function createMetrics(): Metrics {
     next();
   };
   return { registry, httpRequests, jobRuns, chainHead, chainCursor, paymentsRecorded, reorgs };
+}
+
+/**
+ * GET /metrics. With a token (KASSA_METRICS_TOKEN) only `Authorization: Bearer <token>` is
+ * answered; anything else gets 401. Where it is served at all is config's decision
+ * (src/config/deployment.ts): never on the main port in production without a token.
+ */
+export function serveMetrics(metrics: Metrics, token: string | null): RequestHandler {
+  const expected = token === null ? null : digest(token);
+  return async (req, res, next) => {
+    if (expected !== null) {
+      const given = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      // Digests of equal length, so the comparison takes the same time whatever was sent.
+      if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+        next(new HttpError(401, 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>', { 'WWW-Authenticate': 'Bearer realm="kassa-metrics"' }));
+        return;
+      }
+    }
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  };
+}
+
+/** The separate metrics listener (KASSA_METRICS_PORT): /metrics and nothing else. */
+export function createMetricsApp(metrics: Metrics, token: string | null): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', serveMetrics(metrics, token));
+  app.all('/metrics', methodNotAllowed(['GET']));
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }

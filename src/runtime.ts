@@ -1,16 +1,23 @@
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createPrismaStore } from './db/prisma-store.js';
+import { openChangeFeed, SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
+import { openRequestGuard } from './db/request-guard.store.js';
 import type { EmbeddedRole } from './db/embedded.js';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
 import { createRateBook } from './rates/rate-book.js';
 import { verifyMasterKey } from './domain/api-keys.js';
+import { createChainReader } from './chain/chain-reader.js';
+import { unavailable } from './domain/errors.js';
+import { migrationStatus } from './db/migration-status.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
   readonly db: Database;
   readonly ctx: DomainContext;
+  /** What changed in the database, whoever changed it: the caches' and GraphQL live updates' source (silent for CLI commands). */
+  readonly changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -18,27 +25,51 @@ export interface Runtime {
 export async function openRuntime(config: Config, logger: Logger, role: EmbeddedRole): Promise<Runtime> {
   const db = await openDatabase(config, { role });
   try {
-    const { applied } = await db.migrate();
-    if (applied.length > 0) logger.info({ applied }, 'applied database migrations');
+    if (config.migrateOnStart) {
+      const { applied } = await db.migrate();
+      if (applied.length > 0) logger.info({ applied }, 'applied database migrations');
+    } else {
+      await requireMigrated(db);
+    }
   } catch (error) {
     await db.close();
     throw error;
   }
+  // A server runs long and serves reads: it caches, and hears every change. A CLI command does neither.
+  const changes = role === 'server' ? openChangeFeed(db, config.databaseUrl, logger) : SILENT_FEED;
   const ctx: DomainContext = {
-    store: createPrismaStore(db.prisma),
+    store: createPrismaStore(db.prisma, { feed: changes, sessionCacheSize: role === 'server' ? config.sessionCacheSize : 0 }),
     rates: createRateBook(config.rates, logger),
     networks: config.networks,
     checkoutBaseUrl: config.checkoutBaseUrl,
     inflightGraceMinutes: config.inflightGraceMinutes,
-    masterKey: config.masterKey,
+    quoteTtlMinutes: config.payments.quoteTtlMinutes,
+    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
+    masterKey: { current: config.masterKey, previous: config.previousMasterKeys },
     clock: () => new Date(),
     webhooks: config.webhooks,
+    requestGuard: openRequestGuard(db, config.requestGuard),
+  };
+  const close = async () => {
+    await changes.close();
+    await db.close();
   };
   try {
     await verifyMasterKey(ctx);
   } catch (error) {
-    await db.close();
+    await close();
     throw error;
   }
-  return { db, ctx, close: () => db.close() };
+  return { db, ctx, changes, close };
+}
+
+/** With KASSA_MIGRATE_ON_START off (production), the schema is changed only by `kassa migrate`: refuse a database it has not brought up to date. */
+async function requireMigrated(db: Database): Promise<void> {
+  const { pending, changed } = await migrationStatus(db.pool);
+  if (changed.length > 0) throw unavailable(`Migration ${changed.join(', ')} was changed after it was applied (checksum differs); restore the original migration file`);
+  if (pending.length === 0) return;
+  const named = pending.length > 3 ? `${pending.slice(0, 3).join(', ')} and ${pending.length - 3} more` : pending.join(', ');
+  throw unavailable(
+    `The database is missing ${pending.length} migration${pending.length === 1 ? '' : 's'} (${named}): run \`kassa migrate\` first (KASSA_MIGRATE_ON_START is off)`,
+  );
 }

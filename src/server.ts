@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { ensureDemo, signedCurl } from './demo.js';
 import type { Logger } from './logging.js';
 import { openRuntime } from './runtime.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, createMetricsApp } from './metrics.js';
 import { startChainWatchers, type ChainWatchers } from './chain/chain-watcher.js';
 import { startSandboxChain, type SandboxChain } from './chain/sandbox.js';
 import { startGraphqlApi } from './graphql/graphql-server.js';
@@ -15,6 +15,8 @@ import { startGraphqlApi } from './graphql/graphql-server.js';
 export interface RunningServer {
   readonly server: Server;
   readonly url: string;
+  /** The separate /metrics listener (KASSA_METRICS_PORT), when there is one. */
+  readonly metricsUrl: string | null;
   /** The chain watchers, when enabled (KASSA_WATCHER). */
   readonly watchers: ChainWatchers | null;
   stop(): Promise<void>;
@@ -25,13 +27,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const runtime = await openRuntime(config, logger, 'server');
   const { ctx, db } = runtime;
   const metrics = createMetrics();
-  const graphql = await startGraphqlApi({ ctx, config, db, logger });
+  const graphql = await startGraphqlApi({ ctx, config, changes: runtime.changes, logger });
   const app = createApp({
     ctx,
     logger,
     metrics,
     graphql: graphql.middleware,
     checkoutPage: { developmentHints: config.env === 'development' },
+    metricsAccess: config.metrics,
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
@@ -45,12 +48,18 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
+  const metricsServer = config.metrics.port === null ? null : await listen(createServer(createMetricsApp(metrics, config.metrics.token)), config.metrics.port, config.metrics.host);
+  const metricsAddress = metricsServer?.address();
+  const metricsUrl = metricsAddress && typeof metricsAddress === 'object' ? `http://${config.metrics.host}:${metricsAddress.port}/metrics` : null;
+  if (config.env === 'production' && !config.metrics.onMainPort && metricsServer === null) {
+    logger.warn('GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (README "Running in production")');
+  }
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);
   const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
   const watchers = config.watcher.enabled
     ? startChainWatchers(ctx, { ...config.watcher, droppedAfterMinutes: config.inflightGraceMinutes }, logger, metrics)
     : null;
-  logger.info({ url, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
+  logger.info({ url, metricsUrl, host: config.host, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
 
   if (config.demo) {
     const { credentials, created } = await ensureDemo(ctx, config);
@@ -66,6 +75,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     server,
     url,
+    metricsUrl,
     watchers,
     stop() {
       stopping ??= (async () => {
@@ -74,6 +84,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         await sandbox?.stop();
         // WebSockets are not HTTP connections server.close() waits for: close them (and the LISTEN client) first.
         await graphql.stop();
+        metricsServer?.closeAllConnections();
+        metricsServer?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // In-flight requests get a moment to finish; then the rest are cut.
@@ -87,6 +99,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       return stopping;
     },
   };
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
 }
 
 /** Development's offline chain; a failure is reported and the service runs on without it. */

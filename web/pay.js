@@ -1,18 +1,34 @@
 // Kassa's hosted checkout page. Plain browser JavaScript, no build step and no
 // third-party code: it reads the session over GraphQL (/graphql), follows it live
 // over a graphql-ws WebSocket (polling when that fails) and binds the payer's
-// transaction. Amounts stay strings; base units are computed with BigInt.
+// transaction. Amounts stay strings, exactly as the server computes them
+// (paymentOptions: amount in the token's own units, base units, payment URI).
 'use strict';
 
 (function checkoutPage() {
   const page = JSON.parse(document.getElementById('kassa-page-data').textContent);
+  const texts = page.messages || {};
+  const locale = page.lang || 'en';
 
-  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue cryptoOptions { ticker amount }
-    fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
-    items { name quantity unitPrice totalPrice }`;
+  // ---- Texts: one catalogue per language (web/i18n/<lang>.json), chosen by the server ----
+
+  /** The catalogue's text for `key` with `{name}` filled in; a missing text shows as ⟦key⟧ (tests look for it). */
+  function t(key, params) {
+    const text = texts[key];
+    if (typeof text !== 'string') return `⟦${key}⟧`;
+    return params ? text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole)) : text;
+  }
+  const plurals = new Intl.PluralRules(locale);
+  const confirmationsText = (count) => t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
+
+  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending paymentDetected
+    cryptoOptions { ticker amount } fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash chainId
+    paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
+    transactions { txHash chainId cryptoCurrency state reason }
+    items { name quantity unitPrice totalPrice } expiresAt`;
   const PAGE_QUERY = `query CheckoutPage($id: ID!) {
     checkoutSession(id: $id) { ${SESSION_FIELDS} }
-    networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }`;
+    networks { slug name chainId confirmations } }`;
   const SESSION_QUERY = `query CheckoutSession($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } }`;
   const UPDATES = `subscription CheckoutUpdates($id: ID!) { checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} } }`;
   const BIND = `mutation BindTransaction($sessionId: ID!, $input: BindTransactionInput!) {
@@ -20,14 +36,8 @@
 
   const POLL_MS = 5000;
   const OPEN = ['PENDING', 'WAITING_PAYMENT', 'PARTIAL'];
-  const STATUS_TEXT = {
-    PENDING: 'Not yet payable',
-    WAITING_PAYMENT: 'Waiting for payment',
-    PARTIAL: 'Partially paid',
-    PAID: 'Paid',
-    EXPIRED: 'Expired',
-    FAILED: 'Failed',
-  };
+  const statusText = (status) => t(`status.${status.toLowerCase()}`);
+  const txStateText = (state) => t(`transactions.${state.toLowerCase()}`);
 
   const $ = (id) => document.getElementById(id);
   const state = { session: null, networks: [], asset: null, network: null, deadline: 0, live: null };
@@ -44,36 +54,30 @@
     try {
       body = await response.json();
     } catch {
-      throw new Error(`The server answered ${response.status}. Please try again.`);
+      throw new Error(t('error.server', { status: response.status }));
     }
     if (body.errors && body.errors.length > 0) throw new Error(body.errors.map((e) => e.message).join('\n'));
-    if (!response.ok || !body.data) throw new Error(`The server answered ${response.status}. Please try again.`);
+    if (!response.ok || !body.data) throw new Error(t('error.server', { status: response.status }));
     return body.data;
   }
 
   // ---- Amounts: strings in, strings out ----
 
-  /** amount × 10^decimals, rounded up, from the 8-decimal string: never through a float. */
-  function baseUnitsCeil(amount, decimals) {
-    const [whole, fraction = ''] = amount.split('.');
-    let units = BigInt(whole + fraction.padEnd(decimals, '0').slice(0, decimals));
-    if (/[1-9]/.test(fraction.slice(decimals))) units += 1n;
-    return units;
-  }
+  // The locale's separators, applied to the server's exact digits (never through a float).
+  const separators = (() => {
+    const parts = new Intl.NumberFormat(locale).formatToParts(11111.5);
+    const part = (type, fallback) => (parts.find((p) => p.type === type) || { value: fallback }).value;
+    return { group: part('group', ','), decimal: part('decimal', '.') };
+  })();
 
-  function paymentUri(chainId, wallet, asset, amount) {
-    const units = baseUnitsCeil(amount, asset.decimals).toString();
-    return asset.native
-      ? `ethereum:${wallet}@${chainId}?value=${units}`
-      : `ethereum:${asset.contractAddress}@${chainId}/transfer?address=${wallet}&uint256=${units}`;
-  }
-
-  /** "1234.50000000" → "1,234.50": fiat shown with at least 2 and at most 8 decimals, trailing zeros cut. */
+  /** "1234.50000000" → "1,234.50" (en) or "1.234,50" (de): at least 2 and at most 8 decimals, trailing zeros cut. */
   function fiat(amount) {
     const [whole, fraction = ''] = amount.split('.');
     const cut = fraction.replace(/0+$/, '').padEnd(2, '0');
-    return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cut}`;
+    return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, separators.group)}${separators.decimal}${cut}`;
   }
+
+  const dateFormat = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
 
   const isOpen = (session) => OPEN.includes(session.status);
 
@@ -88,24 +92,28 @@
     const status = $('status');
     status.hidden = false;
     $('footer').hidden = false;
-    status.textContent = STATUS_TEXT[session.status] || session.status;
+    status.textContent = isOpen(session) && session.paymentDetected ? t('status.detected') : statusText(session.status);
     status.className = `status status-${session.status.toLowerCase()}`;
-    $('title').textContent = { PAID: 'Payment complete', EXPIRED: 'Checkout expired', FAILED: 'Payment failed' }[session.status] || 'Complete your payment';
+    $('title').textContent = { PAID: t('pay.titlePaid'), EXPIRED: t('pay.titleExpired'), FAILED: t('pay.titleFailed') }[session.status] || t('pay.title');
 
     renderSummary(session);
     renderOutcome(session);
 
     const open = isOpen(session);
+    // A payment on its way that covers what is owed: do not invite the payer to pay twice.
+    const settling = open && pendingCovers(session);
     $('countdown-box').hidden = !open;
-    $('pay').hidden = !open;
-    if (open) renderPayment(session);
-    $('bind').hidden = !open || Boolean(session.boundTxHash) || !state.network;
-    $('bound').hidden = !open || !session.boundTxHash;
-    $('bound-hash').textContent = session.boundTxHash || '';
+    $('pay-by').hidden = !open;
+    if (open) $('pay-by').textContent = t('countdown.payBy', { date: dateFormat.format(new Date(session.expiresAt)) });
+    $('pay').hidden = !open || settling;
+    if (open && !settling) renderPayment(session);
+    $('bind').hidden = !open || settling || !state.network;
+    renderTransactions(session);
 
     const devHint = $('dev-hint');
     devHint.hidden = !(page.developmentHints && open);
-    devHint.replaceChildren('Development: ', cell('code', `npx kassa dev pay ${session.sessionId} --wait`), ' pays this session on the sandbox chain.');
+    devHint.replaceChildren(t('dev.before'), cell('code', `npx kassa dev pay ${session.sessionId} --wait`), t('dev.after'));
+    if (window.KassaWallet) window.KassaWallet.render();
   }
 
   function renderSummary(session) {
@@ -140,14 +148,17 @@
   function renderOutcome(session) {
     const outcome = $('outcome');
     const texts = {
-      PAID: ['Payment received', `Thank you. Your payment${session.totalAmountCrypto ? ` of ${session.totalAmountCrypto} ${session.cryptoCurrency}` : ''} is confirmed. You can close this page.`],
-      EXPIRED: ['This checkout has expired', 'It can no longer be paid. If you already sent a payment, contact the merchant with your transaction hash.'],
-      FAILED: ['Payment failed', 'Your transaction could not be accepted for this checkout. Contact the merchant with your transaction hash.'],
-      PARTIAL: [
-        'Partially paid',
-        `We received ${session.amountReceived} ${session.cryptoCurrency} of ${session.totalAmountCrypto}. Send the remaining ${session.amountDue} ${session.cryptoCurrency} to the same address, from the same wallet.`,
+      PAID: [
+        t('outcome.paidTitle'),
+        session.totalAmountCrypto ? t('outcome.paidTextAmount', { amount: session.totalAmountCrypto, ticker: session.cryptoCurrency }) : t('outcome.paidText'),
       ],
-    }[session.status];
+      EXPIRED: [t('outcome.expiredTitle'), t('outcome.expiredText')],
+      FAILED: [t('outcome.failedTitle'), t('outcome.failedText')],
+      PARTIAL: [
+        t('outcome.partialTitle'),
+        t('outcome.partialText', { received: session.amountReceived, ticker: session.cryptoCurrency, total: session.totalAmountCrypto, rest: owed(session) }),
+      ],
+    }[session.status] || detected(session);
     const wasHidden = outcome.hidden;
     outcome.hidden = !texts;
     if (!texts) return;
@@ -157,24 +168,57 @@
     if (wasHidden && !isOpen(session)) outcome.focus();
   }
 
+  /** While open: a payment on chain that is not confirmed yet keeps the session open; say so. */
+  function detected(session) {
+    if (!isOpen(session) || !session.paymentDetected) return null;
+    const confirmations = session.chainId && state.networks.find((n) => n.chainId === session.chainId);
+    const needed = confirmations ? ` (${confirmationsText(confirmations.confirmations)})` : '';
+    return [t('outcome.detectedTitle'), t('outcome.detectedText', { amount: session.amountPending, ticker: session.cryptoCurrency || '', needed })];
+  }
+
+  /** Whether what is on its way (seen, not confirmed) covers what is still owed: 8-digit strings compared as integers. */
+  function pendingCovers(session) {
+    if (!session.paymentDetected || !session.amountDue) return false;
+    const units = (text) => BigInt(text.replace('.', ''));
+    return units(session.amountPending) >= units(session.amountDue);
+  }
+
+  /** What is still owed exactly, in the token's units, from the server's payment options. */
   function owed(session) {
-    return session.amountDue && !/^0\.0+$/.test(session.amountDue) ? session.amountDue : session.totalAmountCrypto;
+    const option = session.paymentOptions[0];
+    return option ? option.amount : session.amountDue;
   }
 
-  /** The options the payer can still choose: every quote, or only the locked asset. */
+  /** The assets the payer can still choose, each with its amount: every quote, or only the locked asset. */
   function assetOptions(session) {
-    // Once an asset is locked, what is still owed (the rest, after a partial payment).
-    if (session.cryptoCurrency) return [{ ticker: session.cryptoCurrency, amount: owed(session) }];
-    return session.cryptoOptions;
+    const seen = new Map();
+    for (const option of session.paymentOptions) if (!seen.has(option.ticker)) seen.set(option.ticker, { ticker: option.ticker, amount: option.amount });
+    return [...seen.values()];
   }
 
-  /** The session's networks that carry `ticker`, with how it is paid there. */
+  /** The session's networks that carry `ticker`, with exactly what to send there. */
   function networksFor(session, ticker) {
-    return state.networks
-      .filter((network) => session.supportedNetworks.includes(network.slug))
-      .map((network) => ({ network, asset: network.assets.find((asset) => asset.ticker === ticker) }))
-      .filter((entry) => entry.asset)
-      .filter((entry) => !session.chainId || entry.network.chainId === session.chainId);
+    return session.paymentOptions
+      .filter((option) => option.ticker === ticker)
+      .map((option) => ({ network: state.networks.find((n) => n.slug === option.network) || { slug: option.network, name: option.network, chainId: option.chainId, confirmations: 1 }, option }));
+  }
+
+  /** The payer's bound transactions and what Kassa found about each. */
+  function renderTransactions(session) {
+    const list = $('bound-list');
+    const shown = isOpen(session) ? session.transactions : [];
+    $('bound').hidden = shown.length === 0;
+    const latest = shown[shown.length - 1];
+    $('bound-hash').textContent = latest ? latest.txHash : '';
+    list.replaceChildren(
+      ...shown.map((tx) => {
+        const item = document.createElement('li');
+        item.dataset.state = tx.state;
+        item.append(cell('code', tx.txHash, 'break'), ' ', cell('span', txStateText(tx.state), 'tx-state'));
+        if (tx.reason) item.append(cell('p', t('transactions.notAccepted', { reason: tx.reason }), 'notice notice-error'));
+        return item;
+      }),
+    );
   }
 
   function renderPayment(session) {
@@ -196,33 +240,32 @@
     renderChoices($('networks'), 'network', networks.map((entry) => ({
       value: entry.network.slug,
       label: entry.network.name,
-      detail: `chain ${entry.network.chainId} · ${entry.asset.native ? 'native coin' : 'token'}`,
+      detail: t(entry.option.native ? 'choose.nativeDetail' : 'choose.tokenDetail', { chainId: entry.network.chainId }),
     })), state.network, (value) => {
       state.network = value;
       render();
     });
 
     const chosen = networks.find((entry) => entry.network.slug === state.network);
-    const option = options.find((o) => o.ticker === state.asset);
-    $('instructions').hidden = !chosen || !option;
-    if (!chosen || !option) return;
+    $('instructions').hidden = !chosen;
+    if (!chosen) return;
 
-    const { network, asset } = chosen;
-    const wallet = (page.wallets && page.wallets[network.slug]) || session.walletAddress;
-    $('amount').textContent = `${option.amount} ${asset.ticker}`;
-    $('amount').dataset.value = option.amount;
-    $('wallet').textContent = wallet;
-    $('network-name').textContent = `${network.name} (chain id ${network.chainId})`;
+    const { network, option: asset } = chosen;
+    $('amount').textContent = `${asset.amount} ${asset.ticker}`;
+    $('amount').dataset.value = asset.amount;
+    $('wallet').textContent = asset.walletAddress;
+    $('network-name').textContent = t('instructions.networkName', { name: network.name, chainId: network.chainId });
     $('token-row').hidden = asset.native;
     $('token-contract').textContent = asset.native ? '' : asset.contractAddress;
     $('decimals-row').hidden = asset.native;
     $('token-decimals').textContent = asset.native ? '' : String(asset.decimals);
     const qr = `/pay/${encodeURIComponent(session.sessionId)}/qr.svg?network=${encodeURIComponent(network.slug)}&asset=${encodeURIComponent(asset.ticker)}`;
     if ($('qr').getAttribute('src') !== qr) $('qr').src = qr;
-    $('wallet-link').href = paymentUri(network.chainId, wallet, asset, option.amount);
+    $('wallet-link').href = asset.uri;
+    const confirmations = confirmationsText(network.confirmations);
     $('pay-hint').textContent = asset.native
-      ? `Send exactly this amount of ${network.name}'s own coin. Kassa counts it after ${network.confirmations} confirmation${network.confirmations === 1 ? '' : 's'}.`
-      : `Send the ${asset.ticker} token (the contract above) on ${network.name}, not another chain's. Kassa counts it after ${network.confirmations} confirmation${network.confirmations === 1 ? '' : 's'}.`;
+      ? t('instructions.hintNative', { network: network.name, confirmations })
+      : t('instructions.hintToken', { ticker: asset.ticker, network: network.name, confirmations });
   }
 
   /** Radio buttons as large tappable labels; rebuilt only when the options change. */
@@ -265,11 +308,15 @@
     const s = left % 60;
     const mm = String(m).padStart(h > 0 ? 2 : 1, '0');
     $('countdown').textContent = `${h > 0 ? `${h}:` : ''}${mm}:${String(s).padStart(2, '0')}`;
+    $('countdown-label').textContent = left === 0 ? t('countdown.up') : t('countdown.left');
     $('countdown-box').classList.toggle('countdown-low', left < 300);
-    if (left === 0 && isOpen(state.session) && !state.expiryChecked) {
-      // Time is up: ask once; the server settles expiry on read.
-      state.expiryChecked = true;
-      refresh();
+    if (left === 0 && isOpen(state.session)) {
+      // Time is up: the server decides. A payment sent in time keeps the checkout open until it confirms.
+      $('countdown').textContent = state.session.paymentDetected ? t('countdown.waiting') : t('countdown.checking');
+      if (!state.expiryChecked) {
+        state.expiryChecked = true;
+        refresh();
+      }
     }
   }
 
@@ -332,7 +379,7 @@
           acknowledged = true;
           clearTimeout(ackTimer);
           socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: UPDATES, variables: { id: page.sessionId } } }));
-          setLive('socket', 'Live updates on');
+          setLive('socket', t('live.socket'));
           break;
         case 'ping':
           socket.send(JSON.stringify({ type: 'pong' }));
@@ -357,7 +404,7 @@
   }
 
   function startPolling() {
-    setLive('polling', `Checking for updates every ${POLL_MS / 1000} s`);
+    setLive('polling', t('live.polling', { seconds: POLL_MS / 1000 }));
     const timer = setInterval(refresh, POLL_MS);
     state.live = { stop: () => clearInterval(timer) };
   }
@@ -366,7 +413,7 @@
     const live = state.live;
     state.live = null;
     if (live) live.stop();
-    setLive('closed', 'This checkout is closed');
+    setLive('closed', t('live.closed'));
   }
 
   // ---- The payer's actions ----
@@ -384,43 +431,67 @@
       selection.addRange(range);
       document.execCommand('copy');
     }
-    button.textContent = 'Copied';
+    button.textContent = t('copy.done');
     setTimeout(() => {
-      button.textContent = 'Copy';
+      button.textContent = t('copy.button');
     }, 1500);
+  }
+
+  /** Binds a transaction hash to the session with the chosen asset and network; shows it as being checked. */
+  async function bindHash(txHash, payerWalletAddress) {
+    const session = state.session;
+    const network = state.networks.find((n) => n.slug === state.network);
+    const input = { txHash, chainId: network.chainId, cryptoCurrency: state.asset };
+    if (payerWalletAddress) input.payerWalletAddress = payerWalletAddress;
+    const data = await graphql(BIND, { sessionId: session.sessionId, input });
+    const result = data.bindTransaction;
+    const current = state.session;
+    const known = current.transactions.some((tx) => tx.txHash === result.boundTxHash);
+    const transactions = known ? current.transactions : [...current.transactions, { txHash: result.boundTxHash, chainId: network.chainId, cryptoCurrency: result.cryptoCurrency, state: 'UNVERIFIED', reason: null }];
+    apply({ ...current, status: result.status, transactions });
+    refresh();
+    return result;
   }
 
   async function bind(event) {
     event.preventDefault();
-    const session = state.session;
-    const network = state.networks.find((n) => n.slug === state.network);
     const error = $('bind-error');
     const submit = $('bind-submit');
     error.hidden = true;
-    if (!session || !network || !state.asset) return;
-    const input = { txHash: $('tx-hash').value.trim(), chainId: network.chainId, cryptoCurrency: state.asset };
-    const payer = $('payer-wallet').value.trim();
-    if (payer) input.payerWalletAddress = payer;
+    if (!state.session || !state.networks.some((n) => n.slug === state.network) || !state.asset) return;
     submit.disabled = true;
-    submit.textContent = 'Confirming…';
+    submit.textContent = t('bind.submitting');
     try {
-      const data = await graphql(BIND, { sessionId: session.sessionId, input });
-      const result = data.bindTransaction;
-      apply({ ...session, boundTxHash: result.boundTxHash, cryptoCurrency: result.cryptoCurrency, totalAmountCrypto: result.totalAmountCrypto, status: result.status, chainId: network.chainId });
-      refresh();
+      await bindHash($('tx-hash').value.trim(), $('payer-wallet').value.trim());
+      $('tx-hash').value = '';
     } catch (failure) {
       error.textContent = failure.message;
       error.hidden = false;
       $('tx-hash').setAttribute('aria-invalid', 'true');
     } finally {
       submit.disabled = false;
-      submit.textContent = 'Confirm payment';
+      submit.textContent = t('bind.submit');
     }
+  }
+
+  /** The payment option the payer has chosen (asset on network), exactly as the server computed it. */
+  function chosenOption() {
+    const session = state.session;
+    if (!session || !isOpen(session) || pendingCovers(session) || !state.asset || !state.network) return null;
+    const option = session.paymentOptions.find((o) => o.ticker === state.asset && o.network === state.network);
+    const network = state.networks.find((n) => n.slug === state.network);
+    return option && network ? { option, network } : null;
   }
 
   // ---- Start ----
 
   async function start() {
+    // The merchant's colour (CSSOM: allowed by the CSP, unlike inline styles); the server picked a readable text colour.
+    if (page.brand) {
+      document.documentElement.style.setProperty('--brand', page.brand.color);
+      document.documentElement.style.setProperty('--brand-ink', page.brand.ink);
+    }
+    if (window.KassaWallet) window.KassaWallet.init({ t, chosenOption, bindHash, addChain: page.addChain || {} });
     document.querySelectorAll('button.copy').forEach((button) => button.addEventListener('click', () => copy(button)));
     $('bind-form').addEventListener('submit', bind);
     $('tx-hash').addEventListener('input', () => $('tx-hash').removeAttribute('aria-invalid'));
@@ -432,11 +503,11 @@
     } catch (failure) {
       $('checkout').setAttribute('aria-busy', 'false');
       $('status').hidden = false;
-      $('status').textContent = 'Unavailable';
-      $('load-error').textContent = `This checkout could not be loaded: ${failure.message}`;
+      $('status').textContent = t('status.unavailable');
+      $('load-error').textContent = t('error.load', { message: failure.message });
       $('load-error').hidden = false;
       $('footer').hidden = false;
-      setLive('closed', 'Reload the page to try again');
+      setLive('closed', t('live.reload'));
       return;
     }
     if (isOpen(state.session)) startLive();

@@ -2,28 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../domain/context.js';
 import { fromBaseUnits } from '../domain/money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from '../domain/networks.js';
-import {
-  attributeTransfer,
-  failBoundTransaction,
-  judgeBoundTransaction,
-  settleSessionPayments,
-  type BoundTxEvidence,
-  type ChainTransfer,
-} from '../domain/payments.js';
+import { applyBoundTxVerdict, judgeBoundTransaction, type BoundTxEvidence } from '../domain/bound-transactions.js';
+import { attributeTransfer, settleSessionPayments, type ChainTransfer } from '../domain/payments.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { ChainRpc, isRangeTooLarge } from './rpc.js';
-import {
-  addressTopic,
-  decodeTransferLogs,
-  isErc20Transfer,
-  tokenIndex,
-  topicAddress,
-  TRANSFER_TOPIC,
-  transferValue,
-  type RawLog,
-  type TokenInfo,
-} from './transfer-logs.js';
+import { readEvidence } from './transaction-evidence.js';
+import { addressTopic, blocksOf, decodeTransferLogs, tokenIndex, TRANSFER_TOPIC, type RawLog, type TokenInfo } from './transfer-logs.js';
 
 export interface WatcherSettings {
   /** Pause between scans of a network. */
@@ -152,6 +137,7 @@ class NetworkWatcher {
     try {
       if (!this.tokensVerified) await this.verifyRegistry();
       if (this.refused) return;
+      const headReadAt = this.ctx.clock();
       const head = await this.rpc.blockNumber();
       this.metrics?.chainHead.set({ network: this.network.slug }, Number(head));
       const start = head > BigInt(this.settings.backfillBlocks) ? head - BigInt(this.settings.backfillBlocks) : 0n;
@@ -169,10 +155,11 @@ class NetworkWatcher {
         next = to + 1n;
         this.metrics?.chainCursor.set({ network: this.network.slug }, Number(next));
       }
+      // Everything mined before `headReadAt` is scanned now: expiry may stop waiting for this network.
+      await this.ledger.markCaughtUp(this.network.slug, this.instanceId, head, headReadAt);
       await this.confirm(head);
-      // Bound transactions are judged before their money is credited (a wrong sender fails the
-      // session first); a valid one is credited in the same transaction that marks it confirmed.
-      // Every other changed session is settled once all networks have ticked (startChainWatchers).
+      // Bound transactions are credited only once verified from their own receipt. Every
+      // changed session is settled once all networks have ticked (startChainWatchers).
       await this.checkBoundTransactions(head);
       if (this.lastError) this.logger.info({ network: this.network.slug }, 'chain watcher recovered');
       this.lastError = null;
@@ -237,16 +224,14 @@ class NetworkWatcher {
       for (let i = 0; i < walletList.length; i += WALLETS_PER_QUERY) {
         const topics = walletList.slice(i, i + WALLETS_PER_QUERY).map(addressTopic);
         const logs = await this.logsSplitting(from, to, topics);
-        transfers.push(...decodeTransferLogs(logs, this.network, this.tokens, wallets));
+        transfers.push(...decodeTransferLogs(logs, this.network, this.tokens, wallets, await this.blockTimes(blocksOf(logs, wallets))));
       }
       if (this.network.nativeAsset) transfers.push(...(await this.nativeTransfers(from, to, wallets)));
     }
     const end = await this.rpc.block(to);
     if (!end) return false; // the chain got shorter under us: the next tick's reorg check sorts it out
-    const decimals: Record<string, number> = { native: NATIVE_COIN_DECIMALS };
-    for (const [address, token] of this.tokens) decimals[address] = token.decimals;
     const recorded = await this.ledger.recordRange(
-      { network: this.network.slug, chainId: this.chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers, decimals },
+      { network: this.network.slug, chainId: this.chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers },
       this.instanceId,
       attributeTransfer,
       this.ctx.clock(),
@@ -256,6 +241,18 @@ class NetworkWatcher {
       if (transfers.length > 0) this.logger.info({ network: this.network.slug, fromBlock: from.toString(), toBlock: to.toString(), transfers: transfers.length }, 'recorded transfers');
     }
     return recorded;
+  }
+
+  /** The timestamps of the blocks holding matched logs, one eth_getBlockByNumber each. */
+  private async blockTimes(blocks: ReadonlyMap<string, bigint>): Promise<Map<string, Date>> {
+    const times = new Map<string, Date>();
+    for (const [hash, number] of blocks) {
+      const block = await this.rpc.block(number);
+      // A block replaced since the logs were read: the next tick's reorg check sorts it out.
+      if (!block || block.hash !== hash) throw new Error(`block ${number} changed while scanning`);
+      times.set(hash, new Date(Number(block.timestamp) * 1000));
+    }
+    return times;
   }
 
   /** eth_getLogs over [from, to], halving the range while the provider refuses it as too large. */
@@ -293,6 +290,7 @@ class NetworkWatcher {
           amount: fromBaseUnits(tx.value, NATIVE_COIN_DECIMALS),
           blockNumber: found.block.number,
           blockHash: found.block.hash,
+          blockTime: new Date(Number(found.block.timestamp) * 1000),
         });
       }
     }
@@ -322,54 +320,28 @@ class NetworkWatcher {
     await this.ledger.updateConfirmations(this.network.slug, head);
   }
 
-  /** Issue 4 §5: bound transactions are judged by receipt and Transfer logs. */
+  /** Bound transactions are verified from their own receipt and Transfer logs (README "Payment rules"). */
   private async checkBoundTransactions(head: bigint): Promise<void> {
-    const bound = await this.ledger.boundSessionsToCheck(this.chainId, 50);
-    for (const { sessionId, txHash } of bound) {
-      const evidence = await this.evidence(txHash, head);
+    const unverified = await this.ledger.boundTransactionsToCheck(this.chainId, 50);
+    for (const bound of unverified) {
+      const evidence = await this.evidence(bound.txHash, head);
       const now = this.ctx.clock();
       await this.ctx.store.transaction(async (tx) => {
-        const session = await tx.lockSession(sessionId);
-        if (!session || session.boundTxHash !== txHash) return;
-        const verdict = judgeBoundTransaction(session, this.network, evidence, now, this.settings.droppedAfterMinutes);
-        if (verdict.kind === 'valid') {
-          await tx.updateSession(sessionId, { boundTxCheckedAt: now, updatedAt: session.updatedAt });
-          // The payer wallet is proven now: top-ups it sent before this moment count too.
-          await tx.attachPayerWalletPayments(session, now);
-          // Credited under the same lock: from this moment the transaction no longer holds an
-          // expired session open, so its own money must already count (no sweep in between).
-          await settleSessionPayments(this.ctx, tx, (await tx.lockSession(sessionId))!, now);
-        }
-        if (verdict.kind === 'failed') {
-          this.logger.info({ network: this.network.slug, sessionId, reason: verdict.reason }, 'bound transaction rejected');
-          await failBoundTransaction(this.ctx, tx, session, verdict.reason, now);
+        const session = await tx.lockSession(bound.sessionId);
+        const current = session && (await tx.transactionsOfSession(session.id)).find((t) => t.id === bound.id);
+        if (!session || current?.state !== 'unverified') return;
+        const verdict = judgeBoundTransaction(session, current, this.network, evidence, now, this.settings.droppedAfterMinutes);
+        const outcome = await applyBoundTxVerdict(this.ctx, tx, session, current, verdict, now);
+        if (outcome.state === 'rejected') {
+          this.logger.info({ network: this.network.slug, sessionId: session.id, reason: outcome.reason }, 'bound transaction rejected');
         }
       });
     }
   }
 
   private async evidence(txHash: string, head: bigint): Promise<BoundTxEvidence> {
-    const receipt = await this.rpc.receipt(txHash);
-    if (!receipt) {
-      if (await this.rpc.transaction(txHash)) return { kind: 'pending' };
-      return { kind: 'missing', foundOn: await this.findElsewhere(txHash) };
-    }
-    const tx = await this.rpc.transaction(txHash);
-    // Every Transfer in the receipt, of any token and any value: the verdict needs to name wrong assets and recipients.
-    const transfers = receipt.logs.flatMap((log) => {
-      const baseUnits = isErc20Transfer(log) ? transferValue(log.data) : null;
-      if (baseUnits === null) return [];
-      return [{ tokenAddress: log.address.toLowerCase(), from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), baseUnits }];
-    });
-    return {
-      kind: 'mined',
-      reverted: receipt.status === 'reverted',
-      blockNumber: receipt.blockNumber,
-      confirmations: Number(head - receipt.blockNumber + 1n),
-      transfers,
-      nativeTo: tx?.to ?? null,
-      nativeValue: tx?.value ?? 0n,
-      sender: tx?.from ?? null,
-    };
+    const evidence = await readEvidence(this.rpc, txHash, head);
+    if (evidence.kind === 'missing') return { kind: 'missing', foundOn: await this.findElsewhere(txHash) };
+    return evidence;
   }
 }

@@ -74,6 +74,7 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     if (isTerminal(session.status)) {
       throw invalid(`checkout session ${sessionId} is ${session.status}: nothing is owed (give --amount to send a late payment anyway)`);
     }
+    // Exactly what the payer's page asks for: quotes are whole units of the token (README "Payment rules").
     const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
     amount = owed.greaterThan(0) ? owed : quote.amount;
   }
@@ -81,14 +82,8 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
   const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, units, { chainId: local.chainId });
 
   let bound = false;
-  const notBoundBecause =
-    options.bind === false
-      ? '--no-bind'
-      : isTerminal(session.status)
-        ? `the session is ${session.status}`
-        : session.boundTxHash
-          ? `the session is already bound to ${session.boundTxHash} (a top-up from the same payer wallet counts once that one is confirmed)`
-          : null;
+  // A session may hold several bound transactions (a second one pays the rest after a partial payment).
+  const notBoundBecause = options.bind === false ? '--no-bind' : isTerminal(session.status) ? `the session is ${session.status}` : null;
   if (notBoundBecause === null) {
     await bindTransaction(ctx, sessionId, {
       tx_hash: transfer.hash,

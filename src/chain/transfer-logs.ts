@@ -56,7 +56,14 @@ export function transferValue(data: string): bigint | null {
  * logs, unknown contracts and zero-value transfers (address-poisoning spam)
  * are skipped.
  */
-export function decodeTransferLogs(logs: readonly RawLog[], network: Network, tokens: ReadonlyMap<string, TokenInfo>, wallets: ReadonlySet<string>): ChainTransfer[] {
+export function decodeTransferLogs(
+  logs: readonly RawLog[],
+  network: Network,
+  tokens: ReadonlyMap<string, TokenInfo>,
+  wallets: ReadonlySet<string>,
+  /** Block timestamps by lower-case block hash (see {@link blocksOf}). */
+  blockTimes: ReadonlyMap<string, Date>,
+): ChainTransfer[] {
   const chainId = String(network.chainId);
   const transfers: ChainTransfer[] = [];
   for (const log of logs) {
@@ -80,7 +87,20 @@ export function decodeTransferLogs(logs: readonly RawLog[], network: Network, to
       amount: fromBaseUnits(baseUnits, token.decimals),
       blockNumber: BigInt(log.blockNumber),
       blockHash: log.blockHash.toLowerCase(),
+      blockTime: blockTimes.get(log.blockHash.toLowerCase()) ?? new Date(0),
     });
   }
   return transfers;
+}
+
+/**
+ * The blocks holding Transfer logs to watched wallets, by lower-case hash with their number,
+ * so their timestamps can be read once each (a log itself carries no time).
+ */
+export function blocksOf(logs: readonly RawLog[], wallets: ReadonlySet<string>): Map<string, bigint> {
+  const blocks = new Map<string, bigint>();
+  for (const log of logs) {
+    if (isErc20Transfer(log) && wallets.has(topicAddress(log.topics[2]!))) blocks.set(log.blockHash.toLowerCase(), BigInt(log.blockNumber));
+  }
+  return blocks;
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../config.js';
 import { DEMO_BODY, readDemoCredentials } from '../demo.js';
 import { signPayload } from '../domain/signatures.js';
 import { printJson, printLine } from './output.js';
+import { terminal } from './terminal.js';
 
 /** `kassa demo`: creates a session on the running development server with the demo key. */
 export function registerDemoCommand(program: Command): void {
@@ -12,7 +13,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--url <url>', 'base URL of the running Kassa', undefined)
     .option('--json', 'print the whole response')
     .action(async (options: { url?: string; json?: boolean }) => {
-      const config = loadConfig();
+      const config = loadConfig(terminal().env);
       const credentials = readDemoCredentials(config);
       if (!credentials) throw new Error(`no demo credentials in ${config.dataDir}: start the server once with \`npm start\` (development mode)`);
       const baseUrl = options.url ?? `http://localhost:${config.port}`;

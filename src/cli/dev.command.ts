@@ -3,7 +3,8 @@ import { devPay } from '../chain/dev-pay.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import { invalid } from '../domain/errors.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
-import { printJson, printLine } from './output.js';
+import { printJson, printLine, printProblem } from './output.js';
+import { commandRun } from './terminal.js';
 import { withRuntime } from './with-runtime.js';
 
 export function registerDevCommands(program: Command): void {
@@ -51,7 +52,8 @@ export function registerDevCommands(program: Command): void {
           status,
           timed_out: timedOut,
         });
-        if (timedOut) process.exitCode = 1;
+        // timed_out in the JSON says so; the exit code too.
+        if (timedOut) commandRun().exitCode = 1;
         return;
       }
       printLine(`sent ${payment.amount} ${payment.asset} from ${payment.from} to ${payment.to} on chain ${payment.chainId}`);
@@ -59,8 +61,7 @@ export function registerDevCommands(program: Command): void {
       printLine(payment.bound ? 'bound to the session' : `not bound: ${payment.notBoundBecause}`);
       printLine(`status: ${status}`);
       if (timedOut) {
-        process.stderr.write(`kassa: the status did not change within ${waitSeconds} s (is \`npm start\` running and watching the sandbox chain?)\n`);
-        process.exitCode = 1;
+        printProblem(`the status did not change within ${waitSeconds} s (is \`npm start\` running and watching the sandbox chain?)`, 1);
       }
     });
 }

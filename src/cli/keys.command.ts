@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type IssuedApiKey } from '../domain/api-keys.js';
 import { invalid } from '../domain/errors.js';
+import { rotateMasterKey } from '../domain/master-key-rotation.js';
+import { createStoredSecretsStore } from '../db/stored-secrets.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -76,5 +78,22 @@ export function registerKeyCommands(program: Command): void {
       if (!/^\d+$/.test(options.graceMinutes) || grace > 525_600) throw invalid('--grace-minutes must be a whole number from 0 to 525600');
       const issued = await withRuntime((ctx) => rotateApiKey(ctx, key, grace));
       printIssued(issued, options.json, { replaces: key, old_key_expires_at: issued.oldKeyExpiresAt.toISOString() });
+    });
+
+  keys
+    .command('rotate-master')
+    .description('re-seal every stored secret (API keys, webhook endpoints) under KASSA_MASTER_KEY, opening them with it or KASSA_MASTER_KEY_PREVIOUS')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { json?: boolean }) => {
+      const rotation = await withRuntime((ctx, runtime) => rotateMasterKey(ctx.masterKey, createStoredSecretsStore(runtime.db.prisma)));
+      const counts = (c: { resealed: number; alreadyCurrent: number }) => ({ resealed: c.resealed, already_current: c.alreadyCurrent });
+      if (options.json) {
+        printJson({ key_id: rotation.keyId, api_key_secrets: counts(rotation.apiKeySecrets), webhook_secrets: counts(rotation.webhookSecrets) });
+        return;
+      }
+      printLine(
+        `re-sealed ${rotation.apiKeySecrets.resealed} API key secrets and ${rotation.webhookSecrets.resealed} webhook secrets under master key ${rotation.keyId}; ` +
+          `${rotation.apiKeySecrets.alreadyCurrent} and ${rotation.webhookSecrets.alreadyCurrent} already were`,
+      );
     });
 }

@@ -2,6 +2,9 @@ import type { Command } from 'commander';
 import { createOrganisation, listOrganisations, setPaymentPolicy, setWallet } from '../domain/organisations.js';
 import type { Organisation } from '../domain/ports.js';
 import { printJson, printLine } from './output.js';
+import { readFile } from 'node:fs/promises';
+import { logoPath, setBranding } from '../domain/branding.js';
+import { invalid } from '../domain/errors.js';
 import { withRuntime } from './with-runtime.js';
 
 /** The JSON shape of an organisation in CLI output (a contract other tools rely on). */
@@ -65,6 +68,35 @@ export function registerOrganisationCommands(program: Command): void {
       );
       if (options.json) printJson(organisationJson(organisation));
       else printLine(`${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late window ${organisation.latePaymentWindowMinutes} min`);
+    });
+
+  orgs
+    .command('update')
+    .description("set the organisation's logo and brand colour on the hosted pages (/pay and /l)")
+    .requiredOption('--org <id>', 'organisation id')
+    .option('--logo <file>', 'a PNG or WebP file of at most 100 KB, stored in the database and served by Kassa; "none" removes it')
+    .option('--brand-color <hex>', 'brand colour #rrggbb for the top bar and buttons; "none" removes it')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { org: string; logo?: string; brandColor?: string; json?: boolean }) => {
+      if (options.logo === undefined && options.brandColor === undefined) throw invalid(['give --logo and/or --brand-color']);
+      let logo: Buffer | null | undefined;
+      if (options.logo !== undefined && options.logo !== 'none') {
+        try {
+          logo = await readFile(options.logo);
+        } catch (error) {
+          throw invalid([`logo file ${options.logo} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
+        }
+      } else if (options.logo === 'none') logo = null;
+      const brandColor = options.brandColor === undefined ? undefined : options.brandColor === 'none' ? null : options.brandColor;
+      const branding = await withRuntime((ctx) => setBranding(ctx, options.org, { brandColor, logo }));
+      const view = {
+        id: options.org,
+        name: branding.organisationName,
+        brand_color: branding.brandColor,
+        logo_url: branding.logoSha256 ? logoPath(branding.logoSha256) : null,
+      };
+      if (options.json) printJson(view);
+      else printLine(`${view.id}  ${view.name}  colour ${view.brand_color ?? '(default)'}  logo ${view.logo_url ?? '(none)'}`);
     });
 
   program

@@ -1,23 +1,31 @@
 import { DomainError } from '../domain/errors.js';
 import { CommanderError } from 'commander';
+import { commandRun, terminal } from './terminal.js';
 
 /** One JSON object per command with --json, so other tools can parse it. */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  terminal().stdout(JSON.stringify(value, null, 2) + '\n');
 }
 
 export function printLine(text: string): void {
-  process.stdout.write(text + '\n');
+  terminal().stdout(text + '\n');
+}
+
+/** A readable problem on stderr that does not stop the command; it ends with `code`. */
+export function printProblem(text: string, code: number): void {
+  terminal().stderr(`kassa: ${text}\n`);
+  commandRun().exitCode = code;
 }
 
 /**
  * Readable failure for an operator: the message, never a stack, and an exit
  * code by kind: 4 not found; 2 invalid input or a refused operation; 1 bad
- * configuration or anything unexpected.
+ * configuration or anything unexpected. Returns the exit code.
  */
-export function reportFailure(error: unknown): never {
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  process.stderr.write(`kassa: ${(error as Error)?.message ?? String(error)}\n`);
-  if (error instanceof DomainError) process.exit(error.code === 'not_found' ? 4 : error.code === 'unavailable' ? 1 : 2);
-  process.exit(1);
+export function reportFailure(error: unknown): number {
+  // Commander has already printed its own message (usage errors; --help exits 0).
+  if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  terminal().stderr(`kassa: ${(error as Error)?.message ?? String(error)}\n`);
+  if (error instanceof DomainError) return error.code === 'not_found' ? 4 : error.code === 'unavailable' ? 1 : 2;
+  return 1;
 }

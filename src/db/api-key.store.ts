@@ -1,19 +1,28 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../domain/ports.js';
 
+type ApiKeyRow = Omit<ApiKeyRecord, 'secretCiphertext'> & { secretCiphertext: string };
+
+/** The record with its secret bound to the row it was read from (the AES-GCM additional data). */
+function toApiKey(row: ApiKeyRow): ApiKeyRecord;
+function toApiKey(row: ApiKeyRow | null): ApiKeyRecord | null;
+function toApiKey(row: ApiKeyRow | null): ApiKeyRecord | null {
+  return row && { ...row, secretCiphertext: { sealed: row.secretCiphertext, row: { table: 'api_keys', id: row.id } } };
+}
+
 export class PrismaApiKeyStore implements ApiKeyStore {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(input: { id: string; organisationId: string; publicKey: string; secretCiphertext: string; rotatedFromId?: string }): Promise<ApiKeyRecord> {
-    return this.prisma.apiKey.create({ data: input });
+  async create(input: { id: string; organisationId: string; publicKey: string; secretCiphertext: string; rotatedFromId?: string }): Promise<ApiKeyRecord> {
+    return toApiKey(await this.prisma.apiKey.create({ data: input }));
   }
 
-  findByPublicKey(publicKey: string): Promise<ApiKeyRecord | null> {
-    return this.prisma.apiKey.findUnique({ where: { publicKey } });
+  async findByPublicKey(publicKey: string): Promise<ApiKeyRecord | null> {
+    return toApiKey(await this.prisma.apiKey.findUnique({ where: { publicKey } }));
   }
 
-  listForOrganisation(organisationId: string): Promise<ApiKeyRecord[]> {
-    return this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: { createdAt: 'asc' } });
+  async listForOrganisation(organisationId: string): Promise<ApiKeyRecord[]> {
+    return (await this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: { createdAt: 'asc' } })).map((row) => toApiKey(row));
   }
 
   async revoke(publicKey: string, at: Date): Promise<boolean> {
@@ -27,8 +36,8 @@ export class PrismaApiKeyStore implements ApiKeyStore {
     await this.prisma.apiKey.update({ where: { publicKey }, data: { expiresAt: at } });
   }
 
-  sample(): Promise<ApiKeyRecord | null> {
-    return this.prisma.apiKey.findFirst({ orderBy: { createdAt: 'desc' } });
+  async sample(): Promise<ApiKeyRecord | null> {
+    return toApiKey(await this.prisma.apiKey.findFirst({ orderBy: { createdAt: 'desc' } }));
   }
 
   async touch(id: string, at: Date): Promise<void> {

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
-import { NATIVE_COIN_DECIMALS } from '../domain/networks.js';
 import { toDecimal } from '../domain/money.js';
-import type { Attribution, AttributionCandidates, ChainTransfer } from '../domain/payments.js';
-import type { ChainLedger, PaymentRecord, ScannedRange } from '../domain/ports.js';
+import { PAYMENT_CLOCK_SKEW_MS, type Attribution, type AttributionCandidates, type ChainTransfer } from '../domain/payments.js';
+import type { ChainLedger, Credit, PaymentRecord, ScannedRange } from '../domain/ports.js';
+import { exactAmountOwner } from './amount-claims.js';
+import { boundTransactions } from './bound-transaction.store.js';
+import { lockAsset, markChanged, recordTransfer } from './payment-credits.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -27,6 +28,7 @@ interface PaymentRow {
   amount: string;
   block_number: bigint;
   block_hash: string;
+  block_time: Date;
   confirmations: number;
   state: string;
   session_id: string | null;
@@ -78,7 +80,7 @@ export class PrismaChainLedger implements ChainLedger {
   async recordRange(
     range: ScannedRange,
     instanceId: string,
-    attribute: (candidates: AttributionCandidates) => { sessionId: string; attribution: Attribution } | null,
+    attribute: (candidates: AttributionCandidates) => Credit | null,
     now: Date,
   ): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
@@ -88,10 +90,12 @@ export class PrismaChainLedger implements ChainLedger {
       if (cursor[0]?.next_block !== range.fromBlock || cursor[0]?.leader !== instanceId) return false;
 
       for (const transfer of range.transfers) {
-        const decimals = range.decimals[transfer.tokenAddress ?? 'native'] ?? NATIVE_COIN_DECIMALS;
-        const candidates = await findCandidates(tx, transfer, decimals, now);
-        const match = attribute(candidates);
-        await insertPayment(tx, transfer, match, now);
+        const match = attribute(await findCandidates(tx, transfer, now));
+        const holder = await recordTransfer(tx, transfer, match, now);
+        // An exact payment in an asset selects that asset, as a verified bind would.
+        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId) {
+          await lockAsset(tx, holder, transfer.asset, transfer.network, transfer.chainId, now, now);
+        }
         await tx.$executeRaw`
           INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${transfer.blockNumber}, ${transfer.blockHash})
           ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash`;
@@ -108,6 +112,11 @@ export class PrismaChainLedger implements ChainLedger {
     }, TRANSACTION_OPTIONS);
   }
 
+  async markCaughtUp(network: string, instanceId: string, head: bigint, at: Date): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE chain_cursors SET caught_up_at = ${at} WHERE network = ${network} AND leader = ${instanceId} AND next_block > ${head}`;
+  }
+
   async rollBack(network: string, fromBlock: bigint, now: Date): Promise<number> {
     return this.prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT 1 FROM chain_cursors WHERE network = ${network} FOR UPDATE`;
@@ -116,9 +125,7 @@ export class PrismaChainLedger implements ChainLedger {
          WHERE network = ${network} AND block_number >= ${fromBlock} AND state <> 'reversed'
         RETURNING session_id`;
       const sessions = [...new Set(reversed.map((row) => row.session_id).filter((id): id is string => id !== null))];
-      if (sessions.length > 0) {
-        await tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${now} WHERE id::text = ANY(${sessions})`;
-      }
+      await markChanged(tx, sessions, now);
       await tx.$executeRaw`DELETE FROM chain_blocks WHERE network = ${network} AND number >= ${fromBlock}`;
       await tx.$executeRaw`
         UPDATE chain_cursors SET next_block = LEAST(next_block, ${fromBlock}), updated_at = ${now} WHERE network = ${network}`;
@@ -142,9 +149,7 @@ export class PrismaChainLedger implements ChainLedger {
          WHERE id::text = ANY(${[...ids]}) AND state = 'seen'
         RETURNING session_id`;
       const sessions = [...new Set(confirmed.map((row) => row.session_id).filter((id): id is string => id !== null))];
-      if (sessions.length > 0) {
-        await tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${now} WHERE id::text = ANY(${sessions})`;
-      }
+      await markChanged(tx, sessions, now);
     }, TRANSACTION_OPTIONS);
   }
 
@@ -155,24 +160,14 @@ export class PrismaChainLedger implements ChainLedger {
          AND confirmations <> GREATEST(0, (${head} - block_number + 1))::int`;
   }
 
-  async boundSessionsToCheck(chainId: string, limit: number) {
-    const rows = await this.prisma.$queryRaw<Array<{ id: string; bound_tx_hash: string }>>`
-      SELECT id, bound_tx_hash FROM checkout_sessions
-       WHERE chain_id = ${chainId} AND bound_tx_hash IS NOT NULL AND bound_tx_checked_at IS NULL
-         AND status::text = ANY(${OPEN})
-       ORDER BY bound_at
-       LIMIT ${limit}`;
-    return rows.map((row) => ({ sessionId: row.id, txHash: row.bound_tx_hash }));
-  }
-
-  async markBoundTransactionValid(sessionId: string, at: Date): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE checkout_sessions SET bound_tx_checked_at = ${at} WHERE id = ${sessionId}::uuid`;
+  boundTransactionsToCheck(chainId: string, limit: number) {
+    return boundTransactions.toCheck(this.prisma, chainId, limit);
   }
 
   async unattributedPayments(limit: number): Promise<PaymentRecord[]> {
     const rows = await this.prisma.$queryRaw<PaymentRow[]>`
       SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units::text AS base_units,
-             amount::text AS amount, block_number, block_hash, confirmations, state, session_id, attribution, late, created_at
+             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id, attribution, late, created_at
         FROM payments WHERE session_id IS NULL AND state <> 'reversed'
        ORDER BY created_at, log_index LIMIT ${limit}`;
     return rows.map(toPaymentRecord);
@@ -181,72 +176,40 @@ export class PrismaChainLedger implements ChainLedger {
   async paymentsOfSession(sessionId: string): Promise<PaymentRecord[]> {
     const rows = await this.prisma.$queryRaw<PaymentRow[]>`
       SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units::text AS base_units,
-             amount::text AS amount, block_number, block_hash, confirmations, state, session_id, attribution, late, created_at
+             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id, attribution, late, created_at
         FROM payments WHERE session_id = ${sessionId}::uuid
        ORDER BY block_number, log_index`;
     return rows.map(toPaymentRecord);
   }
 }
 
-async function findCandidates(tx: Tx, transfer: ChainTransfer, decimals: number, now: Date): Promise<AttributionCandidates> {
-  const bound = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM checkout_sessions WHERE bound_tx_hash = ${transfer.txHash} AND chain_id = ${transfer.chainId}`;
+/** Who could be paid by a scanned transfer, under the crediting rules (README "Payment rules"). */
+async function findCandidates(tx: Tx, transfer: ChainTransfer, now: Date): Promise<AttributionCandidates> {
+  const exact = await exactAmountOwner(tx, transfer);
+  const bound = await tx.$queryRaw<Array<{ bound: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
+                    WHERE t.tx_hash = ${transfer.txHash} AND t.chain_id = ${transfer.chainId} AND t.state = 'unverified'
+                      AND s.status::text = ANY(${OPEN})) AS bound`;
+  const createdBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
   const payer = await tx.$queryRaw<Array<{ id: string; open: boolean }>>`
     SELECT s.id, s.status::text = ANY(${OPEN}) AS open
       FROM checkout_sessions s
       JOIN checkout_session_networks n ON n.session_id = s.id
       JOIN organisations o ON o.id = s.organisation_id
      WHERE n.network = ${transfer.network} AND lower(n.wallet_address) = ${transfer.to}
-       AND s.payer_wallet_address = ${transfer.from} AND s.chain_id = ${transfer.chainId}
-       -- Only once the bound transaction was found valid (and sent by that wallet): a payer
+       AND s.payer_wallet_address = ${transfer.from} AND s.chain_id = ${transfer.chainId} AND s.crypto_currency = ${transfer.asset}
+       AND s.created_at <= ${createdBy}
+       -- Only once a bound transaction was verified (and sent by that wallet): a payer
        -- wallet typed into a bind proves nothing by itself.
        AND s.bound_tx_checked_at IS NOT NULL
        AND (s.status::text = ANY(${OPEN}) OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})
      ORDER BY s.bound_at DESC`;
-  const exact = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT s.id
-      FROM checkout_sessions s
-      JOIN checkout_session_networks n ON n.session_id = s.id
-      JOIN checkout_session_quotes q ON q.session_id = s.id AND q.ticker = ${transfer.asset}
-     WHERE n.network = ${transfer.network} AND lower(n.wallet_address) = ${transfer.to}
-       AND s.status::text = ANY(${OPEN}) AND s.bound_tx_hash IS NULL
-       AND (s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
-       AND ceil(q.amount * power(10::numeric, ${decimals})) = ${transfer.baseUnits.toString()}::numeric
-     LIMIT 2`;
   return {
-    boundSessionId: bound[0]?.id ?? null,
+    exactAmountSessionId: exact,
+    boundToASession: bound[0]?.bound ?? false,
     payerWalletSessionIds: payer.filter((row) => row.open).map((row) => row.id),
     latePayerWalletSessionIds: payer.filter((row) => !row.open).map((row) => row.id),
-    exactAmountSessionIds: exact.map((row) => row.id),
   };
-}
-
-async function insertPayment(tx: Tx, transfer: ChainTransfer, match: { sessionId: string; attribution: Attribution } | null, now: Date): Promise<void> {
-  let late = false;
-  if (match) {
-    const session = await tx.$queryRaw<Array<{ status: string; crypto_currency: string | null }>>`
-      SELECT status::text AS status, crypto_currency FROM checkout_sessions WHERE id = ${match.sessionId}::uuid FOR UPDATE`;
-    late = session.length > 0 && !OPEN.includes(session[0]!.status);
-    if (match.attribution === 'exact_amount' && session[0]?.crypto_currency === null) {
-      // An exact payment in an asset selects that asset, as a bind would.
-      await tx.$executeRaw`
-        UPDATE checkout_sessions s
-           SET crypto_currency = ${transfer.asset}, chain_id = ${transfer.chainId}, updated_at = ${now},
-               total_amount_crypto = (SELECT q.amount FROM checkout_session_quotes q WHERE q.session_id = s.id AND q.ticker = ${transfer.asset})
-         WHERE s.id = ${match.sessionId}::uuid AND s.crypto_currency IS NULL`;
-    }
-  }
-  // A transfer seen again after a reorg (re-included in another block) is revived with its new block.
-  await tx.$executeRaw`
-    INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
-                          base_units, amount, block_number, block_hash, state, session_id, attribution, late, created_at, updated_at)
-    VALUES (${randomUUID()}::uuid, ${transfer.network}, ${transfer.chainId}, ${transfer.txHash}, ${transfer.logIndex},
-            ${transfer.from}, ${transfer.to}, ${transfer.asset}, ${transfer.tokenAddress},
-            ${transfer.baseUnits.toString()}::numeric, ${transfer.amount.toFixed()}::numeric, ${transfer.blockNumber}, ${transfer.blockHash},
-            'seen', ${match?.sessionId ?? null}::uuid, ${match?.attribution ?? null}, ${late}, ${now}, ${now})
-    ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE
-       SET state = 'seen', block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = EXCLUDED.updated_at
-     WHERE payments.state = 'reversed'`;
 }
 
 function toPaymentRecord(row: PaymentRow): PaymentRecord {
@@ -264,6 +227,7 @@ function toPaymentRecord(row: PaymentRow): PaymentRecord {
     amount: toDecimal(row.amount),
     blockNumber: row.block_number,
     blockHash: row.block_hash,
+    blockTime: row.block_time,
     state: row.state as PaymentRecord['state'],
     confirmations: row.confirmations,
     sessionId: row.session_id,

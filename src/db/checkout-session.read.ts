@@ -31,6 +31,9 @@ interface SessionReadRow {
   chain_id: string | null;
   failure_reason: string | null;
   amount_received: string;
+  amount_received_late: string;
+  amount_pending: string;
+  quoted_at: Date;
   underpayment_tolerance_percent: string;
   late_payment_window_minutes: number;
   user_id: string;
@@ -41,7 +44,18 @@ interface SessionReadRow {
   created_at: Date;
   updated_at: Date;
   items: Array<{ name: string; quantity: number; unitPrice: string; totalPrice: string; productId: string | null }>;
-  quotes: Array<{ ticker: string; assetId: string; unitPriceFiat: string; amount: string; rateSource: string; ratedAt: string; rounding: string }>;
+  quotes: Array<{
+    ticker: string;
+    assetId: string;
+    unitPriceFiat: string;
+    amount: string;
+    baseAmount: string;
+    amountStep: string;
+    offsetSteps: number;
+    rateSource: string;
+    ratedAt: string;
+    rounding: string;
+  }>;
   networks: Array<{ network: string; chainId: string; walletAddress: string }>;
 }
 
@@ -59,13 +73,15 @@ export async function readSession(client: Client, id: string): Promise<CheckoutS
            s.identity_options, s.product_payment_link_id, s.fiat_currency, s.total_amount_fiat::text AS total_amount_fiat,
            s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.expires_at, s.overpaid, s.bound_tx_hash,
            s.bound_at, s.bound_tx_checked_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.amount_received::text AS amount_received,
+           s.amount_received_late::text AS amount_received_late, s.amount_pending::text AS amount_pending, s.quoted_at,
            o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes, s.user_id, s.user_email, s.user_telegram_id,
            s.user_username, s.metadata, s.created_at, s.updated_at,
            COALESCE((SELECT json_agg(json_build_object('name', i.name, 'quantity', i.quantity, 'unitPrice', i.unit_price::text,
                        'totalPrice', i.total_price::text, 'productId', i.product_id) ORDER BY i.position)
                      FROM checkout_session_items i WHERE i.session_id = s.id), '[]'::json) AS items,
            COALESCE((SELECT json_agg(json_build_object('ticker', q.ticker, 'assetId', q.asset_id, 'unitPriceFiat', q.unit_price_fiat::text,
-                       'amount', q.amount::text, 'rateSource', q.rate_source, 'ratedAt', q.rated_at, 'rounding', q.rounding) ORDER BY q.position)
+                       'amount', q.amount::text, 'baseAmount', q.base_amount::text,
+                       'amountStep', q.amount_step::text, 'offsetSteps', q.offset_steps, 'rateSource', q.rate_source, 'ratedAt', q.rated_at, 'rounding', q.rounding) ORDER BY q.position)
                      FROM checkout_session_quotes q WHERE q.session_id = s.id), '[]'::json) AS quotes,
            COALESCE((SELECT json_agg(json_build_object('network', n.network, 'chainId', n.chain_id, 'walletAddress', n.wallet_address)
                        ORDER BY n.position)
@@ -101,6 +117,9 @@ function toCheckoutSession(row: SessionReadRow): CheckoutSession {
       assetId: q.assetId,
       unitPriceFiat: toDecimal(q.unitPriceFiat),
       amount: toDecimal(q.amount),
+      baseAmount: toDecimal(q.baseAmount),
+      amountStep: toDecimal(q.amountStep),
+      offsetSteps: q.offsetSteps,
       rateSource: q.rateSource,
       ratedAt: new Date(q.ratedAt),
       rounding: q.rounding,
@@ -121,6 +140,9 @@ function toCheckoutSession(row: SessionReadRow): CheckoutSession {
     chainId: row.chain_id,
     failureReason: row.failure_reason,
     amountReceived: toDecimal(row.amount_received),
+    amountReceivedLate: toDecimal(row.amount_received_late),
+    amountPending: toDecimal(row.amount_pending),
+    quotedAt: row.quoted_at,
     paymentPolicy: {
       underpaymentTolerancePercent: toDecimal(row.underpayment_tolerance_percent),
       latePaymentWindowMinutes: row.late_payment_window_minutes,

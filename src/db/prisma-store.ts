@@ -1,49 +1,81 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { conflict } from '../domain/errors.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
-import type { IdempotencyRecord, SessionPatch, Store, TxStore } from '../domain/ports.js';
-import type { AssetTicker } from '../domain/assets.js';
-import { toDecimal, type Decimal } from '../domain/money.js';
+import { OPEN_STATUSES } from '../domain/checkout-session.js';
+import type { Store, TxStore } from '../domain/ports.js';
 import { PrismaChainLedger } from './chain-ledger.js';
-import { toSessionCreate } from './checkout-session.mapper.js';
 import { readSession } from './checkout-session.read.js';
+import { dueExpiriesSql, expiryHolds } from './expiry-holds.js';
+import { boundTransactions } from './bound-transaction.store.js';
+import { PAYMENT_ACTIVITY_SQL } from './payment-credits.js';
 import { PrismaOrganisationStore } from './organisation.store.js';
+import { PrismaPaymentLinkStore } from './payment-link.store.js';
 import { PrismaApiKeyStore } from './api-key.store.js';
+import { findIdempotencyKey, PrismaTxStore } from './tx-store.js';
+import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
+import { SILENT_FEED, type ChangeFeed } from './change-feed.js';
+import { createSessionInOneStatement, OffsetHints } from './create-session.store.js';
+import { ReadCache } from './read-cache.js';
 import { PrismaWebhookStore } from '../webhooks/webhook.store.js';
 
 type Tx = Prisma.TransactionClient;
 
 // Generous: on the embedded database transactions queue behind each other.
 const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
+const OPEN: readonly string[] = OPEN_STATUSES;
+/** A cached session is read again after this long even if no change was announced (a safety net). */
+const SESSION_CACHE_TTL_MS = 60_000;
 
-/** The domain's Store over Prisma. */
-export function createPrismaStore(prisma: PrismaClient): Store {
+export interface StoreOptions {
+  /** What tells this process about changes; caches serve only while it hears every one. */
+  readonly feed: ChangeFeed;
+  /** Sessions kept in memory for reads (KASSA_SESSION_CACHE_SIZE); 0: none. */
+  readonly sessionCacheSize: number;
+}
+
+/** A store that caches nothing (CLI commands: they run once and hear no changes). */
+export const UNCACHED: StoreOptions = { feed: SILENT_FEED, sessionCacheSize: 0 };
+
+/**
+ * The domain's Store over Prisma. With a live feed, sessions, API keys and
+ * organisations are read through caches that every change announced drops
+ * (README "Benchmarks"); this process's own writes drop theirs as they commit.
+ */
+export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = UNCACHED): Store {
+  const { feed } = options;
+  const sessionCache = new ReadCache<CheckoutSession>({ capacity: options.sessionCacheSize, ttlMs: SESSION_CACHE_TTL_MS, feed });
+  feed.subscribe('kassa_checkout_session', (id) => sessionCache.invalidate(id));
+  feed.onReset(() => sessionCache.clear());
+  const offsetHints = new OffsetHints();
+  const organisations = cachedOrganisations(new PrismaOrganisationStore(prisma), feed, () => sessionCache.clear());
+  /** Runs a transaction and drops every session it locked or wrote from the cache once it ends. */
+  const transaction = async <T>(work: (tx: PrismaTxStore) => Promise<T>): Promise<T> => {
+    const touched = new Set<string>();
+    try {
+      return await prisma.$transaction((tx) => work(new PrismaTxStore(tx, touched)), TRANSACTION_OPTIONS);
+    } finally {
+      for (const id of touched) sessionCache.invalidate(id);
+    }
+  };
   return {
     sessions: {
-      findById: (id) => readSession(prisma, id),
-      findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma, organisationId, key),
+      findById: (id) => sessionCache.read(id, () => readSession(prisma, id)),
+      transactionsOf: (id) => boundTransactions.ofSession(prisma as unknown as Tx, id),
+      expiryHolds: (session, graceMinutes) => expiryHolds(prisma as unknown as Tx, session.id, graceMinutes),
+      findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma as unknown as Tx, organisationId, key),
     },
-    organisations: new PrismaOrganisationStore(prisma),
-    apiKeys: new PrismaApiKeyStore(prisma),
+    organisations,
+    apiKeys: cachedApiKeys(new PrismaApiKeyStore(prisma), feed),
     webhooks: new PrismaWebhookStore(prisma),
-    transaction: (work) => prisma.$transaction((tx) => work(new PrismaTxStore(tx)), TRANSACTION_OPTIONS),
+    paymentLinks: new PrismaPaymentLinkStore(prisma),
+    branding: organisations,
+    createSession: (write) => createSessionInOneStatement(prisma, write, offsetHints),
+    transaction,
     settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
-      const graceEndedFor = new Date(now.getTime() - inflightGraceMinutes * 60_000);
-      return settleLockedSessions(
-        prisma,
-        (tx) => tx.$queryRaw<Array<{ id: string }>>`
-          SELECT id FROM checkout_sessions
-          WHERE status IN ('pending', 'waiting_payment', 'partial') AND expires_at <= ${now}
-            AND (bound_at IS NULL OR bound_at >= expires_at OR bound_tx_checked_at IS NOT NULL OR expires_at <= ${graceEndedFor})
-          ORDER BY expires_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED`,
-        settle,
-      );
+      return settleLockedSessions(transaction, (tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit)), settle);
     },
     settleChangedPayments(limit, settle) {
       return settleLockedSessions(
-        prisma,
+        transaction,
         (tx) => tx.$queryRaw<Array<{ id: string }>>`
           SELECT id FROM checkout_sessions
           WHERE payments_changed_at IS NOT NULL
@@ -52,6 +84,16 @@ export function createPrismaStore(prisma: PrismaClient): Store {
           FOR UPDATE SKIP LOCKED`,
         settle,
       );
+    },
+    async sessionsDueForRequote(now, ttlMinutes, limit) {
+      const quotedBefore = new Date(now.getTime() - ttlMinutes * 60_000);
+      const rows = await prisma.$queryRaw<Array<{ id: string; fiat_currency: string }>>`
+        SELECT s.id, s.fiat_currency FROM checkout_sessions s
+         WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now} AND s.quoted_at <= ${quotedBefore}
+           AND NOT ${Prisma.raw(PAYMENT_ACTIVITY_SQL)}
+         ORDER BY s.quoted_at
+         LIMIT ${limit}`;
+      return rows.map((row) => ({ id: row.id, fiatCurrency: row.fiat_currency }));
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {
@@ -67,124 +109,16 @@ export function createPrismaStore(prisma: PrismaClient): Store {
  * runs `settle` on each. Returns how many were locked.
  */
 async function settleLockedSessions(
-  prisma: PrismaClient,
+  transaction: <T>(work: (tx: PrismaTxStore) => Promise<T>) => Promise<T>,
   lock: (tx: Tx) => Promise<Array<{ id: string }>>,
   settle: (tx: TxStore, session: CheckoutSession) => Promise<void>,
 ): Promise<number> {
-  return prisma.$transaction(async (tx) => {
-    const locked = await lock(tx);
-    const txStore = new PrismaTxStore(tx);
+  return transaction(async (txStore) => {
+    const locked = await lock(txStore.client);
     for (const { id } of locked) {
-      const session = await readSession(tx, id);
+      const session = await txStore.readLockedSession(id);
       if (session) await settle(txStore, session);
     }
     return locked.length;
-  }, TRANSACTION_OPTIONS);
-}
-
-async function findIdempotencyKey(client: PrismaClient | Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
-  const row = await client.idempotencyKey.findUnique({ where: { organisationId_key: { organisationId, key } } });
-  return row ? { requestHash: row.requestHash, sessionId: row.sessionId } : null;
-}
-
-class PrismaTxStore implements TxStore {
-  constructor(private readonly tx: Tx) {}
-
-  async claimIdempotencyKey(organisationId: string, key: string, requestHash: string, sessionId: string): Promise<boolean> {
-    // ON CONFLICT waits for a concurrent inserter of the same key to finish, so only one claim wins.
-    const inserted = await this.tx.$executeRaw`
-      INSERT INTO idempotency_keys (organisation_id, key, request_hash, session_id)
-      VALUES (${organisationId}::uuid, ${key}, ${requestHash}, ${sessionId}::uuid)
-      ON CONFLICT DO NOTHING`;
-    return inserted === 1;
-  }
-
-  findIdempotencyKey(organisationId: string, key: string) {
-    return findIdempotencyKey(this.tx, organisationId, key);
-  }
-
-  async insertSession(session: CheckoutSession): Promise<void> {
-    await this.tx.checkoutSession.create({ data: toSessionCreate(session) });
-  }
-
-  async lockSession(id: string): Promise<CheckoutSession | null> {
-    const locked = await this.tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM checkout_sessions WHERE id = ${id}::uuid FOR UPDATE`;
-    return locked.length === 0 ? null : readSession(this.tx, id);
-  }
-
-  async findSessionIdByTxHash(txHash: string): Promise<string | null> {
-    const row = await this.tx.checkoutSession.findUnique({ where: { boundTxHash: txHash }, select: { id: true } });
-    return row?.id ?? null;
-  }
-
-  async updateSession(id: string, patch: SessionPatch): Promise<void> {
-    try {
-      await this.tx.checkoutSession.update({
-        where: { id },
-        data: { ...patch, totalAmountCrypto: patch.totalAmountCrypto?.toFixed(), amountReceived: patch.amountReceived?.toFixed() },
-      });
-    } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
-      }
-      throw error;
-    }
-  }
-
-  async recordStatusChange(change: Parameters<TxStore['recordStatusChange']>[0]): Promise<void> {
-    await this.tx.checkoutSessionStatusChange.create({
-      data: { sessionId: change.sessionId, fromStatus: change.from, toStatus: change.to, cause: change.cause, createdAt: change.at },
-    });
-  }
-
-  async confirmedReceived(sessionId: string, asset: AssetTicker, chainId: string): Promise<Decimal> {
-    const rows = await this.tx.$queryRaw<Array<{ total: string }>>`
-      SELECT COALESCE(SUM(amount), 0)::text AS total FROM payments
-      WHERE session_id = ${sessionId}::uuid AND state = 'confirmed' AND asset = ${asset} AND chain_id = ${chainId}`;
-    return toDecimal(rows[0]!.total);
-  }
-
-  async attachPaymentsOfTransaction(sessionId: string, txHash: string, chainId: string, at: Date): Promise<number> {
-    const attached = await this.tx.$executeRaw`
-      UPDATE payments SET session_id = ${sessionId}::uuid, attribution = 'bound_tx', updated_at = ${at}
-      WHERE tx_hash = ${txHash} AND chain_id = ${chainId} AND session_id IS NULL`;
-    if (attached > 0) {
-      await this.tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id = ${sessionId}::uuid`;
-    }
-    return attached;
-  }
-
-  async sessionCreditedWith(txHash: string, chainId: string): Promise<string | null> {
-    const rows = await this.tx.$queryRaw<Array<{ session_id: string }>>`
-      SELECT session_id FROM payments
-      WHERE tx_hash = ${txHash} AND chain_id = ${chainId} AND session_id IS NOT NULL AND state <> 'reversed'
-      LIMIT 1`;
-    return rows[0]?.session_id ?? null;
-  }
-
-  async attachPayerWalletPayments(session: CheckoutSession, at: Date): Promise<number> {
-    const wallet = session.networks.find((n) => n.chainId === session.chainId)?.walletAddress.toLowerCase();
-    if (!session.payerWalletAddress || !wallet || !session.chainId) return 0;
-    const attached = await this.tx.$executeRaw`
-      UPDATE payments SET session_id = ${session.id}::uuid, attribution = 'payer_wallet', updated_at = ${at}
-      WHERE session_id IS NULL AND state <> 'reversed' AND chain_id = ${session.chainId}
-        AND from_address = ${session.payerWalletAddress} AND to_address = ${wallet} AND created_at >= ${session.createdAt}`;
-    if (attached > 0) {
-      await this.tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id = ${session.id}::uuid`;
-    }
-    return attached;
-  }
-
-  async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {
-    await this.tx.outboxEvent.create({
-      data: {
-        id: event.id,
-        organisationId: event.organisationId,
-        sessionId: event.sessionId,
-        type: event.type,
-        payload: event.payload as Prisma.InputJsonValue,
-        createdAt: event.createdAt,
-      },
-    });
-  }
+  });
 }

@@ -32,11 +32,12 @@ export async function createApiKey(ctx: DomainContext, organisationId: string, r
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   const apiKey = `pk_${randomBytes(16).toString('hex')}`;
   const apiSecret = `sk_${randomBytes(32).toString('hex')}`;
+  const id = randomUUID();
   const record = await ctx.store.apiKeys.create({
-    id: randomUUID(),
+    id,
     organisationId,
     publicKey: apiKey,
-    secretCiphertext: sealSecret(apiSecret, ctx.masterKey),
+    secretCiphertext: sealSecret(apiSecret, ctx.masterKey, { table: 'api_keys', id }),
     rotatedFromId,
   });
   return { id: record.id, organisationId, apiKey, apiSecret, createdAt: record.createdAt };
@@ -95,7 +96,8 @@ export async function verifyMasterKey(ctx: DomainContext): Promise<void> {
     openSecret(sample.secretCiphertext, ctx.masterKey);
   } catch {
     throw unavailable(
-      'KASSA_MASTER_KEY does not decrypt the API secrets stored in this database: start Kassa with the master key they were created under',
+      'KASSA_MASTER_KEY does not decrypt the API secrets stored in this database: start Kassa with the master key they were created under ' +
+        '(during a rotation, the old one in KASSA_MASTER_KEY_PREVIOUS)',
     );
   }
 }

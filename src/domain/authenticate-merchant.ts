@@ -1,7 +1,9 @@
 import type { DomainContext } from './context.js';
-import { unauthorised } from './errors.js';
+import { DomainError, unauthorised } from './errors.js';
 import { openSecret } from './secret-box.js';
-import { parseTimestampMs, signatureMatches, signPayload, timestampWithinTolerance } from './signatures.js';
+import type { ApiKeyRecord } from './ports.js';
+import { rateLimit } from './throttle.js';
+import { parseTimestampMs, SIGNATURE_TOLERANCE_MS, signatureMatches, signPayload, signRequest, timestampWithinTolerance } from './signatures.js';
 
 export interface SignedRequest {
   readonly apiKey: string | undefined;
@@ -9,6 +11,14 @@ export interface SignedRequest {
   readonly signature: string | undefined;
   /** The request body exactly as received. */
   readonly rawBody: Buffer;
+  /**
+   * What the signature covers besides the timestamp and the body: the method
+   * and the request target (path and query exactly as in the request line).
+   * Null only for create, which keeps spec §5's `{timestamp}.{rawBody}`.
+   */
+  readonly request: { readonly method: string; readonly target: string } | null;
+  /** Who is calling, as rate limits count it (README "Rate limits"). */
+  readonly clientAddress: string;
 }
 
 export interface Merchant {
@@ -16,18 +26,92 @@ export interface Merchant {
   readonly apiKeyId: string;
 }
 
+/**
+ * A signature that checked out and has not been recorded as used yet. Whoever holds it
+ * must record it in the same write as the request's effect (create does, in its one
+ * statement) or before any effect (`recordSignature`), so it is accepted only once.
+ */
+export interface UnusedSignature {
+  readonly apiKeyId: string;
+  /** Lower-case hex: an upper-cased copy of a used signature is the same signature. */
+  readonly signature: string;
+  /** Kept until then: past its timestamp's window it is refused anyway. */
+  readonly keepUntil: Date;
+}
+
+export const REPLAYED_MESSAGE =
+  'Replayed request: this X-Service-Signature was already accepted once; sign every request afresh with a new X-Service-Timestamp';
+
 export const MISSING_HEADERS_MESSAGE =
   'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required';
 
 // last_used_at is informational: write it at most once a minute per key to keep creates cheap.
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * A signature is remembered while its timestamp is acceptable (±5 minutes),
+ * plus a minute for instances whose clocks differ a little.
+ */
+const REPLAY_MEMORY_MS = SIGNATURE_TOLERANCE_MS + 60_000;
 
 /**
- * Checks a signed merchant call (spec §5): all three headers, a known and
- * active key, a timestamp within ±5 minutes and an HMAC-SHA256 signature over
- * `{timestamp}.{rawBody}`, compared in constant time.
+ * Checks a signed merchant call: all three headers, a known and active key, a
+ * timestamp within ±5 minutes, an HMAC-SHA256 signature (spec §5's
+ * `{timestamp}.{rawBody}` for create, `{timestamp}.{METHOD}.{path?query}.{rawBody}`
+ * elsewhere) compared in constant time, and a signature not accepted before.
+ * Every refusal counts against the caller's address (limit `auth_failures`);
+ * past the limit the address gets 429 instead, before any work is done.
  */
 export async function authenticateMerchant(ctx: DomainContext, request: SignedRequest): Promise<Merchant> {
+  return countingAuthFailures(ctx, request, async () => {
+    const { merchant, signature } = await checkSignedRequest(ctx, request);
+    await recordSignature(ctx, signature);
+    return merchant;
+  });
+}
+
+/**
+ * authenticateMerchant, except that the signature is not recorded as used: the caller
+ * writes it with the request's effect (create, README "Benchmarks": one round trip) and
+ * answers a replay when that write finds it used. Run that write inside
+ * `countingAuthFailures` so a replay counts against the address like any refusal.
+ */
+export async function authenticateMerchantDeferringReplayCheck(
+  ctx: DomainContext,
+  request: SignedRequest,
+): Promise<{ merchant: Merchant; signature: UnusedSignature }> {
+  return countingAuthFailures(ctx, request, () => checkSignedRequest(ctx, request));
+}
+
+/** Records the signature as used; throws `unauthorised` when it was used before (a replay). */
+export async function recordSignature(ctx: DomainContext, signature: UnusedSignature): Promise<void> {
+  if (!(await ctx.requestGuard.signatures.remember(signature.apiKeyId, signature.signature, signature.keepUntil, ctx.clock()))) {
+    throw unauthorised(REPLAYED_MESSAGE);
+  }
+}
+
+/** Refuses an address over its limit of failed checks at once; counts every `unauthorised` that `work` throws against it. */
+export async function countingAuthFailures<T>(ctx: DomainContext, request: Pick<SignedRequest, 'clientAddress'>, work: () => Promise<T>): Promise<T> {
+  ctx.requestGuard.throttle.refuseIfBlocked('auth_failures', request.clientAddress, ctx.clock());
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'unauthorised') await rateLimit(ctx, ['auth_failures', request.clientAddress]);
+    throw error;
+  }
+}
+
+/**
+ * Each key record's secret, decrypted once: a cached record (src/db/cached-stores.ts) is the
+ * same object until the key changes, and a changed key is a new record with its own entry.
+ */
+const openedSecrets = new WeakMap<ApiKeyRecord, string>();
+function openedSecret(ctx: DomainContext, key: ApiKeyRecord): string {
+  let secret = openedSecrets.get(key);
+  if (secret === undefined) openedSecrets.set(key, (secret = openSecret(key.secretCiphertext, ctx.masterKey)));
+  return secret;
+}
+
+async function checkSignedRequest(ctx: DomainContext, request: SignedRequest): Promise<{ merchant: Merchant; signature: UnusedSignature }> {
   const { apiKey, timestamp, signature } = request;
   if (!apiKey || !timestamp || !signature) throw unauthorised(MISSING_HEADERS_MESSAGE);
 
@@ -43,13 +127,24 @@ export async function authenticateMerchant(ctx: DomainContext, request: SignedRe
     throw unauthorised('X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time');
   }
 
-  const secret = openSecret(key.secretCiphertext, ctx.masterKey);
-  if (!signatureMatches(signPayload(secret, timestamp, request.rawBody), signature)) {
-    throw unauthorised('Invalid signature: X-Service-Signature does not match the request body and timestamp');
+  const secret = openedSecret(ctx, key);
+  const covered = request.request;
+  const expected = covered
+    ? signRequest(secret, timestamp, covered.method, covered.target, request.rawBody)
+    : signPayload(secret, timestamp, request.rawBody);
+  if (!signatureMatches(expected, signature)) {
+    throw unauthorised(
+      covered
+        ? 'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of this request'
+        : 'Invalid signature: X-Service-Signature does not match the request body and timestamp',
+    );
   }
-
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
     await ctx.store.apiKeys.touch(key.id, now);
   }
-  return { organisationId: key.organisationId, apiKeyId: key.id };
+  return {
+    merchant: { organisationId: key.organisationId, apiKeyId: key.id },
+    // The expected (lower-case) form: an upper-cased copy of a used signature is the same signature.
+    signature: { apiKeyId: key.id, signature: expected, keepUntil: new Date(timestampMs + REPLAY_MEMORY_MS) },
+  };
 }

@@ -1,12 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { ASSET_TICKERS, isAssetTicker, type AssetTicker } from './assets.js';
+import { applyBoundTxVerdict, judgeBoundTransaction } from './bound-transactions.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
-import { formatAmount } from './money.js';
+import { formatAmount, type Decimal } from './money.js';
 import { assetsOn, normaliseChainId } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
-import { applySessionEvent, emitEvent } from './session-events.js';
-import type { SessionPatch } from './ports.js';
+import { applySessionEvent } from './session-events.js';
+import type { BoundTransaction } from './ports.js';
+import { NO_HOLDS } from './status-machine.js';
 
 /** The bind request as received (spec §2.5); every field is checked here, for REST and GraphQL alike. */
 export interface BindTransactionInput {
@@ -16,14 +19,20 @@ export interface BindTransactionInput {
   readonly payer_wallet_address?: unknown;
 }
 
-/** Spec §2.6. */
+/** Spec §2.6: what one bind call did. */
 export interface BindResult {
   readonly session: CheckoutSession;
+  readonly txHash: string;
+  readonly cryptoCurrency: AssetTicker;
+  /** What the session requires in that asset. */
+  readonly totalAmountCrypto: Decimal;
   readonly idempotent: boolean;
 }
 
 const TX_HASH_PATTERN = /^0x[a-fA-F0-9]{64}$/;
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
+/** Bound transactions not judged yet that one session may hold: a bind is cheap, checking it is not. */
+export const MAX_UNVERIFIED_BINDS = 5;
 
 interface CheckedBind {
   txHash: string;
@@ -33,12 +42,22 @@ interface CheckedBind {
 }
 
 /**
- * Binds a payer's broadcast transaction to a session (spec §4.2) and locks the
- * asset if none was selected. Rebinding the same hash is idempotent.
+ * Binds a payer's broadcast transaction to a session (spec §4.2). A bind is a hint, not a
+ * lock (README "Payment rules"): the transaction becomes one of the session's candidates
+ * and nothing is credited before it is verified from its own receipt. When the chain
+ * already has it mined, it is judged here at once: a transaction that cannot pay the
+ * session is refused (409 with the reason), one that pays it is credited and selects the
+ * asset. A pending one waits for the chain watcher; a hash the chain does not know locks
+ * nothing and blocks no other bind. Rebinding the same hash is idempotent.
  */
 export async function bindTransaction(ctx: DomainContext, id: string, input: BindTransactionInput): Promise<BindResult> {
   const sessionId = checkSessionId(id);
   const bind = checkBindInput(input);
+  const before = await ctx.store.sessions.findById(sessionId);
+  if (!before) throw notFound(`Checkout session ${sessionId} not found`);
+  const network = before.networks.find((n) => n.chainId === bind.chainId);
+  // Asked outside the transaction: no row stays locked while a node answers.
+  const evidence = network && ctx.chain ? await ctx.chain.evidence(network.network, bind.txHash) : null;
   const now = ctx.clock();
 
   // Expiry found here must be committed even though the bind is refused, so the
@@ -46,51 +65,73 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
   const outcome = await ctx.store.transaction(async (tx): Promise<BindResult | DomainError> => {
     const locked = await tx.lockSession(sessionId);
     if (!locked) return notFound(`Checkout session ${sessionId} not found`);
-    const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock' }, now);
-    if (session.boundTxHash === bind.txHash) {
-      // A replay is idempotent only when it says the same thing as the first bind.
-      return replayConflict(session, bind) ?? { session, idempotent: true };
-    }
+    const holds = isTerminal(locked.status) ? NO_HOLDS : await tx.expiryHolds(locked, ctx.inflightGraceMinutes);
+    const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock', holds }, now);
+    const candidates = await tx.transactionsOfSession(session.id);
+    // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
+    const replayed = candidates.find((c) => c.txHash === bind.txHash);
+    if (replayed) return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
     if (isTerminal(session.status)) return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
-    if (session.boundTxHash) return conflict('Checkout session is already bound to another transaction');
-    if (await tx.findSessionIdByTxHash(bind.txHash)) return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
-    const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
-    if (credited && credited !== session.id) return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
 
     const refusal = checkAgainstSession(ctx, session, bind);
     if (refusal) return refusal;
     const ticker = (bind.ticker ?? session.cryptoCurrency)!;
-    const quote = session.quotes.find((q) => q.ticker === ticker)!;
+    const sessionNetwork = session.networks.find((n) => n.chainId === bind.chainId)!;
+    if (candidates.filter((c) => c.state === 'unverified').length >= MAX_UNVERIFIED_BINDS) {
+      return conflict(`Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`);
+    }
+    const onChain = evidence !== null && evidence.kind !== 'missing';
+    const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
+    // A hash nobody has seen on chain blocks nobody: otherwise any made-up hash could.
+    if (elsewhere.some((other) => other.state === 'verified' || other.seenOnChainAt !== null || onChain)) {
+      return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
+    }
+    const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
+    if (credited && credited !== session.id) return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
 
-    const binding = {
-      cryptoCurrency: ticker,
-      totalAmountCrypto: quote.amount,
-      boundTxHash: bind.txHash,
-      boundAt: now,
-      payerWalletAddress: bind.payerWalletAddress,
+    const bound: BoundTransaction = {
+      id: randomUUID(),
+      sessionId: session.id,
+      network: sessionNetwork.network,
       chainId: bind.chainId,
-      updatedAt: now,
-    } satisfies SessionPatch & Partial<CheckoutSession>;
-    await tx.updateSession(session.id, binding);
-    // The watcher may have seen the transfer before the payer bound it.
-    await tx.attachPaymentsOfTransaction(session.id, bind.txHash, bind.chainId, now);
-    const bound: CheckoutSession = { ...session, ...binding };
-    await emitEvent(ctx, tx, bound, 'checkout_session.tx_bound', now);
-    return { session: bound, idempotent: false };
+      txHash: bind.txHash,
+      cryptoCurrency: ticker,
+      payerWalletAddress: bind.payerWalletAddress,
+      state: 'unverified',
+      reason: null,
+      seenOnChainAt: onChain ? now : null,
+      createdAt: now,
+    };
+    const registry = ctx.networks.find((n) => n.slug === sessionNetwork.network)!;
+    const verdict = evidence ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes) : ({ kind: 'wait', onChain: false } as const);
+    // What the chain already proves cannot pay this session is refused, and nothing is written.
+    if (verdict.kind === 'failed') return conflict(verdict.reason);
+    await tx.insertBoundTransaction(bound);
+    // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
+    await tx.updateSession(session.id, { updatedAt: now });
+    const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now);
+    if (applied.state === 'rejected') {
+      return conflict(applied.creditedTo ? `Transaction ${bind.txHash} already paid another checkout session` : applied.reason);
+    }
+    return bindResult(applied.state === 'verified' ? applied.session : session, ticker, bind.txHash, false);
   });
   if (outcome instanceof DomainError) throw outcome;
   return outcome;
 }
 
+function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: string, idempotent: boolean): BindResult {
+  const required = session.cryptoCurrency === ticker && session.totalAmountCrypto ? session.totalAmountCrypto : session.quotes.find((q) => q.ticker === ticker)!.amount;
+  return { session, txHash, cryptoCurrency: ticker, totalAmountCrypto: required, idempotent };
+}
+
 /** The spec §2.6 body. */
 export function toBindResponse(result: BindResult) {
-  const { session } = result;
   return {
-    session_id: session.id,
-    bound_tx_hash: session.boundTxHash!,
-    crypto_currency: session.cryptoCurrency!,
-    total_amount_crypto: formatAmount(session.totalAmountCrypto!),
-    status: session.status,
+    session_id: result.session.id,
+    bound_tx_hash: result.txHash,
+    crypto_currency: result.cryptoCurrency,
+    total_amount_crypto: formatAmount(result.totalAmountCrypto),
+    status: result.session.status,
     idempotent: result.idempotent,
   };
 }
@@ -140,22 +181,26 @@ function checkBindInput(input: BindTransactionInput): CheckedBind {
   };
 }
 
-function replayConflict(session: CheckoutSession, bind: CheckedBind): DomainError | null {
-  if (bind.ticker && bind.ticker !== session.cryptoCurrency) {
-    return conflict(`crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`);
+function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError | null {
+  if (bind.ticker && bind.ticker !== bound.cryptoCurrency) {
+    return conflict(`crypto_currency ${bind.ticker} differs from ${bound.cryptoCurrency}, the asset this transaction was bound for`);
   }
-  if (bind.chainId !== session.chainId) {
-    return conflict(`chain_id ${bind.chainId} differs from ${session.chainId}, the chain this transaction was bound on`);
+  if (bind.chainId !== bound.chainId) {
+    return conflict(`chain_id ${bind.chainId} differs from ${bound.chainId}, the chain this transaction was bound on`);
   }
-  if (bind.payerWalletAddress && session.payerWalletAddress && bind.payerWalletAddress !== session.payerWalletAddress) {
+  if (bind.payerWalletAddress && bound.payerWalletAddress && bind.payerWalletAddress !== bound.payerWalletAddress) {
     return conflict('payer_wallet_address differs from the one bound with this transaction');
   }
+  if (bound.state === 'rejected') return conflict(`Transaction ${bound.txHash} was rejected for this checkout session: ${bound.reason}`);
   return null;
 }
 
 function checkAgainstSession(ctx: DomainContext, session: CheckoutSession, bind: CheckedBind): DomainError | null {
   if (bind.ticker && session.cryptoCurrency && bind.ticker !== session.cryptoCurrency) {
     return conflict(`crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`);
+  }
+  if (session.chainId && bind.chainId !== session.chainId) {
+    return conflict(`chain_id ${bind.chainId} differs from ${session.chainId}, the chain this session is already paid on`);
   }
   const ticker = bind.ticker ?? session.cryptoCurrency;
   if (!ticker) return invalid('crypto_currency is required: this session has no crypto currency selected yet');

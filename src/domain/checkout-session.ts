@@ -21,7 +21,14 @@ export interface CryptoQuote {
   readonly ticker: AssetTicker;
   readonly assetId: string;
   readonly unitPriceFiat: Decimal;
+  /** What the payer must send: `baseAmount` made unique among the open sessions on the same wallets. */
   readonly amount: Decimal;
+  /** total / unit price, rounded up to a whole number of `amountStep`s. */
+  readonly baseAmount: Decimal;
+  /** The asset's smallest quoted unit on the session's networks (see `amountStep`). */
+  readonly amountStep: Decimal;
+  /** amount = baseAmount + offsetSteps × amountStep. */
+  readonly offsetSteps: number;
   readonly rateSource: string;
   readonly ratedAt: Date;
   /** The rounding rule applied to `amount`, recorded for audit. */
@@ -74,13 +81,19 @@ export interface CheckoutSession {
   readonly overpaid: boolean;
   readonly boundTxHash: string | null;
   readonly boundAt: Date | null;
-  /** When the chain watcher found the bound transaction valid and confirmed; null until then. */
+  /** When the bound transaction (the first bound transaction found valid) was verified; null until then. */
   readonly boundTxCheckedAt: Date | null;
   readonly payerWalletAddress: string | null;
   readonly chainId: string | null;
   readonly failureReason: string | null;
   /** Confirmed total received in the selected asset on the bound chain (0 until the watcher credits a payment). */
   readonly amountReceived: Decimal;
+  /** The part of `amountReceived` mined at or after expires_at: late, it changes no status. */
+  readonly amountReceivedLate: Decimal;
+  /** Credited to the session, seen on chain, not yet confirmed. */
+  readonly amountPending: Decimal;
+  /** When the current quotes were made; they are honoured for KASSA_QUOTE_TTL_MINUTES. */
+  readonly quotedAt: Date;
   /** The organisation's payment policy (DESIGN.md §4), read with the session. */
   readonly paymentPolicy: PaymentPolicy;
   readonly user: CheckoutUser;

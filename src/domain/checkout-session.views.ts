@@ -74,6 +74,11 @@ export function toPublicView(session: CheckoutSession): PublicSessionView {
   };
 }
 
+/** Where quote `position`'s amount sits in the merchant view (create sets it there once the amount is made unique). */
+export function merchantViewAmountPath(position: number): readonly string[] {
+  return ['crypto_options', String(position), 'amount'];
+}
+
 export function toMerchantView(session: CheckoutSession, checkoutBaseUrl: string): MerchantSessionView {
   return {
     ...toPublicView(session),

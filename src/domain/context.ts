@@ -1,7 +1,9 @@
 import type { Network } from './networks.js';
-import type { Store } from './ports.js';
+import type { ChainReader, Store } from './ports.js';
+import type { RequestGuard } from './request-guard-ports.js';
 import type { RatesProvider } from '../rates/rates-source.js';
 import type { WebhookConfig } from '../config.js';
+import type { MasterKeys } from './secret-box.js';
 
 /** Everything a domain use-case depends on, wired once in src/app.ts. */
 export interface DomainContext {
@@ -11,9 +13,15 @@ export interface DomainContext {
   readonly networks: readonly Network[];
   readonly checkoutBaseUrl: string;
   readonly inflightGraceMinutes: number;
-  /** Key for AES-256-GCM encryption of API secrets. */
-  readonly masterKey: Buffer;
+  /** How long a quote is honoured before an unpaid session is re-priced (KASSA_QUOTE_TTL_MINUTES). */
+  readonly quoteTtlMinutes: number;
+  /** Asks the networks about a bound transaction at bind time; absent where no chain is reachable. */
+  readonly chain?: ChainReader;
+  /** Keys for AES-256-GCM encryption of stored secrets: the current one, and previous ones during a rotation. */
+  readonly masterKey: MasterKeys;
   readonly clock: () => Date;
   /** Webhook policy: SSRF rule, retries, secret overlap. */
   readonly webhooks: WebhookConfig;
+  /** Replay cache of merchant signatures, rate limits and the client-address rule (issue 11). */
+  readonly requestGuard: RequestGuard;
 }

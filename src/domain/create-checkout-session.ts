@@ -1,23 +1,59 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ASSET_IDS } from './assets.js';
-import type { CheckoutLineItem, CheckoutSession, CryptoQuote, SessionNetwork } from './checkout-session.js';
+import type { CheckoutLineItem, CheckoutSession, SessionNetwork } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { isIso4217 } from './currencies.js';
-import { conflict, invalid, notFound, unavailable, unprocessable } from './errors.js';
-import type { Merchant } from './authenticate-merchant.js';
-import { Decimal, roundUpTo8 } from './money.js';
+import { conflict, invalid, notFound, unauthorised, unavailable, unprocessable } from './errors.js';
+import {
+  authenticateMerchantDeferringReplayCheck,
+  countingAuthFailures,
+  recordSignature,
+  REPLAYED_MESSAGE,
+  type Merchant,
+  type SignedRequest,
+  type UnusedSignature,
+} from './authenticate-merchant.js';
+import { rateLimit } from './throttle.js';
+import { Decimal } from './money.js';
 import { assetsOnAny } from './networks.js';
-import { emitEvent } from './session-events.js';
+import { outboxEvent } from './session-events.js';
+import { merchantViewAmountPath } from './checkout-session.views.js';
 import { getCheckoutSession } from './get-checkout-session.js';
+import { amountClaims, priceQuotes, UNIQUE_AMOUNT_MAX_STEPS, withOffsets } from './quotes.js';
 
 /** The create request after the transport checked its shape (spec §2.4). Prices are exact decimal strings. */
 export interface CreateCheckoutInput {
-  readonly user: { readonly id: string; readonly email: string; readonly username?: string };
+  /** The merchant's customer; a payment link's payer may give a Telegram id instead of an email. */
+  readonly user: { readonly id: string; readonly email?: string | null; readonly username?: string; readonly telegramId?: string | null };
   readonly items: ReadonlyArray<{ readonly name: string; readonly quantity: number; readonly unitPrice: string; readonly productId?: string }>;
   readonly currency: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly expiresInMinutes?: number;
 }
+
+/**
+ * Where a session comes from. Merchant API sessions take the defaults (source "api", no link);
+ * a payment link passes its own (src/domain/payment-links.ts).
+ */
+export interface SessionOrigin {
+  readonly source: string;
+  readonly fromPaymentLink: boolean;
+  readonly productPaymentLinkId: string | null;
+  readonly anonymous: boolean;
+  readonly requiresPayerIdentity: boolean;
+  readonly identityOptions: readonly string[];
+  /** The history row's cause of the first status. */
+  readonly cause: string;
+}
+
+export const MERCHANT_API_ORIGIN: SessionOrigin = Object.freeze({
+  source: 'api',
+  fromPaymentLink: false,
+  productPaymentLinkId: null,
+  anonymous: false,
+  requiresPayerIdentity: false,
+  identityOptions: [],
+  cause: 'created by merchant API',
+});
 
 export interface CreateCheckoutResult {
   readonly session: CheckoutSession;
@@ -26,26 +62,95 @@ export interface CreateCheckoutResult {
 }
 
 export const DEFAULT_EXPIRES_IN_MINUTES = 60;
-export const AMOUNT_ROUNDING = 'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to 8 decimals';
+
+/** Thrown when the session's payment link took no more payers at the moment of writing (nothing was written). */
+export class PaymentLinkUnavailable extends Error {
+  constructor(readonly linkId: string) {
+    super(`Payment link ${linkId} takes no more payers`);
+  }
+}
 
 /**
  * Creates a checkout session for a merchant (spec §4.1): prices the basket,
  * quotes every asset available on the organisation's networks, and stores the
- * session, its history row and its `checkout_session.created` event in one
- * transaction. With an Idempotency-Key, a replay returns the first session.
+ * session, its unique amounts, its history row and its `checkout_session.created`
+ * event in one atomic write. With an Idempotency-Key, a replay returns the first
+ * session. A payment link's session counts one use of the link in the same write, a
+ * merchant's `signature` (authenticateMerchantDeferringReplayCheck) is recorded as used
+ * in it, and a replayed one is refused (`unauthorised`) with nothing written.
  */
 export async function createCheckoutSession(
   ctx: DomainContext,
   merchant: Merchant,
   input: CreateCheckoutInput,
   idempotencyKey?: string,
+  origin: SessionOrigin = MERCHANT_API_ORIGIN,
+  signature: UnusedSignature | null = null,
 ): Promise<CreateCheckoutResult> {
   const requestHash = hashRequest(input);
-  if (idempotencyKey !== undefined) {
-    const existing = await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
-    if (existing) return replay(ctx, existing.sessionId, existing.requestHash, requestHash);
+  let draft: CheckoutSession;
+  try {
+    draft = await draftSession(ctx, merchant, input, origin);
+  } catch (error) {
+    // Refused or not, the signature is used now: sent again, it is a replay.
+    if (signature) await recordSignature(ctx, signature);
+    // A retry of a request that made its session is answered with it even when a new one could not be made now.
+    const existing = idempotencyKey === undefined ? null : await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
+    if (!existing) throw error;
+    return replay(ctx, existing.sessionId, existing.requestHash, requestHash);
   }
 
+  const outcome = await ctx.store.createSession({
+    session: draft,
+    claims: amountClaims(draft.quotes, ctx.networks, draft.networks),
+    maxSteps: UNIQUE_AMOUNT_MAX_STEPS,
+    cause: origin.cause,
+    event: outboxEvent(ctx, draft, 'checkout_session.created', draft.createdAt),
+    amountPath: merchantViewAmountPath,
+    signature,
+    idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash },
+    linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: draft.createdAt } : null,
+  });
+  switch (outcome.kind) {
+    case 'replayed_signature':
+      throw unauthorised(REPLAYED_MESSAGE);
+    case 'replay':
+      return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash);
+    case 'link_unavailable':
+      throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
+    case 'created':
+      return { session: { ...draft, quotes: withOffsets(draft.quotes, (position) => outcome.offsets.get(position)) }, replayed: false };
+  }
+}
+
+/**
+ * POST /checkout-sessions from authentication to the write: checks the signature, counts the
+ * key's `create` limit, reads the request (`read` throws the transport's 400s), creates. The
+ * signature's single use is recorded in create's own write (one round trip); a request refused
+ * before that records it on its own, so the same request sent again is a replay either way
+ * (README "Signing a merchant call").
+ */
+export async function createSignedCheckoutSession(
+  ctx: DomainContext,
+  request: SignedRequest,
+  read: () => { input: CreateCheckoutInput; idempotencyKey: string | undefined },
+): Promise<CreateCheckoutResult> {
+  const { merchant, signature } = await authenticateMerchantDeferringReplayCheck(ctx, request);
+  return countingAuthFailures(ctx, request, async () => {
+    let asked: ReturnType<typeof read>;
+    try {
+      await rateLimit(ctx, ['create', merchant.apiKeyId]);
+      asked = read();
+    } catch (error) {
+      await recordSignature(ctx, signature);
+      throw error;
+    }
+    return createCheckoutSession(ctx, merchant, asked.input, asked.idempotencyKey, MERCHANT_API_ORIGIN, signature);
+  });
+}
+
+/** The new session as it would be written, its quotes at their base amounts; nothing is stored. */
+async function draftSession(ctx: DomainContext, merchant: Merchant, input: CreateCheckoutInput, origin: SessionOrigin): Promise<CheckoutSession> {
   const organisation = await ctx.store.organisations.findById(merchant.organisationId);
   if (!organisation) throw notFound(`Organisation ${merchant.organisationId} not found`);
   if (organisation.deleted) throw unprocessable('Organisation has been deleted');
@@ -73,35 +178,26 @@ export async function createCheckoutSession(
   const now = ctx.clock();
   const rates = await ctx.rates.quoteRates(currency, assetsOnAny(payableNetworks), now);
   if (rates.length === 0) throw unavailable(`No usable exchange rate for ${currency} right now; no session was created, try again shortly`);
-  const quotes: CryptoQuote[] = rates.map((rate) => ({
-    ticker: rate.ticker,
-    assetId: ASSET_IDS[rate.ticker],
-    unitPriceFiat: rate.unitPriceFiat,
-    amount: roundUpTo8(totalAmountFiat.dividedBy(rate.unitPriceFiat)),
-    rateSource: rate.source,
-    ratedAt: rate.ratedAt,
-    rounding: AMOUNT_ROUNDING,
-  }));
 
-  const session: CheckoutSession = {
+  return {
     id: randomUUID(),
     organisationId: organisation.id,
     organisationName: organisation.name,
     organisationDeleted: false,
     ownerUserId: null,
     status: 'waiting_payment',
-    source: 'api',
-    fromPaymentLink: false,
-    anonymous: false,
-    requiresPayerIdentity: false,
-    identityOptions: [],
-    productPaymentLinkId: null,
+    source: origin.source,
+    fromPaymentLink: origin.fromPaymentLink,
+    anonymous: origin.anonymous,
+    requiresPayerIdentity: origin.requiresPayerIdentity,
+    identityOptions: [...origin.identityOptions],
+    productPaymentLinkId: origin.productPaymentLinkId,
     fiatCurrency: currency,
     totalAmountFiat,
     cryptoCurrency: null,
     totalAmountCrypto: null,
     networks,
-    quotes,
+    quotes: priceQuotes(totalAmountFiat, rates, ctx.networks, networks),
     items,
     expiresAt: new Date(now.getTime() + (input.expiresInMinutes ?? DEFAULT_EXPIRES_IN_MINUTES) * 60_000),
     overpaid: false,
@@ -112,28 +208,18 @@ export async function createCheckoutSession(
     chainId: null,
     failureReason: null,
     amountReceived: new Decimal(0),
+    amountReceivedLate: new Decimal(0),
+    amountPending: new Decimal(0),
+    quotedAt: now,
     paymentPolicy: {
       underpaymentTolerancePercent: organisation.underpaymentTolerancePercent,
       latePaymentWindowMinutes: organisation.latePaymentWindowMinutes,
     },
-    user: { id: input.user.id, email: input.user.email, telegramId: null, username: input.user.username ?? null },
+    user: { id: input.user.id, email: input.user.email ?? null, telegramId: input.user.telegramId ?? null, username: input.user.username ?? null },
     metadata: input.metadata ?? {},
     createdAt: now,
     updatedAt: now,
   };
-
-  const raced = await ctx.store.transaction(async (tx) => {
-    if (idempotencyKey !== undefined && !(await tx.claimIdempotencyKey(organisation.id, idempotencyKey, requestHash, session.id))) {
-      // A concurrent request with the same key won; answer with its session.
-      return tx.findIdempotencyKey(organisation.id, idempotencyKey);
-    }
-    await tx.insertSession(session);
-    await tx.recordStatusChange({ sessionId: session.id, from: null, to: session.status, cause: 'created by merchant API', at: now });
-    await emitEvent(ctx, tx, session, 'checkout_session.created', now);
-    return null;
-  });
-  if (raced) return replay(ctx, raced.sessionId, raced.requestHash, requestHash);
-  return { session, replayed: false };
 }
 
 function priceItems(items: CreateCheckoutInput['items']): CheckoutLineItem[] {
@@ -160,7 +246,8 @@ async function replay(ctx: DomainContext, sessionId: string, storedHash: string,
 /** A stable hash of the request's meaning: key order and number spelling do not matter. */
 function hashRequest(input: CreateCheckoutInput): string {
   const canonical = {
-    user: { id: input.user.id, email: input.user.email, username: input.user.username ?? null },
+    // Written as before payment links existed, so stored hashes of merchant requests stay valid.
+    user: { id: input.user.id, email: input.user.email ?? null, username: input.user.username ?? null, ...(input.user.telegramId ? { telegramId: input.user.telegramId } : {}) },
     items: input.items.map((item) => [item.name, item.quantity, new Decimal(item.unitPrice).toFixed(), item.productId ?? null]),
     currency: input.currency.trim().toUpperCase(),
     metadata: sortKeys(input.metadata ?? {}),

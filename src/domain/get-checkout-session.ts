@@ -1,9 +1,10 @@
-import { isTerminal, type CheckoutSession } from './checkout-session.js';
+import { type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import { applySessionEvent } from './session-events.js';
-import { isExpiredAt } from './status-machine.js';
+import { expiryMayBeDue, isExpiredAt } from './status-machine.js';
 import { isUuid } from './uuid.js';
+import type { BoundTransaction } from './ports.js';
 
 /** Rejects anything that is not a UUID before it reaches the database. */
 export function checkSessionId(id: string): string {
@@ -12,23 +13,34 @@ export function checkSessionId(id: string): string {
 }
 
 /**
- * Reads a session. Expiry is settled here too, so a read never shows an open
- * status after the session's time is up, even when the sweeper lags.
+ * Reads a session. Expiry is settled here too, so a read never shows an open status
+ * after the session's time is up and nothing holds it open, even when the sweeper lags.
  */
 export async function getCheckoutSession(ctx: DomainContext, id: string): Promise<CheckoutSession> {
   const sessionId = checkSessionId(id);
   const session = await ctx.store.sessions.findById(sessionId);
   if (!session) throw notFound(`Checkout session ${sessionId} not found`);
   const now = ctx.clock();
-  if (isTerminal(session.status) || !isExpiredAt(session, now, { inflightGraceMinutes: ctx.inflightGraceMinutes })) return session;
+  if (!expiryMayBeDue(session, now)) return session;
+  // Held open (a payment sent in time is confirming): nothing to write, so no row lock.
+  if (!isExpiredAt(session, now, { inflightGraceMinutes: ctx.inflightGraceMinutes }, await ctx.store.sessions.expiryHolds(session, ctx.inflightGraceMinutes))) {
+    return session;
+  }
   return settleExpiry(ctx, sessionId, now);
 }
 
-/** Locks the session and applies the clock to it; returns it as it is afterwards. */
+/** Locks the session and applies the clock to it (with what holds it open); returns it as it is afterwards. */
 export async function settleExpiry(ctx: DomainContext, sessionId: string, now: Date): Promise<CheckoutSession> {
   return ctx.store.transaction(async (tx) => {
     const locked = await tx.lockSession(sessionId);
     if (!locked) throw notFound(`Checkout session ${sessionId} not found`);
-    return (await applySessionEvent(ctx, tx, locked, { kind: 'clock' }, now)).session;
+    if (!expiryMayBeDue(locked, now)) return locked;
+    const holds = await tx.expiryHolds(locked, ctx.inflightGraceMinutes);
+    return (await applySessionEvent(ctx, tx, locked, { kind: 'clock', holds }, now)).session;
   });
+}
+
+/** The transactions payers bound to a session, oldest first (README "Payment rules": a bind is a hint). */
+export async function boundTransactionsOf(ctx: DomainContext, id: string): Promise<BoundTransaction[]> {
+  return ctx.store.sessions.transactionsOf(checkSessionId(id));
 }

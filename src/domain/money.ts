@@ -50,3 +50,30 @@ export function toBaseUnitsCeil(amount: Decimal, tokenDecimals: number): bigint 
 export function fromBaseUnits(units: bigint, tokenDecimals: number): Decimal {
   return new Decimal(units.toString()).dividedBy(new Decimal(10).pow(tokenDecimals));
 }
+
+/**
+ * The smallest amount Kassa quotes for an asset: 10^-min(8, decimals) of the token with
+ * the fewest decimals among the networks it may be paid on. Every quoted amount is a
+ * whole number of steps, so it is exactly what a wallet can send on each of them.
+ */
+export function amountStep(tokenDecimals: readonly number[]): Decimal {
+  const coarsest = Math.min(WIRE_DECIMALS, ...tokenDecimals);
+  return new Decimal(10).pow(-coarsest);
+}
+
+/** Rounds towards +∞ to a whole number of `step`s: the payer never sends less than the fiat total. */
+export function roundUpToStep(value: Decimal, step: Decimal): Decimal {
+  return value.dividedBy(step).toDecimalPlaces(0, Decimal.ROUND_CEIL).times(step);
+}
+
+/**
+ * An amount in the token's own units, rounded up to the token's decimals: as many
+ * fractional digits as the token has when that is 8 or fewer ("39.972006" for a
+ * 6-decimal token), else at least 8 and more only where they are not zero.
+ */
+export function formatTokenAmount(value: Decimal, tokenDecimals: number): string {
+  const exact = value.toFixed(tokenDecimals, Decimal.ROUND_CEIL);
+  if (tokenDecimals <= WIRE_DECIMALS) return exact;
+  const [whole, fraction = ''] = exact.split('.');
+  return `${whole}.${fraction.replace(/0+$/, '').padEnd(WIRE_DECIMALS, '0')}`;
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from './errors.js';
 import { Decimal } from './money.js';
 import { isAddress } from 'viem';
 import type { Organisation } from './ports.js';
@@ -23,7 +23,9 @@ export async function createOrganisation(ctx: DomainContext, input: CreateOrgani
     const address = checkAddress(input.wallet);
     for (const slug of networksFor(ctx, input.network)) wallets[slug] = address;
   }
-  return ctx.store.organisations.create({ id: randomUUID(), name, wallets });
+  const id = randomUUID();
+  for (const [slug, address] of Object.entries(wallets)) await checkWalletIsFree(ctx, id, slug, address);
+  return ctx.store.organisations.create({ id, name, wallets });
 }
 
 export function listOrganisations(ctx: DomainContext): Promise<Organisation[]> {
@@ -35,7 +37,9 @@ export async function setWallet(ctx: DomainContext, organisationId: string, addr
   const organisation = await ctx.store.organisations.findById(organisationId);
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   const checked = checkAddress(address);
-  for (const slug of networksFor(ctx, network)) await ctx.store.organisations.setWallet(organisationId, slug, checked);
+  const slugs = networksFor(ctx, network);
+  for (const slug of slugs) await checkWalletIsFree(ctx, organisationId, slug, checked);
+  for (const slug of slugs) await ctx.store.organisations.setWallet(organisationId, slug, checked);
   return (await ctx.store.organisations.findById(organisationId))!;
 }
 
@@ -65,6 +69,20 @@ export async function setPaymentPolicy(ctx: DomainContext, organisationId: strin
   if (!(await ctx.store.organisations.findById(organisationId))) throw notFound(`Organisation ${organisationId} not found`);
   await ctx.store.organisations.setPaymentPolicy(organisationId, { underpaymentTolerancePercent: tolerance, latePaymentWindowMinutes: window });
   return (await ctx.store.organisations.findById(organisationId))!;
+}
+
+/**
+ * README "Payment rules": a receiving wallet belongs to one organisation per network, so a
+ * transfer can only ever be matched to sessions of one organisation. (The database's unique
+ * index holds this against races too; the store reports it with the same words.)
+ */
+async function checkWalletIsFree(ctx: DomainContext, organisationId: string, network: string, address: string): Promise<void> {
+  const owner = await ctx.store.organisations.walletOwner(network, address);
+  if (owner && owner !== organisationId) throw walletTaken(address, network);
+}
+
+export function walletTaken(address: string, network: string) {
+  return conflict(`wallet ${address} already receives payments for another organisation on ${network}: each organisation needs its own receiving wallet`);
 }
 
 /**

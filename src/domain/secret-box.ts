@@ -1,23 +1,104 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
-// Format: v1.<iv>.<tag>.<ciphertext>, each base64url; the version lets the scheme change later.
-const VERSION = 'v1';
+/**
+ * Stored secrets (API secrets, webhook signing secrets) under the master key, AES-256-GCM.
+ *
+ * Format v2: `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts). The key id names the master
+ * key that sealed it (see keyId), so during a rotation each secret is opened with the right one
+ * of KASSA_MASTER_KEY and KASSA_MASTER_KEY_PREVIOUS, and `kassa keys rotate-master` knows what is
+ * left to re-seal. The row it is stored in (table and id) is the GCM additional data: a
+ * ciphertext copied onto another row does not open there.
+ *
+ * Format v1 (before key rotation): `v1.<iv>.<tag>.<ciphertext>`, no key id, no row binding. Still
+ * opened, with each known master key in turn, until `kassa keys rotate-master` re-seals it as v2.
+ */
 
-/** Encrypts an API secret for storage with AES-256-GCM under the master key. */
-export function sealSecret(plaintext: string, masterKey: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+/** The master keys: the one that seals, and older ones that still open (during a rotation). */
+export interface MasterKeys {
+  readonly current: Buffer;
+  readonly previous: readonly Buffer[];
 }
 
-/** Decrypts what sealSecret produced; throws when the key is wrong or the data was altered. */
-export function openSecret(sealed: string, masterKey: Buffer): string {
+/** Where a secret is stored; its ciphertext is bound to it. */
+export interface SecretRow {
+  readonly table: 'api_keys' | 'webhook_endpoints';
+  readonly id: string;
+}
+
+/** A stored ciphertext together with the row it was read from (the stores build these). */
+export interface StoredSecret {
+  readonly sealed: string;
+  readonly row: SecretRow;
+}
+
+/** A short public name of a master key: 8 hex characters of an HMAC under the key itself (nothing about the key can be learnt from it). */
+export function keyId(key: Buffer): string {
+  return createHmac('sha256', key).update('kassa master key id').digest('hex').slice(0, 8);
+}
+
+function masterKeys(keys: MasterKeys | Buffer): MasterKeys {
+  return Buffer.isBuffer(keys) ? { current: keys, previous: [] } : keys;
+}
+
+function additionalData(row: SecretRow): Buffer {
+  return Buffer.from(`kassa:${row.table}:${row.id}`, 'utf8');
+}
+
+/** Encrypts a secret for storage in `row`, under the current master key. */
+export function sealSecret(plaintext: string, keys: MasterKeys | Buffer, row: SecretRow): string {
+  const key = masterKeys(keys).current;
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(additionalData(row));
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return ['v2', keyId(key), ...[iv, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url'))].join('.');
+}
+
+/**
+ * Decrypts a stored secret (v2 or v1) with whichever known master key sealed it; throws when no
+ * known key opens it, when it was altered, or when it was sealed for another row.
+ */
+export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): string {
+  const { current, previous } = masterKeys(keys);
+  const parts = stored.sealed.split('.');
+  if (parts[0] === 'v2' && parts.length === 5) {
+    const [, id, iv, tag, ciphertext] = parts as [string, string, string, string, string];
+    const key = [current, ...previous].find((candidate) => keyId(candidate) === id);
+    if (!key) throw new Error(`Secret of ${describe(stored.row)} is sealed under master key ${id}, which is neither KASSA_MASTER_KEY nor in KASSA_MASTER_KEY_PREVIOUS`);
+    try {
+      return decrypt(key, iv, tag, ciphertext, additionalData(stored.row));
+    } catch {
+      throw new Error(`Secret of ${describe(stored.row)} does not open: it was altered, or sealed for another row`);
+    }
+  }
+  if (parts[0] === 'v1' && parts.length === 4) {
+    const [, iv, tag, ciphertext] = parts as [string, string, string, string];
+    for (const key of [current, ...previous]) {
+      try {
+        return decrypt(key, iv, tag, ciphertext, null);
+      } catch {
+        // Not this key: try the next.
+      }
+    }
+    throw new Error(`Secret of ${describe(stored.row)} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`);
+  }
+  throw new Error('Unknown sealed secret format');
+}
+
+/** Whether a stored secret is already what sealSecret writes now: v2 under the current master key. */
+export function isSealedUnderCurrentKey(sealed: string, keys: MasterKeys | Buffer): boolean {
   const parts = sealed.split('.');
-  const [version, iv, tag, ciphertext] = parts;
-  if (parts.length !== 4 || version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('Unknown sealed secret format');
+  return parts[0] === 'v2' && parts.length === 5 && parts[1] === keyId(masterKeys(keys).current);
+}
+
+function decrypt(key: Buffer, iv: string, tag: string, ciphertext: string, aad: Buffer | null): string {
   // A full 16-byte tag only: GCM would otherwise accept a truncated (forgeable) tag.
-  const decipher = createDecipheriv('aes-256-gcm', masterKey, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+  if (aad) decipher.setAAD(aad);
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+function describe(row: SecretRow): string {
+  return `${row.table} row ${row.id}`;
 }

@@ -1,20 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import type { CheckoutSession } from './checkout-session.js';
+import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import { toMerchantView } from './checkout-session.views.js';
 import type { DomainContext } from './context.js';
-import type { TxStore } from './ports.js';
+import type { OutboxEvent, TxStore } from './ports.js';
 import { transition, type CheckoutEventType, type SessionEvent, type Transition } from './status-machine.js';
 
-/** Writes an outbox event carrying the merchant view of the session at this moment. */
-export async function emitEvent(ctx: DomainContext, tx: TxStore, session: CheckoutSession, type: CheckoutEventType, at: Date): Promise<void> {
-  await tx.appendEvent({
+/** An outbox event carrying the merchant view of the session at this moment. */
+export function outboxEvent(ctx: DomainContext, session: CheckoutSession, type: CheckoutEventType, at: Date): OutboxEvent {
+  return {
     id: randomUUID(),
     organisationId: session.organisationId,
     sessionId: session.id,
     type,
     payload: toMerchantView(session, ctx.checkoutBaseUrl),
     createdAt: at,
-  });
+  };
+}
+
+/** Writes an outbox event carrying the merchant view of the session at this moment. */
+export async function emitEvent(ctx: DomainContext, tx: TxStore, session: CheckoutSession, type: CheckoutEventType, at: Date): Promise<void> {
+  await tx.appendEvent(outboxEvent(ctx, session, type, at));
 }
 
 /**
@@ -35,6 +40,8 @@ export async function applySessionEvent(
   await tx.updateSession(session.id, { status: result.to, overpaid: result.overpaid, failureReason, updatedAt: now });
   if (result.to !== result.from) {
     await tx.recordStatusChange({ sessionId: session.id, from: result.from, to: result.to, cause: result.cause, at: now });
+    // A closed session is paid by no exact amount any more: its amounts are free for others.
+    if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id);
   }
   const updated: CheckoutSession = {
     ...session,

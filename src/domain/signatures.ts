@@ -3,9 +3,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** ±5 minutes, spec §5. */
 export const SIGNATURE_TOLERANCE_MS = 5 * 60 * 1000;
 
-/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: the scheme of merchant calls and of webhooks. */
+/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: spec §5's scheme of merchant create, and of webhooks. */
 export function signPayload(secret: string, timestamp: string, rawBody: Buffer | string): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
+}
+
+/**
+ * Hex HMAC-SHA256 of `{timestamp}.{METHOD}.{target}.{rawBody}`: every signed
+ * route but create (issue 11), so a signature fits one request only. `target`
+ * is the path and query exactly as in the request line (`/events?limit=10`),
+ * not decoded. A create body is JSON, which never starts with a method name, so
+ * a signature of one scheme never verifies under the other.
+ */
+export function signRequest(secret: string, timestamp: string, method: string, target: string, rawBody: Buffer | string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${method}.${target}.`).update(rawBody).digest('hex');
 }
 
 /** Compares a presented hex signature with the expected one in constant time. */

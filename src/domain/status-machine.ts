@@ -2,7 +2,7 @@ import type { CheckoutSessionStatus } from './checkout-session.js';
 import { isTerminal } from './checkout-session.js';
 import { Decimal } from './money.js';
 
-/** Event types written to the outbox (DESIGN.md §4 "Events and webhooks"). */
+/** Event types written to the outbox (README "Webhooks and events"). */
 export type CheckoutEventType =
   | 'checkout_session.created'
   | 'checkout_session.tx_bound'
@@ -12,45 +12,62 @@ export type CheckoutEventType =
   | 'checkout_session.failed'
   | 'checkout_session.late_payment'
   /** A chain reorganisation removed payments the session had been credited with. */
-  | 'checkout_session.payment_reversed';
+  | 'checkout_session.payment_reversed'
+  /** The quote outlived KASSA_QUOTE_TTL_MINUTES and the session was re-priced. */
+  | 'checkout_session.quote_updated';
 
 /** What the status rules need to know about a session. */
 export interface SessionState {
   readonly status: CheckoutSessionStatus;
   readonly overpaid: boolean;
   readonly expiresAt: Date;
-  /** When a payer's transaction was bound, if one was. */
-  readonly boundAt: Date | null;
+}
+
+/**
+ * What keeps a session open after `expires_at` (README "Payment rules": on time
+ * means sent on time). Both hold it for at most the in-flight grace.
+ */
+export interface ExpiryHolds {
   /**
-   * When the bound transaction was found on chain and valid (confirmed): it is
-   * then no longer in flight, so it stops holding the session open.
+   * A transfer credited to the session was mined before expires_at and is not
+   * confirmed yet, or a transaction bound to it was known to the chain before
+   * expires_at and is not judged yet.
    */
-  readonly boundTxCheckedAt?: Date | null;
+  readonly paymentInFlight: boolean;
+  /** A network of the session that is being watched has not been scanned past expires_at yet. */
+  readonly chainBehind: boolean;
+}
+
+export const NO_HOLDS: ExpiryHolds = Object.freeze({ paymentInFlight: false, chainBehind: false });
+
+/** Confirmed money in the session's asset, split by whether its block came before expires_at. */
+export interface ReceivedTotals {
+  readonly onTime: Decimal;
+  readonly late: Decimal;
 }
 
 export type SessionEvent =
   /** Time passed: settles expiry. */
-  | { readonly kind: 'clock' }
-  /** The confirmed total received in the selected asset changed. */
+  | { readonly kind: 'clock'; readonly holds: ExpiryHolds }
+  /** The confirmed totals in the selected asset changed (a payment confirmed, or a reorganisation removed one). */
   | {
-      readonly kind: 'payments_confirmed';
-      readonly received: Decimal;
+      readonly kind: 'payments_changed';
+      readonly received: ReceivedTotals;
+      readonly previous: ReceivedTotals;
       readonly required: Decimal;
-      /** Underpayment tolerance in percent (0–100). */
+      /** Underpayment (and overpayment) tolerance in percent (0–100). */
       readonly tolerancePercent: Decimal;
+      /** The asset's smallest quoted unit: an excess below it is rounding dust, never an overpayment. */
+      readonly dust: Decimal;
+      readonly holds: ExpiryHolds;
     }
   /**
-   * The confirmed total went down: a chain reorganisation removed a payment.
-   * Rolls paid/partial back to what the remaining total supports.
+   * A bound transaction was rejected (reverted, dropped, wrong wallet, asset, chain or
+   * sender). Before expiry it changes nothing: a bind is a hint and the payer may pay
+   * again. Once the session's time is up and nothing else holds it open, it fails with
+   * that reason instead of expiring.
    */
-  | {
-      readonly kind: 'payments_reversed';
-      readonly received: Decimal;
-      readonly required: Decimal;
-      readonly tolerancePercent: Decimal;
-    }
-  /** The bound transaction reverted, was dropped or paid the wrong wallet, asset or chain. */
-  | { readonly kind: 'bound_tx_failed'; readonly reason: string };
+  | { readonly kind: 'bound_tx_failed'; readonly reason: string; readonly holds: ExpiryHolds };
 
 export interface StatusPolicy {
   readonly inflightGraceMinutes: number;
@@ -73,92 +90,115 @@ export interface Transition {
 export function transition(state: SessionState, event: SessionEvent, now: Date, policy: StatusPolicy): Transition | null {
   switch (event.kind) {
     case 'clock':
-      return expiryTransition(state, now, policy);
-    case 'payments_confirmed':
+      return expiryTransition(state, now, policy, event.holds);
+    case 'payments_changed':
       return paymentTransition(state, event, now, policy);
-    case 'payments_reversed':
-      return reversalTransition(state, event);
     case 'bound_tx_failed':
-      if (isTerminal(state.status)) return null;
+      if (isTerminal(state.status) || !isExpiredAt(state, now, policy, event.holds)) return null;
       return { from: state.status, to: 'failed', overpaid: state.overpaid, cause: event.reason, events: ['checkout_session.failed'] };
   }
 }
 
-/** Whether the session's own lifetime is over and no bound transaction keeps it open. */
-export function isExpiredAt(state: SessionState, now: Date, policy: StatusPolicy): boolean {
+/** Whether an open session's time may be up: the cheap check before the holds are looked up. */
+export function expiryMayBeDue(state: Pick<SessionState, 'status' | 'expiresAt'>, now: Date): boolean {
+  return !isTerminal(state.status) && now.getTime() >= state.expiresAt.getTime();
+}
+
+/** Whether the session's time is up and nothing holds it open (or the grace has ended). */
+export function isExpiredAt(state: Pick<SessionState, 'expiresAt'>, now: Date, policy: StatusPolicy, holds: ExpiryHolds): boolean {
   if (now.getTime() < state.expiresAt.getTime()) return false;
-  if (!isInFlight(state)) return true;
-  return pastGrace(state, now, policy);
+  if (!isHeld(holds)) return true;
+  return now.getTime() >= graceEndsAt(state, policy).getTime();
 }
 
-/** A transaction bound before expires_at that has not confirmed yet. */
-function isInFlight(state: SessionState): boolean {
-  return boundInTime(state) && !state.boundTxCheckedAt;
+/** When the in-flight grace after `expires_at` ends. */
+export function graceEndsAt(state: Pick<SessionState, 'expiresAt'>, policy: StatusPolicy): Date {
+  return new Date(state.expiresAt.getTime() + policy.inflightGraceMinutes * 60_000);
 }
 
-function boundInTime(state: SessionState): boolean {
-  return state.boundAt !== null && state.boundAt.getTime() < state.expiresAt.getTime();
+function isHeld(holds: ExpiryHolds): boolean {
+  return holds.paymentInFlight || holds.chainBehind;
 }
 
-function pastGrace(state: SessionState, now: Date, policy: StatusPolicy): boolean {
-  const graceEnds = state.expiresAt.getTime() + policy.inflightGraceMinutes * 60_000;
-  return now.getTime() >= graceEnds;
-}
-
-function expiryTransition(state: SessionState, now: Date, policy: StatusPolicy): Transition | null {
-  if (isTerminal(state.status) || !isExpiredAt(state, now, policy)) return null;
-  const inflight = isInFlight(state);
+function expiryTransition(state: SessionState, now: Date, policy: StatusPolicy, holds: ExpiryHolds): Transition | null {
+  if (isTerminal(state.status) || !isExpiredAt(state, now, policy, holds)) return null;
   return {
     from: state.status,
     to: 'expired',
     overpaid: state.overpaid,
-    cause: inflight ? 'bound transaction did not confirm within the in-flight grace' : 'session expired',
+    cause: holds.paymentInFlight ? 'the payment in flight did not confirm within the in-flight grace' : 'session expired',
     events: ['checkout_session.expired'],
   };
 }
 
-function paymentTransition(
-  state: SessionState,
-  event: Extract<SessionEvent, { kind: 'payments_confirmed' }>,
-  now: Date,
-  policy: StatusPolicy,
-): Transition | null {
-  const overpaid = event.received.greaterThan(event.required);
-  if (isTerminal(state.status)) {
-    // Terminal statuses never change; the money is still reported.
-    const nowOverpaid = state.status === 'paid' ? state.overpaid || overpaid : state.overpaid;
-    return { from: state.status, to: state.status, overpaid: nowOverpaid, cause: 'late payment', events: ['checkout_session.late_payment'] };
+type PaymentsChanged = Extract<SessionEvent, { kind: 'payments_changed' }>;
+
+function paymentTransition(state: SessionState, event: PaymentsChanged, now: Date, policy: StatusPolicy): Transition | null {
+  const total = event.received.onTime.plus(event.received.late);
+  const previousTotal = event.previous.onTime.plus(event.previous.late);
+  if (isTerminal(state.status)) return terminalPaymentTransition(state, event, total, previousTotal);
+
+  const lateEvents: CheckoutEventType[] = event.received.late.greaterThan(event.previous.late) ? ['checkout_session.late_payment'] : [];
+  if (event.received.onTime.lessThan(event.previous.onTime)) {
+    const to = coversRequired(event.received.onTime, event) ? 'paid' : event.received.onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
+    return {
+      from: state.status,
+      to,
+      overpaid: to === 'paid' && isOverpaid(event.received.onTime, event),
+      cause: 'payment reversed by a chain reorganisation',
+      events: ['checkout_session.payment_reversed', ...lateEvents],
+    };
   }
-  // Money from a transaction bound in time counts until the grace ends, even when it
-  // confirmed a moment before it was credited.
-  if (isExpiredAt({ ...state, boundTxCheckedAt: null }, now, policy)) {
-    const expired = expiryTransition({ ...state, boundTxCheckedAt: null }, now, policy)!;
-    return { ...expired, events: [...expired.events, 'checkout_session.late_payment'] };
+  // Money mined before expires_at counts whenever it confirms: it was sent on time.
+  if (event.received.onTime.greaterThan(event.previous.onTime) && coversRequired(event.received.onTime, event)) {
+    const overpaid = isOverpaid(event.received.onTime, event);
+    const cause = overpaid
+      ? 'paid in full (overpaid)'
+      : event.received.onTime.lessThan(event.required)
+        ? 'paid within the underpayment tolerance'
+        : 'paid in full';
+    return { from: state.status, to: 'paid', overpaid, cause, events: ['checkout_session.paid', ...lateEvents] };
   }
-  if (coversRequired(event)) {
-    const cause = overpaid ? 'paid in full (overpaid)' : event.received.lessThan(event.required) ? 'paid within the underpayment tolerance' : 'paid in full';
-    return { from: state.status, to: 'paid', overpaid, cause, events: ['checkout_session.paid'] };
+  if (isExpiredAt(state, now, policy, event.holds)) {
+    const expired = expiryTransition(state, now, policy, event.holds)!;
+    return { ...expired, events: [...expired.events, ...lateEvents] };
   }
-  if (event.received.greaterThan(0)) {
-    if (state.status === 'partial') return null;
-    return { from: state.status, to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] };
+  if (event.received.onTime.greaterThan(event.previous.onTime) && state.status !== 'partial') {
+    return { from: state.status, to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid', ...lateEvents] };
+  }
+  if (lateEvents.length > 0) return { from: state.status, to: state.status, overpaid: state.overpaid, cause: 'late payment', events: lateEvents };
+  return null;
+}
+
+/** paid, expired and failed never change: money arriving or leaving afterwards is reported, not judged. */
+function terminalPaymentTransition(state: SessionState, event: PaymentsChanged, total: Decimal, previousTotal: Decimal): Transition | null {
+  if (total.greaterThan(previousTotal)) {
+    const overpaid = state.status === 'paid' ? state.overpaid || isOverpaid(total, event) : state.overpaid;
+    return { from: state.status, to: state.status, overpaid, cause: 'late payment', events: ['checkout_session.late_payment'] };
+  }
+  if (total.lessThan(previousTotal)) {
+    const cause = 'payment reversed by a chain reorganisation';
+    if (state.status !== 'paid') return { from: state.status, to: state.status, overpaid: state.overpaid, cause, events: ['checkout_session.payment_reversed'] };
+    // A paid session whose money left the chain is paid no more: it shows what the rest supports.
+    const onTime = event.received.onTime;
+    const to = coversRequired(onTime, event) ? 'paid' : onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
+    return { from: state.status, to, overpaid: to === 'paid' && isOverpaid(onTime, event), cause, events: ['checkout_session.payment_reversed'] };
   }
   return null;
 }
 
 /** Whether the received total pays the session, allowing the organisation's underpayment tolerance. */
-function coversRequired(amounts: { received: Decimal; required: Decimal; tolerancePercent: Decimal }): boolean {
-  const threshold = amounts.required.times(new Decimal(1).minus(amounts.tolerancePercent.dividedBy(100)));
-  return amounts.received.greaterThanOrEqualTo(threshold) && amounts.received.greaterThan(0);
+export function coversRequired(received: Decimal, rule: { required: Decimal; tolerancePercent: Decimal }): boolean {
+  const threshold = rule.required.times(new Decimal(1).minus(rule.tolerancePercent.dividedBy(100)));
+  return received.greaterThanOrEqualTo(threshold) && received.greaterThan(0);
 }
 
-function reversalTransition(state: SessionState, event: Extract<SessionEvent, { kind: 'payments_reversed' }>): Transition {
-  const overpaid = event.received.greaterThan(event.required);
-  const cause = 'payment reversed by a chain reorganisation';
-  // expired and failed stay as they are: only the money they were told about changes.
-  if (state.status === 'expired' || state.status === 'failed') {
-    return { from: state.status, to: state.status, overpaid: state.overpaid, cause, events: ['checkout_session.payment_reversed'] };
-  }
-  const to = coversRequired(event) ? 'paid' : event.received.greaterThan(0) ? 'partial' : 'waiting_payment';
-  return { from: state.status, to, overpaid, cause, events: ['checkout_session.payment_reversed'] };
+/**
+ * Overpaid only beyond the organisation's tolerance (the same percentage that forgives an
+ * underpayment), and never by rounding dust below the asset's smallest quoted unit.
+ */
+export function isOverpaid(received: Decimal, rule: { required: Decimal; tolerancePercent: Decimal; dust: Decimal }): boolean {
+  const excess = received.minus(rule.required);
+  const allowance = rule.required.times(rule.tolerancePercent.dividedBy(100));
+  return excess.greaterThan(allowance) && excess.greaterThanOrEqualTo(rule.dust) && excess.greaterThan(0);
 }

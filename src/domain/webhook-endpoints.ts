@@ -57,14 +57,18 @@ function eventsProblems(value: unknown): { events: string[]; problems: string[] 
   return { events: [...new Set(value.filter((type): type is string => typeof type === 'string'))], problems };
 }
 
+export const HTTPS_ONLY_PROBLEM = 'url must use https in production (events and their signatures must not travel in clear)';
+
 /**
- * The SSRF rule for a URL whose syntax is fine: resolves the host and returns
- * the problem (unresolvable, not a public address) as messages, [] when it
- * passes or when the syntax is wrong (that is reported by the syntax check).
+ * The rules of a URL whose syntax is fine that depend on configuration: https
+ * only in production, then the SSRF rule (resolves the host). Returns the
+ * problem (plain http, unresolvable, not a public address) as messages, [] when
+ * it passes or when the syntax is wrong (that is reported by the syntax check).
  */
 export async function webhookUrlAddressProblems(ctx: DomainContext, value: unknown): Promise<string[]> {
   const { url, problems } = webhookUrlProblems(value);
   if (!url || problems.length > 0) return [];
+  if (ctx.webhooks.httpsOnly && url.protocol !== 'https:') return [HTTPS_ONLY_PROBLEM];
   try {
     await resolveWebhookHost(url, ctx.webhooks.allowPrivate);
     return [];
@@ -94,13 +98,14 @@ export async function createWebhookEndpoint(ctx: DomainContext, organisationId: 
   if (input.enabled !== undefined && typeof input.enabled !== 'boolean') problems.push('enabled must be a boolean');
   const url = await checkedUrl(ctx, input.url, problems);
   const secret = newWebhookSecret();
+  const id = randomUUID();
   const endpoint = await ctx.store.webhooks.createEndpoint({
-    id: randomUUID(),
+    id,
     organisationId,
     url,
     events,
     enabled: input.enabled === undefined ? true : (input.enabled as boolean),
-    secretCiphertext: sealSecret(secret, ctx.masterKey),
+    secretCiphertext: sealSecret(secret, ctx.masterKey, { table: 'webhook_endpoints', id }),
   });
   return { endpoint, secret };
 }
@@ -153,8 +158,9 @@ export async function rotateWebhookSecret(
   const secret = newWebhookSecret();
   const previousSecretExpiresAt = new Date(ctx.clock().getTime() + ctx.webhooks.secretOverlapHours * 3_600_000);
   const endpoint = await ctx.store.webhooks.updateEndpoint(id, {
-    secretCiphertext: sealSecret(secret, ctx.masterKey),
-    previousSecretCiphertext: current.secretCiphertext,
+    secretCiphertext: sealSecret(secret, ctx.masterKey, { table: 'webhook_endpoints', id: current.id }),
+    // Same row, so the binding still holds in the other column.
+    previousSecretCiphertext: current.secretCiphertext.sealed,
     previousSecretExpiresAt,
   });
   if (!endpoint) throw notFound(`Webhook endpoint ${id} not found`);

@@ -1,3 +1,4 @@
+import type { StoredSecret } from './secret-box.js';
 /** What the webhook use-cases and the delivery worker need from storage (implemented in src/webhooks/webhook.store.ts). */
 
 export interface WebhookEndpointRecord {
@@ -7,8 +8,9 @@ export interface WebhookEndpointRecord {
   /** Event types delivered here; empty = every type. */
   readonly events: readonly string[];
   readonly enabled: boolean;
-  readonly secretCiphertext: string;
-  readonly previousSecretCiphertext: string | null;
+  /** The sealed secrets with the row they belong to (src/domain/secret-box.ts). */
+  readonly secretCiphertext: StoredSecret;
+  readonly previousSecretCiphertext: StoredSecret | null;
   readonly previousSecretExpiresAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -82,7 +84,9 @@ export interface AttemptOutcome {
 
 export interface WebhookStore {
   /** Inserts the endpoint; it receives events written after this moment. */
-  createEndpoint(input: Omit<WebhookEndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'>): Promise<WebhookEndpointRecord>;
+  createEndpoint(
+    input: Omit<WebhookEndpointRecord, 'createdAt' | 'updatedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'> & { secretCiphertext: string },
+  ): Promise<WebhookEndpointRecord>;
   findEndpoint(id: string): Promise<WebhookEndpointRecord | null>;
   listEndpoints(organisationId: string): Promise<WebhookEndpointRecord[]>;
   /** Null when the endpoint does not exist. Re-enabling starts from events written after now. */

@@ -1,11 +1,11 @@
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { SubscribeResolverData } from 'type-graphql';
 import { bindTransaction } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
-import { checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
+import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
 import { mapDomainErrors } from './errors.js';
-import { BindResult, BindTransactionArgs, CheckoutSession } from './types.js';
+import { BindResult, BindTransactionArgs, BoundTransaction, CheckoutSession, type CryptoTicker } from './types.js';
 import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 
 /** The payer's operations; each translates, calls the domain function REST calls, and maps its errors. */
@@ -17,7 +17,7 @@ export class CheckoutSessionResolver {
   })
   async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<CheckoutSession> {
     const session = await mapDomainErrors(() => getCheckoutSession(domain, id));
-    return toGraphqlSession(session, domain.clock());
+    return toGraphqlSession(session, domain, domain.clock());
   }
 
   @Mutation(() => BindResult, {
@@ -43,6 +43,14 @@ export class CheckoutSessionResolver {
       mapDomainErrors(() => context.updates.subscribe(checkSessionId(args.id))),
   })
   checkoutSessionUpdated(@Root() session: DomainSession, @Arg('id', () => ID) _id: string, @Ctx() { domain }: GraphqlContext): CheckoutSession {
-    return toGraphqlSession(session, domain.clock());
+    return toGraphqlSession(session, domain, domain.clock());
+  }
+
+  @FieldResolver(() => [BoundTransaction], {
+    description: 'The transactions bound to this session, oldest first, with what Kassa found: a rejected one says why.',
+  })
+  async transactions(@Root() session: CheckoutSession, @Ctx() { domain }: GraphqlContext): Promise<BoundTransaction[]> {
+    const bound = await mapDomainErrors(() => boundTransactionsOf(domain, session.sessionId));
+    return bound.map((t) => ({ txHash: t.txHash, chainId: t.chainId, cryptoCurrency: t.cryptoCurrency as CryptoTicker, state: t.state.toUpperCase(), reason: t.reason }));
   }
 }

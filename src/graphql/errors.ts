@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
+import { RateLimitedError } from '../domain/throttle.js';
 
 /**
  * The one mapping of domain error codes to GraphQL `extensions.code` (the REST
@@ -11,6 +12,9 @@ import { DomainError, type DomainErrorCode } from '../domain/errors.js';
  *   organisation's state (REST 422). No payer operation raises it today.
  * - unavailable → SERVICE_UNAVAILABLE: a dependency is down and a retry may
  *   succeed (REST 503); INTERNAL_SERVER_ERROR is kept for our own failures.
+ * - rate_limited → TOO_MANY_REQUESTS (REST 429), with `extensions.retryAfterSeconds`;
+ *   over HTTP the answer is 429 with Retry-After (src/graphql/throttle.ts).
+ * - gone → GONE (REST 410): a payment link that is inactive or expired.
  */
 export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
   invalid: 'BAD_USER_INPUT',
@@ -19,6 +23,8 @@ export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
   unprocessable: 'CONFLICT',
   unauthorised: 'UNAUTHENTICATED',
   unavailable: 'SERVICE_UNAVAILABLE',
+  rate_limited: 'TOO_MANY_REQUESTS',
+  gone: 'GONE',
 };
 
 /**
@@ -27,8 +33,9 @@ export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
  * lists them one by one, exactly as the REST 400 body's `message` array does.
  */
 export function toGraphqlError(error: DomainError): GraphQLError {
+  const retry = error instanceof RateLimitedError ? { retryAfterSeconds: error.retryAfterSeconds } : {};
   return new GraphQLError(error.message, {
-    extensions: { code: GRAPHQL_CODE_BY_DOMAIN_CODE[error.code], messages: [...error.messages] },
+    extensions: { code: GRAPHQL_CODE_BY_DOMAIN_CODE[error.code], messages: [...error.messages], ...retry },
   });
 }
 

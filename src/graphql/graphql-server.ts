@@ -8,8 +8,7 @@ import express, { Router, type ErrorRequestHandler, type RequestHandler } from '
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import { openCheckoutSessionChanges, type CheckoutSessionChanges } from '../db/checkout-session-changes.js';
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { DomainContext } from '../domain/context.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { Logger } from '../logging.js';
@@ -18,6 +17,7 @@ import { formatGraphqlError, type FormatErrorOptions } from './errors.js';
 import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from './protection.js';
 import { graphqlSchema } from './schema.js';
 import { sessionUpdatesFeed } from './session-updates.js';
+import { graphqlThrottle } from './throttle.js';
 import { serveGraphqlOverWebSocket } from './websocket.js';
 
 /** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
@@ -27,8 +27,9 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
 
 export interface GraphqlDependencies {
   readonly ctx: DomainContext;
-  readonly config: Pick<Config, 'env' | 'databaseUrl' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections'>;
-  readonly db: Database;
+  readonly config: Pick<Config, 'env' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections'>;
+  /** The runtime's change feed (src/db/change-feed.ts): live updates re-read a session when it changes. */
+  readonly changes: Pick<ChangeFeed, 'watch'>;
   readonly logger: Logger;
 }
 
@@ -37,7 +38,7 @@ export interface GraphqlApi {
   readonly middleware: Router;
   /** Serves subscriptions on the HTTP server's upgrade requests to GRAPHQL_PATH. */
   attach(server: Server): void;
-  /** Closes every WebSocket (1001), the change feed and Apollo; call before closing the HTTP server. */
+  /** Closes every WebSocket (1001) and Apollo (the runtime closes the change feed); call before closing the HTTP server. */
   stop(): Promise<void>;
 }
 
@@ -45,7 +46,7 @@ export interface GraphqlApi {
  * The payer's GraphQL surface (Apollo Server 5 on Express 5, graphql-ws for
  * subscriptions) over the same domain context REST uses.
  */
-export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDependencies): Promise<GraphqlApi> {
+export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlDependencies): Promise<GraphqlApi> {
   const schema = await graphqlSchema();
   const development = config.env === 'development';
   const protection = graphqlProtection({ introspection: config.graphqlIntrospection });
@@ -53,10 +54,10 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     development,
     logError: (error) => logger.error({ err: error }, 'graphql: unexpected error'),
   };
-  const changes: CheckoutSessionChanges = openCheckoutSessionChanges(db, config.databaseUrl, logger);
   // One watch and one read per change per session, whatever the number of its subscribers.
   const updates = sessionUpdatesFeed(changes, (id) => getCheckoutSession(ctx, id));
   const context = (): GraphqlContext => ({ domain: ctx, updates });
+  const throttle = graphqlThrottle(ctx);
 
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
@@ -86,6 +87,7 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     GRAPHQL_PATH,
     express.json({ limit: GRAPHQL_BODY_LIMIT_BYTES }),
     bodyAlwaysSet,
+    throttle.http,
     expressMiddleware(apollo, { context: async () => context() }),
     transportErrors,
   );
@@ -104,6 +106,7 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
         context,
         logger,
         maxConnections: config.graphqlMaxConnections,
+        throttle,
         onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
           result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
         onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
@@ -112,7 +115,6 @@ export async function startGraphqlApi({ ctx, config, db, logger }: GraphqlDepend
     async stop() {
       await sockets?.dispose();
       updates.close();
-      await changes.close();
       await apollo.stop();
     },
   };

@@ -3,6 +3,7 @@ import { printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { CheckoutSessionResolver } from './checkout-session.resolver.js';
 import { NetworkResolver } from './network.resolver.js';
+import { CheckoutSessionMerchantResolver, PaymentLinkResolver } from './payment-link.resolver.js';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
 import { Decimal } from '../domain/money.js';
 
@@ -11,7 +12,7 @@ let built: Promise<GraphQLSchema> | null = null;
 /** The schema, built once per process from the decorated resolvers and types. */
 export function graphqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [CheckoutSessionResolver, NetworkResolver],
+    resolvers: [CheckoutSessionResolver, NetworkResolver, PaymentLinkResolver, CheckoutSessionMerchantResolver],
     scalarsMap: [
       { type: Date, scalar: DateTimeScalar },
       { type: Decimal, scalar: DecimalScalar },

@@ -1,6 +1,8 @@
 import { isTerminal, type CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
-import type { CheckoutSessionChanges } from '../db/checkout-session-changes.js';
+import type { ChangeFeed } from '../db/change-feed.js';
+
+type SessionChanges = Pick<ChangeFeed, 'watch'>;
 
 /** setTimeout's longest delay; sessions live at most 7 days, so this is never reached in practice. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -17,8 +19,8 @@ const EXPIRY_MARGIN_MS = 50;
  * subscribers there are, and the result fanned out to all of them. Reads of a
  * session never overlap; notifications that arrive during a read are
  * coalesced into one more read. Each subscriber drops a result whose public
- * view equals the last one it was sent, so repeated or unrelated
- * notifications send nothing.
+ * view, amounts and last change equal the last one it was sent, so repeated or
+ * unrelated notifications send nothing.
  *
  * A new subscriber asks for one more read and gets the first read that starts
  * after it joined (its "now"); results of reads that started earlier are not
@@ -40,7 +42,7 @@ export interface SessionUpdates {
   close(): void;
 }
 
-export function sessionUpdatesFeed(changes: CheckoutSessionChanges, read: (sessionId: string) => Promise<CheckoutSession>): SessionUpdates {
+export function sessionUpdatesFeed(changes: SessionChanges, read: (sessionId: string) => Promise<CheckoutSession>): SessionUpdates {
   const watches = new Map<string, SessionWatch>();
   return {
     async subscribe(sessionId) {
@@ -73,7 +75,7 @@ class SessionWatch {
   private expiryTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    changes: CheckoutSessionChanges,
+    changes: SessionChanges,
     private readonly sessionId: string,
     private readonly read: (sessionId: string) => Promise<CheckoutSession>,
     private readonly onStop: () => void,
@@ -128,7 +130,8 @@ class SessionWatch {
         }
         if (this.stopped) return;
         this.watchExpiry(session);
-        const fingerprint = JSON.stringify(toPublicView(session));
+        // The public view, the money in flight and the row's last change (a bind, a verdict): what the payer's page shows.
+        const fingerprint = JSON.stringify([toPublicView(session), session.amountReceived, session.amountPending, session.updatedAt]);
         for (const subscriber of readers) subscriber.deliver(session, fingerprint);
       } while (this.again && !this.stopped);
     } finally {

@@ -46,19 +46,58 @@ export class CryptoPaymentOption {
   amount!: Decimal | string;
 }
 
-@ObjectType({ description: "The merchant's customer the session is for." })
-export class CheckoutUser {
+@ObjectType({ description: 'How to pay the session now in one asset on one network: exactly what to send, computed by the server.' })
+export class PaymentOption {
+  @Field(() => String, { description: 'Network slug, as in supportedNetworks.' })
+  network!: string;
+
+  @Field(() => String, { description: 'EIP-155 chain id as a decimal string.' })
+  chainId!: string;
+
+  @Field(() => CryptoTicker)
+  ticker!: CryptoTicker;
+
+  @Field(() => Boolean, { description: "True for the chain's own coin (sent as value, no contract)." })
+  native!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'ERC-20 contract address; null for the native coin.' })
+  contractAddress!: string | null;
+
+  @Field(() => Int, { description: 'Decimals of the coin or token on this network.' })
+  decimals!: number;
+
+  @Field(() => String, { description: "The merchant's receiving wallet on this network." })
+  walletAddress!: string;
+
+  @Field(() => String, {
+    description:
+      "Exactly what to send, in the token's own units: never more fractional digits than the token has (\"39.972006\" for a 6-decimal token). After a partial payment, exactly what is still owed.",
+  })
+  amount!: string;
+
+  @Field(() => String, { description: 'amount × 10^decimals, an integer as a decimal string.' })
+  baseUnits!: string;
+
+  @Field(() => String, { description: 'EIP-681 payment request for a wallet (the QR code holds the same).' })
+  uri!: string;
+}
+
+@ObjectType({ description: "A transaction bound to the session: a hint, verified from the chain before anything is credited." })
+export class BoundTransaction {
   @Field(() => String)
-  id!: string;
+  txHash!: string;
 
-  @Field(() => String, { nullable: true })
-  email!: string | null;
+  @Field(() => String, { description: 'EIP-155 chain id (decimal).' })
+  chainId!: string;
 
-  @Field(() => String, { nullable: true })
-  telegramId!: string | null;
+  @Field(() => CryptoTicker)
+  cryptoCurrency!: CryptoTicker;
 
-  @Field(() => String, { nullable: true })
-  username!: string | null;
+  @Field(() => String, { description: 'UNVERIFIED (not judged yet), VERIFIED (it pays the session) or REJECTED (see reason).' })
+  state!: string;
+
+  @Field(() => String, { nullable: true, description: 'Why a rejected transaction does not pay the session.' })
+  reason!: string | null;
 }
 
 @ObjectType({ description: 'A line of the basket being paid for.' })
@@ -136,27 +175,35 @@ export class CheckoutSession {
 
   @Field(() => DecimalScalar, {
     nullable: true,
-    description: 'What is still to be sent in the selected crypto (totalAmountCrypto − amountReceived, rounded up, never below 0); null until one is selected.',
+    description: 'What is still to be sent in the selected crypto (totalAmountCrypto − amountReceived, rounded up to 8 digits, never below 0; paymentOptions gives it exactly); null until one is selected.',
   })
   amountDue!: string | null;
+
+  @Field(() => DecimalScalar, {
+    description: 'Credited to this session on chain and not yet confirmed (rounded down); 0 when nothing is waiting for confirmations.',
+  })
+  amountPending!: string;
+
+  @Field(() => Boolean, { description: 'A payment to this session is on chain and waiting for confirmations: the session stays open for it.' })
+  paymentDetected!: boolean;
+
+  @Field(() => [PaymentOption], { description: 'How to pay now, per network and asset (only the selected ones once an asset is selected).' })
+  paymentOptions!: PaymentOption[];
 
   @Field(() => Boolean)
   overpaid!: boolean;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'The first bound transaction found to pay this session; null until one is verified.' })
   boundTxHash!: string | null;
 
-  @Field(() => String, { nullable: true })
-  payerWalletAddress!: string | null;
-
-  @Field(() => String, { nullable: true, description: 'EIP-155 chain id (decimal) of the bound transaction.' })
+  @Field(() => String, { nullable: true, description: 'EIP-155 chain id (decimal) the session is paid on, once an asset is selected.' })
   chainId!: string | null;
-
-  @Field(() => CheckoutUser)
-  user!: CheckoutUser;
 
   @Field(() => [CheckoutLineItem])
   items!: CheckoutLineItem[];
+
+  /** Not in the schema (organisation ids are never shown): lets the `merchant` field find the branding. */
+  organisationId?: string;
 }
 
 @ObjectType({ description: "How an asset is paid on a network: the chain's own coin or an ERC-20 token." })

@@ -5,15 +5,30 @@ import { toPublicView } from '../domain/checkout-session.views.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
 import { Decimal, formatAmount } from '../domain/money.js';
 import { amountDue } from '../domain/payments.js';
+import { paymentOptions } from '../domain/payment-instructions.js';
+import type { DomainContext } from '../domain/context.js';
 import type { BindResult, CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
- * renamed to camelCase, so the two APIs cannot disagree on a value. Only the
- * line items (without product ids), the time left and the amounts received and still due
- * are added (DESIGN.md §4 "Get").
+ * renamed to camelCase, so the two APIs cannot disagree on a value. The line items
+ * (without product ids), the time left, the amounts received, pending and still due, and
+ * how to pay are added; the payer's identity (user, payer wallet) is left out: anyone
+ * with the session id can read this, and the page does not need it.
  */
-export function toGraphqlSession(session: DomainSession, now: Date): CheckoutSession {
+export function toGraphqlSession(session: DomainSession, ctx: Pick<DomainContext, 'networks'>, now: Date): CheckoutSession {
+  let view = graphqlViews.get(session);
+  if (!view) graphqlViews.set(session, (view = timelessView(session, ctx)));
+  return { ...view, secondsUntilExpiry: secondsUntilExpiry(session, now) };
+}
+
+/**
+ * Everything but the time left, built once per session object: a session served from the
+ * cache (src/db/read-cache.ts) is the same object until it changes.
+ */
+const graphqlViews = new WeakMap<DomainSession, Omit<CheckoutSession, 'secondsUntilExpiry'>>();
+
+function timelessView(session: DomainSession, ctx: Pick<DomainContext, 'networks'>): Omit<CheckoutSession, 'secondsUntilExpiry'> {
   const view = toPublicView(session);
   return {
     sessionId: view.session_id,
@@ -37,26 +52,26 @@ export function toGraphqlSession(session: DomainSession, now: Date): CheckoutSes
     walletAddress: view.wallet_address,
     supportedNetworks: view.supported_networks,
     expiresAt: view.expires_at,
-    secondsUntilExpiry: secondsUntilExpiry(session, now),
     // Never claims more than arrived: the confirmed total rounds down, what is owed rounds up.
     amountReceived: formatAmount(session.amountReceived.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
-    amountDue: session.totalAmountCrypto ? formatAmount(amountDue(session)!) : null,
+    amountDue: session.totalAmountCrypto ? formatAmount(amountDue(session)!.toDecimalPlaces(8, Decimal.ROUND_CEIL)) : null,
+    amountPending: formatAmount(session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
+    paymentDetected: session.amountPending.greaterThan(0),
+    paymentOptions: paymentOptions(ctx, session).map((option) => ({
+      ...option,
+      ticker: option.ticker as CryptoTicker,
+      baseUnits: option.baseUnits.toString(),
+    })),
     overpaid: view.overpaid,
     boundTxHash: view.bound_tx_hash,
-    payerWalletAddress: view.payer_wallet_address,
     chainId: view.chain_id,
-    user: {
-      id: view.user.id,
-      email: view.user.email,
-      telegramId: view.user.telegram_id,
-      username: view.user.username,
-    },
     items: session.items.map((item) => ({
       name: item.name,
       quantity: item.quantity,
       unitPrice: formatAmount(item.unitPrice),
       totalPrice: formatAmount(item.totalPrice),
     })),
+    organisationId: session.organisationId,
   };
 }
 

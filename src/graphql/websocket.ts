@@ -1,8 +1,10 @@
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import { GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../logging.js';
 import { GRAPHQL_PARSE_OPTIONS } from './protection.js';
+import type { GraphqlThrottle } from './throttle.js';
 
 /** How many operations (in practice subscriptions) one WebSocket may have running at once. */
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 20;
@@ -16,6 +18,8 @@ export interface WebSocketOptions<Context> {
   readonly logger: Logger;
   /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
   readonly maxConnections: number;
+  /** Rate limits per client address: connections at the upgrade, operations at subscribe (src/graphql/throttle.ts). */
+  readonly throttle?: Pick<GraphqlThrottle, 'admitConnection' | 'admitOperation'>;
   readonly onNext: NonNullable<ServerOptions['onNext']>;
   readonly onError: NonNullable<ServerOptions['onError']>;
 }
@@ -45,6 +49,9 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
  *   one more is refused with TOO_MANY_SUBSCRIPTIONS and the socket stays open;
  * - at most `maxConnections` sockets are open at once on this instance; the
  *   upgrade request of one more is answered 503 (KASSA_GRAPHQL_MAX_CONNECTIONS);
+ * - with `throttle`, an upgrade over the per-address connection limit is
+ *   answered 429, and an operation over the per-address operation (or bind)
+ *   limit is refused with TOO_MANY_REQUESTS; the socket stays open;
  * - a frame `ws` refuses (over maxPayload, invalid UTF-8, a bad opcode) closes
  *   the socket with the WebSocket code `ws` chose (1009 for an oversized
  *   message) and is logged as a warning; nothing is written to stderr.
@@ -52,9 +59,9 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
 export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocketServer, options: WebSocketOptions<Context>): { dispose(): Promise<void> } {
   const { schema, rules, context, logger } = options;
   const log = logger.child({ component: 'graphql-ws' });
-  const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket }>({
+  const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
     schema,
-    onSubscribe: (ctx, id, payload) => {
+    onSubscribe: async (ctx, id, payload) => {
       // The operation being subscribed is already counted.
       if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_SOCKET) {
         log.debug({ id }, 'graphql websocket: subscription refused, too many on this connection');
@@ -74,6 +81,8 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
       }
       const invalid = validate(schema, document, rules);
       if (invalid.length > 0) return invalid.map((error) => refusal(error, 'GRAPHQL_VALIDATION_FAILED'));
+      const limited = await options.throttle?.admitOperation(ctx.extra.request, document, payload.operationName, payload.variables);
+      if (limited) return [limited];
       return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context() };
     },
     onNext: options.onNext,
@@ -81,10 +90,19 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
   });
 
   wss.options.handleProtocols = handleProtocols;
-  wss.options.verifyClient = (_info, accept) => {
-    if (wss.clients.size < options.maxConnections) return accept(true);
-    log.warn({ maxConnections: options.maxConnections }, 'graphql websocket: connection refused, the instance holds the most it may');
-    accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
+  wss.options.verifyClient = (info, accept) => {
+    if (wss.clients.size >= options.maxConnections) {
+      log.warn({ maxConnections: options.maxConnections }, 'graphql websocket: connection refused, the instance holds the most it may');
+      return accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
+    }
+    if (!options.throttle) return accept(true);
+    options.throttle.admitConnection(info.req).then(
+      (refused) => (refused ? accept(false, refused.status, refused.body, refused.headers) : accept(true)),
+      (error: unknown) => {
+        log.error({ err: error }, 'graphql websocket: could not check the connection rate limit');
+        accept(false, 500, 'Internal server error');
+      },
+    );
   };
   wss.on('error', (error) => log.error({ err: error }, 'graphql websocket: server error'));
   wss.on('connection', (socket, request) => {
@@ -125,7 +143,7 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
             }
           }),
       },
-      { socket },
+      { socket, request },
     );
 
     socket.once('close', (code, reason) => {

@@ -11,6 +11,10 @@ export interface RateBookOptions {
   readonly maxAgeSeconds: number;
   /** A source's answer is reused for this long before it is asked again. */
   readonly refreshSeconds: number;
+  /** An asset fewer sources price (freshly) is not quoted (KASSA_RATES_MIN_SOURCES; 1 when absent). */
+  readonly minSources?: number;
+  /** An asset whose fresh prices differ by more than this percentage of the lowest is not quoted (KASSA_RATES_MAX_SPREAD_PCT; no limit when absent). */
+  readonly maxSpreadPercent?: number | null;
 }
 
 /** The part of a pino logger the rate book uses. */
@@ -27,7 +31,10 @@ type Rates = ReadonlyMap<AssetTicker, SourceRate>;
  * The rates provider of the domain: asks every configured source that supports the
  * currency, caches each answer per (source, currency) for `refreshSeconds`, shares one
  * in-flight request per (source, currency) between concurrent callers, skips failing
- * sources, and quotes the median of the fresh prices.
+ * sources, and quotes the median of the fresh prices: the middle one of an odd count, the
+ * lower of the middle two of an even count (the payer never sends less than either asks). An
+ * asset priced by fewer than `minSources`, or whose prices spread wider than
+ * `maxSpreadPercent`, is not quoted: production refuses rather than trusting one voice.
  *
  * Cache age is measured against the `now` given to {@link RateBook.quoteRates}, so the
  * book has no clock of its own. A failure is not cached: the next quote asks again.
@@ -67,6 +74,7 @@ export class RateBook implements RatesProvider {
         used.push({ name: answer.source.name, rate });
       }
       if (used.length === 0) continue;
+      if (!this.agrees(currency, ticker, used.map(({ rate }) => rate.price))) continue;
       const unitPriceFiat = median(used.map(({ rate }) => rate.price)).toDecimalPlaces(
         UNIT_PRICE_DECIMALS,
         Decimal.ROUND_HALF_UP,
@@ -82,6 +90,29 @@ export class RateBook implements RatesProvider {
       });
     }
     return quoted;
+  }
+
+  /** Enough sources, close enough together; a refusal is logged with its reason. */
+  private agrees(currency: string, ticker: AssetTicker, prices: readonly Decimal[]): boolean {
+    const needed = this.options.minSources ?? 1;
+    if (prices.length < needed) {
+      this.logger?.warn(
+        { currency, ticker, prices: prices.length, needed },
+        `not quoting ${ticker} in ${currency}: ${prices.length} fresh price${prices.length === 1 ? '' : 's'}, ${needed} needed (KASSA_RATES_MIN_SOURCES)`,
+      );
+      return false;
+    }
+    const limit = this.options.maxSpreadPercent;
+    if (limit === null || limit === undefined || prices.length < 2) return true;
+    const sorted = [...prices].sort((a, b) => a.comparedTo(b));
+    const [low, high] = [sorted[0]!, sorted[sorted.length - 1]!];
+    const spread = high.minus(low).dividedBy(low).times(100);
+    if (spread.lessThanOrEqualTo(limit)) return true;
+    this.logger?.warn(
+      { currency, ticker, low: low.toString(), high: high.toString(), spreadPercent: spread.toDecimalPlaces(4).toString() },
+      `not quoting ${ticker} in ${currency}: its sources disagree by ${spread.toDecimalPlaces(2).toString()}% (from ${low.toString()} to ${high.toString()}), more than KASSA_RATES_MAX_SPREAD_PCT ${limit}%`,
+    );
+    return false;
   }
 
   private ratesFrom(index: number, currency: string, now: Date): Promise<Rates | null> {
@@ -112,13 +143,15 @@ export class RateBook implements RatesProvider {
   }
 }
 
-/** The median of a non-empty list; for an even count, the mean of the middle two (exact in Decimal). */
+/**
+ * The median of a non-empty list: the middle value of an odd count; of an even count, the
+ * lower of the middle two (a lower unit price asks the payer for more crypto, so the merchant
+ * never receives less than either middle source values the basket at).
+ */
 export function median(values: readonly Decimal[]): Decimal {
   if (values.length === 0) throw new Error('median of no values');
   const sorted = [...values].sort((a, b) => a.comparedTo(b));
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length % 2 === 1) return sorted[middle]!;
-  return sorted[middle - 1]!.plus(sorted[middle]!).dividedBy(2);
+  return sorted[Math.ceil(sorted.length / 2) - 1]!;
 }
 
 /** Builds the configured sources, in the configured order (each name once). */

@@ -1,14 +1,17 @@
 import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { authenticateMerchant } from '../domain/authenticate-merchant.js';
-import { createCheckoutSession } from '../domain/create-checkout-session.js';
+import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindInputProblems, bindTransaction, toBindResponse } from '../domain/bind-transaction.js';
 import { toMerchantView, toPublicView } from '../domain/checkout-session.views.js';
+import type { CheckoutSession } from '../domain/checkout-session.js';
 import { invalid } from '../domain/errors.js';
 import { parseCreateCheckout } from './create-checkout.schema.js';
 import { methodNotAllowed } from './error-handler.js';
-import { rawBytes, readJsonBody } from './json-body.js';
+import { readJsonBody } from './json-body.js';
+import { signedRequestOf } from './signed-request.js';
+import { clientAddressOf } from './client-address.js';
+import { throttleBind } from '../domain/throttle.js';
 import { isJsonObject } from '../json/decimal-json.js';
 
 const BIND_FIELDS = ['tx_hash', 'chain_id', 'crypto_currency', 'payer_wallet_address'];
@@ -18,27 +21,24 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   const router = Router();
 
   router.post('/checkout-sessions', async (req, res) => {
-    // Authentication runs before any look at the body (DESIGN.md §4).
-    const merchant = await authenticateMerchant(ctx, {
-      apiKey: req.get('x-service-key'),
-      timestamp: req.get('x-service-timestamp'),
-      signature: req.get('x-service-signature'),
-      rawBody: rawBytes(req),
+    // Authentication runs before any look at the body (DESIGN.md §4); create keeps spec §5's `{timestamp}.{rawBody}`.
+    const result = await createSignedCheckoutSession(ctx, signedRequestOf(req, 'body'), () => {
+      const parsed = parseCreateCheckout(readJsonBody(req));
+      if (!parsed.ok) throw invalid(parsed.problems);
+      return { input: parsed.input, idempotencyKey: idempotencyKey(req) };
     });
-    const parsed = parseCreateCheckout(readJsonBody(req));
-    if (!parsed.ok) throw invalid(parsed.problems);
-    const result = await createCheckoutSession(ctx, merchant, parsed.input, idempotencyKey(req));
     if (result.replayed) res.set('Idempotent-Replayed', 'true');
     res.status(201).json(toMerchantView(result.session, ctx.checkoutBaseUrl));
   });
   router.all('/checkout-sessions', methodNotAllowed(['POST']));
 
   router.get('/checkout-sessions/:id', async (req, res) => {
-    res.status(200).json(toPublicView(await getCheckoutSession(ctx, req.params.id)));
+    res.status(200).type('json').send(publicViewJson(await getCheckoutSession(ctx, req.params.id)));
   });
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));
 
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
+    await throttleBind(ctx, req.params.id, clientAddressOf(req));
     const body = readJsonBody(req);
     if (!isJsonObject(body)) throw invalid(['body must be a JSON object']);
     const problems = [
@@ -51,6 +51,17 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions/:id/bind-tx', methodNotAllowed(['POST']));
 
   return router;
+}
+
+/**
+ * The public view as JSON text, written once per session object: a session served from
+ * the cache (src/db/read-cache.ts) is the same object until it changes, so its text is too.
+ */
+const publicViewTexts = new WeakMap<CheckoutSession, string>();
+function publicViewJson(session: CheckoutSession): string {
+  let text = publicViewTexts.get(session);
+  if (text === undefined) publicViewTexts.set(session, (text = JSON.stringify(toPublicView(session))));
+  return text;
 }
 
 // DESIGN.md §4: 1–255 printable characters, scoped to the organisation.

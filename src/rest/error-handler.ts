@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
+import { RateLimitedError } from '../domain/throttle.js';
 import { errorBody, HttpError } from './http-error.js';
 
 /** The one mapping of domain error codes to HTTP statuses; a new code that is missing here fails to compile. */
@@ -10,6 +11,8 @@ export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
   conflict: 409,
   unprocessable: 422,
   unavailable: 503,
+  rate_limited: 429,
+  gone: 410,
 };
 
 /** Every error leaves as the spec §7 body; anything unexpected is a logged 500 without internals. */
@@ -19,6 +22,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     const status = STATUS_BY_CODE[error.code];
     // Validation problems are always a list; other refusals one sentence.
     const message = error.code === 'invalid' ? error.messages : error.messages.join('; ');
+    if (error instanceof RateLimitedError) res.set('Retry-After', String(error.retryAfterSeconds));
     res.status(status).json(errorBody(status, message));
     return;
   }

@@ -4,6 +4,7 @@ import { CHECKOUT_SESSION_STATUSES } from '../domain/checkout-session.js';
 import { Decimal } from '../domain/money.js';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-endpoints.js';
 import { createCheckoutSchema, LIMITS } from './create-checkout.schema.js';
+import { createPaymentLinkSchema } from './payment-links.schema.js';
 
 /**
  * The schemas of the OpenAPI document (src/rest/openapi.ts): request bodies
@@ -49,6 +50,8 @@ export const ERROR_TEXT: Record<number, string> = {
   413: 'Body over 100 KB',
   415: 'Content-Type is not application/json, or the body is encoded',
   422: 'The organisation has no receiving wallet on an enabled network',
+  410: 'The payment link is inactive or expired',
+  429: 'Over a rate limit (README "Rate limits"); Retry-After says in how many seconds to try again',
   500: 'Internal server error (details only in the log)',
   503: 'A dependency is unavailable',
 };
@@ -140,6 +143,44 @@ export function createBodySchema(): Json {
   return body;
 }
 
+/** POST /payment-links: the zod schema's JSON Schema, with the number bounds its refinements enforce. */
+export function createPaymentLinkBodySchema(): Json {
+  const body = jsonSchemaOf(createPaymentLinkSchema) as { properties: Record<string, Json> };
+  const create = createBodySchema() as { properties: Record<string, Json> };
+  body.properties.items = { ...create.properties.items, description: body.properties.items?.description };
+  body.properties.expires_in_minutes = create.properties.expires_in_minutes!;
+  const price = { type: 'number', exclusiveMinimum: 0, maximum: Number(LIMITS.unitPrice) };
+  body.properties.amount_fiat = exact({ min: price, max: price }, { description: body.properties.amount_fiat?.description });
+  body.properties.max_uses = { oneOf: [{ type: 'integer', minimum: 1, maximum: 1_000_000_000 }, { type: 'null' }], description: body.properties.max_uses?.description };
+  return body;
+}
+
+const PAYMENT_LINK_PROPERTIES: Json = {
+  payment_link_id: uuid,
+  organisation_id: uuid,
+  url: { type: 'string', format: 'uri', description: '{checkout_base_url}/l/<payment_link_id>' },
+  name: { type: 'string' },
+  currency: { type: 'string' },
+  items: nullable({
+    type: 'array',
+    items: exact({ name: { type: 'string' }, quantity: { type: 'integer' }, unit_price: amount, total_price: amount, product_id: { type: ['string', 'null'] } }),
+  }),
+  amount_fiat: nullable(exact({ min: amount, max: amount })),
+  total_amount_fiat: nullable(amount),
+  expires_in_minutes: { type: 'integer' },
+  identity_options: { type: 'array', items: { type: 'string', enum: ['email', 'telegram', 'username'] } },
+  anonymous: { type: 'boolean' },
+  requires_payer_identity: { type: 'boolean' },
+  max_uses: { type: ['integer', 'null'] },
+  uses: { type: 'integer', description: 'Sessions created from the link' },
+  active: { type: 'boolean' },
+  state: { type: 'string', enum: ['active', 'inactive', 'expired', 'used_up'] },
+  expires_at: nullable(dateTime),
+  metadata: { type: 'object', description: 'Free-form' },
+  created_at: dateTime,
+  updated_at: dateTime,
+};
+
 export function components(): Json {
   return {
     securitySchemes: {
@@ -149,7 +190,11 @@ export function components(): Json {
         type: 'apiKey',
         in: 'header',
         name: 'X-Service-Signature',
-        description: 'Hex HMAC-SHA256 of `{timestamp}.{rawBody}` keyed with the sk_… secret (empty body for GET and DELETE)',
+        description:
+          'Hex HMAC-SHA256 keyed with the sk_… secret. POST /checkout-sessions (spec §5): of `{timestamp}.{rawBody}`. Every other signed operation: of ' +
+          '`{timestamp}.{METHOD}.{path?query}.{rawBody}`, where the path and query are exactly as in the request line (as sent, not decoded; ' +
+          'without `?` when there is no query) and the body is empty for GET and DELETE. Each signature is accepted once within its ±5 minute window: ' +
+          'the same signature again, on any instance, answers 401 (sign every request, and every retry, afresh).',
       },
     },
     schemas: {
@@ -181,6 +226,11 @@ export function components(): Json {
         { description: 'Spec §2.6' },
       ),
       WebhookEndpoint: exact(WEBHOOK_ENDPOINT_PROPERTIES),
+      PaymentLink: exact(PAYMENT_LINK_PROPERTIES, { description: 'A payment link as its merchant sees it (README "Payment links")' }),
+      LinkSession: exact(
+        { ...PUBLIC_PROPERTIES, checkout_url: { type: 'string', format: 'uri', description: '{checkout_base_url}/pay/<session_id>' } },
+        { description: 'The public view of a session started from a payment link, and where to pay it' },
+      ),
       WebhookEndpointWithSecret: exact(
         { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: { type: 'string', pattern: '^whsec_[0-9a-f]{64}$', description: 'Shown only in this answer' } },
         { description: 'The endpoint and its signing secret (create and rotate-secret only)' },

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { methodNotAllowed } from './error-handler.js';
 import { components, ERROR_TEXT, json, jsonSchemaOf, ref, type Json } from './openapi-schemas.js';
-import { ROUTES } from './openapi-routes.js';
+import { ROUTES, type RouteDoc } from './openapi-routes.js';
 
 export { ROUTES, type RouteDoc } from './openapi-routes.js';
 
@@ -34,10 +34,14 @@ export function buildOpenApiDocument(): Json {
         ...(route.ok.schema ? { content: json(route.ok.schema) } : route.ok.contentType ? { content: { [route.ok.contentType]: { schema: { type: 'string' } } } } : {}),
       },
     };
-    for (const status of [...route.errors, 500]) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: json(ref('Error')) };
+    for (const status of [...route.errors, 500]) {
+      const retryAfter = status === 429 ? { headers: { 'Retry-After': { description: 'Seconds until the limit’s window ends', schema: { type: 'integer', minimum: 1 } } } } : {};
+      responses[status] = { description: ERROR_TEXT[status] ?? 'Error', ...retryAfter, content: json(ref('Error')) };
+    }
     const body = route.body ? (route.body instanceof z.ZodType ? jsonSchemaOf(route.body) : route.body) : null;
     const operation: Json = {
       summary: route.summary,
+      ...(route.signed ? { description: signingNote(route) } : {}),
       operationId: `${route.method}${route.path.replace(/[^a-zA-Z]+(\w)/g, (_m, c: string) => c.toUpperCase()).replace(/[^a-zA-Z]/g, '')}`,
       ...(parameters.length ? { parameters } : {}),
       ...(body ? { requestBody: { required: true, content: json(body) } } : {}),
@@ -52,11 +56,25 @@ export function buildOpenApiDocument(): Json {
       title: 'Kassa REST API',
       version: '1.0.0',
       description:
-        'Self-hosted crypto checkout. Every error has the body {statusCode, message, error}; a method a path does not serve answers 405 with Allow. Webhooks POST the Event schema with X-Service-Event-Id, X-Service-Timestamp and X-Service-Signature.',
+        'Self-hosted crypto checkout. Every error has the body {statusCode, message, error}; a method a path does not serve answers 405 with Allow; a request over a rate limit answers 429 with Retry-After (seconds). ' +
+        'Signed operations carry X-Service-Key, X-Service-Timestamp and X-Service-Signature (see the ServiceSignature scheme): create signs `{timestamp}.{rawBody}` (spec §5), every other signed operation `{timestamp}.{METHOD}.{path?query}.{rawBody}`, and a signature is accepted once. ' +
+        'Webhooks POST the Event schema with X-Service-Event-Id, X-Service-Timestamp and X-Service-Signature.',
     },
     paths,
     components: components(),
   };
+}
+
+/** The string an operation's X-Service-Signature is the HMAC of. */
+function signingNote(route: RouteDoc): string {
+  const once = 'Each signature is accepted once: a replay answers 401.';
+  if (route.signed === 'body') return `Signed (spec §5): X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.{rawBody}\`. ${once}`;
+  const query = route.query ? '?…{query as sent}' : '';
+  const body = route.method === 'get' || route.method === 'delete' ? '' : '{rawBody}';
+  return (
+    `Signed: X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.${route.method.toUpperCase()}.${openApiPath(route.path)}${query}.${body}\`` +
+    `${query ? ' (without `?…` when there is no query)' : ''}, with the path and query exactly as sent. ${once}`
+  );
 }
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);

@@ -14,17 +14,13 @@ import {
 } from '../domain/webhook-endpoints.js';
 import { isUuid } from '../domain/uuid.js';
 import { methodNotAllowed } from './error-handler.js';
-import { rawBytes, readJsonBody } from './json-body.js';
+import { readJsonBody } from './json-body.js';
+import { signedRequestOf } from './signed-request.js';
 import { createWebhookEndpointSchema, parseBody, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
 
-/** Signed merchant call (spec §5): the signature covers the raw body, empty for GET and DELETE. */
+/** A signed management call: the signature covers timestamp, method, path and query, and body (README "Signing a merchant call"). */
 export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant> {
-  return authenticateMerchant(ctx, {
-    apiKey: req.get('x-service-key'),
-    timestamp: req.get('x-service-timestamp'),
-    signature: req.get('x-service-signature'),
-    rawBody: rawBytes(req),
-  });
+  return authenticateMerchant(ctx, signedRequestOf(req, 'request'));
 }
 
 const idProblems = (req: Request): string[] => (isUuid(req.params.id as string) ? [] : ['id must be a UUID']);

@@ -34,7 +34,7 @@ export function buildWebhookRequest(ctx: DomainContext, claim: ClaimedDelivery, 
 async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logger): Promise<void> {
   const config = ctx.webhooks;
   const { body, headers } = buildWebhookRequest(ctx, claim, new Date());
-  const result = await postJson(claim.endpoint.url, body, headers, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate });
+  const result = await postJson(claim.endpoint.url, body, headers, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, httpsOnly: config.httpsOnly });
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
   await ctx.store.webhooks.recordAttempt(claim, { ok, ...result, error, retryDelayMs: retryDelayMs(claim.attempt, config) });

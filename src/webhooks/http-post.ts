@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { DomainError } from '../domain/errors.js';
+import { HTTPS_ONLY_PROBLEM } from '../domain/webhook-endpoints.js';
 import { resolveWebhookHost } from '../domain/webhook-url.js';
 
 /** At most this much of a receiver's answer is kept in the attempt log. */
@@ -23,11 +24,13 @@ export async function postJson(
   target: string,
   body: string,
   headers: Record<string, string>,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; httpsOnly?: boolean },
 ): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const url = new URL(target);
+  // An endpoint registered before production: refused at every attempt (and so, in time, given up).
+  if (options.httpsOnly && url.protocol !== 'https:') return { statusCode: null, error: `refused: ${HTTPS_ONLY_PROBLEM}`, responseExcerpt: null, latencyMs: 0 };
   let resolved: { address: string; family: 4 | 6 };
   let dnsTimer: NodeJS.Timeout | undefined;
   try {

@@ -22,8 +22,9 @@ function toEndpoint(row: EndpointRow): WebhookEndpointRecord {
     url: row.url,
     events: row.events,
     enabled: row.enabled,
-    secretCiphertext: row.secretCiphertext,
-    previousSecretCiphertext: row.previousSecretCiphertext,
+    // Bound to this row: the AES-GCM additional data of both secrets.
+    secretCiphertext: { sealed: row.secretCiphertext, row: { table: 'webhook_endpoints', id: row.id } },
+    previousSecretCiphertext: row.previousSecretCiphertext === null ? null : { sealed: row.previousSecretCiphertext, row: { table: 'webhook_endpoints', id: row.id } },
     previousSecretExpiresAt: row.previousSecretExpiresAt,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

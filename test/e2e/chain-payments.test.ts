@@ -172,8 +172,9 @@ describe('expiry and late payments', () => {
     await tick();
     expect((await view(session.id)).status).toBe('partial');
 
-    // The bound transaction has confirmed, so nothing is in flight: the session expires at expires_at, not after the grace.
+    // The payment has confirmed, so nothing is in flight: once the watcher has looked past expires_at, the session expires.
     time.freeze(Date.now() + 61 * MIN);
+    await tick();
     await expireDueSessions(node.kassa.ctx);
     expect(await view(session.id)).toMatchObject({ status: 'expired' });
     expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired']);
@@ -185,6 +186,7 @@ describe('expiry and late payments', () => {
     await bind(session.id, first.hash, 'BTC', first.from);
     await tick();
     time.freeze(Date.now() + 125 * MIN);
+    await tick();
     await expireDueSessions(node.kassa.ctx);
 
     // The rest arrives from the bound payer wallet two hours late, well inside the 24 h window.
@@ -211,83 +213,105 @@ describe('expiry and late payments', () => {
 });
 
 describe('bound transactions judged by receipt and Transfer logs', () => {
-  it('a reverted transaction → failed with the reason', async () => {
+  /** Binds and insists on a 409 whose message is `reason`. */
+  async function refused(id: string, body: Record<string, unknown>, reason: string) {
+    const response = await postBind(node.kassa, id, { chain_id: CHAIN_ID, ...body });
+    expect(response.status, JSON.stringify(response.body)).toBe(409);
+    expect(response.body.message).toBe(reason);
+    expect(await paymentsOf(id)).toEqual([]);
+  }
+
+  it('a mined transaction that reverted is refused at bind with the reason; nothing is written', async () => {
     const session = await checkout();
     // More than the payer holds: the token contract reverts; the gas limit skips estimation so it is mined.
     const sent = await chain.pay(session.wallet, 'BTC', '999999999', { gas: 100_000n });
     expect(sent.status).toBe('reverted');
-    await bind(session.id, sent.hash, 'BTC', sent.from);
-    await tick();
-    const failed = await view(session.id);
-    expect(failed.status).toBe('failed');
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'failed']);
-    expect((await historyOf(session.id)).at(-1)).toEqual({
-      from: 'waiting_payment',
-      to: 'failed',
-      cause: `reverted: transaction ${sent.hash} reverted in block ${sent.blockNumber} on local`,
-    });
-    const stored = await node.kassa.runtime.db.prisma.checkoutSession.findUnique({ where: { id: session.id }, select: { failureReason: true } });
-    expect(stored?.failureReason).toMatch(/^reverted: /);
+    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'BTC', payer_wallet_address: sent.from }, `reverted: transaction ${sent.hash} reverted in block ${sent.blockNumber} on local`);
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    expect(await eventTypes(session.id)).toEqual(['created']);
   });
 
-  it('a transaction paying another wallet → failed: wrong recipient', async () => {
+  it('a mined transaction paying another wallet is refused: wrong recipient', async () => {
     const session = await checkout();
     const elsewhere = randomWallet();
     const sent = await chain.pay(elsewhere, 'USDT', session.quote.USDT!);
-    await bind(session.id, sent.hash, 'USDT', sent.from);
-    await tick();
-    expect((await view(session.id)).status).toBe('failed');
-    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
-      `wrong recipient: transaction ${sent.hash} transfers USDT to ${elsewhere}, not to the session wallet ${session.wallet}`,
-    );
+    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from }, `wrong recipient: transaction ${sent.hash} transfers USDT to ${elsewhere}, not to the session wallet ${session.wallet}`);
   });
 
-  it('a transaction paying the right wallet in another asset → failed: wrong asset', async () => {
+  it('a mined transaction paying the right wallet in another asset is refused: wrong asset', async () => {
     const session = await checkout();
     const sent = await chain.pay(session.wallet, 'USDC', '5');
-    await bind(session.id, sent.hash, 'USDT', sent.from);
-    await tick();
-    expect((await view(session.id)).status).toBe('failed');
-    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
-      `wrong asset: transaction ${sent.hash} transfers USDC to the session wallet; the session expects USDT`,
-    );
+    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from }, `wrong asset: transaction ${sent.hash} transfers USDC to the session wallet; the session expects USDT`);
   });
 
-  it('a hash the chain never saw stays open within the grace, then fails as dropped', async () => {
+  it('a pending transaction that reverts once mined is rejected with the reason; the session stays open and the payer pays again', async () => {
+    const session = await checkout();
+    const pending = await chain.payPending(session.wallet, 'BTC', '999999999', { gas: 100_000n, from: 6 });
+    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
+    await pending.release();
+    await tick();
+    const bound = await node.kassa.ctx.store.sessions.transactionsOf(session.id);
+    expect(bound.map((t) => [t.state, t.reason?.replace(/block \d+/, 'block N')])).toEqual([['rejected', `reverted: transaction ${pending.hash} reverted in block N on local`]]);
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    // A bind is a hint: the payer pays again, exactly, and that pays the session.
+    await chain.pay(session.wallet, 'BTC', session.quote.BTC!, { from: 6 });
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'BTC' });
+  });
+
+  it('a pending transaction bound before expiry that reverts after it: failed, with the reason', async () => {
+    const session = await checkout();
+    const pending = await chain.payPending(session.wallet, 'BTC', '999999999', { gas: 100_000n, from: 7 });
+    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
+    // Past expiry, inside the grace: the transaction the chain knew before expires_at keeps the session open…
+    time.freeze(Date.now() + 61 * MIN);
+    await tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    // …until it is mined and reverts.
+    await pending.release();
+    await tick();
+    const failed = await view(session.id);
+    expect(failed.status).toBe('failed');
+    expect(await eventTypes(session.id)).toEqual(['created', 'failed']);
+    const cause = (await historyOf(session.id)).at(-1)!;
+    expect(cause).toMatchObject({ from: 'waiting_payment', to: 'failed' });
+    expect(cause.cause).toMatch(new RegExp(`^reverted: transaction ${pending.hash} reverted in block \\d+ on local$`));
+    const stored = await node.kassa.runtime.db.prisma.checkoutSession.findUnique({ where: { id: session.id }, select: { failureReason: true } });
+    expect(stored?.failureReason).toBe(cause.cause);
+  });
+
+  it('a hash the chain never saw holds nothing open and is rejected as dropped after the grace', async () => {
     const session = await checkout();
     const unknown = `0x${randomBytes(32).toString('hex')}`;
-    await bind(session.id, unknown, 'BTC');
+    expect((await postBind(node.kassa, session.id, { tx_hash: unknown, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
     await tick();
     expect((await view(session.id)).status).toBe('waiting_payment');
     time.freeze(Date.now() + 61 * MIN);
     await tick();
-    expect((await historyOf(session.id)).at(-1)?.cause).toBe(`dropped: transaction ${unknown} was not found on local within 60 minutes of binding`);
+    expect((await view(session.id)).status).toBe('expired');
+    expect((await node.kassa.ctx.store.sessions.transactionsOf(session.id)).map((t) => [t.state, t.reason])).toEqual([
+      ['rejected', `dropped: transaction ${unknown} was not found on local within 60 minutes of binding`],
+    ]);
+    expect(await eventTypes(session.id)).toEqual(['created', 'expired']);
   });
 });
 
 describe('attribution when sessions share one wallet', () => {
-  it('three sessions with equal amounts are told apart by their bindings', async () => {
+  it('three sessions with the same basket get unique amounts: each exact transfer pays its own session, binds in any order agree', async () => {
     const wallet = randomWallet();
     const merchant = await createMerchant(node.kassa.ctx, { wallet });
     const sessions = [await checkout({ merchant }), await checkout({ merchant }), await checkout({ merchant })];
-    expect(new Set(sessions.map((s) => s.quote.USDC)).size).toBe(1);
+    expect(new Set(sessions.map((s) => s.quote.USDC)).size).toBe(3);
 
     const sent = [];
-    for (const [index] of sessions.entries()) sent.push(await chain.pay(wallet, 'USDC', sessions[0]!.quote.USDC!, { from: 3 + index }));
-    await tick();
-    // Equal amounts and no binding: nobody's, yet.
-    for (const session of sessions) expect((await view(session.id)).status).toBe('waiting_payment');
-    const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
-    expect(unattributed).toEqual(expect.arrayContaining(sent.map((s) => s.hash)));
-
-    // The payers bind, in another order than they paid.
+    for (const [index, session] of sessions.entries()) sent.push(await chain.pay(wallet, 'USDC', session.quote.USDC!, { from: 3 + index }));
+    // Two payers bind, in another order than they paid; the third does not: the scan finds its transfer by its amount.
     await bind(sessions[2]!.id, sent[2]!.hash, 'USDC', sent[2]!.from);
     await bind(sessions[0]!.id, sent[0]!.hash, 'USDC', sent[0]!.from);
-    await bind(sessions[1]!.id, sent[1]!.hash, 'USDC', sent[1]!.from);
     await tick();
     for (const [index, session] of sessions.entries()) {
-      expect(await view(session.id)).toMatchObject({ status: 'paid', bound_tx_hash: sent[index]!.hash });
-      expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([sent[index]!.hash]);
+      expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, bound_tx_hash: index === 1 ? null : sent[index]!.hash });
+      expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent[index]!.hash, index === 1 ? 'exact_amount' : 'bound_tx']]);
     }
     const left = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     for (const s of sent) expect(left).not.toContain(s.hash);
@@ -327,16 +351,15 @@ describe('chain reorganisations', () => {
 });
 
 describe('binds that try to claim what another payer sent', () => {
-  it('a payer wallet named at bind must be the sender: otherwise the session fails as wrong sender', async () => {
+  it('a payer wallet named at bind must be the sender: otherwise the bind is refused as wrong sender', async () => {
     const session = await checkout();
-    const sent = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 2 });
+    const sent = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(1).toFixed(6), { from: 2 });
     const claimed = '0x90f79bf6eb2c4f870365e785982e1f101e93b906'; // sandbox account 3, which did not send it
-    await bind(session.id, sent.hash, 'USDT', claimed);
+    const response = await postBind(node.kassa, session.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT', payer_wallet_address: claimed });
+    expect(response.status).toBe(409);
+    expect(response.body.message).toBe(`wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`);
     await tick();
-    expect((await view(session.id)).status).toBe('failed');
-    expect((await historyOf(session.id)).at(-1)?.cause).toBe(
-      `wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`,
-    );
+    expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
   });
 
   it("a bind naming someone else's wallet does not capture that wallet's payment for its own session", async () => {

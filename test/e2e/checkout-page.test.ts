@@ -1,23 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import express from 'express';
 import supertest from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { settleExpiry } from '../../src/domain/get-checkout-session.js';
-import { applySessionEvent } from '../../src/domain/session-events.js';
 import { checkoutPageRouter } from '../../src/rest/checkout-page.routes.js';
 import { Decimal } from '../../src/domain/money.js';
 import { eip681Uri } from '../../src/domain/payment-uri.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
-import { BIND_MUTATION, postGraphql } from '../support/graphql-kassa.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { createSession } from '../support/rest-kassa.js';
+import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
 
 /**
  * The hosted checkout page (`checkout_url`): over real HTTP on a real PostgreSQL,
- * then in a real browser (Debian's chromium) against the same server.
+ * then in a real browser (system Chromium, or the one @sparticuz/chromium ships) against a
+ * Kassa watching a real anvil, paid by real transfers.
  */
 
 const ARTIFACTS = new URL('../.artifacts/', import.meta.url);
@@ -61,11 +61,18 @@ describe('GET /pay/:id', () => {
     expect(response.text).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/);
     expect(response.text).not.toMatch(/(src|href)="(https?:)?\/\//);
     const data = JSON.parse(/<script type="application\/json" id="kassa-page-data">(.*?)<\/script>/.exec(response.text)![1]!);
-    expect(data).toEqual({
+    expect(data).toMatchObject({
       sessionId: session.session_id,
       wallets: { ethereum: merchant.wallet, bsc: merchant.wallet, local: merchant.wallet },
       developmentHints: false,
+      lang: 'en',
+      brand: null,
     });
+    // Every text of the page's script comes with it, in the page's language.
+    expect(data.messages['status.waiting_payment']).toBe('Waiting for payment');
+    // The merchant is named at the top; no placeholder is left unfilled.
+    expect(response.text).toMatch(/<span class="merchant-name">Merchant \d+<\/span>/);
+    expect(response.text).not.toMatch(/\{\{[\w.]+\}\}|<!--kassa:/);
   });
 
   it('serves its script and styles with the same policy', async () => {
@@ -135,131 +142,148 @@ describe('GET /pay/:id/qr.svg', () => {
     expect((await kassa.http.get('/pay/0b0e2a61-3a57-4f3c-9d4e-9b2f6c1d2e3f/qr.svg?network=ethereum&asset=USDT')).status).toBe(404);
   });
 
-  it('once an asset is locked by a bind, offers only that asset', async () => {
+  it('once an asset and chain are selected (by a verified bind or an exact payment), offers only those', async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
-    const bound = await postGraphql(kassa, BIND_MUTATION, { sessionId: session.session_id, input: { txHash: txHash(9001), chainId: '56', cryptoCurrency: 'USDC' } });
-    expect(bound.body.errors).toBeUndefined();
+    const usdc = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDC');
+    // As verifying a bound transaction on BNB Smart Chain writes it.
+    await kassa.runtime.db.prisma.checkoutSession.update({
+      where: { id: session.session_id },
+      data: { cryptoCurrency: 'USDC', chainId: '56', totalAmountCrypto: usdc.amount },
+    });
     expect((await kassa.http.get(`/pay/${session.session_id}/qr.svg?network=bsc&asset=USDC`)).status).toBe(200);
     expect((await kassa.http.get(`/pay/${session.session_id}/qr.svg?network=bsc&asset=USDT`)).status).toBe(400);
+    const otherChain = await kassa.http.get(`/pay/${session.session_id}/qr.svg?network=ethereum&asset=USDC`);
+    expect(otherChain.status).toBe(400);
+    expect(otherChain.body.message).toEqual(['network must be bsc, the network this session is paid on']);
   });
 });
 
-describe('the checkout page in a real browser', () => {
+describe('the checkout page in a real browser, paid on a real chain', () => {
   // Launched by the first test that needs it, so a missing chromium fails every browser test (a failing hook would count them as skipped).
   let browser: TestBrowser | undefined;
-  async function newPage(): Promise<Page> {
-    browser ??= await launchBrowser();
-    return browser.context.newPage();
-  }
+  let chain: TestChain;
+  let node: ChainKassa;
+  let shop: TestMerchant;
+  const time = controllableClock();
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    // Three confirmations: a payment is on chain ("detected") for two blocks before it counts.
+    node = await startChainKassa(chain.url, { clock: time.clock, env: { KASSA_NETWORKS: 'local,bsc,ethereum', KASSA_CONFIRMATIONS_LOCAL: '3' } });
+    shop = await createMerchant(node.kassa.ctx);
+  }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
+    await node?.close();
+    await chain?.stop();
   });
 
-  async function confirmPayments(sessionId: string, received: string) {
-    const ctx = kassa.ctx;
-    await ctx.store.transaction(async (tx) => {
-      const session = (await tx.lockSession(sessionId))!;
-      // As settleSessionPayments does: the confirmed total is stored with the transition.
-      await tx.updateSession(sessionId, { amountReceived: new Decimal(received), updatedAt: ctx.clock() });
-      await applySessionEvent(
-        ctx,
-        tx,
-        session,
-        { kind: 'payments_confirmed', received: new Decimal(received), required: session.totalAmountCrypto!, tolerancePercent: new Decimal(0) },
-        ctx.clock(),
-      );
-    });
-  }
+  afterEach(() => time.release());
 
-  const text = (page: Page, selector: string) => page.locator(selector).innerText();
-
-  it('shows what to pay, binds the payer’s transaction and follows the session live to paid', { timeout: 40_000 }, async () => {
-    const session = await createSession(kassa, merchant, checkoutRequest());
-    const usdt = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT');
-    const page = await newPage();
+  async function newPage(): Promise<Page> {
+    browser ??= await launchBrowser();
+    const page = await browser.context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console: ${message.text()}`);
     });
-    await page.goto(localUrl(session));
+    pageProblems.set(page, problems);
+    return page;
+  }
+  const pageProblems = new Map<Page, string[]>();
+
+  /** Mines enough blocks for what is on chain to confirm, and lets the watcher look. */
+  const confirm = async () => {
+    await chain.mine(3);
+    await node.watchers.tick();
+  };
+  const openAt = (session: Record<string, any>) => `${node.kassa.url}/pay/${session.session_id}`;
+  const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+  it('shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid', { timeout: 60_000 }, async () => {
+    const session = await createSession(node.kassa, shop, checkoutRequest());
+    const usdt = new Decimal(session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT').amount);
+    const page = await newPage();
+    await page.goto(openAt(session));
 
     // What is being paid for.
     await page.locator('#summary').waitFor();
     expect(await page.locator('#items tbody tr').count()).toBe(2);
     expect(await text(page, '#items tbody')).toContain('Coffee beans');
-    expect(await text(page, '#items tbody')).toContain('Grinder');
     expect(await text(page, '#total-fiat')).toBe('105.00 USD');
     expect(await text(page, '#status')).toBe('Waiting for payment');
     expect(await text(page, '#countdown')).toMatch(/^(1:00:00|59:\d\d)$/);
     await page.locator('#live-state[data-live="socket"]').waitFor();
 
-    // Choose USDT on Ethereum: amount, wallet, token contract, QR code.
+    // USDT on Ethereum: 6 decimals, so six digits, never eight a wallet cannot send.
     await page.locator('#assets label', { hasText: 'USDT' }).click();
     await page.locator('#networks label', { hasText: 'Ethereum' }).click();
-    expect(await page.getByRole('radio', { name: /Ethereum/ }).isChecked()).toBe(true);
     await page.locator('#instructions').waitFor();
-    expect(await text(page, '#amount')).toBe(`${usdt.amount} USDT`);
-    expect(await text(page, '#wallet')).toBe(merchant.wallet);
+    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
     expect(await text(page, '#token-contract')).toBe(USDT_ETHEREUM);
     expect(await text(page, '#token-decimals')).toBe('6');
-    // In the page (strings: the tests compile without the DOM library).
+    // On BNB Smart Chain USDT has 18 decimals: the same amount.
+    await page.locator('#networks label', { hasText: 'BNB Smart Chain' }).click();
+    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(8)} USDT`);
+    // The sandbox: QR code and wallet link carry exactly the server's payment request.
+    await page.locator('#networks label', { hasText: 'Local sandbox' }).click();
+    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
+    expect(await text(page, '#wallet')).toBe(shop.wallet);
     await page.waitForFunction("document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0");
     const qrSrc = await page.locator('#qr').getAttribute('src');
-    expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=ethereum&asset=USDT`);
-    // The page's own BigInt arithmetic agrees with the server's payment URI.
-    const uri = (await kassa.http.get(qrSrc!)).headers['x-payment-uri'];
+    expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT`);
+    const uri = (await node.kassa.http.get(qrSrc!)).headers['x-payment-uri'];
+    expect(uri).toContain(`uint256=${usdt.times(1e6).toFixed(0)}`);
     expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
-
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: new URL('checkout-page.png', ARTIFACTS).pathname, fullPage: true });
 
     // A malformed hash: the page shows GraphQL's message, which is REST's.
     await page.getByLabel('Transaction hash').fill('0x1234');
     await page.getByRole('button', { name: 'Confirm payment' }).click();
-    const expected = await postGraphql(kassa, BIND_MUTATION, { sessionId: session.session_id, input: { txHash: '0x1234', chainId: '1', cryptoCurrency: 'USDT' } });
     await page.locator('#bind-error').waitFor();
-    expect(await text(page, '#bind-error')).toBe(expected.body.errors[0].message);
     expect(await text(page, '#bind-error')).toContain('tx_hash must match');
 
-    // A valid one is bound.
-    const hash = txHash(424242);
-    await page.getByLabel('Transaction hash').fill(hash);
-    await page.getByLabel(/Your wallet address/).fill('0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc');
+    // The payer sends half from their wallet and pastes the hash: found on chain, it pays this checkout.
+    const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_DOWN);
+    const first = await chain.pay(shop.wallet, 'USDT', half.toFixed(6), { from: 4 });
+    await page.getByLabel('Transaction hash').fill(first.hash);
+    await page.getByLabel(/Your wallet address/).fill(first.from);
     await page.getByRole('button', { name: 'Confirm payment' }).click();
-    await page.locator('#bound').waitFor();
-    expect(await text(page, '#bound-hash')).toBe(hash);
-    expect(await page.locator('#bind').isHidden()).toBe(true);
-    const rest = await kassa.http.get(`/checkout-sessions/${session.session_id}`);
-    expect(rest.body).toMatchObject({ bound_tx_hash: hash, crypto_currency: 'USDT', chain_id: '1' });
-    await page.screenshot({ path: new URL('checkout-page-bound.png', ARTIFACTS).pathname, fullPage: true });
+    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: first.hash }).waitFor({ timeout: 5_000 });
+    await node.watchers.tick();
+    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+    await page.screenshot({ path: new URL('checkout-page-detected.png', ARTIFACTS).pathname, fullPage: true });
 
-    // Payments confirmed from outside (as the chain watcher would): the page follows without a reload.
-    const required = new Decimal(rest.body.total_amount_crypto);
-    await confirmPayments(session.session_id, required.dividedBy(2).toFixed(8));
+    // Confirmed: partial, and the page asks for exactly the rest.
+    await confirm();
     await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
-    expect(await text(page, '#outcome')).toMatch(/Partially paid/);
-    const half = required.dividedBy(2).toFixed(8);
-    const due = required.minus(half).toFixed(8);
-    expect(await text(page, '#outcome-text')).toBe(`We received ${half} USDT of ${required.toFixed(8)}. Send the remaining ${due} USDT to the same address, from the same wallet.`);
-    // What to send is now the rest, in the panel and in the wallet link.
-    expect(await text(page, '#amount')).toBe(`${due} USDT`);
-    await confirmPayments(session.session_id, required.toFixed(8));
+    const rest = usdt.minus(half);
+    expect(await text(page, '#outcome-text')).toBe(
+      `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, from the same wallet.`,
+    );
+    expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
+    // The rest, from the same wallet, without a bind: the proven payer wallet pays it.
+    await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
+    await node.watchers.tick();
+    await confirm();
     await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
     expect(await text(page, '#outcome-title')).toBe('Payment received');
     expect(await page.locator('#pay').isHidden()).toBe(true);
     expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
+    expect(await node.kassa.http.get(`/checkout-sessions/${session.session_id}`).then((r) => r.body)).toMatchObject({ status: 'paid', overpaid: false });
     await page.screenshot({ path: new URL('checkout-page-paid.png', ARTIFACTS).pathname, fullPage: true });
-    expect(problems, problems.join('\n')).toEqual([]);
+    expect(pageProblems.get(page), pageProblems.get(page)!.join('\n')).toEqual([]);
     await page.close();
   });
 
-  it('fits a 360 px phone and shows a bind made elsewhere live', { timeout: 30_000 }, async () => {
-    const session = await createSession(kassa, merchant, checkoutRequest({ items: [{ name: 'Annual subscription, team plan with priority support', quantity: 1, unit_price: 1234.5 }] }));
+  it('fits a 360 px phone and shows binds made elsewhere live: a hash no chain knows, then a payment that selects the asset', { timeout: 40_000 }, async () => {
+    const session = await createSession(node.kassa, shop, checkoutRequest({ items: [{ name: 'Annual subscription, team plan with priority support', quantity: 1, unit_price: 1234.5 }] }));
     const page = await newPage();
     await page.setViewportSize({ width: 360, height: 740 });
-    await page.goto(localUrl(session));
+    await page.goto(openAt(session));
     await page.locator('#live-state[data-live="socket"]').waitFor();
     await page.locator('#assets label', { hasText: 'ETH' }).click();
     await page.locator('#instructions').waitFor();
@@ -268,29 +292,59 @@ describe('the checkout page in a real browser', () => {
     expect(await text(page, '#total-fiat')).toBe('1,234.50 USD');
     await page.screenshot({ path: new URL('checkout-page-360.png', ARTIFACTS).pathname, fullPage: true });
 
-    const hash = txHash(515151);
-    const bound = await kassa.http
-      .post(`/checkout-sessions/${session.session_id}/bind-tx`)
-      .set('Content-Type', 'application/json')
-      .send(JSON.stringify({ tx_hash: hash, chain_id: '56', crypto_currency: 'BNB' }));
-    expect(bound.status).toBe(200);
-    await page.locator('#bound-hash', { hasText: hash }).waitFor({ timeout: 5_000 });
-    // The asset and chain are now the bound ones: only BNB on BNB Smart Chain is offered.
+    // A hash nobody's chain knows: shown as being checked; it selects nothing.
+    const unknown = txHash(515151);
+    expect((await postBind(node.kassa, session.session_id, { tx_hash: unknown, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    await page.locator('#bound-list li[data-state="UNVERIFIED"]', { hasText: unknown }).waitFor({ timeout: 5_000 });
+    expect(await page.locator('#assets input').count()).toBe(6);
+    // A real ETH payment on the sandbox, bound from another device: verified, and the page offers only ETH there.
+    const eth = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'ETH').amount as string;
+    const sent = await chain.pay(shop.wallet, 'ETH', eth, { from: 5 });
+    expect((await postBind(node.kassa, session.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: sent.hash }).waitFor({ timeout: 5_000 });
     expect(await page.getByRole('radio').count()).toBe(2);
-    expect(await text(page, '#network-name')).toBe('BNB Smart Chain (chain id 56)');
+    expect(await text(page, '#network-name')).toBe('Local sandbox (anvil) (chain id 31337)');
+    await page.close();
+  });
+
+  it('when time runs out while a payment confirms, says so instead of expiring, then shows it paid', { timeout: 40_000 }, async () => {
+    const session = await createSession(node.kassa, shop, checkoutRequest({ expires_in_minutes: 5 }));
+    const page = await newPage();
+    await page.goto(openAt(session));
+    await page.locator('#live-state[data-live="socket"]').waitFor();
+    const sol = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'SOL').amount as string;
+    await chain.pay(shop.wallet, 'SOL', sol, { from: 6 });
+    await node.watchers.tick();
+    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+    expect(await text(page, '#outcome-title')).toBe('Payment detected');
+    // Kassa's clock passes expires_at; the page reads again and keeps the checkout open.
+    time.freeze(Date.parse(session.expires_at) + 10_000);
+    await page.reload();
+    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+    expect(await text(page, '#countdown-box')).toBe('Time is up: waiting for confirmations');
+    // It covers what is owed: the page does not invite the payer to pay again.
+    expect(await page.locator('#pay').isHidden()).toBe(true);
+    expect(await page.locator('#bind').isHidden()).toBe(true);
+    await page.screenshot({ path: new URL('checkout-page-time-up-detected.png', ARTIFACTS).pathname, fullPage: true });
+    await confirm();
+    expect((await node.kassa.http.get(`/checkout-sessions/${session.session_id}`)).body).toMatchObject({ status: 'paid' });
+    await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
     await page.close();
   });
 
   it('falls back to polling when the WebSocket is refused, and shows expiry', { timeout: 30_000 }, async () => {
-    const session = await createSession(kassa, merchant, checkoutRequest());
+    const session = await createSession(node.kassa, shop, checkoutRequest());
     const page = await newPage();
     // As behind a proxy that does not pass WebSockets.
     await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
-    await page.goto(localUrl(session));
+    await page.goto(openAt(session));
     await page.locator('#live-state[data-live="polling"]').waitFor();
     expect(await text(page, '#status')).toBe('Waiting for payment');
 
-    await settleExpiry(kassa.ctx, session.session_id, new Date(Date.parse(session.expires_at) + 1000));
+    // Time is up and the watcher has looked past expires_at: nothing was sent, the session expires.
+    time.freeze(Date.parse(session.expires_at) + 60_000);
+    await node.watchers.tick();
+    expect((await settleExpiry(node.kassa.ctx, session.session_id, time.clock())).status).toBe('expired');
     await page.locator('#status', { hasText: 'Expired' }).waitFor({ timeout: 8_000 });
     expect(await text(page, '#outcome-title')).toBe('This checkout has expired');
     expect(await page.locator('#pay').isHidden()).toBe(true);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
-import { AMOUNT, ISO_DATE, controllableClock, createSession, expectedOption } from '../support/rest-kassa.js';
+import { AMOUNT, ISO_DATE, controllableClock, createSession, expectQuotes } from '../support/rest-kassa.js';
 import {
   BIND_MUTATION,
   INTERNALS,
@@ -14,6 +14,7 @@ import {
   graphqlError,
   postGraphql,
   restViewOf,
+  withoutPayerIdentity,
   subscribe,
 } from '../support/graphql-kassa.js';
 
@@ -48,25 +49,37 @@ describe('checkoutSession', () => {
     expect(session.expiresAt).toMatch(ISO_DATE);
     expect(session.expiresAt).toBe(created.expires_at);
     expect(session.secondsUntilExpiry).toBe(30 * 60 - 91);
-    for (const option of session.cryptoOptions) {
-      expect(option).toEqual(({ ...expectedOption('105', 'USD', option.ticker), unitPriceFiat: expectedOption('105', 'USD', option.ticker).unit_price_fiat, unit_price_fiat: undefined }));
-    }
+    expectQuotes(
+      session.cryptoOptions.map((o: Record<string, string>) => ({ ticker: o.ticker, id: o.id, unit_price_fiat: o.unitPriceFiat, amount: o.amount })),
+      '105',
+      'USD',
+      ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'],
+    );
     expect(session.cryptoOptions.map((o: { ticker: string }) => o.ticker)).toEqual(['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']);
     expect(session.items).toEqual([
       { name: 'Coffee beans', quantity: 2, unitPrice: '12.50000000', totalPrice: '25.00000000' },
       { name: 'Grinder', quantity: 1, unitPrice: '80.00000000', totalPrice: '80.00000000' },
     ]);
-    expect(session.user).toEqual({ id: 'customer-1', email: 'payer@example.com', telegramId: null, username: null });
-    // The same values REST shows for the public view.
-    const { secondsUntilExpiry: _s, items: _i, ...publicPart } = session;
-    expect(restViewOf({ ...publicPart })).toEqual((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).body);
+    expect([session.amountPending, session.paymentDetected]).toEqual(['0.00000000', false]);
+    // The same values REST shows for the public view, but the payer's identity.
+    expect(restViewOf(session)).toEqual(withoutPayerIdentity((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).body));
+  });
+
+  it("never shows the payer's identity (the merchant's customer id, email, the payer wallet): REST's merchant keeps them", async () => {
+    const created = await createSession(kassa, merchant, checkoutRequest({ user: { id: 'customer-secret-9', email: 'hidden@example.com', username: 'hidden' } }));
+    for (const field of ['user { id }', 'payerWalletAddress']) {
+      const error = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+      expect(error.message).toMatch(/^Cannot query field "(user|payerWalletAddress)" on type "CheckoutSession"/);
+    }
+    const whole = await postGraphql(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} paymentOptions { walletAddress uri } transactions { txHash } } }`, { id: created.session_id });
+    expect(JSON.stringify(whole.body)).not.toMatch(/customer-secret-9|hidden@example.com|"hidden"/);
   });
 
   it('never shows organisation, owner or product ids or metadata: the schema has no such fields', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest({ items: [{ name: 'Tea', quantity: 1, unit_price: 3, product_id: 'prod-7' }], metadata: { order: 'o-1' } }));
     for (const field of ['organisationId', 'ownerUserId', 'metadata', 'organisationName', 'checkoutUrl', 'createdAt']) {
       const error = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
-      expect(error.message).toBe(`Cannot query field "${field}" on type "CheckoutSession".`);
+      expect(error.message).toMatch(new RegExp(`^Cannot query field "${field}" on type "CheckoutSession"\\.`));
     }
     const productId = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { items { productId } } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
     expect(productId.message).toMatch(/Cannot query field "productId" on type "CheckoutLineItem"/);
@@ -131,15 +144,20 @@ describe('bindTransaction', () => {
       sessionId: created.session_id,
       boundTxHash: tx,
       cryptoCurrency: 'BNB',
-      totalAmountCrypto: expectedOption('105', 'USD', 'BNB').amount,
+      totalAmountCrypto: created.crypto_options.find((o: { ticker: string }) => o.ticker === 'BNB').amount,
       status: 'WAITING_PAYMENT',
       idempotent: false,
     });
     expect(first.bindTransaction.totalAmountCrypto).toMatch(AMOUNT);
     const replay = await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input });
     expect(replay.bindTransaction).toEqual({ ...first.bindTransaction, idempotent: true });
-    const read = (await kassa.http.get(`/checkout-sessions/${created.session_id}`)).body;
-    expect([read.bound_tx_hash, read.chain_id, read.payer_wallet_address, read.crypto_currency]).toEqual([tx, '56', PAYER, 'BNB']);
+    // No chain knows the hash here: the bind is a candidate the page can see, and locks nothing.
+    const { checkoutSession } = await graphqlData(kassa, `query($id: ID!) { checkoutSession(id: $id) { boundTxHash cryptoCurrency transactions { txHash chainId cryptoCurrency state reason } } }`, { id: created.session_id });
+    expect(checkoutSession).toEqual({
+      boundTxHash: null,
+      cryptoCurrency: null,
+      transactions: [{ txHash: tx, chainId: '56', cryptoCurrency: 'BNB', state: 'UNVERIFIED', reason: null }],
+    });
   });
 
   it('BAD_USER_INPUT lists every problem as REST does; NOT_FOUND; CONFLICT', async () => {
@@ -155,9 +173,10 @@ describe('bindTransaction', () => {
     const unknown = await graphqlError(kassa, BIND_MUTATION, { sessionId: UNKNOWN_ID, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'ETH' } }, 'NOT_FOUND');
     expect(unknown.message).toBe(`Checkout session ${UNKNOWN_ID} not found`);
 
-    await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'ETH' } });
-    const conflict = await graphqlError(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'ETH' } }, 'CONFLICT');
-    expect(conflict.message).toBe('Checkout session is already bound to another transaction');
+    const tx = newHash();
+    await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'ETH' } });
+    const conflict = await graphqlError(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDT' } }, 'CONFLICT');
+    expect(conflict.message).toBe('crypto_currency USDT differs from ETH, the asset this transaction was bound for');
   });
 
   it('an unknown ticker is refused by the CryptoTicker enum itself, as BAD_USER_INPUT', async () => {
@@ -257,9 +276,12 @@ describe('protection', () => {
 
   it('refuses an operation whose cost is over the limit (1000), while the whole page (session and networks) passes', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
-    const page = `query($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }`;
+    // What web/pay.js asks for: the session with how to pay and the bound transactions, and the networks.
+    const fields = `${SESSION_FIELDS} paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
+      transactions { txHash chainId cryptoCurrency state reason }`;
+    const page = `query($id: ID!) { checkoutSession(id: $id) { ${fields} } networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }`;
     expect((await graphqlData(kassa, page, { id: created.session_id })).checkoutSession.sessionId).toBe(created.session_id);
-    const costly = `query($id: ID!) { ${Array.from({ length: 15 }, (_, i) => `s${i}: checkoutSession(id: $id) { ${SESSION_FIELDS} }`).join(' ')} }`;
+    const costly = `query($id: ID!) { ${Array.from({ length: 15 }, (_, i) => `s${i}: checkoutSession(id: $id) { ${fields} }`).join(' ')} }`;
     const error = await graphqlError(kassa, costly, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
     expect(error.message).toMatch(/Query Cost limit of 1000 exceeded, found \d+/);
   });

@@ -5,7 +5,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { controllableClock, createSession, isEmbedded, postBind } from '../support/rest-kassa.js';
-import { BIND_MUTATION, UPDATES_SUBSCRIPTION, graphqlData, openSocket, restViewOf, subscribe, type LiveSocket, type LiveSubscription } from '../support/graphql-kassa.js';
+import { BIND_MUTATION, UPDATES_SUBSCRIPTION, boundIn, graphqlData, openSocket, restViewOf, subscribe, withoutPayerIdentity, type LiveSocket, type LiveSubscription } from '../support/graphql-kassa.js';
 
 /**
  * checkoutSessionUpdated over a real WebSocket. On PostgreSQL the change is
@@ -44,14 +44,15 @@ describe('checkoutSessionUpdated', () => {
     const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
     const updates = live(a, created.session_id);
     const first = session(await updates.waitFor((r) => session(r) !== undefined))!;
-    expect(restViewOf(first)).toEqual((await a.http.get(`/checkout-sessions/${created.session_id}`)).body);
-    expect(first.boundTxHash).toBeNull();
+    expect(restViewOf(first)).toEqual(withoutPayerIdentity((await a.http.get(`/checkout-sessions/${created.session_id}`)).body));
+    expect(first.transactions).toEqual([]);
 
     const tx = newHash();
     await graphqlData(b!, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDC', payerWalletAddress: PAYER } });
-    const bound = session(await updates.waitFor((r) => session(r)?.boundTxHash === tx))!;
-    expect(bound).toMatchObject({ status: 'WAITING_PAYMENT', cryptoCurrency: 'USDC', chainId: '1', payerWalletAddress: PAYER });
-    expect(bound.totalAmountCrypto).toBe(first.cryptoOptions.find((o: { ticker: string }) => o.ticker === 'USDC').amount);
+    const bound = session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined))!;
+    // A hash no chain knows: a candidate the payer sees, nothing locked.
+    expect(bound).toMatchObject({ status: 'WAITING_PAYMENT', cryptoCurrency: null, boundTxHash: null });
+    expect(boundIn(bound, tx)).toEqual({ txHash: tx, chainId: '1', cryptoCurrency: 'USDC', state: 'UNVERIFIED', reason: null });
 
     // Instance B's clock passes expiry and the in-flight grace; its read settles the session as expired.
     timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
@@ -60,10 +61,10 @@ describe('checkoutSessionUpdated', () => {
     const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED'))!;
     expect(expired.secondsUntilExpiry).toBe(0);
     // One message per change: the first, the bind, the expiry.
-    expect(updates.results.map((r) => [session(r)?.status, session(r)?.boundTxHash])).toEqual([
-      ['WAITING_PAYMENT', null],
-      ['WAITING_PAYMENT', tx],
-      ['EXPIRED', tx],
+    expect(updates.results.map((r) => [session(r)?.status, session(r)?.transactions.length])).toEqual([
+      ['WAITING_PAYMENT', 0],
+      ['WAITING_PAYMENT', 1],
+      ['EXPIRED', 1],
     ]);
   });
 
@@ -73,11 +74,11 @@ describe('checkoutSessionUpdated', () => {
     await updates.waitFor((r) => session(r) !== undefined);
     const cut = await a.runtime.db.prisma.$queryRaw<Array<{ cut: boolean }>>`
       SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
-       WHERE application_name = 'kassa-live-updates' AND datname = current_database()`;
+       WHERE application_name = 'kassa-changes' AND datname = current_database()`;
     expect(cut.length).toBeGreaterThanOrEqual(1);
     const tx = newHash();
     expect((await postBind(b!, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
-    expect(session(await updates.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('BNB');
+    expect(boundIn(session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('BNB');
     // And later changes arrive over the new connection.
     timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
     await b!.http.get(`/checkout-sessions/${created.session_id}`);
@@ -104,7 +105,7 @@ describe('checkoutSessionUpdated', () => {
     for (const s of [first, second, bystander]) await s.waitFor((r) => session(r) !== undefined);
     const tx = newHash();
     expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-    for (const s of [first, second]) expect(session(await s.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('ETH');
+    for (const s of [first, second]) expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('ETH');
     // The poll interval (embedded) or a notification round trip (PostgreSQL) has long passed.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(bystander.results).toHaveLength(1);
@@ -159,9 +160,9 @@ describe('checkoutSessionUpdated', () => {
       // The running subscription still gets updates, and the socket takes new ones.
       const tx = newHash();
       expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-      await running.waitFor((r) => session(r)?.boundTxHash === tx);
+      await running.waitFor((r) => boundIn(session(r), tx) !== undefined);
       const next = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
-      expect(session(await next.waitFor((r) => session(r) !== undefined))!.boundTxHash).toBe(tx);
+      expect(boundIn(session(await next.waitFor((r) => session(r) !== undefined)), tx)?.txHash).toBe(tx);
       expect(socket.closeCodes).toEqual([]);
       expect(consoleError).not.toHaveBeenCalled();
       expect(JSON.stringify(stderr.mock.calls)).not.toMatch(/Syntax Error|Internal error|at .*\.js:\d+/);
@@ -190,7 +191,7 @@ describe('checkoutSessionUpdated', () => {
       // The other socket is untouched and still gets updates.
       const tx = newHash();
       expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-      await bystander.waitFor((r) => session(r)?.boundTxHash === tx);
+      await bystander.waitFor((r) => boundIn(session(r), tx) !== undefined);
       expect(bystander.closeCodes).toEqual([]);
     } finally {
       consoleError.mockRestore();
@@ -219,14 +220,14 @@ describe('checkoutSessionUpdated', () => {
 
     const tx = newHash();
     expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
-    for (const s of twenty) expect(session(await s.waitFor((r) => session(r)?.boundTxHash === tx))!.cryptoCurrency).toBe('BNB');
+    for (const s of twenty) expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('BNB');
     for (const s of twenty) expect(s.results).toHaveLength(2);
     expect(socket.closeCodes).toEqual([]);
 
     // Completing one frees a place on that socket.
     twenty[0]!.unsubscribe();
     const again = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
-    expect(session(await again.waitFor((r) => session(r) !== undefined))!.boundTxHash).toBe(tx);
+    expect(boundIn(session(await again.waitFor((r) => session(r) !== undefined)), tx)?.txHash).toBe(tx);
     // The limit is per socket: another socket has its own.
     const other = live(a, created.session_id);
     await other.waitFor((r) => session(r) !== undefined);

@@ -9,6 +9,8 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession } from '../support/rest-kassa.js';
 import { PUBLIC_FIELDS, MERCHANT_ONLY_FIELDS } from '../support/spec-fields.js';
 import { signedRequest } from '../support/webhooks.js';
+import { paymentLinkRequest } from '../factories/payment-link.js';
+import { setBranding } from '../../src/domain/branding.js';
 
 /** /openapi.json documents every route Express serves, with every status the probes below get back. */
 
@@ -59,10 +61,10 @@ describe('/openapi.json', () => {
 
   it('documents exactly the routes Express serves', () => {
     const app = createApp({ ctx: kassa.ctx, logger: createLogger('silent'), readiness: { checkDatabase: async () => {} } });
-    // The hosted checkout page (/pay/…) is HTML for the payer's browser, not the REST API; its
-    // routes are covered by test/e2e/checkout-page.test.ts. Everything else must be documented.
+    // The hosted pages (/pay/…, /l/…) are HTML for the payer's browser, not the REST API; their
+    // routes are covered by test/e2e/checkout-page.test.ts and payment-links.test.ts. Everything else must be documented.
     const all = expressRoutes(app);
-    const served = all.filter((route) => !/^\w+ \/pay(\/|$)/.test(route));
+    const served = all.filter((route) => !/^\w+ \/(pay|l)(\/|$)/.test(route));
     expect(all.length - served.length).toBeGreaterThan(0);
     expect(served.length).toBeGreaterThan(10);
     const documented = Object.entries(document.paths)
@@ -86,12 +88,61 @@ describe('/openapi.json', () => {
     expect(hook.properties.events.items.enum).toContain('checkout_session.paid');
   });
 
+  it('describes both signing schemes and the replay refusal, and names on each signed operation the string it signs', () => {
+    const full = document as unknown as { components: { securitySchemes: Record<string, { description: string }> }; info: { description: string } };
+    const scheme = full.components.securitySchemes.ServiceSignature!.description;
+    expect(scheme).toContain('`{timestamp}.{rawBody}`');
+    expect(scheme).toContain('`{timestamp}.{METHOD}.{path?query}.{rawBody}`');
+    expect(scheme).toMatch(/not decoded/);
+    expect(scheme).toMatch(/accepted once/);
+    const operation = (path: string, method: string) => (document.paths[path]![method] as unknown as { description?: string }).description ?? '';
+    expect(operation('/checkout-sessions', 'post')).toContain('`{timestamp}.{rawBody}`');
+    expect(operation('/events', 'get')).toContain('`{timestamp}.GET./events?…{query as sent}.`');
+    expect(operation('/webhook-endpoints/{id}', 'delete')).toContain('`{timestamp}.DELETE./webhook-endpoints/{id}.`');
+    expect(operation('/webhook-endpoints/{id}/rotate-secret', 'post')).toContain('`{timestamp}.POST./webhook-endpoints/{id}/rotate-secret.{rawBody}`');
+    expect(operation('/checkout-sessions/{id}', 'get')).toBe('');
+  });
+
+  it('documents 429 with Retry-After on every rate-limited operation, and only there', () => {
+    const limited = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => '429' in operation.responses)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(limited.sort()).toEqual(
+      [
+        'POST /checkout-sessions',
+        'POST /checkout-sessions/{id}/bind-tx',
+        'POST /webhook-endpoints',
+        'GET /webhook-endpoints',
+        'GET /webhook-endpoints/{id}',
+        'PATCH /webhook-endpoints/{id}',
+        'DELETE /webhook-endpoints/{id}',
+        'POST /webhook-endpoints/{id}/rotate-secret',
+        'GET /events',
+        'POST /payment-links',
+        'GET /payment-links',
+        'GET /payment-links/{id}',
+        'PATCH /payment-links/{id}',
+        'POST /payment-links/{id}/sessions',
+      ].sort(),
+    );
+    const tooMany = document.paths['/checkout-sessions']!.post!.responses['429'] as { headers: Record<string, { schema: { type: string } }>; content: unknown };
+    expect(tooMany.headers['Retry-After']!.schema.type).toBe('integer');
+    expect(tooMany.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+  });
+
   it('every status a route answers is documented for it', async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
     const id = session.session_id as string;
     const endpoint = (await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/x' })).body.id as string;
     const missing = '00000000-0000-4000-8000-000000000000';
     const big = JSON.stringify({ pad: 'x'.repeat(110 * 1024) });
+    const link = (await signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest())).body.payment_link_id as string;
+    const usedUp = (await signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest({ max_uses: 1 }))).body.payment_link_id as string;
+    await kassa.http.post(`/payment-links/${usedUp}/sessions`).send({ email: 'payer@example.com' });
+    const inactive = (await signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest({ active: false }))).body.payment_link_id as string;
+    const logo = (await setBranding(kassa.ctx, merchant.organisationId, { logo: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(8)]) })).logoSha256!;
     const probes: Array<[string, string, () => Promise<{ status: number }>]> = [
       ['post', '/checkout-sessions', () => signedRequest(kassa, merchant, 'post', '/checkout-sessions', checkoutRequest())],
       ['post', '/checkout-sessions', () => signedRequest(kassa, merchant, 'post', '/checkout-sessions', {})],
@@ -132,6 +183,31 @@ describe('/openapi.json', () => {
       ['get', '/events', () => signedRequest(kassa, merchant, 'get', '/events?limit=2')],
       ['get', '/events', () => signedRequest(kassa, merchant, 'get', '/events?limit=0')],
       ['get', '/events', () => kassa.http.get('/events')],
+      ['post', '/payment-links', () => signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest())],
+      ['post', '/payment-links', () => signedRequest(kassa, merchant, 'post', '/payment-links', {})],
+      ['post', '/payment-links', () => kassa.http.post('/payment-links').send({})],
+      ['post', '/payment-links', () => signed(kassa.http.post('/payment-links'), merchant, 'x', { contentType: 'text/plain' })],
+      ['post', '/payment-links', () => signed(kassa.http.post('/payment-links'), merchant, big)],
+      ['get', '/payment-links', () => signedRequest(kassa, merchant, 'get', '/payment-links')],
+      ['get', '/payment-links', () => kassa.http.get('/payment-links')],
+      ['get', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'get', `/payment-links/${link}`)],
+      ['get', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'get', `/payment-links/${missing}`)],
+      ['get', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'get', '/payment-links/nope')],
+      ['get', '/payment-links/{id}', () => kassa.http.get(`/payment-links/${link}`)],
+      ['patch', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'patch', `/payment-links/${link}`, { name: 'Renamed' })],
+      ['patch', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'patch', `/payment-links/${link}`, { active: 'no' })],
+      ['patch', '/payment-links/{id}', () => signedRequest(kassa, merchant, 'patch', `/payment-links/${missing}`, {})],
+      ['patch', '/payment-links/{id}', () => kassa.http.patch(`/payment-links/${link}`).send({})],
+      ['patch', '/payment-links/{id}', () => signed(kassa.http.patch(`/payment-links/${link}`), merchant, 'x', { contentType: 'text/plain' })],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${link}/sessions`).send({ email: 'payer@example.com' })],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${link}/sessions`).send({})],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${missing}/sessions`).send({})],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${link}/sessions`).set('Content-Type', 'text/plain').send('x')],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${usedUp}/sessions`).send({ email: 'payer@example.com' })],
+      ['post', '/payment-links/{id}/sessions', () => kassa.http.post(`/payment-links/${inactive}/sessions`).send({ email: 'payer@example.com' })],
+      ['get', '/brand/logo/{sha256}', () => kassa.http.get(`/brand/logo/${logo}`)],
+      ['get', '/brand/logo/{sha256}', () => kassa.http.get('/brand/logo/nope')],
+      ['get', '/brand/logo/{sha256}', () => kassa.http.get(`/brand/logo/${'0'.repeat(64)}`)],
       ['get', '/health', () => kassa.http.get('/health')],
       ['get', '/ready', () => kassa.http.get('/ready')],
       ['get', '/metrics', () => kassa.http.get('/metrics')],
@@ -255,7 +331,11 @@ describe('the documented response schemas match real responses', () => {
     const replayed = await kassa.http.post(`/checkout-sessions/${id}/bind-tx`).send(bindBody);
     expect(replayed.body.idempotent).toBe(true);
     check('/checkout-sessions/{id}/bind-tx', 'post', replayed);
-    // After the bind the nullable fields are set: the public view still validates.
+    // Once a transaction is verified the nullable fields are set (here written as the verification would): the view still validates.
+    await kassa.runtime.db.prisma.checkoutSession.update({
+      where: { id },
+      data: { cryptoCurrency: 'ETH', totalAmountCrypto: '0.02876358', chainId: '31337', boundTxHash: bindBody.tx_hash, payerWalletAddress: bindBody.payer_wallet_address },
+    });
     const afterBind = await kassa.http.get(`/checkout-sessions/${id}`);
     expect(afterBind.body.bound_tx_hash).not.toBeNull();
     check('/checkout-sessions/{id}', 'get', afterBind);
@@ -274,6 +354,16 @@ describe('the documented response schemas match real responses', () => {
     expect(events.body.data.length).toBeGreaterThan(0);
     check('/events', 'get', events);
 
+    const link = await signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest({ metadata: { sku: 'x' }, max_uses: 2, expires_at: new Date(Date.now() + 3_600_000).toISOString() }));
+    check('/payment-links', 'post', link);
+    check('/payment-links', 'post', await signedRequest(kassa, merchant, 'post', '/payment-links', paymentLinkRequest({ items: undefined, amount_fiat: { min: 1, max: 9 } })));
+    check('/payment-links', 'get', await signedRequest(kassa, merchant, 'get', '/payment-links'));
+    check('/payment-links/{id}', 'get', await signedRequest(kassa, merchant, 'get', `/payment-links/${link.body.payment_link_id}`));
+    check('/payment-links/{id}', 'patch', await signedRequest(kassa, merchant, 'patch', `/payment-links/${link.body.payment_link_id}`, { max_uses: null }));
+    const visit = await kassa.http.post(`/payment-links/${link.body.payment_link_id}/sessions`).send({ email: 'payer@example.com' });
+    expect(visit.status).toBe(201);
+    check('/payment-links/{id}/sessions', 'post', visit);
+    check('/payment-links/{id}/sessions', 'post', await kassa.http.post(`/payment-links/${link.body.payment_link_id}/sessions`).send({}));
     check('/health', 'get', await kassa.http.get('/health'));
     check('/ready', 'get', await kassa.http.get('/ready'));
     check('/webhook-endpoints/{id}', 'get', await signedRequest(kassa, merchant, 'get', '/webhook-endpoints/nope'));

@@ -3,23 +3,34 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { setWallet } from '../../src/domain/organisations.js';
-import { PUBLIC_FIELDS, controllableClock, createSession, expectErrorBody, expectedOption, postBind } from '../support/rest-kassa.js';
+import { startTestChain, type TestChain } from '../support/chain.js';
+import { PUBLIC_FIELDS, controllableClock, createSession, expectErrorBody, expectedOption, postBind, uniqueOffset, assetStep } from '../support/rest-kassa.js';
 
-/** POST /checkout-sessions/:id/bind-tx: spec §2.5, §2.6, §4.2 and DESIGN.md §4 "Bind". */
+/**
+ * POST /checkout-sessions/:id/bind-tx: spec §2.5, §2.6, §4.2 and README "Payment rules"
+ * (a bind is a hint, not a lock). A real anvil serves the `local` network, so a bind of a
+ * mined transaction is verified at once from its receipt; hashes the chain does not know
+ * lock nothing.
+ */
 
 const time = controllableClock();
+let chain: TestChain;
 let kassa: TestKassa;
 let merchant: TestMerchant;
 
 beforeAll(async () => {
-  kassa = await startTestKassa({ clock: time.clock });
+  chain = await startTestChain();
+  kassa = await startTestKassa({ clock: time.clock, env: { KASSA_RPC_URLS_LOCAL: chain.url } });
   merchant = await createMerchant(kassa.ctx);
+}, 60_000);
+afterAll(async () => {
+  await kassa?.close();
+  await chain?.stop();
 });
-afterAll(() => kassa?.close());
 afterEach(() => time.release());
 
 let hashes = 0;
-/** A fresh, never-bound transaction hash. */
+/** A fresh transaction hash no chain knows. */
 const newHash = () => `0x${(0xb1d000 + ++hashes).toString(16).padStart(64, 'c')}`;
 
 const session = (owner: TestMerchant = merchant, overrides: Record<string, unknown> = {}) =>
@@ -28,23 +39,30 @@ const session = (owner: TestMerchant = merchant, overrides: Record<string, unkno
 const get = async (id: string) => (await kassa.http.get(`/checkout-sessions/${id}`)).body;
 const option = (view: Record<string, any>, ticker: string) => view.crypto_options.find((o: { ticker: string }) => o.ticker === ticker);
 const eventsOf = (sessionId: string, type: string) => kassa.runtime.db.prisma.outboxEvent.findMany({ where: { sessionId, type }, orderBy: { seq: 'asc' } });
+const boundRows = (sessionId: string) => kassa.runtime.db.prisma.checkoutSessionTransaction.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' } });
+
+/** Pays the session's quote in `ticker` on the sandbox chain; the transaction is mined when this returns. */
+async function pay(view: Record<string, any>, ticker: string, from = 3) {
+  const wallet = view.wallet_address as string;
+  return chain.pay(wallet, ticker as 'ETH', option(view, ticker).amount, { from });
+}
 
 describe('200: the spec §2.6 body', () => {
-  it('binds, locks the asset and answers idempotent false', async () => {
+  it('a mined transaction that pays the session: binds, locks the asset and answers idempotent false', async () => {
     const created = await session();
-    const tx = newHash();
-    const response = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: PAYER });
-    expect(response.status).toBe(200);
+    const sent = await pay(created, 'ETH');
+    const response = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: sent.from });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({
       session_id: created.session_id,
-      bound_tx_hash: tx,
+      bound_tx_hash: sent.hash,
       crypto_currency: 'ETH',
-      total_amount_crypto: expectedOption('105', 'USD', 'ETH').amount,
+      total_amount_crypto: option(created, 'ETH').amount,
       status: 'waiting_payment',
       idempotent: false,
     });
-    expect(response.body.total_amount_crypto).toBe(option(created, 'ETH').amount);
+    expect(uniqueOffset(response.body.total_amount_crypto, expectedOption('105', 'USD', 'ETH').amount, assetStep('ETH'))).not.toBeNull();
 
     // The public view now shows the lock; nothing else moved.
     const read = await get(created.session_id);
@@ -53,8 +71,8 @@ describe('200: the spec §2.6 body', () => {
       ...Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, created[field]])),
       crypto_currency: 'ETH',
       total_amount_crypto: option(created, 'ETH').amount,
-      bound_tx_hash: tx,
-      payer_wallet_address: PAYER,
+      bound_tx_hash: sent.hash,
+      payer_wallet_address: sent.from,
       chain_id: '31337',
     });
   });
@@ -66,33 +84,33 @@ describe('200: the spec §2.6 body', () => {
     ['USDC', '56'],
     ['BNB', '56'],
     ['SOL', '31337'],
-  ])('total_amount_crypto is the quoted amount of the chosen asset (%s on chain %s)', async (ticker, chainId) => {
+  ])('total_amount_crypto is the quoted amount of the asset bound (%s on chain %s); a hash no chain knows locks nothing', async (ticker, chainId) => {
     const created = await session();
     const response = await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: ticker });
     expect(response.status).toBe(200);
     expect(response.body.crypto_currency).toBe(ticker);
     expect(response.body.total_amount_crypto).toBe(option(created, ticker).amount);
-    expect(response.body.total_amount_crypto).toBe(expectedOption('105', 'USD', ticker).amount);
     const read = await get(created.session_id);
-    expect([read.crypto_currency, read.total_amount_crypto, read.chain_id]).toEqual([ticker, option(created, ticker).amount, chainId]);
+    expect([read.crypto_currency, read.total_amount_crypto, read.chain_id, read.bound_tx_hash]).toEqual([null, null, null, null]);
   });
 
   it('the same hash again → 200 idempotent true, and nothing is written twice', async () => {
     const created = await session();
-    const tx = newHash();
-    const body = { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB', payer_wallet_address: PAYER };
+    const sent = await pay(created, 'BNB', 4);
+    const body = { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'BNB', payer_wallet_address: sent.from };
     const first = await postBind(kassa, created.session_id, body);
     const second = await postBind(kassa, created.session_id, body);
-    const upperCase = await postBind(kassa, created.session_id, { ...body, tx_hash: `0x${tx.slice(2).toUpperCase()}` });
+    const upperCase = await postBind(kassa, created.session_id, { ...body, tx_hash: `0x${sent.hash.slice(2).toUpperCase()}` });
     expect(first.body.idempotent).toBe(false);
     for (const replay of [second, upperCase]) {
       expect(replay.status).toBe(200);
       expect(replay.body).toEqual({ ...first.body, idempotent: true });
     }
     expect(await eventsOf(created.session_id, 'checkout_session.tx_bound')).toHaveLength(1);
+    expect(await boundRows(created.session_id)).toHaveLength(1);
   });
 
-  it('a replay of the hash answers what was locked, whatever else it says', async () => {
+  it('a replay of the hash answers the asset it was bound for, whatever else it says', async () => {
     const created = await session();
     const tx = newHash();
     await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'USDC' });
@@ -103,7 +121,8 @@ describe('200: the spec §2.6 body', () => {
 
   it('accepts a hex chain_id ("0x7a69") and stores it as decimal "31337"', async () => {
     const created = await session();
-    const response = await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '0x7a69', crypto_currency: 'USDT' });
+    const sent = await pay(created, 'USDT', 5);
+    const response = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '0x7a69', crypto_currency: 'USDT' });
     expect(response.status).toBe(200);
     expect((await get(created.session_id)).chain_id).toBe('31337');
     const row = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({ where: { id: created.session_id } });
@@ -111,7 +130,7 @@ describe('200: the spec §2.6 body', () => {
     // And "0x38" is BNB Smart Chain's 56.
     const other = await session();
     expect((await postBind(kassa, other.session_id, { tx_hash: newHash(), chain_id: '0x38', crypto_currency: 'BNB' })).status).toBe(200);
-    expect((await get(other.session_id)).chain_id).toBe('56');
+    expect((await boundRows(other.session_id)).map((row) => row.chainId)).toEqual(['56']);
   });
 
   it('stores the hash and the payer address in lower case', async () => {
@@ -121,35 +140,42 @@ describe('200: the spec §2.6 body', () => {
     const response = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: payer });
     expect(response.status).toBe(200);
     expect(response.body.bound_tx_hash).toBe(tx.toLowerCase());
-    const read = await get(created.session_id);
-    expect([read.bound_tx_hash, read.payer_wallet_address]).toEqual([tx.toLowerCase(), payer.toLowerCase()]);
-    const row = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({ where: { id: created.session_id } });
-    expect([row.boundTxHash, row.payerWalletAddress]).toEqual([tx.toLowerCase(), payer.toLowerCase()]);
+    const [row] = await boundRows(created.session_id);
+    expect([row!.txHash, row!.payerWalletAddress]).toEqual([tx.toLowerCase(), payer.toLowerCase()]);
   });
 
   it('payer_wallet_address is optional', async () => {
     const created = await session();
-    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
+    const sent = await pay(created, 'ETH', 6);
+    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
     expect((await get(created.session_id)).payer_wallet_address).toBeNull();
   });
 
-  it("shows the wallet of the bound chain when the organisation's wallets differ per network", async () => {
+  it("shows the wallet of the paying chain when the organisation's wallets differ per network", async () => {
     const shop = await createMerchant(kassa.ctx, { network: 'local' });
     const bscWallet = `0x${'b5c'.repeat(13)}b`;
     await setWallet(kassa.ctx, shop.organisationId, bscWallet, 'bsc');
     const created = await session(shop);
     expect(created.supported_networks).toEqual(['local', 'bsc']);
+    // Unbound, the first network's wallet; the payer's page gets each network's own (GraphQL paymentOptions).
     expect(created.wallet_address).toBe(shop.wallet);
-    await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '56', crypto_currency: 'BNB' });
-    expect((await get(created.session_id)).wallet_address).toBe(bscWallet);
+    const options = await kassa.http
+      .post('/graphql')
+      .set('content-type', 'application/json')
+      .send({ query: `{ checkoutSession(id: "${created.session_id}") { paymentOptions { network walletAddress } } }` });
+    const wallets = new Set(options.body.data.checkoutSession.paymentOptions.map((o: { network: string; walletAddress: string }) => `${o.network} ${o.walletAddress}`));
+    expect([...wallets].sort()).toEqual([`bsc ${bscWallet}`, `local ${shop.wallet}`]);
+    const sent = await chain.pay(shop.wallet, 'ETH', option(created, 'ETH').amount, { from: 7 });
+    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(await get(created.session_id)).toMatchObject({ wallet_address: shop.wallet, chain_id: '31337' });
   });
 
-  it('writes one checkout_session.tx_bound event carrying the bound session', async () => {
+  it('writes one checkout_session.tx_bound event carrying the bound session, once the transaction is verified', async () => {
+    const created = await session();
+    const sent = await pay(created, 'SOL', 8);
     const at = Date.now();
     time.freeze(at);
-    const created = await session();
-    const tx = newHash();
-    await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'SOL', payer_wallet_address: PAYER });
+    await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'SOL', payer_wallet_address: sent.from });
     const events = await eventsOf(created.session_id, 'checkout_session.tx_bound');
     expect(events).toHaveLength(1);
     expect(events[0]!.createdAt.getTime()).toBe(at);
@@ -157,19 +183,33 @@ describe('200: the spec §2.6 body', () => {
     expect(events[0]!.payload).toMatchObject({
       session_id: created.session_id,
       organisation_id: merchant.organisationId,
-      bound_tx_hash: tx,
+      bound_tx_hash: sent.hash,
       crypto_currency: 'SOL',
       total_amount_crypto: option(created, 'SOL').amount,
       chain_id: '31337',
-      payer_wallet_address: PAYER,
+      payer_wallet_address: sent.from,
       status: 'waiting_payment',
     });
+    // A hash no chain knows is not verified: no event.
+    const other = await session();
+    await postBind(kassa, other.session_id, { tx_hash: newHash(), chain_id: '31337', crypto_currency: 'SOL' });
+    expect(await eventsOf(other.session_id, 'checkout_session.tx_bound')).toHaveLength(0);
   });
 
   it('binding changes no status: no history row', async () => {
     const created = await session();
     await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' });
     expect(await kassa.runtime.db.prisma.checkoutSessionStatusChange.count({ where: { sessionId: created.session_id } })).toBe(1);
+  });
+
+  it('a session may hold several bound transactions: a second one is a second candidate, not a conflict', async () => {
+    const created = await session();
+    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
+    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    expect((await boundRows(created.session_id)).map((row) => [row.cryptoCurrency, row.state])).toEqual([
+      ['ETH', 'unverified'],
+      ['BNB', 'unverified'],
+    ]);
   });
 });
 
@@ -300,25 +340,26 @@ describe('404 and 409', () => {
     expectErrorBody(await postBind(kassa, id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' }), 404, `Checkout session ${id} not found`);
   });
 
-  it('a session already bound to another transaction', async () => {
-    const created = await session();
-    await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' });
-    const second = await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' });
-    expectErrorBody(second, 409, 'Checkout session is already bound to another transaction');
-  });
-
-  it('a transaction already bound to another session (in any letter case)', async () => {
+  it('a transaction the chain knows, already bound to another session (in any letter case)', async () => {
     const first = await session();
     const second = await session();
-    const tx = newHash();
-    await postBind(kassa, first.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' });
-    const again = await postBind(kassa, second.session_id, { tx_hash: `0x${tx.slice(2).toUpperCase()}`, chain_id: '1', crypto_currency: 'ETH' });
-    expectErrorBody(again, 409, `Transaction ${tx} is already bound to another checkout session`);
+    const sent = await pay(first, 'ETH', 9);
+    expect((await postBind(kassa, first.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    const again = await postBind(kassa, second.session_id, { tx_hash: `0x${sent.hash.slice(2).toUpperCase()}`, chain_id: '31337', crypto_currency: 'ETH' });
+    expectErrorBody(again, 409, `Transaction ${sent.hash} is already bound to another checkout session`);
     expect((await get(second.session_id)).bound_tx_hash).toBeNull();
   });
 
+  it('a transaction the chain already shows cannot pay the session → 409 with the reason, and nothing is written', async () => {
+    const created = await session();
+    const elsewhere = await chain.pay(`0x${'e15e'.repeat(10)}`, 'ETH', '0.01', { from: 2 });
+    const refused = await postBind(kassa, created.session_id, { tx_hash: elsewhere.hash, chain_id: '31337', crypto_currency: 'ETH' });
+    expectErrorBody(refused, 409, `wrong recipient: transaction ${elsewhere.hash} sends ETH to 0x${'e15e'.repeat(10)}, not to the session wallet ${merchant.wallet}`);
+    expect(await boundRows(created.session_id)).toEqual([]);
+  });
+
   it('a ticker that differs from the one already locked; without a ticker the locked one is used', async () => {
-    // A selection without a bound transaction (as the hosted page may make it), written straight to the database.
+    // A selection without a bound transaction (as an exact payment makes it), written straight to the database.
     const created = await session();
     const eth = option(created, 'ETH');
     await kassa.runtime.db.prisma.checkoutSession.update({
@@ -355,7 +396,7 @@ describe('404 and 409', () => {
     const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: created.session_id }, orderBy: { id: 'asc' } });
     expect(history.map((h) => h.toStatus)).toEqual(['waiting_payment', 'expired']);
     expect(await eventsOf(created.session_id, 'checkout_session.expired')).toHaveLength(1);
-    expect(await eventsOf(created.session_id, 'checkout_session.tx_bound')).toHaveLength(0);
+    expect(await boundRows(created.session_id)).toEqual([]);
     // The hash stays free for a session that is still open.
     time.release();
     const open = await session();
@@ -363,19 +404,19 @@ describe('404 and 409', () => {
   });
 });
 
-describe('a transaction bound before expiry keeps the session open for the in-flight grace', () => {
-  it('stays waiting_payment after expires_at, then expires when the grace (60 min) ends', async () => {
+describe('a payment sent before expiry keeps the session open for the in-flight grace', () => {
+  it('a bound payment mined before expires_at: waiting_payment after it, expired when the grace (60 min) ends unconfirmed', async () => {
     const start = Date.now();
     time.freeze(start);
     const created = await session(merchant, { expires_in_minutes: 5 });
     const expiresAt = Date.parse(created.expires_at);
-    const tx = newHash();
-    time.freeze(expiresAt - 1000);
-    expect((await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
+    const sent = await pay(created, 'ETH', 2);
+    // No watcher runs here: the payment is seen (credited, not confirmed) and stays so.
+    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
 
     time.freeze(expiresAt + 30 * 60_000);
     expect((await get(created.session_id)).status).toBe('waiting_payment');
-    const replay = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' });
+    const replay = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' });
     expect(replay.body).toMatchObject({ status: 'waiting_payment', idempotent: true });
 
     time.freeze(expiresAt + 60 * 60_000);
@@ -383,23 +424,32 @@ describe('a transaction bound before expiry keeps the session open for the in-fl
     const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: created.session_id }, orderBy: { id: 'asc' } });
     expect(history.map((h) => [h.toStatus, h.cause])).toEqual([
       ['waiting_payment', 'created by merchant API'],
-      ['expired', 'bound transaction did not confirm within the in-flight grace'],
+      ['expired', 'the payment in flight did not confirm within the in-flight grace'],
     ]);
   });
 
-  // Known defect, see the report: src/domain/bind-transaction.ts answers a replay before settling expiry.
+  it('a hash no chain knows, bound before expires_at, holds nothing open', async () => {
+    const start = Date.now();
+    time.freeze(start);
+    const created = await session(merchant, { expires_in_minutes: 5 });
+    const expiresAt = Date.parse(created.expires_at);
+    time.freeze(expiresAt - 1000);
+    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    time.freeze(expiresAt);
+    expect((await get(created.session_id)).status).toBe('expired');
+  });
+
   it('a replay of the bound hash after the grace answers the settled status (expired), not a stale open one', async () => {
     const start = Date.now();
     time.freeze(start);
     const created = await session(merchant, { expires_in_minutes: 5 });
     const expiresAt = Date.parse(created.expires_at);
-    const tx = newHash();
-    time.freeze(expiresAt - 1000);
-    expect((await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
+    const sent = await pay(created, 'ETH', 3);
+    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
 
     // No read in between: the row still says waiting_payment, but the session is over.
     time.freeze(expiresAt + 61 * 60_000);
-    const replay = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' });
+    const replay = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ idempotent: true, status: 'expired' });
   });

@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
-import { controllableClock, createSession, expectErrorBody, postBind, postCreate, writtenRows } from '../support/rest-kassa.js';
+import { controllableClock, createSession, expectErrorBody, isEmbedded, postBind, postCreate, writtenRows } from '../support/rest-kassa.js';
 
 /**
  * DESIGN.md §4 "Create" (Idempotency-Key) and "Bind" under concurrency: many
@@ -160,39 +161,66 @@ describe('Idempotency-Key', () => {
   });
 });
 
-describe('bind races', () => {
-  it('20 parallel binds of one transaction to 20 sessions → one 200, nineteen 409', async () => {
+describe('unique amounts (README "Payment rules")', () => {
+  const usdt = (view: Record<string, any>) => view.crypto_options.find((option: { ticker: string }) => option.ticker === 'USDT').amount as string;
+
+  it('20 parallel creates of one basket on one wallet → 20 different amounts, each claimed once', async () => {
+    const shop = await createMerchant(kassa.ctx);
+    const views = await Promise.all(Array.from({ length: 20 }, () => createSession(kassa, shop, checkoutRequest())));
+    expect(new Set(views.map(usdt)).size).toBe(20);
+    const claims = await kassa.runtime.db.prisma.paymentAmountClaim.findMany({ where: { walletAddress: shop.wallet, asset: 'USDT' } });
+    expect(claims.length).toBe(20 * 3);
+    expect(new Set(claims.map((claim) => `${claim.network}:${claim.amount.toFixed(8)}`)).size).toBe(claims.length);
+  });
+
+  it.skipIf(isEmbedded)('two instances creating one basket at once (each guessing from its own last step) still hand out different amounts', async () => {
+    const second = await startTestKassa({ database: kassa.database });
+    try {
+      const shop = await createMerchant(kassa.ctx);
+      const views = await Promise.all(Array.from({ length: 20 }, (_, i) => createSession(i % 2 ? second : kassa, shop, checkoutRequest())));
+      expect(new Set(views.map(usdt)).size).toBe(20);
+      // A restarted instance (no guesses) finds the free amounts in the database.
+      const third = await startTestKassa({ database: kassa.database });
+      try {
+        const more = await Promise.all(Array.from({ length: 5 }, () => createSession(third, shop, checkoutRequest())));
+        expect(new Set([...views, ...more].map(usdt)).size).toBe(25);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('bind races (transactions unknown to the chain: a bind is a hint, README "Payment rules")', () => {
+  it('20 parallel binds of one unknown transaction to 20 sessions → all accepted, none locks its session', async () => {
     const sessions: string[] = [];
     for (let i = 0; i < 20; i += 1) sessions.push((await createSession(kassa, merchant, checkoutRequest())).session_id);
     const tx = `0x${'5eed'.repeat(16)}`;
     const responses = await Promise.all(sessions.map((id) => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })));
 
-    const won = responses.filter((r) => r.status === 200);
-    expect(won).toHaveLength(1);
-    expect(won[0]!.body).toMatchObject({ bound_tx_hash: tx, idempotent: false });
-    const lost = responses.filter((r) => r.status !== 200);
-    expect(lost).toHaveLength(19);
-    for (const response of lost) expectErrorBody(response, 409, `Transaction ${tx} is already bound to another checkout session`);
-
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    for (const response of responses) expect(response.body).toMatchObject({ bound_tx_hash: tx, idempotent: false, crypto_currency: 'ETH' });
     const prisma = kassa.runtime.db.prisma;
-    const holders = await prisma.checkoutSession.findMany({ where: { boundTxHash: tx }, select: { id: true } });
-    expect(holders.map((h) => h.id)).toEqual([won[0]!.body.session_id]);
-    expect(await prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: { in: sessions } } })).toBe(1);
+    expect(await prisma.checkoutSession.count({ where: { id: { in: sessions }, OR: [{ boundTxHash: { not: null } }, { cryptoCurrency: { not: null } }] } })).toBe(0);
+    expect(await prisma.checkoutSessionTransaction.count({ where: { txHash: tx } })).toBe(20);
+    expect(await prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: { in: sessions } } })).toBe(0);
   });
 
-  it('20 parallel binds of different transactions to one session → one 200, nineteen 409', async () => {
+  it(`20 parallel binds of different transactions to one session → ${MAX_UNVERIFIED_BINDS} accepted, the rest 409 until they are checked`, async () => {
     const { session_id: id } = await createSession(kassa, merchant, checkoutRequest());
     const hashes = Array.from({ length: 20 }, (_, i) => `0x${(i + 1).toString(16).padStart(64, 'd')}`);
     const responses = await Promise.all(hashes.map((tx) => postBind(kassa, id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })));
 
-    const won = responses.filter((r) => r.status === 200);
-    expect(won).toHaveLength(1);
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(MAX_UNVERIFIED_BINDS);
     const lost = responses.filter((r) => r.status !== 200);
-    expect(lost).toHaveLength(19);
-    for (const response of lost) expectErrorBody(response, 409, 'Checkout session is already bound to another transaction');
-    const read = await kassa.http.get(`/checkout-sessions/${id}`);
-    expect(read.body.bound_tx_hash).toBe(won[0]!.body.bound_tx_hash);
-    expect(await kassa.runtime.db.prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: id } })).toBe(1);
+    expect(lost).toHaveLength(20 - MAX_UNVERIFIED_BINDS);
+    for (const response of lost) {
+      expectErrorBody(response, 409, `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`);
+    }
+    expect(await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id } })).toBe(MAX_UNVERIFIED_BINDS);
+    expect((await kassa.http.get(`/checkout-sessions/${id}`)).body).toMatchObject({ bound_tx_hash: null, crypto_currency: null });
   });
 
   it('20 parallel binds of the same transaction to one session → one first bind, nineteen idempotent', async () => {
@@ -201,7 +229,7 @@ describe('bind races', () => {
     const responses = await Promise.all(Array.from({ length: 20 }, () => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'USDT' })));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(responses.filter((r) => r.body.idempotent === false)).toHaveLength(1);
-    expect(await kassa.runtime.db.prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: id } })).toBe(1);
+    expect(await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id, txHash: tx } })).toBe(1);
   });
 });
 

@@ -14,7 +14,9 @@ import {
   createSession,
   expectCeilingAmount,
   expectErrorBody,
-  expectedOption,
+  assetStep,
+  exact,
+  expectQuotes,
   fiatTotal,
   num,
   postCreate,
@@ -98,16 +100,30 @@ describe('201: the merchant view of spec §2.2', () => {
       expect(option.unit_price_fiat).toMatch(AMOUNT);
       expect(option.amount).toMatch(AMOUNT);
     }
-    expect(view.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('105.00000000', 'USD', ticker)));
+    expectQuotes(view.crypto_options, '105.00000000', 'USD', ASSET_ORDER);
   });
 
-  it('quotes exact amounts from the fixture rates: total / unit price, rounded up to 8 decimals', async () => {
-    const view = await createSession(kassa, merchant, checkoutRequest());
+  it('quotes exact amounts from the fixture rates: total / unit price, rounded up to what every network can carry', async () => {
+    // A merchant of its own: no other open session on its wallet, so no amount is raised to be unique.
+    const fresh = await createMerchant(kassa.ctx);
+    const view = await createSession(kassa, fresh, checkoutRequest());
     // Spelled out once by hand so a shared mistake in the helper cannot hide: 105 / 97250.12 = 0.00107969…
     expect(view.crypto_options[0]).toEqual({ ticker: 'BTC', id: 'bitcoin', unit_price_fiat: '97250.12000000', amount: '0.00107970' });
-    expect(view.crypto_options[2]).toEqual({ ticker: 'USDT', id: 'tether', unit_price_fiat: '1.00020000', amount: '104.97900420' });
-    expect(view.crypto_options[3]).toEqual({ ticker: 'USDC', id: 'usd-coin', unit_price_fiat: '0.99990000', amount: '105.01050106' });
-    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat);
+    // USDT and USDC have 6 decimals on Ethereum (and USDT on the sandbox): 104.979004199… → 104.979005.
+    expect(view.crypto_options[2]).toEqual({ ticker: 'USDT', id: 'tether', unit_price_fiat: '1.00020000', amount: '104.97900500' });
+    expect(view.crypto_options[3]).toEqual({ ticker: 'USDC', id: 'usd-coin', unit_price_fiat: '0.99990000', amount: '105.01050200' });
+    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
+  });
+
+  it('makes each amount unique among the open sessions on the same wallet: a second identical basket pays one step more', async () => {
+    const fresh = await createMerchant(kassa.ctx);
+    const first = await createSession(kassa, fresh, checkoutRequest());
+    const second = await createSession(kassa, fresh, checkoutRequest());
+    const amounts = (view: Record<string, any>) => view.crypto_options.map((o: { amount: string }) => o.amount);
+    expect(amounts(second)).toEqual(amounts(first).map((amount: string, i: number) => exact(amount).plus(assetStep(ASSET_ORDER[i]!)).toFixed(8)));
+    // Another merchant's wallet is another wallet: its amounts are its own.
+    const other = await createSession(kassa, await createMerchant(kassa.ctx), checkoutRequest());
+    expect(amounts(other)).toEqual(amounts(first));
   });
 
   it('keeps a price of 123456789012.12345678 × 3 exact (no float on the way)', async () => {
@@ -118,8 +134,8 @@ describe('201: the merchant view of spec §2.2', () => {
     expect(view.items).toEqual([
       { name: 'Yacht', quantity: 3, unit_price: '123456789012.12345678', total_price: '370370367036.37037034', product_id: null },
     ]);
-    expect(view.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('370370367036.37037034', 'USD', ticker)));
-    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat);
+    expectQuotes(view.crypto_options, '370370367036.37037034', 'USD', ASSET_ORDER);
+    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
   });
 
   it('sums the largest basket exactly: 100 items × 1,000,000 × 1e12', async () => {
@@ -127,7 +143,7 @@ describe('201: the merchant view of spec §2.2', () => {
     const view = await createSession(kassa, merchant, rawJson(checkoutRequest({ items })));
     expect(view.total_amount_fiat).toBe('100000000000000000000.00000000');
     expect(view.items).toHaveLength(100);
-    expect(view.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('100000000000000000000', 'USD', ticker)));
+    expectQuotes(view.crypto_options, '100000000000000000000', 'USD', ASSET_ORDER);
   });
 
   it('accepts the smallest prices: 0.00000001 and items of price 0 beside a priced one', async () => {
@@ -138,10 +154,11 @@ describe('201: the merchant view of spec §2.2', () => {
     const view = await createSession(kassa, merchant, rawJson(checkoutRequest({ items })));
     expect(view.total_amount_fiat).toBe('0.00000001');
     expect(view.items.map((i: { total_price: string }) => i.total_price)).toEqual(['0.00000000', '0.00000001']);
-    // Any positive amount rounds up to at least one unit of 1e-8; below a price of 1 it takes two (USDC at 0.9999).
-    expect(view.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('0.00000001', 'USD', ticker)));
-    expect(view.crypto_options.map((o: { amount: string }) => o.amount)).toEqual([
-      '0.00000001', '0.00000001', '0.00000001', '0.00000002', '0.00000001', '0.00000001',
+    // Any positive amount rounds up to at least one step: 1e-8, or 1e-6 for USDT and USDC (6 decimals on Ethereum).
+    const fresh = await createSession(kassa, await createMerchant(kassa.ctx), rawJson(checkoutRequest({ items })));
+    expectQuotes(view.crypto_options, '0.00000001', 'USD', ASSET_ORDER);
+    expect(fresh.crypto_options.map((o: { amount: string }) => o.amount)).toEqual([
+      '0.00000001', '0.00000001', '0.00000100', '0.00000100', '0.00000001', '0.00000001',
     ]);
   });
 
@@ -149,10 +166,10 @@ describe('201: the merchant view of spec §2.2', () => {
     const view = await createSession(kassa, merchant, checkoutRequest({ currency: 'eur', items: [{ name: 'Tea', quantity: 3, unit_price: 7.25 }] }));
     expect(view.fiat_currency).toBe('EUR');
     expect(view.total_amount_fiat).toBe(fiatTotal([{ quantity: 3, unit_price: '7.25' }]));
-    expect(view.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('21.75', 'EUR', ticker)));
+    expectQuotes(view.crypto_options, '21.75', 'EUR', ASSET_ORDER);
     const mixed = await createSession(kassa, merchant, checkoutRequest({ currency: 'jPy' }));
     expect(mixed.fiat_currency).toBe('JPY');
-    expect(mixed.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('105', 'JPY', ticker)));
+    expectQuotes(mixed.crypto_options, '105', 'JPY', ASSET_ORDER);
   });
 
   it.each([
@@ -176,7 +193,7 @@ describe('201: the merchant view of spec §2.2', () => {
     expect(view.supported_networks).toEqual(['ethereum']);
     expect(view.wallet_address).toBe(ethereumOnly.wallet);
     // Ethereum carries ETH natively plus USDT and USDC (config/networks.json).
-    expect(view.crypto_options).toEqual(['ETH', 'USDT', 'USDC'].map((ticker) => expectedOption('105', 'USD', ticker)));
+    expectQuotes(view.crypto_options, '105', 'USD', ['ETH', 'USDT', 'USDC'], ['ethereum']);
   });
 
   it('stores each quote with its rate source, time and rounding rule', async () => {
@@ -419,7 +436,7 @@ describe('503 when no usable rate exists', () => {
     const retried = await postCreate(down, payer, checkoutRequest(), { idempotencyKey: 'order-503' });
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
-    expect(retried.body.crypto_options).toEqual(ASSET_ORDER.map((ticker) => expectedOption('105', 'USD', ticker)));
+    expectQuotes(retried.body.crypto_options, '105', 'USD', ASSET_ORDER);
     expect(await writtenRows(down)).toEqual({ sessions: 1, items: 2, quotes: 6, networks: 3, history: 1, outbox: 1, idempotencyKeys: 1 });
   });
 });

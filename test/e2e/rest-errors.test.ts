@@ -185,7 +185,8 @@ describe('every error answer has the same shape', () => {
       [404, await kassa.http.get('/checkout-sessions/0f8fad5b-d9cb-469f-a165-70867728950e')],
       [404, await kassa.http.get('/unknown')],
       [405, await kassa.http.patch('/checkout-sessions')],
-      [409, await postBind(kassa, bound.session_id, { tx_hash: `0x${'3'.repeat(64)}`, chain_id: '1', crypto_currency: 'ETH', payer_wallet_address: PAYER })],
+      // The same transaction again, for another asset.
+      [409, await postBind(kassa, bound.session_id, { tx_hash: `0x${'2'.repeat(64)}`, chain_id: '1', crypto_currency: 'USDT', payer_wallet_address: PAYER })],
       [413, await postBind(kassa, bound.session_id, `"${'x'.repeat(BODY_LIMIT)}"`)],
       [415, await kassa.http.post(`/checkout-sessions/${bound.session_id}/bind-tx`).set('Content-Type', 'text/xml').send('<a/>')],
       [422, await postCreate(kassa, walletless, checkoutRequest())],

@@ -124,7 +124,7 @@ describe('bind replays must say the same thing', () => {
     const hash = txHash(0xbeef);
     const first = { tx_hash: hash, chain_id: '56', crypto_currency: 'USDT', payer_wallet_address: PAYER };
     expect((await postBind(kassa, session.session_id, first)).status).toBe(200);
-    expectErrorBody(await postBind(kassa, session.session_id, { ...first, crypto_currency: 'ETH' }), 409, 'crypto_currency ETH differs from USDT, already locked for this session');
+    expectErrorBody(await postBind(kassa, session.session_id, { ...first, crypto_currency: 'ETH' }), 409, 'crypto_currency ETH differs from USDT, the asset this transaction was bound for');
     expectErrorBody(await postBind(kassa, session.session_id, { ...first, chain_id: '1' }), 409, 'chain_id 1 differs from 56, the chain this transaction was bound on');
     expectErrorBody(
       await postBind(kassa, session.session_id, { ...first, payer_wallet_address: `0x${'1'.repeat(40)}` }),

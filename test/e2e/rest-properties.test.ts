@@ -9,6 +9,7 @@ import {
   MERCHANT_ONLY_FIELDS,
   PUBLIC_FIELDS,
   createSession,
+  assetStep,
   expectCeilingAmount,
   expectErrorBody,
   exact,
@@ -51,7 +52,7 @@ function expectConsistentMerchantView(view: Record<string, any>): void {
   for (const item of view.items) {
     expect(exact(item.unit_price).times(item.quantity).toFixed(8)).toBe(item.total_price);
   }
-  for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat);
+  for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
 }
 
 // Nasty values every property also meets, besides the random ones.

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KassaClient, KassaError, KassaNetworkError, verifyWebhook, WebhookVerificationError, type BindResult, type KassaEvent, type PublicSession } from '../../clients/typescript/src/index.js';
 import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
@@ -164,6 +164,62 @@ describe('KassaClient', () => {
       await loop.stop();
       await receiver.close();
     }
+  });
+
+  it('signs every call but create over its method, path and query; a captured call cannot be replayed', async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const sent: Array<{ url: string; method: string; headers: Record<string, string> }> = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push({ url: String(input), method: init?.method ?? 'GET', headers: { ...(init?.headers as Record<string, string>) } });
+      return fetch(input, init);
+    };
+    const own = new KassaClient({ baseUrl: kassa.url, apiKey: owner.apiKey, apiSecret: owner.apiSecret, fetch: recording });
+    const sessionId = '00000000-0000-4000-8000-000000000000';
+    await own.listEvents({ limit: 3, sessionId });
+    const call = sent.at(-1)!;
+    const target = call.url.slice(kassa.url.length);
+    expect(target).toBe(`/events?limit=3&session_id=${sessionId}`);
+    const timestamp = call.headers['X-Service-Timestamp']!;
+    // Independently: HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{body}` (README "Signing a merchant call").
+    expect(call.headers['X-Service-Signature']).toBe(createHmac('sha256', owner.apiSecret).update(`${timestamp}.GET.${target}.`).digest('hex'));
+    const replay = await fetch(call.url, { headers: call.headers });
+    expect(replay.status).toBe(401);
+    expect(((await replay.json()) as { message: string }).message).toMatch(/^Replayed request/);
+    // Create keeps spec §5: `{timestamp}.{rawBody}`.
+    await own.createCheckoutSession(checkoutRequest() as never);
+    const create = sent.at(-1)!;
+    const body = JSON.stringify(checkoutRequest());
+    expect(create.headers['X-Service-Signature']).toBe(createHmac('sha256', owner.apiSecret).update(`${create.headers['X-Service-Timestamp']}.${body}`).digest('hex'));
+  });
+
+  it('identical calls in one millisecond, and a retry, are each signed with a timestamp of their own', async () => {
+    let failNext = true;
+    // The first answer is lost after Kassa handled the call (a 503 from a proxy, say): the client retries.
+    const lossy: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!failNext) return response;
+      failNext = false;
+      await response.body?.cancel();
+      return new Response('{}', { status: 503 });
+    };
+    const retrying = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, fetch: lossy });
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+    try {
+      const [first, second] = await Promise.all([client.listWebhookEndpoints(), client.listWebhookEndpoints()]);
+      expect(first).toEqual(second);
+      expect(Array.isArray(await retrying.listEvents({ limit: 1 }).then((page) => page.data))).toBe(true);
+      expect(failNext).toBe(false);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('signs the path Kassa sees when baseUrl has a path a proxy strips', async () => {
+    // A stand-in for a reverse proxy serving Kassa under /kassa: it strips the prefix.
+    const proxy: typeof fetch = (input, init) => fetch(String(input).replace(`${kassa.url}/kassa/`, `${kassa.url}/`), init);
+    const behind = new KassaClient({ baseUrl: `${kassa.url}/kassa/`, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, fetch: proxy });
+    expect((await behind.listEvents({ limit: 1 })).data.length).toBeLessThanOrEqual(1);
+    expect(Array.isArray(await behind.listWebhookEndpoints())).toBe(true);
   });
 
   it('verifyWebhook accepts a body signed independently with HMAC-SHA256 of "{timestamp}.{rawBody}"', () => {

@@ -47,17 +47,23 @@ async function freshMerchantWithReceiver(events?: string[]) {
   return { owner, endpoint };
 }
 
+/** Moves the session's expiry into the past and reads it: the read settles it as expired (an event). */
+async function expireNow(sessionId: string): Promise<void> {
+  await kassa.runtime.db.prisma.checkoutSession.update({ where: { id: sessionId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+  expect((await kassa.http.get(`/checkout-sessions/${sessionId}`)).body.status).toBe('expired');
+}
+
 describe('signed delivery', () => {
-  it('POSTs the created and tx_bound events, signed with the endpoint secret, in order', async () => {
+  it('POSTs the created and expired events, signed with the endpoint secret, in order', async () => {
     const { owner, endpoint } = await freshMerchantWithReceiver();
     expect(endpoint.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
     expect(endpoint.id).toMatch(UUID);
     loop = startDeliveryLoop(kassa.ctx);
     const session = await createSession(kassa, owner, checkoutRequest());
-    expect((await postBind(kassa, session.session_id, { tx_hash: txHash(0x5e1), chain_id: '31337', crypto_currency: 'USDT' })).status).toBe(200);
+    await expireNow(session.session_id);
 
     const got = await receiver.waitFor((list) => list.length >= 2);
-    expect(got.map((hook) => hook.body.type)).toEqual(['checkout_session.created', 'checkout_session.tx_bound']);
+    expect(got.map((hook) => hook.body.type)).toEqual(['checkout_session.created', 'checkout_session.expired']);
     for (const hook of got) {
       expect(hook.headers['content-type']).toMatch(/^application\/json/);
       expect(hook.headers['x-service-event-id']).toBe(hook.body.id);
@@ -71,7 +77,7 @@ describe('signed delivery', () => {
       expect(signatureValid('whsec_wrong', hook.headers, hook.rawBody)).toBe(false);
     }
     expect(got[0]!.body.data.status).toBe('waiting_payment');
-    expect(got[1]!.body.data.crypto_currency).toBe('USDT');
+    expect(got[1]!.body.data.status).toBe('expired');
     // The merchant view: metadata and user are there.
     expect(got[0]!.body.data).toHaveProperty('metadata');
 
@@ -82,13 +88,13 @@ describe('signed delivery', () => {
   });
 
   it('honours the event filter', async () => {
-    const { owner } = await freshMerchantWithReceiver(['checkout_session.tx_bound']);
+    const { owner } = await freshMerchantWithReceiver(['checkout_session.expired']);
     loop = startDeliveryLoop(kassa.ctx);
     const session = await createSession(kassa, owner, checkoutRequest());
-    await postBind(kassa, session.session_id, { tx_hash: txHash(0x5e2), chain_id: '31337', crypto_currency: 'USDT' });
+    await expireNow(session.session_id);
     await receiver.waitFor((list) => list.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(receiver.received.map((hook) => hook.body.type)).toEqual(['checkout_session.tx_bound']);
+    expect(receiver.received.map((hook) => hook.body.type)).toEqual(['checkout_session.expired']);
   });
 
   it('does not deliver another organisation’s events', async () => {

@@ -1,8 +1,8 @@
+import { createHmac } from 'node:crypto';
 import type { Test } from 'supertest';
 import { createApiKey } from '../../src/domain/api-keys.js';
 import type { DomainContext } from '../../src/domain/context.js';
 import { createOrganisation } from '../../src/domain/organisations.js';
-import { signPayload } from '../../src/domain/signatures.js';
 
 export interface TestMerchant {
   readonly organisationId: string;
@@ -28,18 +28,51 @@ export async function createMerchant(
   return { organisationId: organisation.id, apiKey: key.apiKey, apiSecret: key.apiSecret, wallet: wallet?.toLowerCase() ?? '' };
 }
 
-/** Adds the three signing headers of spec §5 to a supertest request and sends `rawBody` as it is. */
+const usedTimestamps = new Set<number>();
+
+/**
+ * `at`, or the next millisecond not yet used by this process: Kassa accepts a
+ * signature once, so two identical requests signed in one millisecond would
+ * be one request sent twice (README "Signing a merchant call").
+ */
+export function freshTimestamp(at: number = Date.now()): number {
+  let timestamp = at;
+  while (usedTimestamps.has(timestamp)) timestamp += 1;
+  usedTimestamps.add(timestamp);
+  return timestamp;
+}
+
+/**
+ * The string a merchant signs (README "Signing a merchant call"), written here
+ * independently of src/domain/signatures.ts: create keeps spec §5's
+ * `{timestamp}.{rawBody}`; every other signed route signs
+ * `{timestamp}.{METHOD}.{path?query}.{rawBody}`.
+ */
+export function stringToSign(timestamp: string, method: string, target: string, rawBody: string): string {
+  const isCreate = method === 'POST' && target.split('?')[0] === '/checkout-sessions';
+  return isCreate ? `${timestamp}.${rawBody}` : `${timestamp}.${method}.${target}.${rawBody}`;
+}
+
+/**
+ * Adds the three signing headers to a supertest request and sends `rawBody` as
+ * it is. The signature covers the request's method, path and query as given
+ * to supertest; the timestamp is fresh unless one is given.
+ */
 export function signed(
   request: Test,
   merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>,
   rawBody: string,
   options: { timestamp?: number; contentType?: string } = {},
 ): Test {
-  const timestamp = String(options.timestamp ?? Date.now());
+  const timestamp = String(options.timestamp ?? freshTimestamp());
+  const url = new URL(request.url);
+  const signature = createHmac('sha256', merchant.apiSecret)
+    .update(stringToSign(timestamp, request.method, `${url.pathname}${url.search}`, rawBody), 'utf8')
+    .digest('hex');
   return request
     .set('Content-Type', options.contentType ?? 'application/json')
     .set('X-Service-Key', merchant.apiKey)
     .set('X-Service-Timestamp', timestamp)
-    .set('X-Service-Signature', signPayload(merchant.apiSecret, timestamp, rawBody))
+    .set('X-Service-Signature', signature)
     .send(rawBody);
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
-import { assertCliBuilt, hasStackTrace, killAllKassaProcesses, runKassa } from '../support/cli-process.js';
+import { assertCliBuilt, hasStackTrace, killAllKassaProcesses, runKassa, runKassaInProcess } from '../support/cli-process.js';
 
 /** loadConfig (DESIGN.md §5: config only from the environment, validated at start with clear errors). */
 
@@ -21,6 +21,16 @@ const HEX_KEY = randomBytes(32).toString('hex');
 
 /** A test-mode environment of its own data dir, plus `extra`. */
 const env = (extra: Env = {}): Env => ({ KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir(), ...extra });
+
+/** The least a production start needs (README "Running in production"). */
+const productionEnv = (extra: Env = {}): Env => ({
+  KASSA_ENV: 'production',
+  KASSA_DATA_DIR: dataDir(),
+  KASSA_MASTER_KEY: HEX_KEY,
+  CHECKOUT_BASE_URL: 'https://pay.example.com',
+  DATABASE_URL: 'postgresql://kassa@db.example/kassa',
+  ...extra,
+});
 
 function problemsOf(environment: Env): string[] {
   try {
@@ -67,6 +77,8 @@ describe('validation', () => {
       expect.stringMatching(/^KASSA_NETWORKS: unknown network "moon" \(known: ethereum, bsc, polygon, base, arbitrum, local\)$/),
       expect.stringMatching(/^KASSA_RATES_SOURCES: unknown source "oracle" \(known: static, coingecko, coinbase\)$/),
       expect.stringMatching(/^LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent \(got "loud"\)$/),
+      expect.stringMatching(/^KASSA_NETWORKS: the local sandbox network cannot be enabled in production/),
+      expect.stringMatching(/^CHECKOUT_BASE_URL must use https in production/),
     ]);
     expect(message).toBe(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
   });
@@ -88,7 +100,7 @@ describe('validation', () => {
 
   it('requires KASSA_MASTER_KEY in production and writes no key file there', () => {
     const dir = dataDir();
-    const problems = problemsOf({ KASSA_ENV: 'production', KASSA_DATA_DIR: dir });
+    const problems = problemsOf(productionEnv({ KASSA_DATA_DIR: dir, KASSA_MASTER_KEY: undefined }));
     expect(problems).toEqual([expect.stringMatching(/^KASSA_MASTER_KEY is required in production \(32 bytes as hex or base64, e\.g\. `openssl rand -hex 32`\)$/)]);
     expect(existsSync(path.join(dir, 'master.key'))).toBe(false);
   });
@@ -102,10 +114,20 @@ describe('validation', () => {
     expect(problemsOf(env({ KASSA_MASTER_KEY: key }))).toEqual(['KASSA_MASTER_KEY must be 32 bytes, as 64 hex characters or base64']);
   });
 
+  it('KASSA_MASTER_KEY_PREVIOUS: comma-separated older keys (hex or base64), each checked', () => {
+    const [first, second] = [randomBytes(32), randomBytes(32)];
+    const config = loadConfig(env({ KASSA_MASTER_KEY: HEX_KEY, KASSA_MASTER_KEY_PREVIOUS: ` ${first.toString('hex')} , ${second.toString('base64')} ` }));
+    expect(config.previousMasterKeys.map((key) => key.toString('hex'))).toEqual([first.toString('hex'), second.toString('hex')]);
+    expect(loadConfig(env()).previousMasterKeys).toEqual([]);
+    expect(problemsOf(env({ KASSA_MASTER_KEY_PREVIOUS: `${first.toString('hex')},abc` }))).toEqual([
+      'KASSA_MASTER_KEY_PREVIOUS: key 2 must be 32 bytes, as 64 hex characters or base64',
+    ]);
+  });
+
   it('accepts a master key as hex or base64', () => {
     const key = randomBytes(32);
     expect(loadConfig(env({ KASSA_MASTER_KEY: key.toString('hex') })).masterKey.equals(key)).toBe(true);
-    expect(loadConfig(env({ KASSA_MASTER_KEY: key.toString('base64'), KASSA_ENV: 'production' })).masterKey.equals(key)).toBe(true);
+    expect(loadConfig(productionEnv({ KASSA_MASTER_KEY: key.toString('base64') })).masterKey.equals(key)).toBe(true);
   });
 
   it.each([
@@ -133,8 +155,19 @@ describe('validation', () => {
   it('rejects an RPC URL that is not a URL', () => {
     // DESIGN.md §5 "validated at start": a typo in an RPC URL must not surface later as a watcher failure.
     expect(problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://bsc.example/rpc,bsc-node:8545' }))).toEqual([
-      expect.stringMatching(/^KASSA_RPC_URLS_BSC\b.*bsc-node:8545/),
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc-node:8545")',
     ]);
+  });
+
+  it("never prints an RPC URL's credentials: user info, path and query are masked", () => {
+    const urls = ['bsc.example/v3/KEYINPATH123', 'ftp://alice:PASSWORD123@bsc.example:8545/rpc?apikey=KEYINQUERY123', 'https//bsc.example/KEYTYPO123'];
+    const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
+    expect(problems).toEqual([
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc.example/***")',
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "ftp://***@bsc.example:8545/***")',
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "https/***")',
+    ]);
+    expect(problems.join('\n')).not.toMatch(/KEYINPATH|PASSWORD|KEYINQUERY|KEYTYPO|alice/);
   });
 });
 
@@ -152,15 +185,41 @@ describe('defaults', () => {
     expect(config.logLevel).toBe('info');
   });
 
-  it('production: ethereum and bsc, market rates, no demo', () => {
-    const config = loadConfig({ KASSA_ENV: 'production', KASSA_MASTER_KEY: HEX_KEY, KASSA_DATA_DIR: dataDir() });
+  it('production: ethereum and bsc, market rates, no demo, listening on every interface, no migrations on start', () => {
+    const config = loadConfig(productionEnv());
     expect(config.networks.map((n) => n.slug)).toEqual(['ethereum', 'bsc']);
-    expect(config.rates.sources).toEqual(['coingecko']);
+    expect(config.rates.sources).toEqual(['coingecko', 'coinbase']);
+    expect([config.rates.minSources, config.rates.maxSpreadPercent]).toEqual([2, 2]);
     expect(config.demo).toBe(false);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.migrateOnStart).toBe(false);
+    expect(config.webhooks.httpsOnly).toBe(true);
+    // No token and no port of its own: the main port does not serve /metrics (404).
+    expect(config.metrics).toEqual({ token: null, port: null, host: '127.0.0.1', onMainPort: false });
+  });
+
+  it('development and test listen on 127.0.0.1 unless HOST is set, and migrate on start', () => {
+    expect(loadConfig({ KASSA_DATA_DIR: dataDir() })).toMatchObject({ env: 'development', host: '127.0.0.1', migrateOnStart: true });
+    expect(loadConfig(env())).toMatchObject({ host: '127.0.0.1', migrateOnStart: true });
+    expect(loadConfig({ KASSA_DATA_DIR: dataDir(), HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ ...productionEnv(), HOST: '10.1.2.3' }).host).toBe('10.1.2.3');
+    expect(loadConfig({ ...productionEnv(), KASSA_MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(true);
+    expect(loadConfig(env({ KASSA_MIGRATE_ON_START: 'false' })).migrateOnStart).toBe(false);
+  });
+
+  it('/metrics: open on the main port outside production; a token or a port of its own anywhere', () => {
+    expect(loadConfig(env()).metrics).toEqual({ token: null, port: null, host: '127.0.0.1', onMainPort: true });
+    const token = 'm'.repeat(32);
+    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_TOKEN: token }).metrics).toEqual({ token, port: null, host: '127.0.0.1', onMainPort: true });
+    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_PORT: '9464' }).metrics).toEqual({ token: null, port: 9464, host: '127.0.0.1', onMainPort: false });
+    expect(problemsOf(env({ KASSA_METRICS_TOKEN: 'short' }))).toEqual([
+      'KASSA_METRICS_TOKEN must be at least 16 characters without spaces (e.g. `openssl rand -hex 32`)',
+    ]);
+    expect(problemsOf(env({ KASSA_METRICS_PORT: 'x' }))).toEqual(['KASSA_METRICS_PORT must be a whole number from 0 to 65535 (got "x")']);
   });
 
   it('NODE_ENV chooses the mode when KASSA_ENV is not set', () => {
-    expect(loadConfig({ NODE_ENV: 'production', KASSA_MASTER_KEY: HEX_KEY, KASSA_DATA_DIR: dataDir() }).env).toBe('production');
+    expect(loadConfig({ ...productionEnv(), KASSA_ENV: undefined, NODE_ENV: 'production' }).env).toBe('production');
     expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
     expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
   });
@@ -258,6 +317,41 @@ describe('network overrides', () => {
   it('ignores overrides for networks that are not enabled', () => {
     const config = loadConfig(env({ KASSA_NETWORKS: 'local', KASSA_CONFIRMATIONS_BSC: 'three', KASSA_RPC_URLS_BSC: 'x' }));
     expect(config.networks.map((n) => n.slug)).toEqual(['local']);
+  });
+});
+
+describe('unsafe combinations are refused at start, one message each', () => {
+  const FIXTURE_RATES = 'KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet networks';
+  const DEMO = "KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so it cannot be used beside mainnet networks";
+  const cases: Array<[string, Env, string]> = [
+    ['development: fixture rates beside a mainnet network', { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'false' }, `${FIXTURE_RATES} (bsc); use coingecko and/or coinbase, or enable only the local sandbox network`],
+    ['development: the demo organisation beside a mainnet network', { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,ethereum', KASSA_RATES_SOURCES: 'coingecko' }, `${DEMO} (ethereum); set KASSA_DEMO=false or enable only the local sandbox network`],
+    ['test: the demo organisation beside a mainnet network', { KASSA_ENV: 'test', KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'true' }, `${DEMO} (bsc); set KASSA_DEMO=false or enable only the local sandbox network`],
+    ['production: fixture rates', { ...productionEnv(), KASSA_RATES_SOURCES: 'coingecko,static' }, `${FIXTURE_RATES} (ethereum, bsc); use coingecko and/or coinbase, or enable only the local sandbox network`],
+    ['production: the demo organisation', { ...productionEnv(), KASSA_DEMO: 'true' }, `${DEMO} (ethereum, bsc); set KASSA_DEMO=false or enable only the local sandbox network`],
+    ['production: the local sandbox network', { ...productionEnv(), KASSA_NETWORKS: 'bsc,local' }, 'KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); enable mainnet networks only'],
+    ['production: the sandbox chain', { ...productionEnv(), KASSA_SANDBOX: 'true' }, 'KASSA_SANDBOX: the sandbox chain cannot run in production; set KASSA_SANDBOX=false'],
+    ['production: no CHECKOUT_BASE_URL', { ...productionEnv(), CHECKOUT_BASE_URL: undefined }, 'CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)'],
+    ['production: a plain-http CHECKOUT_BASE_URL', { ...productionEnv(), CHECKOUT_BASE_URL: 'http://pay.example.com' }, 'CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example.com")'],
+    ['production: no DATABASE_URL', { ...productionEnv(), DATABASE_URL: undefined }, 'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one instance. To run on it anyway, set KASSA_ALLOW_EMBEDDED_IN_PRODUCTION=true'],
+    ['production: no master key', { ...productionEnv(), KASSA_MASTER_KEY: undefined }, 'KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)'],
+  ];
+
+  it.each(cases)('%s', async (_what, environment, message) => {
+    const withDir = { ...environment, KASSA_DATA_DIR: environment.KASSA_DATA_DIR || dataDir(), LOG_LEVEL: 'silent' };
+    expect(problemsOf(withDir)).toEqual([message]);
+    // What an operator sees: `kassa serve` exits 1 with that one message, before opening anything.
+    const run = await runKassaInProcess(['serve'], withDir);
+    expect(run).toEqual({ code: 1, signal: null, stdout: '', stderr: `kassa: Invalid configuration:\n  - ${message}\n` });
+  });
+
+  it('allows what is safe: the defaults of each environment, market rates on mainnets, the embedded database in production when asked', () => {
+    expect(() => loadConfig({ KASSA_DATA_DIR: dataDir() })).not.toThrow();
+    expect(() => loadConfig({ KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'false', KASSA_RATES_SOURCES: 'coinbase' })).not.toThrow();
+    expect(() => loadConfig(productionEnv())).not.toThrow();
+    expect(loadConfig(productionEnv({ DATABASE_URL: undefined, KASSA_ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).databaseUrl).toBeNull();
+    // The test suite's own environment quotes bsc and ethereum from fixture rates (no internet).
+    expect(() => loadConfig(env({ KASSA_NETWORKS: 'local,bsc,ethereum' }))).not.toThrow();
   });
 });
 

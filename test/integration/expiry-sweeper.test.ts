@@ -142,37 +142,51 @@ describe('two instances sweeping one database at once', () => {
   });
 });
 
-describe('a transaction bound before expiry', () => {
+describe('a payment sent before expiry and not confirmed yet', () => {
   it(`keeps the session open for KASSA_INFLIGHT_GRACE_MINUTES (${GRACE_MINUTES}) after expiry, then expires it once`, async () => {
-    const [bound, unbound] = await Promise.all([createSession(first, { expires_in_minutes: 5 }), createSession(second, { expires_in_minutes: 5 })]);
-    const bind = await first.http
-      .post(`/checkout-sessions/${bound}/bind-tx`)
-      .send({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '31337', crypto_currency: 'ETH' });
-    expect(bind.status, JSON.stringify(bind.body)).toBe(200);
+    const [held, unheld] = await Promise.all([createSession(first, { expires_in_minutes: 5 }), createSession(second, { expires_in_minutes: 5 })]);
+    // A transfer credited to the session, mined a minute after it was created and seen but not
+    // confirmed yet, as the chain watcher records one (test/e2e/payment-trust.test.ts does it on anvil).
+    await db.query(
+      `INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units, amount,
+                             block_number, block_hash, block_time, state, session_id, attribution)
+       VALUES (gen_random_uuid(), 'local', '31337', $1, 0, $2, $3, 'ETH', NULL, 1, 0.000000000000000001, 7, $4, now() + interval '1 minute',
+               'seen', $5, 'exact_amount')`,
+      [`0x${randomBytes(32).toString('hex')}`, `0x${'1'.repeat(40)}`, `0x${'2'.repeat(40)}`, `0x${randomBytes(32).toString('hex')}`, held],
+    );
 
     const sweepBoth = () => Promise.all([sweepUntilIdle(first.ctx, 10), sweepUntilIdle(second.ctx, 10)]);
 
     offsetMs = 6 * MINUTE; // 1 minute past expiry
     await sweepBoth();
-    let audited = await audit([bound, unbound]);
-    expect(audited.get(unbound)).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1 });
-    expect(audited.get(bound)).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
+    let audited = await audit([held, unheld]);
+    expect(audited.get(unheld)).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1 });
+    expect(audited.get(held)).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
 
     offsetMs = (5 + GRACE_MINUTES - 1) * MINUTE; // a minute before the grace ends
     await sweepBoth();
-    expect((await audit([bound])).get(bound)).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
+    expect((await audit([held])).get(held)).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
 
     offsetMs = (5 + GRACE_MINUTES + 1) * MINUTE; // a minute after it
     await sweepBoth();
     await sweepBoth();
-    audited = await audit([bound, unbound]);
-    expect(audited.get(bound)).toMatchObject({
+    audited = await audit([held, unheld]);
+    expect(audited.get(held)).toMatchObject({
       status: 'expired',
       expired_history: 1,
       expired_events: 1,
-      causes: ['bound transaction did not confirm within the in-flight grace'],
+      causes: ['the payment in flight did not confirm within the in-flight grace'],
     });
-    expect(audited.get(unbound)).toMatchObject({ expired_history: 1, expired_events: 1 });
+    expect(audited.get(unheld)).toMatchObject({ expired_history: 1, expired_events: 1 });
+  });
+
+  it('a transaction bound before expiry that no chain knows holds nothing open', async () => {
+    const id = await createSession(first, { expires_in_minutes: 5 });
+    const bind = await first.http.post(`/checkout-sessions/${id}/bind-tx`).send({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '1', crypto_currency: 'ETH' });
+    expect(bind.status, JSON.stringify(bind.body)).toBe(200);
+    offsetMs = 6 * MINUTE;
+    await Promise.all([sweepUntilIdle(first.ctx, 10), sweepUntilIdle(second.ctx, 10)]);
+    expect((await audit([id])).get(id)).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1, causes: ['session expired'] });
   });
 });
 

@@ -37,8 +37,13 @@ export interface TestChain {
   pay(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<{ hash: Hex; from: string; status: string; blockNumber: bigint }>;
   /** Broadcasts a signed transaction and waits until it is mined (automine is asynchronous). */
   sendRaw(raw: Hex): Promise<Hex>;
+  /**
+   * Broadcasts a payment and leaves it pending (automine off) until `release` mines it:
+   * a transaction the node knows but has not mined.
+   */
+  payPending(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<{ hash: Hex; release: () => Promise<void> }>;
   /** Signs a payment without sending it (to broadcast it again after a reorg). */
-  signPayment(to: string, asset: AssetTicker, amount: string, options?: { from?: number }): Promise<Hex>;
+  signPayment(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<Hex>;
   stop(): Promise<void>;
 }
 
@@ -67,7 +72,7 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
     const token = network.tokens.find((t) => t.ticker === asset);
     return { token: token ?? null, units: toBaseUnitsCeil(new Decimal(amount), token?.decimals ?? 18) };
   };
-  return {
+  const testChain: TestChain = {
     url: anvil.url,
     network,
     rpc,
@@ -89,21 +94,32 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
       }
       throw new Error(`transaction ${hash} was not mined`);
     },
-    async signPayment(to, asset, amount, options = {}) {
-      const { token, units } = baseUnits(asset, amount);
-      const account = sandboxAccount(options.from ?? 2);
-      const wallet = createWalletClient({ chain: { ...anvilChain, id: network.chainId, rpcUrls: { default: { http: [anvil.url] } } }, account, transport: http(anvil.url) });
-      const request = token
-        ? await wallet.prepareTransactionRequest({
-            to: token.address as Hex,
-            data: encodeTransfer(to, units),
-            gas: 100_000n,
-          })
-        : await wallet.prepareTransactionRequest({ to: to as Hex, value: units, gas: 21_000n });
-      return wallet.signTransaction(request as Parameters<typeof wallet.signTransaction>[0]);
+    async payPending(to, asset, amount, options = {}) {
+      const raw = await sign(to, asset, amount, options);
+      await rpc('evm_setAutomine', [false]);
+      const hash = await rpc<Hex>('eth_sendRawTransaction', [raw]);
+      return {
+        hash,
+        release: async () => {
+          await rpc('evm_setAutomine', [true]);
+          await rpc('anvil_mine', ['0x1']);
+        },
+      };
     },
+    signPayment: (to, asset, amount, options = {}) => sign(to, asset, amount, options),
     stop: () => anvil.stop(),
   };
+  return testChain;
+
+  async function sign(to: string, asset: AssetTicker, amount: string, options: { from?: number; gas?: bigint } = {}): Promise<Hex> {
+    const { token, units } = baseUnits(asset, amount);
+    const account = sandboxAccount(options.from ?? 2);
+    const wallet = createWalletClient({ chain: { ...anvilChain, id: network.chainId, rpcUrls: { default: { http: [anvil.url] } } }, account, transport: http(anvil.url) });
+    const request = token
+      ? await wallet.prepareTransactionRequest({ to: token.address as Hex, data: encodeTransfer(to, units), gas: options.gas ?? 100_000n })
+      : await wallet.prepareTransactionRequest({ to: to as Hex, value: units, gas: options.gas ?? 21_000n });
+    return wallet.signTransaction(request as Parameters<typeof wallet.signTransaction>[0]);
+  }
 }
 
 const ERC20 = parseAbi(['function transfer(address to, uint256 amount) returns (bool)']);

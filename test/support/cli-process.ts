@@ -3,12 +3,17 @@ import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { runCli } from '../../src/cli/program.js';
 import { PACKAGE_ROOT } from '../../src/config.js';
 
 /**
- * Runs `node bin/kassa.js …` as a real child process, the way an operator does.
- * The CLI runs the compiled code in dist/ (built by `npm install` through the
- * "prepare" script, or by `npm run build`).
+ * Runs `kassa …` two ways:
+ * - `runKassa` / `startKassaServer`: `node bin/kassa.js …` as a real child process, the way an
+ *   operator does, running the compiled code in dist/ (built by `npm install` through the
+ *   "prepare" script, or by `npm run build`). For the binary itself, exit codes and signals.
+ * - `runKassaInProcess`: the same command (src/cli/program.ts, the code the binary runs) in
+ *   this process, with an environment and output of its own: no Node start-up and module
+ *   loading per command (about a second each), so most CLI tests use it.
  */
 
 export const KASSA_BIN = path.join(PACKAGE_ROOT, 'bin/kassa.js');
@@ -70,6 +75,17 @@ export function runKassa(args: readonly string[], env: Record<string, string | u
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs one CLI command in this process (see above) with the same clean environment as a child
+ * would get; the exit code is what the binary would exit with.
+ */
+export async function runKassaInProcess(args: readonly string[], env: Record<string, string | undefined>): Promise<KassaRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { env: cleanEnv(env), stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, signal: null, stdout, stderr };
 }
 
 /** Parses the one JSON document a `--json` command prints, with its output in the error when it is not JSON. */

@@ -11,7 +11,7 @@ export const SESSION_FIELDS = `
   sessionId status source fromPaymentLink anonymous requiresPayerIdentity identityOptions productPaymentLinkId
   totalAmountCrypto cryptoCurrency cryptoOptions { ticker id unitPriceFiat amount }
   fiatCurrency totalAmountFiat walletAddress supportedNetworks expiresAt secondsUntilExpiry overpaid
-  boundTxHash payerWalletAddress chainId user { id email telegramId username }
+  boundTxHash chainId amountPending paymentDetected
   items { name quantity unitPrice totalPrice }`;
 
 export const SESSION_QUERY = `query Session($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } }`;
@@ -20,7 +20,13 @@ export const BIND_MUTATION = `mutation Bind($sessionId: ID!, $input: BindTransac
   bindTransaction(sessionId: $sessionId, input: $input) { sessionId boundTxHash cryptoCurrency totalAmountCrypto status idempotent }
 }`;
 
-export const UPDATES_SUBSCRIPTION = `subscription Updates($id: ID!) { checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} } }`;
+export const UPDATES_SUBSCRIPTION = `subscription Updates($id: ID!) {
+  checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} transactions { txHash chainId cryptoCurrency state reason } } }`;
+
+/** The transaction bound as `txHash` in a pushed session, if it is there yet. */
+export function boundIn(session: Record<string, any> | undefined, txHash: string): Record<string, any> | undefined {
+  return session?.transactions?.find((t: { txHash: string }) => t.txHash === txHash);
+}
 
 /** POST /graphql with a JSON body, as Apollo Client sends it. */
 export function postGraphql(kassa: Pick<TestKassa, 'http'>, query: string, variables?: Record<string, unknown>): Test {
@@ -137,7 +143,11 @@ export function subscribe(kassa: Pick<TestKassa, 'url'>, query: string, variable
   return openSocket(kassa).subscribe(query, variables);
 }
 
-/** The public REST view (snake_case) a CheckoutSession of GraphQL must equal, field by field. */
+/**
+ * The public REST view (snake_case) a CheckoutSession of GraphQL must equal, field by field,
+ * except the payer's identity: GraphQL leaves out `user` and `payer_wallet_address` (anyone
+ * with the session id can read it; see withoutPayerIdentity).
+ */
 export function restViewOf(session: Record<string, any>): Record<string, any> {
   return {
     session_id: session.sessionId,
@@ -158,8 +168,15 @@ export function restViewOf(session: Record<string, any>): Record<string, any> {
     expires_at: session.expiresAt,
     overpaid: session.overpaid,
     bound_tx_hash: session.boundTxHash,
-    payer_wallet_address: session.payerWalletAddress,
     chain_id: session.chainId,
-    user: { id: session.user.id, email: session.user.email, telegram_id: session.user.telegramId, username: session.user.username },
   };
 }
+
+/** A REST public view without what GraphQL does not show: the merchant's customer (`user`) and the payer wallet. */
+export function withoutPayerIdentity(view: Record<string, any>): Record<string, any> {
+  const { user: _user, payer_wallet_address: _payer, ...rest } = view;
+  return rest;
+}
+
+/** The public fields GraphQL shares with REST. */
+export const GRAPHQL_PUBLIC_FIELDS = ['user', 'payer_wallet_address'] as const;

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { Decimal as DecimalJs } from 'decimal.js';
 import type { Response, Test } from 'supertest';
 import { expect } from 'vitest';
-import { signed, type TestMerchant } from '../factories/merchant.js';
+import { freshTimestamp, signed, type TestMerchant } from '../factories/merchant.js';
 import { testDatabaseMode } from './databases.js';
 import type { TestKassa } from './kassa.js';
 export { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from './spec-fields.js';
@@ -53,26 +53,78 @@ export function fiatTotal(items: ReadonlyArray<{ quantity: number | string; unit
     .toFixed(8);
 }
 
+const REGISTRY = (
+  JSON.parse(readFileSync(new URL('../../config/networks.json', import.meta.url), 'utf8')) as {
+    networks: Array<{ slug: string; nativeAsset: string | null; tokens: Array<{ ticker: string; decimals: number }> }>;
+  }
+).networks;
+
+/** The networks test/support/kassa.ts enables (TEST_ENV), on which test merchants get a wallet. */
+export const TEST_NETWORKS = ['local', 'bsc', 'ethereum'] as const;
+/** A quoted amount may be raised by this many steps to be unique on its wallet (README "Payment rules"). */
+export const MAX_UNIQUE_STEPS = 100;
+
 /**
- * The option a session quotes for `ticker`: unit price from the fixture file,
- * amount = total / unit price rounded UP (ceiling) to 8 decimals.
+ * The smallest unit quoted for `ticker`: 10^-min(8, decimals) of the token with the fewest
+ * decimals among `networks` (read from config/networks.json here, not from src/).
  */
-export function expectedOption(totalFiat: string, currency: string, ticker: string) {
-  const unitPrice = new Exact(fixtureRate(currency, ticker));
-  const amount = new Exact(totalFiat).dividedBy(unitPrice).toDecimalPlaces(8, Exact.ROUND_CEIL);
-  return { ticker, id: ASSET_IDS[ticker]!, unit_price_fiat: unitPrice.toFixed(8), amount: amount.toFixed(8) };
+export function assetStep(ticker: string, networks: readonly string[] = TEST_NETWORKS): Exact {
+  const decimals = REGISTRY.filter((n) => networks.includes(n.slug)).flatMap((n) =>
+    n.nativeAsset === ticker ? [18] : n.tokens.filter((t) => t.ticker === ticker).map((t) => t.decimals),
+  );
+  return new Exact(10).pow(-Math.min(8, ...decimals));
 }
 
 /**
- * Checks "rounded up to 8 digits" without dividing: the amount pays at least the
- * total, and one unit of 1e-8 less would not.
+ * The option a session quotes for `ticker` before it is made unique: unit price from the
+ * fixture file, amount = total / unit price rounded UP to a whole number of the asset's step.
  */
-export function expectCeilingAmount(amount: string, unitPriceFiat: string, totalFiat: string): void {
+export function expectedOption(totalFiat: string, currency: string, ticker: string, networks: readonly string[] = TEST_NETWORKS) {
+  const unitPrice = new Exact(fixtureRate(currency, ticker));
+  const step = assetStep(ticker, networks);
+  const amount = new Exact(totalFiat).dividedBy(unitPrice).dividedBy(step).toDecimalPlaces(0, Exact.ROUND_CEIL).times(step);
+  return { ticker, id: ASSET_IDS[ticker]!, unit_price_fiat: unitPrice.toFixed(8), amount: amount.toFixed(8) };
+}
+
+/** How many steps above `base` a quoted amount is; null when it is not base + k × step with 0 ≤ k < MAX_UNIQUE_STEPS. */
+export function uniqueOffset(amount: string, base: string, step: Exact): number | null {
+  const steps = new Exact(amount).minus(base).dividedBy(step);
+  return steps.isInteger() && steps.gte(0) && steps.lt(MAX_UNIQUE_STEPS) ? steps.toNumber() : null;
+}
+
+/**
+ * Checks quoted options against the rule: each is expectedOption() exactly, except that its
+ * amount may be raised by a few steps to be unique among open sessions on the same wallet.
+ */
+export function expectQuotes(
+  actual: ReadonlyArray<Record<string, string>>,
+  totalFiat: string,
+  currency: string,
+  tickers: readonly string[],
+  networks: readonly string[] = TEST_NETWORKS,
+): void {
+  const expected = tickers.map((ticker) => expectedOption(totalFiat, currency, ticker, networks));
+  const comparable = actual.map((option, index) => {
+    const want = expected[index];
+    if (!want || option.ticker !== want.ticker) return option;
+    return uniqueOffset(option.amount!, want.amount, assetStep(want.ticker, networks)) === null ? option : { ...option, amount: want.amount };
+  });
+  expect(comparable).toEqual(expected);
+}
+
+/**
+ * Checks "rounded up" without dividing: the amount pays at least the total, is a whole number
+ * of steps, and removing the steps added for uniqueness plus one more would not pay it.
+ */
+export function expectCeilingAmount(amount: string, unitPriceFiat: string, totalFiat: string, step: Exact = new Exact('0.00000001')): void {
   const value = new Exact(amount);
   const price = new Exact(unitPriceFiat);
   const total = new Exact(totalFiat);
   expect(value.times(price).gte(total), `${amount} × ${unitPriceFiat} ≥ ${totalFiat}`).toBe(true);
-  expect(value.minus('0.00000001').times(price).lt(total), `(${amount} − 1e-8) × ${unitPriceFiat} < ${totalFiat}`).toBe(true);
+  expect(value.dividedBy(step).isInteger(), `${amount} is a whole number of ${step.toFixed()}`).toBe(true);
+  const base = total.dividedBy(price).dividedBy(step).toDecimalPlaces(0, Exact.ROUND_CEIL).times(step);
+  expect(base.minus(step).times(price).lt(total), `(${base.toFixed()} − ${step.toFixed()}) × ${unitPriceFiat} < ${totalFiat}`).toBe(true);
+  expect(uniqueOffset(amount, base.toFixed(8), step), `${amount} is ${base.toFixed(8)} plus fewer than ${MAX_UNIQUE_STEPS} steps`).not.toBeNull();
 }
 
 export function exact(value: string | number): Exact {
@@ -100,7 +152,7 @@ export function postCreate(
   const request = kassa.http.post('/checkout-sessions');
   if (options.idempotencyKey !== undefined) request.set('Idempotency-Key', options.idempotencyKey);
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return signed(request, merchant, text, { timestamp: options.timestamp ?? kassa.ctx.clock().getTime(), contentType: options.contentType });
+  return signed(request, merchant, text, { timestamp: options.timestamp ?? freshTimestamp(kassa.ctx.clock().getTime()), contentType: options.contentType });
 }
 
 /** Creates a session and insists on 201; returns the merchant view. */

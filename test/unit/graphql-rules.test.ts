@@ -8,6 +8,7 @@ import { formatGraphqlError, GRAPHQL_CODE_BY_DOMAIN_CODE, toGraphqlError } from 
 import { GRAPHQL_PARSE_OPTIONS } from '../../src/graphql/protection.js';
 import { Decimal } from '../../src/domain/money.js';
 import { DomainError } from '../../src/domain/errors.js';
+import { RateLimitedError } from '../../src/domain/throttle.js';
 import { loadConfig } from '../../src/config.js';
 
 describe('Decimal scalar', () => {
@@ -43,10 +44,15 @@ describe('GraphQL error mapping', () => {
       unprocessable: 'CONFLICT',
       unauthorised: 'UNAUTHENTICATED',
       unavailable: 'SERVICE_UNAVAILABLE',
+      rate_limited: 'TOO_MANY_REQUESTS',
+      gone: 'GONE',
     });
     const error = toGraphqlError(new DomainError('invalid', ['a is wrong', 'b is wrong']));
     expect(error.message).toBe('a is wrong; b is wrong');
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', messages: ['a is wrong', 'b is wrong'] });
+    // A rate limit also says when to retry (README "Rate limits").
+    const limited = toGraphqlError(new RateLimitedError('graphql', 12, { limit: 600, windowSeconds: 60 }));
+    expect(limited.extensions).toEqual({ code: 'TOO_MANY_REQUESTS', messages: [limited.message], retryAfterSeconds: 12 });
   });
 
   it('masks unexpected errors outside development and strips stack traces', () => {
@@ -93,7 +99,8 @@ describe('GraphQL parsing', () => {
 
 describe('GraphQL config', () => {
   const base = { KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-graphql-config-')), LOG_LEVEL: 'silent' };
-  const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32) };
+  // The least production starts with (README "Running in production").
+  const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32), CHECKOUT_BASE_URL: 'https://pay.example.com', DATABASE_URL: 'postgresql://db.example/kassa' };
 
   it('introspection and Sandbox: on in development, off in production unless enabled', () => {
     expect(loadConfig({ ...base, KASSA_ENV: 'development' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });

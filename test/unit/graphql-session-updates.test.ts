@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { CheckoutSession } from '../../src/domain/checkout-session.js';
-import type { CheckoutSessionChanges } from '../../src/db/checkout-session-changes.js';
+import type { ChangeFeed } from '../../src/db/change-feed.js';
 import { sessionUpdatesFeed } from '../../src/graphql/session-updates.js';
 
 // The public view of these stand-in sessions is their status and bound hash.
@@ -11,7 +11,7 @@ vi.mock('../../src/domain/checkout-session.views.js', () => ({
 /** A change feed the test drives by hand. */
 function fakeChanges() {
   const watchers = new Map<string, Set<() => void>>();
-  const changes: CheckoutSessionChanges = {
+  const changes: Pick<ChangeFeed, 'watch'> = {
     watch(id, onChange) {
       const set = watchers.get(id) ?? new Set();
       set.add(onChange);
@@ -21,7 +21,6 @@ function fakeChanges() {
         if (set.size === 0) watchers.delete(id);
       };
     },
-    close: async () => {},
   };
   return { changes, watchers, change: (id: string) => watchers.get(id)?.forEach((notify) => notify()) };
 }

@@ -3,9 +3,11 @@ import type { AssetTicker } from '../../src/domain/assets.js';
 import type { CheckoutSession } from '../../src/domain/checkout-session.js';
 import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
-import { attributeTransfer, judgeBoundTransaction, type AttributionCandidates, type BoundTxEvidence } from '../../src/domain/payments.js';
+import { judgeBoundTransaction, type BoundTxEvidence, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
+import { attributeTransfer, type AttributionCandidates } from '../../src/domain/payments.js';
+import type { BoundTransaction } from '../../src/domain/ports.js';
 
-// DESIGN.md §4: who a transfer pays, and how a bound transaction is judged.
+// README "Payment rules": who a scanned transfer pays, and how a bound transaction is judged.
 
 // --- builders -------------------------------------------------------------------------------
 
@@ -77,6 +79,9 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
         assetId: 'tether',
         unitPriceFiat: d('0.9998'),
         amount: d('25.005'),
+        baseAmount: d('25.005'),
+        amountStep: d('0.000001'),
+        offsetSteps: 0,
         rateSource: 'static',
         ratedAt: new Date('2025-01-15T12:00:00Z'),
         rounding: 'ceil 8',
@@ -92,6 +97,9 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
     chainId: '31337',
     failureReason: null,
     amountReceived: d('0'),
+    amountReceivedLate: d('0'),
+    amountPending: d('0'),
+    quotedAt: new Date('2025-01-15T12:00:00.000Z'),
     paymentPolicy: { underpaymentTolerancePercent: d('0'), latePaymentWindowMinutes: 1440 },
     user: { id: 'customer-1', email: 'payer@example.com', telegramId: null, username: null },
     metadata: {},
@@ -101,42 +109,78 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
   };
 }
 
-const expecting = (ticker: AssetTicker) => session({ cryptoCurrency: ticker });
+/** The bound transaction being judged: bound at BOUND_AT for the session's asset, naming PAYER. */
+function bound(overrides: Partial<BoundTransaction> = {}): BoundTransaction {
+  return {
+    id: '00000000-0000-4000-8000-000000000001',
+    sessionId: session().id,
+    network: 'local',
+    chainId: '31337',
+    txHash: HASH,
+    cryptoCurrency: 'USDT',
+    payerWalletAddress: PAYER,
+    state: 'unverified',
+    reason: null,
+    seenOnChainAt: null,
+    createdAt: BOUND_AT,
+    ...overrides,
+  };
+}
 
-type Transfer = { tokenAddress: string; from: string; to: string; baseUnits: bigint };
-const transfer = (tokenAddress: string, to: string, baseUnits = 25_005_000n, from = PAYER): Transfer => ({ tokenAddress, from, to, baseUnits });
+/** A session with no asset selected yet, and the bind asks for `ticker`. */
+const expecting = (ticker: AssetTicker) => ({ session: session({ cryptoCurrency: null, totalAmountCrypto: null, chainId: null }), bound: bound({ cryptoCurrency: ticker }) });
+
+type Transfer = { tokenAddress: string; from: string; to: string; baseUnits: bigint; logIndex: number };
+const transfer = (tokenAddress: string, to: string, baseUnits = 25_005_000n, from = PAYER, logIndex = 0): Transfer => ({ tokenAddress, from, to, baseUnits, logIndex });
 
 type Mined = Extract<BoundTxEvidence, { kind: 'mined' }>;
+const MINED_AT = new Date('2025-01-15T12:09:00.000Z');
 function mined(overrides: Partial<Mined> = {}): Mined {
-  return { kind: 'mined', reverted: false, blockNumber: 100n, confirmations: 1, transfers: [], nativeTo: null, nativeValue: 0n, ...overrides };
+  return {
+    kind: 'mined',
+    reverted: false,
+    blockNumber: 100n,
+    blockHash: `0x${'12'.repeat(32)}`,
+    blockTime: MINED_AT,
+    confirmations: 1,
+    transfers: [],
+    nativeTo: null,
+    nativeValue: 0n,
+    sender: PAYER,
+    ...overrides,
+  };
 }
 
 /** A token payment: the transaction calls the token contract, so it moves no native value. */
 const tokenCall = (token: string, ...transfers: Transfer[]) => mined({ nativeTo: token, nativeValue: 0n, transfers });
 const nativeSend = (to: string, wei = 10n ** 16n) => mined({ nativeTo: to, nativeValue: wei });
 
-const judge = (s: CheckoutSession, evidence: BoundTxEvidence, network: Network = LOCAL, now: Date = NOW) =>
-  judgeBoundTransaction(s, network, evidence, now, DROPPED_AFTER);
+const judge = (subject: CheckoutSession | { session: CheckoutSession; bound: BoundTransaction }, evidence: BoundTxEvidence, network: Network = LOCAL, now: Date = NOW) => {
+  const pair = 'bound' in subject ? subject : { session: subject, bound: bound({ payerWalletAddress: subject.payerWalletAddress, cryptoCurrency: subject.cryptoCurrency ?? 'USDT' }) };
+  return judgeBoundTransaction(pair.session, pair.bound, network, evidence, now, DROPPED_AFTER);
+};
 
-type Verdict = ReturnType<typeof judgeBoundTransaction>;
-const WAIT: Verdict = { kind: 'wait' };
-const VALID: Verdict = { kind: 'valid' };
+type Verdict = BoundTxVerdict | 'VALID';
+const WAIT: Verdict = { kind: 'wait', onChain: false };
+const VALID = 'VALID' as const;
 const failed = (reason: string): Verdict => ({ kind: 'failed', reason });
+/** Valid verdicts carry the paying transfers; the table only asks that it is valid. */
+const outcome = (verdict: BoundTxVerdict): Verdict => (verdict.kind === 'valid' ? VALID : verdict);
 
 // --- attributeTransfer ----------------------------------------------------------------------
 
 describe('attributeTransfer', () => {
-  const none: AttributionCandidates = { boundSessionId: null, payerWalletSessionIds: [], latePayerWalletSessionIds: [], exactAmountSessionIds: [] };
+  const none: AttributionCandidates = { exactAmountSessionId: null, boundToASession: false, payerWalletSessionIds: [], latePayerWalletSessionIds: [] };
   const candidates = (overrides: Partial<AttributionCandidates>): AttributionCandidates => ({ ...none, ...overrides });
 
   it.each<[string, Partial<AttributionCandidates>, ReturnType<typeof attributeTransfer>]>([
-    ['the bound tx hash alone', { boundSessionId: 'bound' }, { sessionId: 'bound', attribution: 'bound_tx' }],
+    ['the session whose unique amount it is', { exactAmountSessionId: 'exact' }, { sessionId: 'exact', attribution: 'exact_amount' }],
     [
-      'the bound tx hash over payer wallet, late payer wallet and exact amount',
-      { boundSessionId: 'bound', payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1'] },
-      { sessionId: 'bound', attribution: 'bound_tx' },
+      'the exact amount over a binding, a payer wallet and a late payer wallet',
+      { exactAmountSessionId: 'exact', boundToASession: true, payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'] },
+      { sessionId: 'exact', attribution: 'exact_amount' },
     ],
-    ['the bound tx hash over a single exact amount', { boundSessionId: 'bound', exactAmountSessionIds: ['exact-1'] }, { sessionId: 'bound', attribution: 'bound_tx' }],
+    ['nobody yet when a payer bound the transaction: its verification decides', { boundToASession: true, payerWalletSessionIds: ['open-1'] }, null],
     ['the newest open payer-wallet session', { payerWalletSessionIds: ['open-1', 'open-2'] }, { sessionId: 'open-1', attribution: 'payer_wallet' }],
     [
       'an open payer-wallet session over a late one',
@@ -144,29 +188,6 @@ describe('attributeTransfer', () => {
       { sessionId: 'open-1', attribution: 'payer_wallet' },
     ],
     ['the newest late payer-wallet session when none is open', { latePayerWalletSessionIds: ['late-1', 'late-2'] }, { sessionId: 'late-1', attribution: 'payer_wallet' }],
-    [
-      'an open payer-wallet session over a single exact amount',
-      { payerWalletSessionIds: ['open-1'], exactAmountSessionIds: ['exact-1'] },
-      { sessionId: 'open-1', attribution: 'payer_wallet' },
-    ],
-    [
-      'a single open exact-amount session over a late payer-wallet one',
-      { latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1'] },
-      { sessionId: 'exact-1', attribution: 'exact_amount' },
-    ],
-    [
-      'nobody when the amount fits several open sessions, even with a late payer-wallet session',
-      { latePayerWalletSessionIds: ['late-1'], exactAmountSessionIds: ['exact-1', 'exact-2'] },
-      null,
-    ],
-    [
-      'a payer-wallet session even when the exact amount is ambiguous',
-      { payerWalletSessionIds: ['open-1'], exactAmountSessionIds: ['exact-1', 'exact-2'] },
-      { sessionId: 'open-1', attribution: 'payer_wallet' },
-    ],
-    ['the one session of exactly that amount', { exactAmountSessionIds: ['exact-1'] }, { sessionId: 'exact-1', attribution: 'exact_amount' }],
-    ['nobody when two sessions have exactly that amount', { exactAmountSessionIds: ['exact-1', 'exact-2'] }, null],
-    ['nobody when three sessions have exactly that amount', { exactAmountSessionIds: ['exact-1', 'exact-2', 'exact-3'] }, null],
     ['nobody when nothing fits', {}, null],
   ])('picks %s', (_name, overrides, expected) => {
     expect(attributeTransfer(candidates(overrides))).toEqual(expected);
@@ -176,8 +197,8 @@ describe('attributeTransfer', () => {
 // --- judgeBoundTransaction ------------------------------------------------------------------
 
 describe('judgeBoundTransaction: before the receipt', () => {
-  it('waits while the transaction is pending', () => {
-    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(600))).toEqual(WAIT);
+  it('waits while the transaction is pending, and says the chain knows it', () => {
+    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(600))).toEqual({ kind: 'wait', onChain: true });
   });
 
   it.each([
@@ -198,12 +219,8 @@ describe('judgeBoundTransaction: before the receipt', () => {
   });
 
   it('counts the grace from the binding time, with the configured minutes in the reason', () => {
-    const verdict = judgeBoundTransaction(session(), LOCAL, { kind: 'missing', foundOn: null }, minutesAfterBinding(5), 5);
+    const verdict = judgeBoundTransaction(session(), bound(), LOCAL, { kind: 'missing', foundOn: null }, minutesAfterBinding(5), 5);
     expect(verdict).toEqual(failed(`dropped: transaction ${HASH} was not found on local within 5 minutes of binding`));
-  });
-
-  it('waits for a missing transaction of a session with no binding time', () => {
-    expect(judge(session({ boundAt: null }), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(600))).toEqual(WAIT);
   });
 
   it.each([
@@ -217,30 +234,44 @@ describe('judgeBoundTransaction: before the receipt', () => {
   });
 });
 
-describe('judgeBoundTransaction: confirmations', () => {
+describe('judgeBoundTransaction: judged once mined, whatever the confirmations (the money counts only once confirmed)', () => {
   const payment = tokenCall(USDT, transfer(USDT, WALLET));
 
-  it.each([1, 2])('waits with %i of the 3 confirmations the network needs', (confirmations) => {
-    expect(judge(session(), { ...payment, confirmations}, SLOW)).toEqual(WAIT);
+  it.each([1, 2, 3])('judges with %i of the 3 confirmations the network needs', (confirmations) => {
+    expect(outcome(judge(session(), { ...payment, confirmations }, SLOW))).toEqual(VALID);
   });
 
-  it.each([3, 4])('judges with %i confirmations when the network needs 3', (confirmations) => {
-    expect(judge(session(), { ...payment, confirmations}, SLOW)).toEqual(VALID);
+  it('calls a revert at once: a reverted transaction moved nothing', () => {
+    expect(judge(session(), mined({ reverted: true, confirmations: 1, blockNumber: 7n }), SLOW)).toEqual(failed(`reverted: transaction ${HASH} reverted in block 7 on local`));
+  });
+});
+
+describe('judgeBoundTransaction: mined after the session was created', () => {
+  const created = session().createdAt.getTime();
+  it.each<[string, number, Verdict]>([
+    ['a block an hour before', -3_600_000, failed(`mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:00:00.000Z, the session was created at 2025-01-15T12:00:00.000Z`)],
+    ['a block 31 s before (beyond the 30 s skew)', -31_000, failed(`mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:59:29.000Z, the session was created at 2025-01-15T12:00:00.000Z`)],
+    ['a block 30 s before (within the skew)', -30_000, VALID],
+    ['a block after', 60_000, VALID],
+  ])('%s', (_name, offset, expected) => {
+    expect(outcome(judge(session(), { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime: new Date(created + offset) }))).toEqual(expected);
+  });
+});
+
+describe('judgeBoundTransaction: against what the session selected meanwhile', () => {
+  it('another asset selected since the bind', () => {
+    const subject = { session: session({ cryptoCurrency: 'BTC' }), bound: bound({ cryptoCurrency: 'USDT' }) };
+    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(failed(`wrong asset: the session has selected BTC since transaction ${HASH} was bound for USDT`));
   });
 
-  it('needs at least one confirmation even when the network asks for none', () => {
-    const none: Network = { ...LOCAL, confirmations: 0 };
-    expect(judge(session(), { ...payment, confirmations: 0}, none)).toEqual(WAIT);
-    expect(judge(session(), { ...payment, confirmations: 1}, none)).toEqual(VALID);
-  });
-
-  it('waits before calling a revert while confirmations are short', () => {
-    expect(judge(session(), mined({ reverted: true, confirmations: 2 }), SLOW)).toEqual(WAIT);
+  it('another chain selected since the bind', () => {
+    const subject = { session: session({ chainId: '1' }), bound: bound() };
+    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(failed(`wrong chain: the session is paid on chain 1 since transaction ${HASH} was bound on chain 31337`));
   });
 });
 
 describe('judgeBoundTransaction: mined', () => {
-  it.each<[string, CheckoutSession, BoundTxEvidence, Verdict]>([
+  it.each<[string, CheckoutSession | { session: CheckoutSession; bound: BoundTransaction }, BoundTxEvidence, Verdict]>([
     // reverted
     [
       'a reverted transaction, even one with the right transfer log',
@@ -255,10 +286,10 @@ describe('judgeBoundTransaction: mined', () => {
     [
       'a token payment through a contract (swap: USDC in, USDT out to the wallet)',
       session(),
-      mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER)] }),
+      mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER, 1)] }),
       VALID,
     ],
-    ['a payment in another registry token the session expects (BTC)', expecting('BTC'), tokenCall(BTC, transfer(BTC, WALLET, 10n ** 15n)), VALID],
+    ['a payment in another registry token the session offers (BTC)', expecting('BTC'), tokenCall(BTC, transfer(BTC, WALLET, 10n ** 15n)), VALID],
     ['a native payment to the session wallet', expecting('ETH'), nativeSend(WALLET), VALID],
     ['a native payment of 1 wei', expecting('ETH'), nativeSend(WALLET, 1n), VALID],
     [
@@ -339,13 +370,24 @@ describe('judgeBoundTransaction: mined', () => {
       mined({ nativeTo: null, nativeValue: 10n ** 16n }),
       failed(`no payment: transaction ${HASH} does not transfer ETH to the session wallet ${WALLET}`),
     ],
-  ])('%s', (_name, s, evidence, expected) => {
-    expect(judge(s, evidence)).toEqual(expected);
+  ])('%s', (_name, subject, evidence, expected) => {
+    expect(outcome(judge(subject, evidence))).toEqual(expected);
   });
 
   it('compares the checksummed session wallet with lower-case evidence', () => {
     expect(session().networks[1]!.walletAddress).not.toBe(WALLET);
-    expect(judge(session(), tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(VALID);
+    expect(outcome(judge(session(), tokenCall(USDT, transfer(USDT, WALLET))))).toEqual(VALID);
+  });
+
+  it('a valid verdict carries exactly the transfers that pay the session, with their block', () => {
+    const evidence = mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER, 3), transfer(USDT, WALLET, 5n, ROUTER, 4)] });
+    const verdict = judge(session({ payerWalletAddress: null }), evidence);
+    expect(verdict.kind).toBe('valid');
+    const transfers = verdict.kind === 'valid' ? verdict.transfers : [];
+    expect(transfers.map((t) => [t.logIndex, t.baseUnits, t.amount.toFixed(), t.asset, t.to, t.blockTime])).toEqual([
+      [3, 25_005_000n, '25.005', 'USDT', WALLET, MINED_AT],
+      [4, 5n, '0.000005', 'USDT', WALLET, MINED_AT],
+    ]);
   });
 });
 
@@ -359,12 +401,16 @@ describe('judgeBoundTransaction: the payer wallet named at bind', () => {
       { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER },
       failed(`wrong sender: transaction ${HASH} was sent by ${STRANGER}, not by the payer wallet ${PAYER} named when it was bound`),
     ],
-    ['the sender is not known (older evidence): no judgement on it', tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), VALID],
+    [
+      'the node did not return the sender and the tokens came from another wallet',
+      { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: null },
+      failed(`wrong sender: transaction ${HASH} was sent by an unknown account, not by the payer wallet ${PAYER} named when it was bound`),
+    ],
   ])('%s', (_name, evidence, expected) => {
-    expect(judge(named, evidence)).toEqual(expected);
+    expect(outcome(judge(named, evidence))).toEqual(expected);
   });
 
   it('no payer wallet named: any sender', () => {
-    expect(judge(session({ payerWalletAddress: null }), { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER })).toEqual(VALID);
+    expect(outcome(judge(session({ payerWalletAddress: null }), { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER }))).toEqual(VALID);
   });
 });

@@ -59,15 +59,32 @@ describe('RateBook quoting', () => {
     ]);
   });
 
-  it('quotes the mean of the middle two for an even count', async () => {
+  it('quotes the lower of the middle two for an even count: the payer never sends less than either of them asks', async () => {
     const book = new RateBook(
       [fakeSource('a', { ETH: '100' }), fakeSource('b', { ETH: '201' }), fakeSource('c', { ETH: '1' }), fakeSource('d', { ETH: '500' })],
       options,
     );
     const [eth] = await book.quoteRates('USD', ['ETH'], T0);
-    expect(eth?.unitPriceFiat.toString()).toBe('150.5');
-    expect(median([new Decimal('1'), new Decimal('2')]).toString()).toBe('1.5');
+    expect(eth?.unitPriceFiat.toString()).toBe('100');
+    expect(median([new Decimal('2'), new Decimal('1')]).toString()).toBe('1');
+    expect(median([new Decimal('3'), new Decimal('1'), new Decimal('2')]).toString()).toBe('2');
     expect(() => median([])).toThrow();
+  });
+
+  it('refuses to quote an asset fewer than minSources price, and says so', async () => {
+    const logger = recordingLogger();
+    const book = new RateBook([fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '100.5' }), failing('c')], { ...options, minSources: 2 }, logger);
+    const quoted = await book.quoteRates('USD', ['BTC', 'ETH'], T0);
+    expect(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toString(), rate.source])).toEqual([['BTC', '100', 'a+b']]);
+    expect(logger.warnings.map((w) => w.msg)).toContain('not quoting ETH in USD: 1 fresh price, 2 needed (KASSA_RATES_MIN_SOURCES)');
+  });
+
+  it('refuses to quote an asset whose sources disagree by more than maxSpreadPercent, and says so', async () => {
+    const logger = recordingLogger();
+    const book = new RateBook([fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '103', ETH: '10.1' })], { ...options, maxSpreadPercent: 2 }, logger);
+    const quoted = await book.quoteRates('USD', ['BTC', 'ETH'], T0);
+    expect(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toString()])).toEqual([['ETH', '10']]);
+    expect(logger.warnings.map((w) => w.msg)).toContain('not quoting BTC in USD: its sources disagree by 3% (from 100 to 103), more than KASSA_RATES_MAX_SPREAD_PCT 2%');
   });
 
   it('rounds half-up to 8 fractional digits and leaves out a price that rounds to 0', async () => {
@@ -81,7 +98,7 @@ describe('RateBook quoting', () => {
     const quoted = await book.quoteRates('USD', ['BTC', 'ETH', 'USDT', 'USDC', 'SOL'], T0);
     expect(Object.fromEntries(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toFixed()]))).toEqual({
       BTC: '97250.12345679',
-      ETH: '1.00000002', // mean 1.000000015, half-up
+      ETH: '1.00000001', // the lower of the two
       USDT: '0.00000001',
       SOL: '2',
     });
@@ -99,7 +116,7 @@ describe('RateBook quoting', () => {
     const logger = recordingLogger();
     const book = new RateBook([fakeSource('a', { BTC: '100' }), failing('b'), fakeSource('c', { BTC: '110' })], options, logger);
     expect(plain(await book.quoteRates('USD', ['BTC'], T0))).toEqual([
-      { ticker: 'BTC', unitPriceFiat: '105', source: 'a+c', ratedAt: T0 },
+      { ticker: 'BTC', unitPriceFiat: '100', source: 'a+c', ratedAt: T0 },
     ]);
     expect(logger.warnings).toHaveLength(1);
     expect(logger.warnings[0]?.obj).toMatchObject({ source: 'b', currency: 'USD' });
@@ -121,7 +138,7 @@ describe('RateBook quoting', () => {
       options,
     );
     expect(plain(await book.quoteRates('USD', ['BTC', 'ETH'], T0))).toEqual([
-      { ticker: 'BTC', unitPriceFiat: '101', source: 'fresh+edge', ratedAt: at(-120) },
+      { ticker: 'BTC', unitPriceFiat: '100', source: 'fresh+edge', ratedAt: at(-120) },
     ]);
   });
 
@@ -159,7 +176,7 @@ describe('RateBook caching', () => {
     down = false;
     const [btc] = await book.quoteRates('USD', ['BTC'], at(1));
     expect(btc?.source).toBe('flaky+steady');
-    expect(btc?.unitPriceFiat.toString()).toBe('150');
+    expect(btc?.unitPriceFiat.toString()).toBe('100');
     expect([flaky.calls, steady.calls]).toEqual([2, 1]);
   });
 
@@ -205,6 +222,8 @@ describe('RateBook currencies and construction', () => {
       maxAgeSeconds: 120,
       refreshSeconds: 30,
       timeoutMs: 5000,
+      minSources: 1,
+      maxSpreadPercent: null,
     };
     const book = createRateBook(config);
     expect(book.supportsCurrency('GBP')).toBe(true);

@@ -4,6 +4,7 @@ import {
   SIGNATURE_TOLERANCE_MS,
   parseTimestampMs,
   signPayload,
+  signRequest,
   signatureMatches,
   timestampWithinTolerance,
 } from '../../src/domain/signatures.js';
@@ -50,6 +51,28 @@ describe('signPayload', () => {
 
   it('is 64 lower-case hex characters', () => {
     expect(signPayload(SECRET, TIMESTAMP, BODY)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+// Every signed route but create: hex HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{rawBody}` (README "Signing a merchant call").
+describe('signRequest', () => {
+  it('matches known vectors computed with openssl', () => {
+    // printf '%s' '1736942400000.GET./events?after=abc&limit=10.' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'
+    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/events?after=abc&limit=10', '')).toBe('cee1e2ab2c71523985cac6fb46c6ff2ad2c8a45120d2b82a20e29793e82461a5');
+    // printf '%s' '1736942400000.POST./webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret.{}' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'
+    expect(signRequest(SECRET, TIMESTAMP, 'POST', '/webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret', Buffer.from('{}'))).toBe(
+      '7bd817aa43b7de126df18483f1518ec7c64b581e1eb41c4219c421d7225ffed7',
+    );
+  });
+
+  it('changes with the method, the path, the query and the body, so a signature fits one request only', () => {
+    const base = signRequest(SECRET, TIMESTAMP, 'GET', '/webhook-endpoints', '');
+    expect(signRequest(SECRET, TIMESTAMP, 'DELETE', '/webhook-endpoints', '')).not.toBe(base);
+    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/events', '')).not.toBe(base);
+    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/webhook-endpoints?limit=1', '')).not.toBe(base);
+    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/webhook-endpoints', '{}')).not.toBe(base);
+    // Not the create scheme over an empty body either.
+    expect(signPayload(SECRET, TIMESTAMP, '')).not.toBe(base);
   });
 });
 

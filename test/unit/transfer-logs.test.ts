@@ -63,7 +63,9 @@ function log(overrides: Partial<RawLog> = {}): RawLog {
 }
 const transferTo = (to: string, overrides: Partial<RawLog> = {}) => log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(to)], ...overrides });
 
-const decode = (logs: readonly RawLog[], wallets: ReadonlySet<string> = WALLETS) => decodeTransferLogs(logs, LOCAL, tokenIndex(LOCAL), wallets);
+const BLOCK_TIME = new Date('2025-01-15T12:00:07.000Z');
+const decode = (logs: readonly RawLog[], wallets: ReadonlySet<string> = WALLETS) =>
+  decodeTransferLogs(logs, LOCAL, tokenIndex(LOCAL), wallets, new Map([[BLOCK_HASH.toLowerCase(), BLOCK_TIME]]));
 /** The decoded transfers with their amounts as exact strings. */
 const decodePlain = (logs: readonly RawLog[], wallets?: ReadonlySet<string>) => decode(logs, wallets).map((t) => ({ ...t, amount: t.amount.toFixed() }));
 
@@ -113,6 +115,7 @@ describe('decodeTransferLogs', () => {
         amount: '1.234567',
         blockNumber: 6699n,
         blockHash: BLOCK_HASH.toLowerCase(),
+        blockTime: BLOCK_TIME,
       },
     ]);
   });

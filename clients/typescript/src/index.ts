@@ -1,6 +1,7 @@
 /**
  * @kassa/client — a dependency-free client for Kassa's REST API (Node 20+:
- * node:crypto and the global fetch). Signs merchant calls (spec §5), sends
+ * node:crypto and the global fetch). Signs merchant calls (spec §5 for create,
+ * method, path and query too for the others), sends
  * idempotency keys on create, pages the events feed and verifies webhooks.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -197,9 +198,18 @@ export class WebhookVerificationError extends Error {
 
 // ---------------------------------------------------------------- signing
 
-/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: Kassa's scheme for merchant calls and webhooks. */
+/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: Kassa's scheme for webhooks and for creating a session (spec §5). */
 export function sign(secret: string, timestamp: string, rawBody: string | Uint8Array): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
+}
+
+/**
+ * Hex HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{rawBody}`: Kassa's
+ * scheme for every signed call but create (webhook endpoints, the events feed).
+ * `target` is the path and query exactly as sent, e.g. `/events?limit=10`.
+ */
+export function signRequest(secret: string, timestamp: string, method: string, target: string, rawBody: string | Uint8Array): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${method}.${target}.`).update(rawBody).digest('hex');
 }
 
 function hexEqual(expectedHex: string, givenHex: string): boolean {
@@ -275,6 +285,7 @@ export interface KassaClientOptions {
 export class KassaClient {
   private readonly baseUrl: string;
   private readonly fetch: typeof fetch;
+  private lastTimestamp = 0;
 
   constructor(private readonly options: KassaClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -354,16 +365,20 @@ export class KassaClient {
     for (let attempt = 1; ; attempt++) {
       const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
       if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+      const url = new URL(`${this.baseUrl}${path}`);
       if (options.signed) {
-        // A fresh timestamp per attempt: the server accepts ±5 minutes.
-        const timestamp = String(Date.now());
+        // Kassa accepts a signature once, so every attempt is signed afresh with a timestamp of its own.
+        const timestamp = String(this.nextTimestamp());
         headers['X-Service-Key'] = this.options.apiKey;
         headers['X-Service-Timestamp'] = timestamp;
-        headers['X-Service-Signature'] = sign(this.options.apiSecret, timestamp, body);
+        headers['X-Service-Signature'] =
+          method === 'POST' && path === '/checkout-sessions'
+            ? sign(this.options.apiSecret, timestamp, body)
+            : signRequest(this.options.apiSecret, timestamp, method, this.requestTarget(url), body);
       }
       let response: Response;
       try {
-        response = await this.fetch(`${this.baseUrl}${path}`, {
+        response = await this.fetch(url, {
           method,
           headers,
           body: options.body === undefined ? undefined : body,
@@ -392,6 +407,23 @@ export class KassaClient {
       if (!response.ok) throw new KassaError(response.status, parsed as KassaError['body']);
       return parsed as T;
     }
+  }
+
+  /** Now in milliseconds, but never the same value twice: two identical calls in one millisecond are two requests. */
+  private nextTimestamp(): number {
+    this.lastTimestamp = Math.max(Date.now(), this.lastTimestamp + 1);
+    return this.lastTimestamp;
+  }
+
+  /**
+   * The path and query as fetch sends them (after URL parsing), without the
+   * path of `baseUrl`: Kassa serves at its root, so a proxy that mounts it
+   * under a prefix strips that prefix before Kassa sees (and checks) the path.
+   */
+  private requestTarget(url: URL): string {
+    const basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
+    const path = basePath && url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : url.pathname;
+    return `${path}${url.search}`;
   }
 }
 

@@ -1,0 +1,35 @@
+import type { BoundTxEvidence } from '../domain/bound-transactions.js';
+import type { ChainRpc } from './rpc.js';
+import { isErc20Transfer, topicAddress, transferValue } from './transfer-logs.js';
+
+/**
+ * What one network says about a transaction: its receipt with every ERC-20 Transfer in it
+ * (of any token and value: a verdict names wrong assets and recipients), the native value
+ * it moved, its sender and its block's time; or that it is pending or unknown.
+ */
+export async function readEvidence(rpc: ChainRpc, txHash: string, head?: bigint): Promise<BoundTxEvidence> {
+  const receipt = await rpc.receipt(txHash);
+  if (!receipt) {
+    if (await rpc.transaction(txHash)) return { kind: 'pending' };
+    return { kind: 'missing', foundOn: null };
+  }
+  const [tx, block, current] = await Promise.all([rpc.transaction(txHash), rpc.block(receipt.blockNumber), head === undefined ? rpc.blockNumber() : head]);
+  if (!block || block.hash !== receipt.blockHash) return { kind: 'pending' }; // reorganised under us: look again next time
+  const transfers = receipt.logs.flatMap((log) => {
+    const baseUnits = isErc20Transfer(log) ? transferValue(log.data) : null;
+    if (baseUnits === null) return [];
+    return [{ tokenAddress: log.address.toLowerCase(), from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), baseUnits, logIndex: Number(BigInt(log.logIndex)) }];
+  });
+  return {
+    kind: 'mined',
+    reverted: receipt.status === 'reverted',
+    blockNumber: receipt.blockNumber,
+    blockHash: receipt.blockHash,
+    blockTime: new Date(Number(block.timestamp) * 1000),
+    confirmations: Number(current - receipt.blockNumber + 1n),
+    transfers,
+    nativeTo: tx?.to ?? null,
+    nativeValue: tx?.value ?? 0n,
+    sender: tx?.from ?? null,
+  };
+}

@@ -1,0 +1,110 @@
+import type { Network } from '../domain/networks.js';
+import type { EnvReader } from './env-reader.js';
+import type { RatesSourceName } from './rates.js';
+
+type KassaEnv = 'development' | 'test' | 'production';
+
+/** How this instance is exposed and started (README "Running in production"). */
+export interface DeploymentConfig {
+  /** Interface to listen on (HOST): 127.0.0.1 outside production unless set, 0.0.0.0 in production. */
+  readonly host: string;
+  /** Apply pending migrations when a process opens the database (KASSA_MIGRATE_ON_START); off in production, where `kassa migrate` does it. */
+  readonly migrateOnStart: boolean;
+  readonly metrics: MetricsConfig;
+}
+
+/** Who may read GET /metrics (src/metrics.ts). */
+export interface MetricsConfig {
+  /** The bearer token /metrics asks for (KASSA_METRICS_TOKEN), wherever it is served; null = none. */
+  readonly token: string | null;
+  /** A separate listener that serves only /metrics (KASSA_METRICS_PORT), on `host`; null = none. */
+  readonly port: number | null;
+  /** Interface of that listener (KASSA_METRICS_HOST, default 127.0.0.1). */
+  readonly host: string;
+  /** Whether the main HTTP port serves /metrics: not with a separate port, nor in production without a token (404 there). */
+  readonly onMainPort: boolean;
+}
+
+const METRICS_TOKEN_MIN_LENGTH = 16;
+
+export function readDeploymentConfig(read: EnvReader, kassaEnv: KassaEnv): DeploymentConfig {
+  const production = kassaEnv === 'production';
+  const token = read.optional('KASSA_METRICS_TOKEN');
+  if (token !== null && (token.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(token))) {
+    read.problems.push(`KASSA_METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. \`openssl rand -hex 32\`)`);
+  }
+  const metricsPort = read.optional('KASSA_METRICS_PORT') === null ? null : read.integer('KASSA_METRICS_PORT', 0, 0, 65535);
+  return {
+    host: read.string('HOST', production ? '0.0.0.0' : '127.0.0.1'),
+    migrateOnStart: read.boolean('KASSA_MIGRATE_ON_START', !production),
+    metrics: {
+      token,
+      port: metricsPort,
+      host: read.string('KASSA_METRICS_HOST', '127.0.0.1'),
+      onMainPort: metricsPort === null && (token !== null || !production),
+    },
+  };
+}
+
+/** The `local` sandbox (anvil, chain id 31337) is the one network that is not a mainnet: anyone can mint its tokens. */
+export const SANDBOX_CHAIN_ID = 31337;
+
+export function isMainnet(network: Network): boolean {
+  return network.chainId !== SANDBOX_CHAIN_ID;
+}
+
+export interface SafetyFacts {
+  readonly env: KassaEnv;
+  readonly networks: readonly Network[];
+  readonly rateSources: readonly RatesSourceName[];
+  readonly demo: boolean;
+  readonly sandbox: boolean;
+  readonly databaseUrl: string | null;
+}
+
+/**
+ * Combinations Kassa refuses to start with, one message each (README "Running in production"):
+ * in development and production, fixture rates or the demo organisation beside a mainnet
+ * network (the demo wallet is anvil's published account); in production, the sandbox network,
+ * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is
+ * allowed explicitly. The test environment (Kassa's own suite) may quote mainnet networks from
+ * fixture rates; the demo rule holds there too.
+ */
+export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[] {
+  const problems: string[] = [];
+  const allowEmbedded = read.boolean('KASSA_ALLOW_EMBEDDED_IN_PRODUCTION', false);
+  const mainnets = facts.networks.filter(isMainnet).map((network) => network.slug);
+  const production = facts.env === 'production';
+  if (mainnets.length > 0 && facts.rateSources.includes('static') && facts.env !== 'test') {
+    problems.push(
+      `KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet networks (${mainnets.join(', ')}); ` +
+        'use coingecko and/or coinbase, or enable only the local sandbox network',
+    );
+  }
+  if (mainnets.length > 0 && facts.demo) {
+    problems.push(
+      `KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so it cannot be used beside mainnet networks (${mainnets.join(', ')}); ` +
+        'set KASSA_DEMO=false or enable only the local sandbox network',
+    );
+  }
+  if (production && facts.networks.some((network) => !isMainnet(network))) {
+    problems.push("KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); enable mainnet networks only");
+  } else if (production && facts.sandbox) {
+    problems.push('KASSA_SANDBOX: the sandbox chain cannot run in production; set KASSA_SANDBOX=false');
+  }
+  if (production) {
+    const checkoutBaseUrl = read.optional('CHECKOUT_BASE_URL');
+    if (checkoutBaseUrl === null) {
+      problems.push('CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)');
+    } else if (!/^https:\/\//i.test(checkoutBaseUrl)) {
+      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${checkoutBaseUrl}")`);
+    }
+    if (facts.databaseUrl === null && !allowEmbedded) {
+      problems.push(
+        'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one instance. ' +
+          'To run on it anyway, set KASSA_ALLOW_EMBEDDED_IN_PRODUCTION=true',
+      );
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,19 @@
+import type { EnvReader } from './env-reader.js';
+
+/** Payment rules an operator may tune (README "Payment rules"). */
+export interface PaymentsConfig {
+  /** How long a quote is honoured; after it an unpaid session is re-priced. */
+  readonly quoteTtlMinutes: number;
+  /** How often an instance looks for sessions whose quote has expired. */
+  readonly requoteSweepSeconds: number;
+  /** How long a bind waits for a node to say whether it knows the transaction. */
+  readonly bindLookupTimeoutMs: number;
+}
+
+export function readPaymentsConfig(read: EnvReader): PaymentsConfig {
+  return {
+    quoteTtlMinutes: read.integer('KASSA_QUOTE_TTL_MINUTES', 30, 1, 10080),
+    requoteSweepSeconds: read.integer('KASSA_REQUOTE_SWEEP_SECONDS', 30, 1, 3600),
+    bindLookupTimeoutMs: read.integer('KASSA_BIND_LOOKUP_TIMEOUT_MS', 3000, 100, 60_000),
+  };
+}

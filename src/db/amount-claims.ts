@@ -1,0 +1,62 @@
+import type { Prisma } from '../generated/prisma/client.js';
+import type { AssetTicker } from '../domain/assets.js';
+import { OPEN_STATUSES } from '../domain/checkout-session.js';
+import { PAYMENT_CLOCK_SKEW_MS, type ChainTransfer } from '../domain/payments.js';
+import type { AmountClaimRequest } from '../domain/ports.js';
+
+type Client = Prisma.TransactionClient;
+const OPEN: readonly string[] = OPEN_STATUSES;
+
+/**
+ * README "Payment rules", unique amounts: per asset, the smallest k < maxSteps such that
+ * baseAmount + k × step is held by no other session on any of the session's wallets,
+ * claimed with the table's primary key so two instances never hand out one amount.
+ * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
+ * runs too: one statement for all assets.
+ */
+export async function claimUniqueAmounts(
+  tx: Client,
+  sessionId: string,
+  requests: readonly AmountClaimRequest[],
+  maxSteps: number,
+): Promise<Map<AssetTicker, number | null>> {
+  if (requests.length === 0) return new Map();
+  const claims = requests.map((request) => ({
+    ticker: request.ticker,
+    base: request.baseAmount.toFixed(),
+    step: request.step.toFixed(),
+    networks: request.wallets.map((wallet) => wallet.network),
+    wallets: request.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
+  }));
+  const rows = await tx.$queryRaw<Array<{ ticker: AssetTicker; offset: number | null }>>`
+    SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step, ${maxSteps}::integer) AS "offset"
+      FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC, networks TEXT[], wallets TEXT[])`;
+  return new Map(rows.map((row) => [row.ticker, row.offset]));
+}
+
+export async function releaseAmountClaims(tx: Client, sessionId: string, keep?: { asset: AssetTicker; network: string }): Promise<void> {
+  if (keep) {
+    await tx.$executeRaw`
+      DELETE FROM payment_amount_claims WHERE session_id = ${sessionId}::uuid AND NOT (asset = ${keep.asset} AND network = ${keep.network})`;
+  } else {
+    await tx.$executeRaw`DELETE FROM payment_amount_claims WHERE session_id = ${sessionId}::uuid`;
+  }
+}
+
+/**
+ * The open session whose claimed amount this transfer is, exactly, and that it may pay:
+ * created before the block (less the clock skew), asset and chain not locked to others.
+ */
+export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Promise<string | null> {
+  const createdBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
+  const rows = await tx.$queryRaw<Array<{ session_id: string }>>`
+    SELECT c.session_id FROM payment_amount_claims c
+      JOIN checkout_sessions s ON s.id = c.session_id
+     WHERE c.network = ${transfer.network} AND c.wallet_address = ${transfer.to} AND c.asset = ${transfer.asset}
+       AND c.amount = ${transfer.amount.toFixed()}::numeric
+       AND s.status::text = ANY(${OPEN}) AND s.created_at <= ${createdBy}
+       AND (s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
+       AND (s.chain_id IS NULL OR s.chain_id = ${transfer.chainId})
+     LIMIT 1`;
+  return rows[0]?.session_id ?? null;
+}

@@ -1,0 +1,90 @@
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { AssetTicker } from '../domain/assets.js';
+import { OPEN_STATUSES } from '../domain/checkout-session.js';
+import type { BoundTransaction } from '../domain/ports.js';
+
+type Client = Prisma.TransactionClient;
+const OPEN: readonly string[] = OPEN_STATUSES;
+
+interface BoundTransactionRow {
+  id: string;
+  session_id: string;
+  network: string;
+  chain_id: string;
+  tx_hash: string;
+  crypto_currency: string;
+  payer_wallet_address: string | null;
+  state: string;
+  reason: string | null;
+  seen_on_chain_at: Date | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason, seen_on_chain_at, created_at';
+
+function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    network: row.network,
+    chainId: row.chain_id,
+    txHash: row.tx_hash,
+    cryptoCurrency: row.crypto_currency as AssetTicker,
+    payerWalletAddress: row.payer_wallet_address,
+    state: row.state as BoundTransaction['state'],
+    reason: row.reason,
+    seenOnChainAt: row.seen_on_chain_at,
+    createdAt: row.created_at,
+  };
+}
+
+/** The transactions payers bound to sessions (README "Payment rules": a bind is a hint). */
+export const boundTransactions = {
+  async ofSession(client: Client, sessionId: string): Promise<BoundTransaction[]> {
+    const rows = await client.$queryRawUnsafe<BoundTransactionRow[]>(
+      `SELECT ${COLUMNS} FROM checkout_session_transactions WHERE session_id = $1::uuid ORDER BY created_at, id`,
+      sessionId,
+    );
+    return rows.map(toBoundTransaction);
+  },
+
+  /** Not rejected, of other open sessions: a transaction one payer bound that another wants to bind too. */
+  async ofOtherOpenSessions(client: Client, txHash: string, chainId: string, sessionId: string): Promise<BoundTransaction[]> {
+    const rows = await client.$queryRaw<BoundTransactionRow[]>`
+      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address, t.state, t.reason,
+             t.seen_on_chain_at, t.created_at
+        FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
+       WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
+         AND t.state <> 'rejected' AND s.status::text = ANY(${OPEN})`;
+    return rows.map(toBoundTransaction);
+  },
+
+  async insert(client: Client, bound: BoundTransaction): Promise<void> {
+    await client.$executeRaw`
+      INSERT INTO checkout_session_transactions (id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state,
+                                                 reason, seen_on_chain_at, created_at, updated_at)
+      VALUES (${bound.id}::uuid, ${bound.sessionId}::uuid, ${bound.network}, ${bound.chainId}, ${bound.txHash}, ${bound.cryptoCurrency},
+              ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt}, ${bound.createdAt}, ${bound.createdAt})`;
+  },
+
+  async update(client: Client, id: string, patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date }): Promise<void> {
+    await client.$executeRaw`
+      UPDATE checkout_session_transactions
+         SET state = COALESCE(${patch.state ?? null}, state), reason = COALESCE(${patch.reason ?? null}, reason),
+             seen_on_chain_at = COALESCE(seen_on_chain_at, ${patch.seenOnChainAt ?? null}::timestamptz),
+             checked_at = ${patch.checkedAt}, updated_at = ${patch.checkedAt}
+       WHERE id = ${id}::uuid`;
+  },
+
+  /** Not judged yet, of open sessions, on one chain: the watcher's work list, oldest first. */
+  async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
+    const rows = await client.$queryRaw<BoundTransactionRow[]>`
+      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address, t.state, t.reason,
+             t.seen_on_chain_at, t.created_at
+        FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
+       WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})
+       ORDER BY t.created_at
+       LIMIT ${limit}`;
+    return rows.map(toBoundTransaction);
+  },
+};

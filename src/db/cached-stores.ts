@@ -1,0 +1,89 @@
+import type { ApiKeyRecord, ApiKeyStore, Organisation, OrganisationStore } from '../domain/ports.js';
+import type { Branding, BrandingStore, StoredLogo } from '../domain/branding.js';
+import type { ChangeFeed } from './change-feed.js';
+import { ReadCache } from './read-cache.js';
+
+/** How long a cached API key or organisation is trusted without any announcement (the feed drops it at once on a change). */
+export const DIRECTORY_CACHE_TTL_MS = 60_000;
+const DIRECTORY_CACHE_CAPACITY = 10_000;
+
+/**
+ * API keys by public key, cached for authentication (issue 10). A revoke, expiry or
+ * rotation on any instance drops the key at once through the feed (the trigger of
+ * migration 20261123140000_hot_paths), this instance's own at once on commit.
+ */
+export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore {
+  const cache = new ReadCache<ApiKeyRecord>({ capacity: DIRECTORY_CACHE_CAPACITY, ttlMs: DIRECTORY_CACHE_TTL_MS, feed });
+  const publicKeyOf = new Map<string, string>();
+  feed.subscribe('kassa_api_key', (publicKey) => cache.invalidate(publicKey));
+  feed.onReset(() => cache.clear());
+  return {
+    create: (input) => inner.create(input),
+    findByPublicKey: (publicKey) =>
+      cache.read(publicKey, async () => {
+        const key = await inner.findByPublicKey(publicKey);
+        if (key) publicKeyOf.set(key.id, key.publicKey);
+        if (publicKeyOf.size > DIRECTORY_CACHE_CAPACITY) publicKeyOf.clear();
+        return key;
+      }),
+    listForOrganisation: (organisationId) => inner.listForOrganisation(organisationId),
+    async revoke(publicKey, at) {
+      try {
+        return await inner.revoke(publicKey, at);
+      } finally {
+        cache.invalidate(publicKey);
+      }
+    },
+    async expire(publicKey, at) {
+      try {
+        await inner.expire(publicKey, at);
+      } finally {
+        cache.invalidate(publicKey);
+      }
+    },
+    async touch(id, at) {
+      await inner.touch(id, at);
+      // last_used_at is informational and announces nothing: keep the cached copy in step ourselves.
+      const publicKey = publicKeyOf.get(id);
+      if (publicKey) cache.update(publicKey, (key) => ({ ...key, lastUsedAt: at }));
+    },
+    sample: () => inner.sample(),
+  };
+}
+
+/**
+ * Organisations by id (name, payment policy, wallets), cached for create. Any change of
+ * an organisation or its wallets drops it, and every cached session with it (sessions
+ * show the organisation's name and policy): `onChange` is told.
+ */
+export function cachedOrganisations(
+  inner: OrganisationStore & BrandingStore,
+  feed: ChangeFeed,
+  onChange: (organisationId: string) => void,
+): OrganisationStore & BrandingStore {
+  const cache = new ReadCache<Organisation>({ capacity: DIRECTORY_CACHE_CAPACITY, ttlMs: DIRECTORY_CACHE_TTL_MS, feed });
+  const changed = (organisationId: string) => {
+    cache.invalidate(organisationId);
+    onChange(organisationId);
+  };
+  feed.subscribe('kassa_organisation', changed);
+  feed.onReset(() => cache.clear());
+  const writing = async <T>(organisationId: string, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } finally {
+      changed(organisationId);
+    }
+  };
+  return {
+    create: (input) => inner.create(input),
+    findById: (id) => cache.read(id, () => inner.findById(id)),
+    list: () => inner.list(),
+    setWallet: (organisationId, network, address) => writing(organisationId, () => inner.setWallet(organisationId, network, address)),
+    walletOwner: (network, address) => inner.walletOwner(network, address),
+    setPaymentPolicy: (organisationId, policy) => writing(organisationId, () => inner.setPaymentPolicy(organisationId, policy)),
+    brandingOf: (organisationId): Promise<Branding | null> => inner.brandingOf(organisationId),
+    setBranding: (organisationId, change) => writing(organisationId, () => inner.setBranding(organisationId, change)),
+    logoBySha256: (sha256): Promise<StoredLogo | null> => inner.logoBySha256(sha256),
+  };
+}

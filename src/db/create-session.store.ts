@@ -1,0 +1,179 @@
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { CheckoutSession } from '../domain/checkout-session.js';
+import type { NewSessionOutcome, NewSessionWrite } from '../domain/ports.js';
+
+/**
+ * Rows as kassa_create_checkout_session() (migration 20261123140000_hot_paths) takes them:
+ * keyed by column name, every column of the table. test/integration/raw-sql-agreement.test.ts
+ * holds these keys to prisma/schema.prisma, both ways.
+ */
+export function sessionRow(session: CheckoutSession): Record<string, unknown> {
+  return {
+    id: session.id,
+    organisation_id: session.organisationId,
+    status: session.status,
+    source: session.source,
+    from_payment_link: session.fromPaymentLink,
+    anonymous: session.anonymous,
+    requires_payer_identity: session.requiresPayerIdentity,
+    identity_options: [...session.identityOptions],
+    product_payment_link_id: session.productPaymentLinkId,
+    owner_user_id: session.ownerUserId,
+    fiat_currency: session.fiatCurrency,
+    total_amount_fiat: session.totalAmountFiat.toFixed(),
+    crypto_currency: session.cryptoCurrency,
+    total_amount_crypto: session.totalAmountCrypto?.toFixed() ?? null,
+    supported_networks: session.networks.map((network) => network.network),
+    expires_at: session.expiresAt.toISOString(),
+    overpaid: session.overpaid,
+    bound_tx_hash: session.boundTxHash,
+    bound_at: session.boundAt?.toISOString() ?? null,
+    payer_wallet_address: session.payerWalletAddress,
+    chain_id: session.chainId,
+    failure_reason: session.failureReason,
+    amount_received: session.amountReceived.toFixed(),
+    amount_received_late: session.amountReceivedLate.toFixed(),
+    amount_pending: session.amountPending.toFixed(),
+    quoted_at: session.quotedAt.toISOString(),
+    payments_changed_at: null,
+    bound_tx_checked_at: session.boundTxCheckedAt?.toISOString() ?? null,
+    user_id: session.user.id,
+    user_email: session.user.email,
+    user_telegram_id: session.user.telegramId,
+    user_username: session.user.username,
+    metadata: session.metadata,
+    created_at: session.createdAt.toISOString(),
+    updated_at: session.updatedAt.toISOString(),
+  };
+}
+
+export function itemRows(session: CheckoutSession): Array<Record<string, unknown>> {
+  return session.items.map((item, position) => ({
+    session_id: session.id,
+    position,
+    name: item.name,
+    quantity: item.quantity,
+    unit_price: item.unitPrice.toFixed(),
+    total_price: item.totalPrice.toFixed(),
+    product_id: item.productId,
+  }));
+}
+
+export function quoteRows(session: CheckoutSession): Array<Record<string, unknown>> {
+  return session.quotes.map((quote, position) => ({
+    session_id: session.id,
+    position,
+    ticker: quote.ticker,
+    asset_id: quote.assetId,
+    unit_price_fiat: quote.unitPriceFiat.toFixed(),
+    amount: quote.amount.toFixed(),
+    base_amount: quote.baseAmount.toFixed(),
+    amount_step: quote.amountStep.toFixed(),
+    offset_steps: quote.offsetSteps,
+    rate_source: quote.rateSource,
+    rated_at: quote.ratedAt.toISOString(),
+    rounding: quote.rounding,
+  }));
+}
+
+export function networkRows(session: CheckoutSession): Array<Record<string, unknown>> {
+  return session.networks.map((network, position) => ({
+    session_id: session.id,
+    position,
+    network: network.network,
+    chain_id: network.chainId,
+    wallet_address: network.walletAddress,
+  }));
+}
+
+/** The SQLSTATE kassa_create_checkout_session raises when the payment link takes no more payers. */
+const LINK_UNAVAILABLE = 'KL001';
+
+type Claim = NewSessionWrite['claims'][number];
+
+/**
+ * The step each unique amount tries first: the one after the last this process handed out
+ * for the same base on the same wallets (README "Payment rules", unique amounts). Sessions
+ * sold at one price get consecutive steps without looking up the others' claims; a step held
+ * meanwhile (by another instance, or since a restart) makes the database find the smallest
+ * free one instead. Bounded: the oldest bases are forgotten first.
+ */
+export class OffsetHints {
+  private readonly next = new Map<string, number>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  first(claim: Claim): number {
+    return claim.wallets.length === 0 ? 0 : (this.next.get(hintKey(claim)) ?? 0);
+  }
+
+  learn(claim: Claim, offset: number | null, maxSteps: number): void {
+    const key = hintKey(claim);
+    this.next.delete(key);
+    this.next.set(key, offset === null || offset + 1 >= maxSteps ? 0 : offset + 1);
+    if (this.next.size > this.capacity) this.next.delete(this.next.keys().next().value!);
+  }
+}
+
+function hintKey(claim: Claim): string {
+  const wallets = claim.wallets.map((wallet) => `${wallet.network}:${wallet.walletAddress.toLowerCase()}`).sort();
+  return `${claim.ticker}|${claim.baseAmount.toFixed()}|${claim.step.toFixed()}|${wallets.join(',')}`;
+}
+
+/** Create's one statement (README "Benchmarks"): everything it writes, committed at once or not at all. */
+export async function createSessionInOneStatement(prisma: PrismaClient, write: NewSessionWrite, hints = new OffsetHints()): Promise<NewSessionOutcome> {
+  const { session } = write;
+  const argument = {
+    session: sessionRow(session),
+    items: itemRows(session),
+    quotes: quoteRows(session),
+    networks: networkRows(session),
+    claims: write.claims.map((claim) => ({
+      position: claim.position,
+      ticker: claim.ticker,
+      base: claim.baseAmount.toFixed(),
+      step: claim.step.toFixed(),
+      networks: claim.wallets.map((wallet) => wallet.network),
+      wallets: claim.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
+      try: hints.first(claim),
+    })),
+    max_steps: write.maxSteps,
+    cause: write.cause,
+    event: {
+      id: write.event.id,
+      type: write.event.type,
+      payload: write.event.payload,
+      created_at: write.event.createdAt.toISOString(),
+    },
+    amount_paths: session.quotes.map((_, position) => write.amountPath(position)),
+    signature: write.signature && {
+      api_key_id: write.signature.apiKeyId,
+      signature: write.signature.signature,
+      expires_at: write.signature.keepUntil.toISOString(),
+    },
+    idempotency: write.idempotency && { key: write.idempotency.key, request_hash: write.idempotency.requestHash },
+    link: write.linkUse && { id: write.linkUse.linkId, now: write.linkUse.at.toISOString() },
+  };
+  let result: { offsets?: Record<string, number | null>; replay?: { request_hash: string; session_id: string }; replayed_signature?: true };
+  try {
+    const rows = await prisma.$queryRaw<Array<{ result: typeof result }>>`
+      SELECT kassa_create_checkout_session(${JSON.stringify(argument)}::jsonb) AS result`;
+    result = rows[0]!.result;
+  } catch (error) {
+    if (sqlState(error) === LINK_UNAVAILABLE) return { kind: 'link_unavailable' };
+    throw error;
+  }
+  if (result.replayed_signature) return { kind: 'replayed_signature' };
+  if (result.replay) return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
+  const offsets = new Map<number, number | null>();
+  for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
+  for (const claim of write.claims) hints.learn(claim, offsets.get(claim.position) ?? null, write.maxSteps);
+  return { kind: 'created', offsets };
+}
+
+/** The PostgreSQL error code behind a Prisma raw-query error, wherever this Prisma version puts it. */
+function sqlState(error: unknown): string | undefined {
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return undefined;
+  const meta = error.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string; code?: string } } } | undefined;
+  return meta?.driverAdapterError?.cause?.originalCode ?? meta?.code ?? (error.message.includes(LINK_UNAVAILABLE) ? LINK_UNAVAILABLE : undefined);
+}

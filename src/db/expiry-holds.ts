@@ -1,0 +1,53 @@
+import { Prisma } from '../generated/prisma/client.js';
+import { OPEN_STATUSES } from '../domain/checkout-session.js';
+import { PAYMENT_CLOCK_SKEW_MS } from '../domain/payments.js';
+import type { ExpiryHolds } from '../domain/status-machine.js';
+
+type Client = Prisma.TransactionClient;
+
+/**
+ * README "Payment rules", on time means sent on time: the SQL of what holds a session
+ * (alias `s`) open after expires_at. Written once, used by the expiry sweep's selection
+ * and by the check of one session, so the two always agree.
+ */
+export function paymentInFlightSql(): Prisma.Sql {
+  return Prisma.sql`(EXISTS (SELECT 1 FROM payments p
+                              WHERE p.session_id = s.id AND p.state = 'seen' AND p.block_time < s.expires_at)
+                  OR EXISTS (SELECT 1 FROM checkout_session_transactions t
+                              WHERE t.session_id = s.id AND t.state = 'unverified' AND t.seen_on_chain_at < s.expires_at))`;
+}
+
+/**
+ * A network of the session (its paying network once one is selected) that a watcher
+ * scanned during the session's life (or within the grace before it began) but has not
+ * yet scanned past expires_at. A network nobody watches is not waited for.
+ */
+export function chainBehindSql(graceMinutes: number): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM checkout_session_networks n
+                             JOIN chain_cursors c ON c.network = n.network
+                            WHERE n.session_id = s.id AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)
+                              AND c.caught_up_at >= s.created_at - make_interval(mins => ${graceMinutes})
+                              AND c.caught_up_at < s.expires_at + make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000}))`;
+}
+
+const OPEN: readonly string[] = OPEN_STATUSES;
+
+/** Open sessions past expiry that nothing holds any more (or whose grace is over), locked for this caller only. */
+export function dueExpiriesSql(now: Date, graceMinutes: number, limit: number): Prisma.Sql {
+  const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
+  return Prisma.sql`
+    SELECT s.id FROM checkout_sessions s
+     WHERE s.status::text = ANY(${OPEN}) AND s.expires_at <= ${now}
+       AND (s.expires_at <= ${graceEndedFor} OR NOT (${paymentInFlightSql()} OR ${chainBehindSql(graceMinutes)}))
+     ORDER BY s.expires_at
+     LIMIT ${limit}
+     FOR UPDATE OF s SKIP LOCKED`;
+}
+
+export async function expiryHolds(client: Client, sessionId: string, graceMinutes: number): Promise<ExpiryHolds> {
+  const rows = await client.$queryRaw<Array<{ payment_in_flight: boolean; chain_behind: boolean }>>`
+    SELECT ${paymentInFlightSql()} AS payment_in_flight, ${chainBehindSql(graceMinutes)} AS chain_behind
+      FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid`;
+  const row = rows[0];
+  return { paymentInFlight: row?.payment_in_flight ?? false, chainBehind: row?.chain_behind ?? false };
+}

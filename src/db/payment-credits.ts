@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { AssetTicker } from '../domain/assets.js';
+import type { CheckoutSession } from '../domain/checkout-session.js';
+import { toDecimal, type Decimal } from '../domain/money.js';
+import { PAYMENT_CLOCK_SKEW_MS, type ChainTransfer } from '../domain/payments.js';
+import type { Credit, PaymentTotals } from '../domain/ports.js';
+import { releaseAmountClaims } from './amount-claims.js';
+
+type Client = Prisma.TransactionClient;
+
+/**
+ * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
+ * credited already: the unique (chain, tx, log) row decides, so a scan and a bind racing on
+ * two instances credit it once. A row a reorganisation had reversed is revived with its new
+ * block. Returns the session the transfer is credited to now (null: nobody's).
+ */
+export async function recordTransfer(tx: Client, transfer: ChainTransfer, credit: Credit | null, at: Date): Promise<string | null> {
+  const sessionId = credit?.sessionId ?? null;
+  const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
+    INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units, amount,
+                          block_number, block_hash, block_time, state, session_id, attribution, late, created_at, updated_at)
+    VALUES (${randomUUID()}::uuid, ${transfer.network}, ${transfer.chainId}, ${transfer.txHash}, ${transfer.logIndex},
+            ${transfer.from}, ${transfer.to}, ${transfer.asset}, ${transfer.tokenAddress}, ${transfer.baseUnits.toString()}::numeric,
+            ${transfer.amount.toFixed()}::numeric, ${transfer.blockNumber}, ${transfer.blockHash}, ${transfer.blockTime}, 'seen',
+            ${sessionId}::uuid, ${credit?.attribution ?? null},
+            COALESCE((SELECT s.expires_at <= ${transfer.blockTime} OR s.status::text IN ('paid', 'expired', 'failed')
+                        FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false),
+            ${at}, ${at})
+    ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE
+       SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),
+           attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
+           late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late ELSE payments.late END,
+           state = CASE WHEN payments.state = 'reversed' THEN 'seen' ELSE payments.state END,
+           block_number = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_number ELSE payments.block_number END,
+           block_hash = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_hash ELSE payments.block_hash END,
+           block_time = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_time ELSE payments.block_time END,
+           updated_at = EXCLUDED.updated_at
+     WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL) OR payments.state = 'reversed'
+    RETURNING session_id`;
+  const holder = rows.length > 0 ? rows[0]!.session_id : await creditedTo(tx, transfer);
+  if (holder !== null) await markChanged(tx, [holder], at);
+  return holder;
+}
+
+async function creditedTo(tx: Client, transfer: ChainTransfer): Promise<string | null> {
+  const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
+    SELECT session_id FROM payments WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}`;
+  return rows[0]?.session_id ?? null;
+}
+
+/** Flags sessions for settlement (their totals and status are recomputed by the watcher). */
+export async function markChanged(tx: Client, sessionIds: readonly string[], at: Date): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id::text = ANY(${[...new Set(sessionIds)]})`;
+}
+
+/**
+ * Selects the asset and chain for a session that has none: the required amount is the
+ * quote valid at `firstSeenAt` (the old amount of the first re-pricing after it, else the
+ * current one). Keeps only the amount claim the session can still be paid with.
+ */
+export async function lockAsset(
+  tx: Client,
+  sessionId: string,
+  asset: AssetTicker,
+  network: string,
+  chainId: string,
+  firstSeenAt: Date,
+  at: Date,
+): Promise<Decimal> {
+  const rows = await tx.$queryRaw<Array<{ total: string }>>`
+    UPDATE checkout_sessions s
+       SET crypto_currency = ${asset}, chain_id = ${chainId}, updated_at = ${at},
+           total_amount_crypto = COALESCE(
+             (SELECT qc.old_amount FROM checkout_session_quote_changes qc
+               WHERE qc.session_id = s.id AND qc.ticker = ${asset} AND qc.created_at > ${firstSeenAt}
+               ORDER BY qc.created_at, qc.id LIMIT 1),
+             (SELECT q.amount FROM checkout_session_quotes q WHERE q.session_id = s.id AND q.ticker = ${asset}))
+     WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
+    RETURNING total_amount_crypto::text AS total`;
+  await releaseAmountClaims(tx, sessionId, { asset, network });
+  if (rows[0]) return toDecimal(rows[0].total);
+  const current = await tx.$queryRaw<Array<{ total: string }>>`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+  return toDecimal(current[0]!.total);
+}
+
+/**
+ * Credits to the session the transfers its proven payer wallet sent to its wallet, on its
+ * chain, in its asset, after it was created, that nobody was credited with (top-ups seen
+ * before the wallet was proven), unless a payer bound them elsewhere (their verification decides).
+ */
+export async function attachPayerWalletPayments(tx: Client, session: CheckoutSession, at: Date): Promise<number> {
+  const network = session.networks.find((n) => n.chainId === session.chainId);
+  if (!session.payerWalletAddress || !network || !session.chainId || !session.cryptoCurrency) return 0;
+  const createdBy = new Date(session.createdAt.getTime() - PAYMENT_CLOCK_SKEW_MS);
+  const attached = await tx.$executeRaw`
+    UPDATE payments p SET session_id = ${session.id}::uuid, attribution = 'payer_wallet', updated_at = ${at}, late = p.block_time >= ${session.expiresAt}
+     WHERE p.session_id IS NULL AND p.state <> 'reversed' AND p.chain_id = ${session.chainId} AND p.asset = ${session.cryptoCurrency}
+       AND p.from_address = ${session.payerWalletAddress} AND p.to_address = ${network.walletAddress.toLowerCase()}
+       AND p.block_time >= ${createdBy}
+       AND NOT EXISTS (SELECT 1 FROM checkout_session_transactions t
+                        WHERE t.tx_hash = p.tx_hash AND t.chain_id = p.chain_id AND t.state = 'unverified' AND t.session_id <> ${session.id}::uuid)`;
+  if (attached > 0) await markChanged(tx, [session.id], at);
+  return attached;
+}
+
+export async function sessionCreditedWith(tx: Client, txHash: string, chainId: string): Promise<string | null> {
+  const rows = await tx.$queryRaw<Array<{ session_id: string }>>`
+    SELECT session_id FROM payments
+     WHERE tx_hash = ${txHash} AND chain_id = ${chainId} AND session_id IS NOT NULL AND state <> 'reversed'
+     LIMIT 1`;
+  return rows[0]?.session_id ?? null;
+}
+
+/** Confirmed money split at expires_at by block time, and credited money not confirmed yet. */
+export async function paymentTotals(tx: Client, session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals> {
+  const rows = await tx.$queryRaw<Array<{ on_time: string; late: string; pending: string }>>`
+    SELECT COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time < ${session.expiresAt}), 0)::text AS on_time,
+           COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time >= ${session.expiresAt}), 0)::text AS late,
+           COALESCE(SUM(amount) FILTER (WHERE state = 'seen'), 0)::text AS pending
+      FROM payments WHERE session_id = ${session.id}::uuid AND asset = ${asset} AND chain_id = ${chainId}`;
+  const row = rows[0]!;
+  return { onTime: toDecimal(row.on_time), late: toDecimal(row.late), pending: toDecimal(row.pending) };
+}
+
+/** The SQL condition "someone paid or is paying session `s`": a credited payment, or a bound transaction the chain knows. */
+export const PAYMENT_ACTIVITY_SQL = `(EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id AND p.state <> 'reversed')
+  OR EXISTS (SELECT 1 FROM checkout_session_transactions t WHERE t.session_id = s.id AND t.state <> 'rejected' AND t.seen_on_chain_at IS NOT NULL))`;

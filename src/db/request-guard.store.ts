@@ -1,0 +1,181 @@
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { CounterHit, RateLimitCounters, RequestGuard, SignatureReplayCache } from '../domain/request-guard-ports.js';
+import { Throttle } from '../domain/throttle.js';
+import type { RequestGuardConfig } from '../config/request-guard.js';
+import type { Database } from './database.js';
+
+/** How often one instance deletes entries whose time has passed. */
+const FORGET_INTERVAL_MS = 60_000;
+
+/** Runs `forget` at most once per interval of the caller's clock, in the background. */
+class Housekeeping {
+  private lastRunAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly forget: (now: Date) => Promise<unknown>) {}
+
+  due(now: Date): void {
+    // Tests move the clock both ways; either direction by the interval is due.
+    if (Math.abs(now.getTime() - this.lastRunAt) < FORGET_INTERVAL_MS) return;
+    this.lastRunAt = now.getTime();
+    // Not awaited: a request does not wait for housekeeping; a failure is retried next time.
+    this.forget(now).catch(() => {
+      this.lastRunAt = Number.NEGATIVE_INFINITY;
+    });
+  }
+}
+
+/**
+ * The replay cache in `request_signatures`: the primary key (key, signature)
+ * makes the insert the check, so two instances racing with one signature
+ * cannot both win.
+ */
+export class PrismaSignatureReplayCache implements SignatureReplayCache {
+  private readonly housekeeping: Housekeeping;
+
+  constructor(private readonly prisma: PrismaClient) {
+    this.housekeeping = new Housekeeping((now) => prisma.$executeRaw`DELETE FROM request_signatures WHERE expires_at < ${now}`);
+  }
+
+  async remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean> {
+    this.housekeeping.due(now);
+    const inserted = await this.prisma.$executeRaw`
+      INSERT INTO request_signatures (api_key_id, signature, expires_at)
+      VALUES (${apiKeyId}::uuid, ${signature}, ${keepUntil})
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
+  }
+}
+
+/** How often counts made in memory are added to the shared counters. */
+export const COUNTER_FLUSH_MS = 200;
+
+/**
+ * The part of a limit an instance may count in memory before it must write: 1/20 of it
+ * (0 below 20, so small limits are always counted in the database, exactly).
+ */
+export function localBudget(limit: number): number {
+  return Math.floor(limit / 20);
+}
+
+interface SharedWindow {
+  readonly key: string;
+  readonly windowStart: Date;
+  readonly windowEnd: Date;
+  /** The shared count as the database last answered it (this instance's writes and everyone else's). */
+  known: number;
+  /** Hits counted here and not written yet. */
+  pending: number;
+}
+
+/**
+ * Counters in `rate_limit_counters` (PostgreSQL), shared by the instances. Far from its
+ * limit a hit is counted in memory and written with the others every COUNTER_FLUSH_MS,
+ * in one statement, so a request costs no round trip; within `localBudget(limit)` of the
+ * limit, or with that many hits unwritten, every hit is written and read back at once.
+ * A count is never above the truth, so nobody is refused early; N instances together
+ * let through at most (N − 1) × localBudget(limit) more than the limit.
+ */
+export class PrismaRateLimitCounters implements RateLimitCounters {
+  private readonly housekeeping: Housekeeping;
+  private readonly windows = new Map<string, SharedWindow>();
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly prisma: PrismaClient) {
+    this.housekeeping = new Housekeeping(async (now) => {
+      for (const [id, window] of this.windows) if (window.windowEnd <= now && window.pending === 0) this.windows.delete(id);
+      await prisma.$executeRaw`DELETE FROM rate_limit_counters WHERE expires_at < ${now}`;
+    });
+  }
+
+  async hit(hits: readonly CounterHit[], now: Date): Promise<number[]> {
+    this.housekeeping.due(now);
+    const windows = hits.map((hit) => this.windowOf(hit));
+    const inMemory = hits.every((hit, index) => {
+      const window = windows[index]!;
+      const budget = localBudget(hit.limit);
+      return window.pending < budget && window.known + window.pending + 1 <= hit.limit - budget;
+    });
+    for (const window of windows) window.pending += 1;
+    if (inMemory) {
+      this.flushSoon();
+    } else {
+      await this.flush();
+    }
+    return windows.map((window) => window.known + window.pending);
+  }
+
+  private windowOf(hit: CounterHit): SharedWindow {
+    const id = `${hit.key}\n${hit.windowStart.getTime()}`;
+    let window = this.windows.get(id);
+    if (!window) this.windows.set(id, (window = { key: hit.key, windowStart: hit.windowStart, windowEnd: hit.windowEnd, known: 0, pending: 0 }));
+    return window;
+  }
+
+  private flushSoon(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      // A failed write keeps its hits pending; the next one retries them.
+      this.flush().catch(() => {});
+    }, COUNTER_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** Writes every pending hit (after any write already under way) and learns the shared counts. */
+  private async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    const batch = [...this.windows.values()].filter((window) => window.pending > 0).map((window) => ({ window, count: window.pending }));
+    if (batch.length === 0) return;
+    for (const { window, count } of batch) window.pending -= count;
+    this.flushing = this.write(batch).finally(() => (this.flushing = null));
+    await this.flushing;
+  }
+
+  private async write(batch: ReadonlyArray<{ window: SharedWindow; count: number }>): Promise<void> {
+    try {
+      const values = batch.map(({ window, count }) => Prisma.sql`(${window.key}, ${window.windowStart}, ${count}, ${window.windowEnd})`);
+      const rows = await this.prisma.$queryRaw<Array<{ key: string; window_start: Date; hits: number }>>`
+        INSERT INTO rate_limit_counters (key, window_start, hits, expires_at)
+        VALUES ${Prisma.join(values)}
+        ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limit_counters.hits + EXCLUDED.hits
+        RETURNING key, window_start, hits`;
+      const counts = new Map(rows.map((row) => [`${row.key}\n${new Date(row.window_start).getTime()}`, Number(row.hits)]));
+      for (const { window } of batch) window.known = counts.get(`${window.key}\n${window.windowStart.getTime()}`) ?? window.known;
+    } catch (error) {
+      for (const { window, count } of batch) window.pending += count;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Counters in this process's memory, for the embedded database: one process
+ * owns it, and its single connection is kept for real work.
+ */
+export class MemoryRateLimitCounters implements RateLimitCounters {
+  private readonly windows = new Map<string, { start: number; end: number; hits: number }>();
+  private readonly housekeeping = new Housekeeping(async (now) => {
+    for (const [key, window] of this.windows) if (window.end <= now.getTime()) this.windows.delete(key);
+  });
+
+  async hit(hits: readonly CounterHit[], now: Date): Promise<number[]> {
+    this.housekeeping.due(now);
+    return hits.map(({ key, windowStart, windowEnd }) => {
+      const window = this.windows.get(key);
+      if (window && window.start === windowStart.getTime()) return ++window.hits;
+      this.windows.set(key, { start: windowStart.getTime(), end: windowEnd.getTime(), hits: 1 });
+      return 1;
+    });
+  }
+}
+
+/** The request guards of one process over its database (README "Signing a merchant call", "Rate limits"). */
+export function openRequestGuard(db: Database, config: RequestGuardConfig): RequestGuard {
+  const counters = db.kind === 'postgresql' ? new PrismaRateLimitCounters(db.prisma) : new MemoryRateLimitCounters();
+  return {
+    signatures: new PrismaSignatureReplayCache(db.prisma),
+    throttle: new Throttle(counters, config.rateLimits),
+    trustProxy: config.trustProxy,
+  };
+}

@@ -1,0 +1,160 @@
+import { Prisma } from '../generated/prisma/client.js';
+import type { AssetTicker } from '../domain/assets.js';
+import type { CheckoutSession, CryptoQuote } from '../domain/checkout-session.js';
+import { conflict } from '../domain/errors.js';
+import type { ChainTransfer } from '../domain/payments.js';
+import type { AmountClaimRequest, BoundTransaction, Credit, IdempotencyRecord, SessionPatch, TxStore } from '../domain/ports.js';
+import { claimUniqueAmounts, exactAmountOwner, releaseAmountClaims } from './amount-claims.js';
+import { boundTransactions } from './bound-transaction.store.js';
+import { readSession } from './checkout-session.read.js';
+import { expiryHolds } from './expiry-holds.js';
+import { attachPayerWalletPayments, lockAsset, PAYMENT_ACTIVITY_SQL, paymentTotals, recordTransfer, sessionCreditedWith } from './payment-credits.js';
+import { replaceQuotes } from './quote-changes.js';
+
+type Tx = Prisma.TransactionClient;
+
+export async function findIdempotencyKey(client: Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
+  const row = await client.idempotencyKey.findUnique({ where: { organisationId_key: { organisationId, key } } });
+  return row ? { requestHash: row.requestHash, sessionId: row.sessionId } : null;
+}
+
+/**
+ * The domain's storage inside one Prisma transaction. `touched` collects the sessions
+ * it locked or wrote, for the caller to drop from caches once the transaction ends.
+ */
+export class PrismaTxStore implements TxStore {
+  constructor(
+    private readonly tx: Tx,
+    private readonly touched: Set<string> = new Set(),
+  ) {}
+
+  /** The transaction itself, for the store's own locking queries. */
+  get client(): Tx {
+    return this.tx;
+  }
+
+  findIdempotencyKey(organisationId: string, key: string) {
+    return findIdempotencyKey(this.tx, organisationId, key);
+  }
+
+  /** Reads a session the caller has locked already (FOR UPDATE in its own query). */
+  readLockedSession(id: string): Promise<CheckoutSession | null> {
+    this.touched.add(id);
+    return readSession(this.tx, id);
+  }
+
+  async lockSession(id: string): Promise<CheckoutSession | null> {
+    this.touched.add(id);
+    const locked = await this.tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM checkout_sessions WHERE id = ${id}::uuid FOR UPDATE`;
+    return locked.length === 0 ? null : readSession(this.tx, id);
+  }
+
+  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+    this.touched.add(id);
+    try {
+      await this.tx.checkoutSession.update({
+        where: { id },
+        data: {
+          ...patch,
+          totalAmountCrypto: patch.totalAmountCrypto?.toFixed(),
+          amountReceived: patch.amountReceived?.toFixed(),
+          amountReceivedLate: patch.amountReceivedLate?.toFixed(),
+          amountPending: patch.amountPending?.toFixed(),
+        },
+      });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
+      }
+      throw error;
+    }
+  }
+
+  async recordStatusChange(change: Parameters<TxStore['recordStatusChange']>[0]): Promise<void> {
+    await this.tx.checkoutSessionStatusChange.create({
+      data: { sessionId: change.sessionId, fromStatus: change.from, toStatus: change.to, cause: change.cause, createdAt: change.at },
+    });
+  }
+
+  async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {
+    await this.tx.outboxEvent.create({
+      data: {
+        id: event.id,
+        organisationId: event.organisationId,
+        sessionId: event.sessionId,
+        type: event.type,
+        payload: event.payload as Prisma.InputJsonValue,
+        createdAt: event.createdAt,
+      },
+    });
+  }
+
+  expiryHolds(session: CheckoutSession, graceMinutes: number) {
+    return expiryHolds(this.tx, session.id, graceMinutes);
+  }
+
+  paymentTotals(session: CheckoutSession, asset: AssetTicker, chainId: string) {
+    return paymentTotals(this.tx, session, asset, chainId);
+  }
+
+  claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number) {
+    return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps);
+  }
+
+  releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }) {
+    return releaseAmountClaims(this.tx, sessionId, keep);
+  }
+
+  exactAmountOwner(transfer: ChainTransfer) {
+    return exactAmountOwner(this.tx, transfer);
+  }
+
+  async creditTransfers(transfers: readonly ChainTransfer[], credits: ReadonlyArray<Credit | null>, at: Date): Promise<Array<string | null>> {
+    const holders: Array<string | null> = [];
+    for (const [index, transfer] of transfers.entries()) holders.push(await recordTransfer(this.tx, transfer, credits[index] ?? null, at));
+    for (const holder of holders) if (holder) this.touched.add(holder);
+    return holders;
+  }
+
+  lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
+    this.touched.add(sessionId);
+    return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
+  }
+
+  attachPayerWalletPayments(session: CheckoutSession, at: Date) {
+    this.touched.add(session.id);
+    return attachPayerWalletPayments(this.tx, session, at);
+  }
+
+  sessionCreditedWith(txHash: string, chainId: string) {
+    return sessionCreditedWith(this.tx, txHash, chainId);
+  }
+
+  transactionsOfSession(sessionId: string) {
+    return boundTransactions.ofSession(this.tx, sessionId);
+  }
+
+  otherSessionsBinding(txHash: string, chainId: string, sessionId: string) {
+    return boundTransactions.ofOtherOpenSessions(this.tx, txHash, chainId, sessionId);
+  }
+
+  insertBoundTransaction(bound: BoundTransaction) {
+    this.touched.add(bound.sessionId);
+    return boundTransactions.insert(this.tx, bound);
+  }
+
+  updateBoundTransaction(id: string, patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date }) {
+    return boundTransactions.update(this.tx, id, patch);
+  }
+
+  async paymentActivity(sessionId: string): Promise<boolean> {
+    const rows = await this.tx.$queryRaw<Array<{ active: boolean }>>`
+      SELECT ${Prisma.raw(PAYMENT_ACTIVITY_SQL)} AS active FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid`;
+    return rows[0]?.active ?? false;
+  }
+
+  replaceQuotes(session: CheckoutSession, quotes: readonly CryptoQuote[], at: Date) {
+    this.touched.add(session.id);
+    return replaceQuotes(this.tx, session, quotes, at);
+  }
+}

@@ -1,0 +1,209 @@
+import { isTerminal, type CheckoutSession } from './checkout-session.js';
+import type { DomainContext } from './context.js';
+import { fromBaseUnits } from './money.js';
+import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
+import { minedAfterCreation, type ChainTransfer } from './payments.js';
+import type { BoundTransaction, Credit, TxStore } from './ports.js';
+import { applySessionEvent, emitEvent } from './session-events.js';
+
+/** What the chain says about a bound transaction. */
+export type BoundTxEvidence =
+  /** Mined: its receipt, the Transfer logs in it, and the native value it moved. */
+  | {
+      readonly kind: 'mined';
+      readonly reverted: boolean;
+      readonly blockNumber: bigint;
+      readonly blockHash: string;
+      readonly blockTime: Date;
+      readonly confirmations: number;
+      readonly transfers: ReadonlyArray<{ tokenAddress: string; from: string; to: string; baseUnits: bigint; logIndex: number }>;
+      readonly nativeTo: string | null;
+      readonly nativeValue: bigint;
+      /** The transaction's sender; null when the node did not return the transaction. */
+      readonly sender: string | null;
+    }
+  /** Known to the node but not mined yet. */
+  | { readonly kind: 'pending' }
+  /** Unknown to the bound chain; `foundOn` names another enabled network that has it. */
+  | { readonly kind: 'missing'; readonly foundOn: { slug: string; chainId: number } | null };
+
+export type BoundTxVerdict =
+  /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
+  | { readonly kind: 'wait'; readonly onChain: boolean }
+  | { readonly kind: 'failed'; readonly reason: string }
+  /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
+  | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
+
+/**
+ * README "Payment rules": judges a bound transaction by its own receipt and Transfer logs
+ * (so payments sent through contracts count). It pays the session only when it was mined
+ * after the session was created, moved the bound asset to the session's wallet on the
+ * bound chain, and came from the payer wallet named at bind (when one was named).
+ * Every rejection carries a precise reason.
+ */
+export function judgeBoundTransaction(
+  session: CheckoutSession,
+  bound: Pick<BoundTransaction, 'txHash' | 'chainId' | 'cryptoCurrency' | 'payerWalletAddress' | 'createdAt'>,
+  network: Network,
+  evidence: BoundTxEvidence,
+  now: Date,
+  droppedAfterMinutes: number,
+): BoundTxVerdict {
+  const hash = bound.txHash;
+  if (evidence.kind === 'pending') return { kind: 'wait', onChain: true };
+  if (evidence.kind === 'missing') {
+    if (evidence.foundOn) {
+      return {
+        kind: 'failed',
+        reason: `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
+      };
+    }
+    if (now.getTime() - bound.createdAt.getTime() < droppedAfterMinutes * 60_000) return { kind: 'wait', onChain: false };
+    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${droppedAfterMinutes} minute${droppedAfterMinutes === 1 ? '' : 's'} of binding` };
+  }
+  if (evidence.reverted) return { kind: 'failed', reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}` };
+  if (!minedAfterCreation(evidence.blockTime, session.createdAt)) {
+    return {
+      kind: 'failed',
+      reason: `mined before this checkout session was created: transaction ${hash} is in block ${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ${session.createdAt.toISOString()}`,
+    };
+  }
+  const ticker = bound.cryptoCurrency;
+  if (session.cryptoCurrency && session.cryptoCurrency !== ticker) {
+    return { kind: 'failed', reason: `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound for ${ticker}` };
+  }
+  if (session.chainId && session.chainId !== bound.chainId) {
+    return { kind: 'failed', reason: `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on chain ${bound.chainId}` };
+  }
+
+  const wallet = session.networks.find((n) => n.network === network.slug)?.walletAddress.toLowerCase() ?? '';
+  const token = network.tokens.find((t) => t.ticker === ticker);
+  const tokenAddress = token?.address.toLowerCase() ?? null;
+  const nameOf = (address: string) => network.tokens.find((t) => t.address.toLowerCase() === address)?.ticker ?? `token ${address}`;
+  const native = network.nativeAsset;
+
+  // Zero-value transfers (address-poisoning spam) prove nothing and are ignored throughout.
+  const transfers = evidence.transfers.filter((t) => t.baseUnits > 0n);
+  const at = { network: network.slug, chainId: bound.chainId, txHash: hash, blockNumber: evidence.blockNumber, blockHash: evidence.blockHash, blockTime: evidence.blockTime };
+  const paying: ChainTransfer[] = [];
+  if (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n && evidence.sender) {
+    const units = evidence.nativeValue;
+    paying.push({ ...at, logIndex: -1, from: evidence.sender, to: wallet, asset: ticker, tokenAddress: null, baseUnits: units, amount: fromBaseUnits(units, NATIVE_COIN_DECIMALS) });
+  }
+  if (token && tokenAddress) {
+    for (const t of transfers.filter((t) => t.tokenAddress === tokenAddress && t.to === wallet)) {
+      paying.push({ ...at, logIndex: t.logIndex, from: t.from, to: wallet, asset: ticker, tokenAddress, baseUnits: t.baseUnits, amount: fromBaseUnits(t.baseUnits, token.decimals) });
+    }
+  }
+  if (paying.length > 0) {
+    // A payer wallet named at bind must be the one that paid: otherwise anyone could bind a
+    // stranger's transaction with their own session and claim that wallet's later transfers.
+    const payer = bound.payerWalletAddress;
+    const paidBy = evidence.sender === payer || paying.some((t) => t.from === payer);
+    if (payer && !paidBy) {
+      return {
+        kind: 'failed',
+        reason: `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
+      };
+    }
+    return { kind: 'valid', transfers: paying };
+  }
+
+  const toWallet = transfers.find((t) => t.to === wallet);
+  if (toWallet) return { kind: 'failed', reason: `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; the session expects ${ticker}` };
+  if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
+    return { kind: 'failed', reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}` };
+  }
+  const elsewhere = tokenAddress ? transfers.find((t) => t.tokenAddress === tokenAddress) : undefined;
+  if (elsewhere) return { kind: 'failed', reason: `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session wallet ${wallet}` };
+  if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
+    return { kind: 'failed', reason: `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session wallet ${wallet}` };
+  }
+  return { kind: 'failed', reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}` };
+}
+
+/** What became of a bound transaction once a verdict was applied. */
+export type BoundTxOutcome =
+  | { readonly state: 'unverified' }
+  | { readonly state: 'verified'; readonly session: CheckoutSession }
+  | { readonly state: 'rejected'; readonly reason: string; readonly creditedTo: string | null };
+
+/**
+ * Applies a verdict to a bound transaction of a session locked in `tx`. A valid one is
+ * credited, transfer by transfer, unless a transfer is exactly another open session's
+ * unique amount (that session gets it) or is credited already; the first verified one
+ * selects the session's asset and becomes its `bound_tx_hash`. A rejected one changes
+ * no status before expiry (a bind is a hint); after it, with nothing else in flight, the
+ * session fails with the reason.
+ */
+export async function applyBoundTxVerdict(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  bound: BoundTransaction,
+  verdict: BoundTxVerdict,
+  now: Date,
+): Promise<BoundTxOutcome> {
+  if (verdict.kind === 'wait') {
+    if (verdict.onChain && !bound.seenOnChainAt) await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
+    return { state: 'unverified' };
+  }
+  if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
+
+  const credits: Credit[] = [];
+  for (const transfer of verdict.transfers) {
+    const owner = await tx.exactAmountOwner(transfer);
+    credits.push(owner && owner !== session.id ? { sessionId: owner, attribution: 'exact_amount' } : { sessionId: session.id, attribution: 'bound_tx' });
+  }
+  const holders = await tx.creditTransfers(verdict.transfers, credits, now);
+  if (!holders.includes(session.id)) {
+    const other = holders.find((holder) => holder !== null) ?? null;
+    return reject(ctx, tx, session, bound, `already credited: transaction ${bound.txHash} pays checkout session ${other}`, other, now);
+  }
+  await tx.updateBoundTransaction(bound.id, { state: 'verified', seenOnChainAt: bound.seenOnChainAt ?? now, checkedAt: now });
+  await tx.updateSession(session.id, { updatedAt: now });
+  let verified: CheckoutSession = session;
+  if (!session.cryptoCurrency) {
+    const firstSeenAt = bound.seenOnChainAt ?? now;
+    const required = await tx.lockAsset(session.id, bound.cryptoCurrency, bound.network, bound.chainId, firstSeenAt, now);
+    verified = { ...verified, cryptoCurrency: bound.cryptoCurrency, chainId: bound.chainId, totalAmountCrypto: required };
+  }
+  if (!session.boundTxHash) {
+    const binding = {
+      boundTxHash: bound.txHash,
+      boundAt: bound.createdAt,
+      boundTxCheckedAt: now,
+      // Proven now: the sender check passed.
+      payerWalletAddress: bound.payerWalletAddress ?? session.payerWalletAddress,
+      updatedAt: now,
+    };
+    await tx.updateSession(session.id, binding);
+    verified = { ...verified, ...binding };
+    if (verified.payerWalletAddress) await tx.attachPayerWalletPayments(verified, now);
+  }
+  await emitEvent(ctx, tx, verified, 'checkout_session.tx_bound', now);
+  return { state: 'verified', session: verified };
+}
+
+async function reject(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  bound: BoundTransaction,
+  reason: string,
+  creditedTo: string | null,
+  now: Date,
+): Promise<BoundTxOutcome> {
+  await tx.updateBoundTransaction(bound.id, { state: 'rejected', reason, checkedAt: now });
+  // The payer's page learns the reason live (the session row's update notifies its subscribers).
+  await tx.updateSession(session.id, { updatedAt: now });
+  if (!isTerminal(session.status)) {
+    const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
+    // Only a transaction the chain knew before expires_at held the session open: when it fails, so does
+    // the session (once its time is up). One the chain never knew in time changes nothing: the clock decides.
+    const heldItOpen = bound.seenOnChainAt !== null && bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
+    const event = heldItOpen ? ({ kind: 'bound_tx_failed', reason, holds } as const) : ({ kind: 'clock', holds } as const);
+    await applySessionEvent(ctx, tx, session, event, now);
+  }
+  return { state: 'rejected', reason, creditedTo };
+}

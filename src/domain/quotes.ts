@@ -1,0 +1,94 @@
+import { ASSET_IDS, type AssetTicker } from './assets.js';
+import type { CryptoQuote, SessionNetwork } from './checkout-session.js';
+import { amountStep, roundUpToStep, type Decimal } from './money.js';
+import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
+import type { AmountClaimRequest, TxStore } from './ports.js';
+import type { QuotedRate } from '../rates/rates-source.js';
+
+export const AMOUNT_ROUNDING =
+  'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to the smallest unit every network of the session can carry, plus offset_steps of that unit to be unique on the wallet';
+
+/**
+ * Most units of `amount_step` added to make an amount unique among the open sessions on
+ * one wallet (README "Payment rules"). 100 units of the coarsest step: at most 0.0001 USDT
+ * or 0.000001 BTC. Beyond that the amount is shared and only a bind tells payments apart.
+ */
+export const UNIQUE_AMOUNT_MAX_STEPS = 100;
+
+/** Decimals of `ticker` on a network (the chain's own coin or its ERC-20 token); null when the network does not carry it. */
+export function decimalsOn(network: Network, ticker: AssetTicker): number | null {
+  if (network.nativeAsset === ticker) return NATIVE_COIN_DECIMALS;
+  return network.tokens.find((token) => token.ticker === ticker)?.decimals ?? null;
+}
+
+/** The session's networks that carry `ticker`, with its decimals there. */
+function carriers(registry: readonly Network[], networks: readonly SessionNetwork[], ticker: AssetTicker) {
+  return networks.flatMap((sessionNetwork) => {
+    const network = registry.find((n) => n.slug === sessionNetwork.network);
+    const decimals = network ? decimalsOn(network, ticker) : null;
+    return decimals === null ? [] : [{ ...sessionNetwork, decimals }];
+  });
+}
+
+/**
+ * One quote per rate: the amount is the fiat total at the unit price, rounded up to a
+ * whole number of the asset's step on these networks, so a wallet can send it exactly
+ * on each of them. Not unique yet: see {@link amountClaims} and {@link claimUniqueQuotes}.
+ */
+export function priceQuotes(totalFiat: Decimal, rates: readonly QuotedRate[], registry: readonly Network[], networks: readonly SessionNetwork[]): CryptoQuote[] {
+  return rates.map((rate) => {
+    const step = amountStep(carriers(registry, networks, rate.ticker).map((c) => c.decimals));
+    const baseAmount = roundUpToStep(totalFiat.dividedBy(rate.unitPriceFiat), step);
+    return {
+      ticker: rate.ticker,
+      assetId: ASSET_IDS[rate.ticker],
+      unitPriceFiat: rate.unitPriceFiat,
+      amount: baseAmount,
+      baseAmount,
+      amountStep: step,
+      offsetSteps: 0,
+      rateSource: rate.source,
+      ratedAt: rate.ratedAt,
+      rounding: AMOUNT_ROUNDING,
+    };
+  });
+}
+
+/** One claim per quote, at the quote's position: the asset's amount on the session's wallets that carry it. */
+export function amountClaims(
+  quotes: readonly CryptoQuote[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+): Array<AmountClaimRequest & { readonly position: number }> {
+  return quotes.map((quote, position) => ({
+    position,
+    ticker: quote.ticker,
+    baseAmount: quote.baseAmount,
+    step: quote.amountStep,
+    wallets: carriers(registry, networks, quote.ticker).map(({ network, walletAddress }) => ({ network, walletAddress })),
+  }));
+}
+
+/** The quotes with the claimed offsets applied; an asset whose amounts were all taken (null) keeps its base amount. */
+export function withOffsets(quotes: readonly CryptoQuote[], offsetAt: (position: number) => number | null | undefined): CryptoQuote[] {
+  return quotes.map((quote, position) => {
+    const offset = offsetAt(position) ?? 0;
+    return { ...quote, offsetSteps: offset, amount: quote.baseAmount.plus(quote.amountStep.times(offset)) };
+  });
+}
+
+/**
+ * Makes each quote's amount unique among the open sessions that share a wallet with this
+ * one on a network carrying the asset, by claiming it (so two instances never hand out
+ * the same amount). An asset whose amounts are all taken keeps its base amount.
+ */
+export async function claimUniqueQuotes(
+  tx: TxStore,
+  sessionId: string,
+  quotes: readonly CryptoQuote[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+): Promise<CryptoQuote[]> {
+  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), UNIQUE_AMOUNT_MAX_STEPS);
+  return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
+}

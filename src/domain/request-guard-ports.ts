@@ -1,0 +1,52 @@
+import type { Throttle } from './throttle.js';
+
+/**
+ * Storage the request guards need (issue 11): the replay cache of merchant
+ * signatures and the rate-limit counters. Implemented in
+ * src/db/request-guard.store.ts.
+ */
+
+/** Signatures of accepted merchant calls, so that none is accepted twice. Shared through the database. */
+export interface SignatureReplayCache {
+  /**
+   * Records that `signature` (lower-case hex) of the key `apiKeyId` was
+   * accepted, to be kept until `keepUntil`. False when it was recorded before:
+   * a replay. Atomic: of concurrent callers with one signature, on any
+   * instance, exactly one gets true. `now` lets it forget entries past their time.
+   */
+  remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean>;
+}
+
+/** One hit on a fixed window of a rate-limit key. */
+export interface CounterHit {
+  readonly key: string;
+  readonly windowStart: Date;
+  readonly windowEnd: Date;
+  /** The limit the count is held to: a store may count in memory while a count is far from it. */
+  readonly limit: number;
+}
+
+/** Hit counts per key and fixed window: in PostgreSQL (shared by instances) or in memory (embedded database). */
+export interface RateLimitCounters {
+  /**
+   * Adds one hit to each key's window and returns each window's count after it,
+   * in the order given: exact near the limit, never more than the true count
+   * (README "Rate limits" says how far instances may lag each other far from it).
+   * `now` lets it forget ended windows.
+   */
+  hit(hits: readonly CounterHit[], now: Date): Promise<number[]>;
+}
+
+/**
+ * Express's `trust proxy` value (TRUST_PROXY): false (the peer is the client),
+ * true (trust every proxy: X-Forwarded-For is believed as sent), a hop count,
+ * or addresses, subnets and the names loopback, linklocal, uniquelocal.
+ */
+export type TrustProxySetting = boolean | number | readonly string[];
+
+/** What the routes, GraphQL and src/app.ts guard requests with; built once per process in src/runtime.ts. */
+export interface RequestGuard {
+  readonly signatures: SignatureReplayCache;
+  readonly throttle: Throttle;
+  readonly trustProxy: TrustProxySetting;
+}

@@ -1,0 +1,52 @@
+import { isTerminal, type CheckoutSession } from './checkout-session.js';
+import type { DomainContext } from './context.js';
+import { assetsOnAny } from './networks.js';
+import { claimUniqueQuotes, priceQuotes } from './quotes.js';
+import { emitEvent } from './session-events.js';
+import type { QuotedRate } from '../rates/rates-source.js';
+
+/**
+ * One round of the quote-lifetime worker (README "Payment rules"): a quote is honoured
+ * for KASSA_QUOTE_TTL_MINUTES; after that, an open session nobody has paid yet (no
+ * payment credited, no bound transaction known to the chain) is priced again at the
+ * current rates, with fresh unique amounts, a row per asset with the old and new rate,
+ * and a `checkout_session.quote_updated` event. Sessions whose payment was already seen
+ * keep their quote, so a payment is judged against the quote valid when it was first
+ * seen. Rates are fetched before any row is locked. Returns how many were re-priced.
+ */
+export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
+  const now = ctx.clock();
+  const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, batchSize);
+  const ratesByCurrency = new Map<string, QuotedRate[]>();
+  let requoted = 0;
+  for (const { id, fiatCurrency } of due) {
+    if (!ratesByCurrency.has(fiatCurrency)) {
+      ratesByCurrency.set(fiatCurrency, await ctx.rates.quoteRates(fiatCurrency, assetsOnAny(ctx.networks), now));
+    }
+    const rates = ratesByCurrency.get(fiatCurrency)!;
+    const done = await ctx.store.transaction(async (tx) => {
+      const session = await tx.lockSession(id);
+      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, () => tx.paymentActivity(session.id)))) return false;
+      const fresh = session.quotes.map((quote) => rates.find((rate) => rate.ticker === quote.ticker));
+      // Without a fresh rate for every offered asset, the old quote stands until the next round.
+      if (fresh.some((rate) => rate === undefined)) return false;
+      await tx.releaseAmountClaims(session.id);
+      const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
+      const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
+      await tx.replaceQuotes(session, quotes, now);
+      const locked = session.cryptoCurrency ? quotes.find((q) => q.ticker === session.cryptoCurrency)!.amount : null;
+      const updated: CheckoutSession = { ...session, quotes, quotedAt: now, totalAmountCrypto: locked ?? session.totalAmountCrypto, updatedAt: now };
+      await emitEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
+      return true;
+    });
+    if (done) requoted += 1;
+  }
+  return requoted;
+}
+
+async function dueForRequote(session: CheckoutSession, now: Date, ttlMinutes: number, paymentActivity: () => Promise<boolean>): Promise<boolean> {
+  if (isTerminal(session.status) || session.status === 'partial') return false;
+  if (now.getTime() >= session.expiresAt.getTime()) return false;
+  if (now.getTime() < session.quotedAt.getTime() + ttlMinutes * 60_000) return false;
+  return !(await paymentActivity());
+}

@@ -1,0 +1,129 @@
+import type { DomainContext } from './context.js';
+import { DomainError } from './errors.js';
+import type { RateLimitCounters } from './request-guard-ports.js';
+import { isUuid } from './uuid.js';
+
+/**
+ * Rate limits (issue 11, README "Rate limits"): fixed windows counted per
+ * subject (a client address, an API key id, a session id) in one store shared
+ * by the instances (PostgreSQL) or in memory (embedded database).
+ */
+export const RATE_LIMIT_NAMES = ['auth_failures', 'create', 'bind_session', 'bind_address', 'graphql', 'websocket', 'qr', 'link_sessions'] as const;
+export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
+
+export interface RateLimitRule {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+
+/** One rule per limit; null turns a limit off. */
+export type RateLimitRules = Readonly<Record<RateLimitName, RateLimitRule | null>>;
+
+/** What each limit counts, as its 429 message says it. */
+const COUNTED: Record<RateLimitName, string> = {
+  auth_failures: 'failed signature checks from this address',
+  create: 'checkout sessions created with this API key',
+  bind_session: 'binds of this checkout session',
+  bind_address: 'binds from this address',
+  graphql: 'GraphQL operations from this address',
+  websocket: 'GraphQL WebSocket connections from this address',
+  qr: 'QR codes from this address',
+  link_sessions: 'checkout sessions started from payment links by this address',
+};
+
+/** A request over a limit: REST 429 with Retry-After, GraphQL TOO_MANY_REQUESTS. */
+export class RateLimitedError extends DomainError {
+  constructor(
+    readonly limit: RateLimitName,
+    /** Whole seconds until the window ends (at least 1). */
+    readonly retryAfterSeconds: number,
+    rule: RateLimitRule,
+  ) {
+    super('rate_limited', `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s; retry after ${retryAfterSeconds} s`);
+  }
+}
+
+type Check = readonly [RateLimitName, string];
+
+// Subjects known to be over a limit, until their window ends: refused without a round trip.
+const MAX_REMEMBERED_BLOCKS = 10_000;
+
+/**
+ * Counts requests against the rules. A subject found over a limit is also
+ * remembered in this process until its window ends, so a flood is refused
+ * without touching the store; other instances learn it from the shared count.
+ */
+export class Throttle {
+  private readonly blockedUntil = new Map<string, number>();
+  private readonly listeners = new Set<(limit: RateLimitName) => void>();
+
+  constructor(
+    private readonly counters: RateLimitCounters,
+    readonly rules: RateLimitRules,
+  ) {}
+
+  /** Counts one request for every check (one store call for all); throws RateLimitedError for the first one over its limit. */
+  async consume(checks: readonly Check[], now: Date): Promise<void> {
+    const active = checks.flatMap(([limit, subject]) => {
+      const rule = this.rules[limit];
+      return rule ? [{ limit, subject, rule }] : [];
+    });
+    if (active.length === 0) return;
+    for (const { limit, subject } of active) this.refuseIfBlocked(limit, subject, now);
+    const windows = active.map(({ limit, subject, rule }) => {
+      const windowMs = rule.windowSeconds * 1000;
+      const start = Math.floor(now.getTime() / windowMs) * windowMs;
+      return { key: `${limit}:${subject}`, windowStart: new Date(start), windowEnd: new Date(start + windowMs), limit: rule.limit };
+    });
+    const counts = await this.counters.hit(windows, now);
+    active.forEach(({ limit, rule }, index) => {
+      if (counts[index]! <= rule.limit) return;
+      const { key, windowEnd } = windows[index]!;
+      this.remember(key, windowEnd.getTime(), now);
+      throw this.refusal(limit, rule, windowEnd.getTime(), now);
+    });
+  }
+
+  /** Throws RateLimitedError when this process already knows `subject` is over `limit`; counts nothing. */
+  refuseIfBlocked(limit: RateLimitName, subject: string, now: Date): void {
+    const rule = this.rules[limit];
+    const until = rule ? this.blockedUntil.get(`${limit}:${subject}`) : undefined;
+    if (rule && until !== undefined && until > now.getTime()) throw this.refusal(limit, rule, until, now);
+  }
+
+  /** Called with the limit's name on every refusal (metrics). */
+  onRefusal(listener: (limit: RateLimitName) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private refusal(limit: RateLimitName, rule: RateLimitRule, untilMs: number, now: Date): RateLimitedError {
+    for (const listener of this.listeners) listener(limit);
+    return new RateLimitedError(limit, Math.max(1, Math.ceil((untilMs - now.getTime()) / 1000)), rule);
+  }
+
+  private remember(key: string, untilMs: number, now: Date): void {
+    if (this.blockedUntil.size >= MAX_REMEMBERED_BLOCKS) {
+      for (const [known, until] of this.blockedUntil) if (until <= now.getTime()) this.blockedUntil.delete(known);
+      // Still full: forget them all; the shared counts refuse them again.
+      if (this.blockedUntil.size >= MAX_REMEMBERED_BLOCKS) this.blockedUntil.clear();
+    }
+    this.blockedUntil.set(key, untilMs);
+  }
+}
+
+/** Counts one request against each `[limit, subject]` (README "Rate limits"); throws RateLimitedError when one is over. */
+export function rateLimit(ctx: DomainContext, ...checks: Check[]): Promise<void> {
+  return ctx.requestGuard.throttle.consume(checks, ctx.clock());
+}
+
+/**
+ * One bind attempt from `clientAddress` on `sessionId` (null when the caller
+ * named none), counted against the per-address and the per-session limit:
+ * REST bind-tx and GraphQL's bindTransaction both call this, so they share
+ * the limits. Ids that are not UUIDs are refused by bind itself and not counted per session.
+ */
+export function throttleBind(ctx: DomainContext, sessionId: string | null, clientAddress: string): Promise<void> {
+  const perSession: Check[] = sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
+  return rateLimit(ctx, ['bind_address', clientAddress], ...perSession);
+}

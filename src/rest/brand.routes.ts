@@ -1,0 +1,32 @@
+import { Router } from 'express';
+import type { DomainContext } from '../domain/context.js';
+import { methodNotAllowed } from './error-handler.js';
+import { HttpError } from './http-error.js';
+
+/**
+ * Organisations' logos, served by Kassa itself so the hosted pages load nothing from elsewhere
+ * (README "Branding and languages"). A logo's URL is its sha256: a new logo is a new URL, so
+ * it may be cached for good, and the URL says nothing about the organisation.
+ */
+export function brandRouter(ctx: DomainContext): Router {
+  const router = Router();
+  router.get('/brand/logo/:sha256', async (req, res) => {
+    const sha256 = req.params.sha256;
+    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new HttpError(400, ['sha256 must be 64 lower-case hex characters']);
+    const logo = await ctx.store.branding.logoBySha256(sha256);
+    if (!logo) throw new HttpError(404, 'No logo with this sha256');
+    res
+      .status(200)
+      .set({
+        'Content-Type': logo.contentType,
+        'Cache-Control': 'public, max-age=31536000, immutable',
+        'X-Content-Type-Options': 'nosniff',
+        // Opened on its own it is an image, never a document that could run anything.
+        'Content-Security-Policy': "default-src 'none'; sandbox",
+        'Cross-Origin-Resource-Policy': 'same-origin',
+      })
+      .send(logo.bytes);
+  });
+  router.all('/brand/logo/:sha256', methodNotAllowed(['GET']));
+  return router;
+}

@@ -1,0 +1,80 @@
+import { Router, type Request } from 'express';
+import type { DomainContext } from '../domain/context.js';
+import { createSessionFromLink } from '../domain/create-session-from-link.js';
+import { toPublicView } from '../domain/checkout-session.views.js';
+import { invalid } from '../domain/errors.js';
+import { toPaymentLinkView } from '../domain/payment-link.js';
+import { createPaymentLink, getPaymentLink, listPaymentLinks, updatePaymentLink } from '../domain/payment-links.js';
+import { rateLimit } from '../domain/throttle.js';
+import { isUuid } from '../domain/uuid.js';
+import { clientAddressOf } from './client-address.js';
+import { methodNotAllowed } from './error-handler.js';
+import { readJsonBody } from './json-body.js';
+import { parseCreatePaymentLink, parseLinkSession, parseUpdatePaymentLink } from './payment-links.schema.js';
+import { authenticate } from './webhook-endpoints.routes.js';
+
+const idProblems = (req: Request): string[] => (isUuid(req.params.id as string) ? [] : ['id must be a UUID']);
+
+/** Every problem at once: the path id's and the body's. */
+function accept<T>(parsed: { ok: true; value: T } | { ok: false; problems: string[] }, pathProblems: string[] = []): T {
+  const problems = [...pathProblems, ...(parsed.ok ? [] : parsed.problems)];
+  if (problems.length > 0 || !parsed.ok) throw invalid(problems);
+  return parsed.value;
+}
+
+function linkId(req: Request): string {
+  const problems = idProblems(req);
+  if (problems.length > 0) throw invalid(problems);
+  return (req.params.id as string).toLowerCase();
+}
+
+// As for create (DESIGN.md §4): 1–255 printable characters.
+function idempotencyKey(req: Request): string | undefined {
+  const key = req.get('idempotency-key');
+  if (key === undefined) return undefined;
+  if (!/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key) || key.trim() !== key) throw invalid(['Idempotency-Key must be 1 to 255 printable ASCII characters']);
+  return key;
+}
+
+/**
+ * Payment links (issue 12, README "Payment links"): the merchant's signed management routes,
+ * and the payer's public POST /payment-links/:id/sessions, throttled per client address.
+ */
+export function paymentLinksRouter(ctx: DomainContext): Router {
+  const router = Router();
+  const view = (link: Parameters<typeof toPaymentLinkView>[0]) => toPaymentLinkView(link, ctx.checkoutBaseUrl, ctx.clock());
+
+  router.post('/payment-links', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const input = accept(parseCreatePaymentLink(readJsonBody(req)));
+    res.status(201).json(view(await createPaymentLink(ctx, merchant.organisationId, input)));
+  });
+  router.get('/payment-links', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    res.status(200).json({ data: (await listPaymentLinks(ctx, merchant.organisationId)).map(view) });
+  });
+  router.all('/payment-links', methodNotAllowed(['GET', 'POST']));
+
+  router.get('/payment-links/:id', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    res.status(200).json(view(await getPaymentLink(ctx, merchant.organisationId, linkId(req))));
+  });
+  router.patch('/payment-links/:id', async (req, res) => {
+    const merchant = await authenticate(ctx, req);
+    const patch = accept(parseUpdatePaymentLink(readJsonBody(req)), idProblems(req));
+    res.status(200).json(view(await updatePaymentLink(ctx, merchant.organisationId, linkId(req), patch)));
+  });
+  router.all('/payment-links/:id', methodNotAllowed(['GET', 'PATCH']));
+
+  router.post('/payment-links/:id/sessions', async (req, res) => {
+    await rateLimit(ctx, ['link_sessions', clientAddressOf(req)]);
+    const key = idempotencyKey(req);
+    const input = accept(parseLinkSession(readJsonBody(req)), idProblems(req));
+    const result = await createSessionFromLink(ctx, req.params.id as string, input, key);
+    if (result.replayed) res.set('Idempotent-Replayed', 'true');
+    res.status(201).json({ ...toPublicView(result.session), checkout_url: `${ctx.checkoutBaseUrl}/pay/${result.session.id}` });
+  });
+  router.all('/payment-links/:id/sessions', methodNotAllowed(['POST']));
+
+  return router;
+}

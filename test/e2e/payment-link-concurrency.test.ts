@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMerchant } from '../factories/merchant.js';
+import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
+import { createTestDatabase, type TestDatabaseMode } from '../support/databases.js';
+import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { expectErrorBody } from '../support/rest-kassa.js';
+
+/**
+ * Issue 12: max_uses holds under 20 parallel visits, on PostgreSQL and on the embedded
+ * database (one pooled connection), and the per-address limit on visits answers 429.
+ */
+
+const started: TestKassa[] = [];
+afterAll(async () => {
+  for (const kassa of started) await kassa.close();
+});
+
+async function kassaOn(mode: TestDatabaseMode, env: Record<string, string> = {}): Promise<TestKassa> {
+  const database = await createTestDatabase(mode);
+  const kassa = await startTestKassa({ database, env });
+  started.push({ ...kassa, close: async () => { await kassa.close(); await database.drop(); } } as TestKassa);
+  return kassa;
+}
+
+describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
+  it('20 parallel visits of a link with max_uses 5 create exactly 5 sessions; the others get 409', { timeout: 60_000 }, async () => {
+    const kassa = await kassaOn(mode);
+    const merchant = await createMerchant(kassa.ctx);
+    const link = await createLink(kassa, merchant, { max_uses: 5 });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => visitLink(kassa, link.payment_link_id, { email: `payer${i}@example.com` })));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses.filter((status) => status === 201)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(15);
+    for (const refused of answers.filter((answer) => answer.status === 409)) expectErrorBody(refused, 409, /has been used the most times allowed \(5\)/);
+    const sessions = await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } });
+    expect(sessions).toBe(5);
+    expect((await linkCall(kassa, merchant, 'get', `/payment-links/${link.payment_link_id}`)).body).toMatchObject({ uses: 5, state: 'used_up' });
+  });
+
+  it('one visit retried in parallel (one Idempotency-Key) makes one session and counts one use', async () => {
+    const kassa = started.at(-1)!;
+    const merchant = await createMerchant(kassa.ctx);
+    const link = await createLink(kassa, merchant, { max_uses: 5 });
+    const visit = { email: 'retrying@example.com' };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'visit-1' })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(201));
+    expect(new Set(answers.map((answer) => answer.body.session_id)).size).toBe(1);
+    expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
+  });
+});
+
+describe('the visit rate limit', () => {
+  it('answers 429 with Retry-After past KASSA_RATE_LIMIT_LINK_SESSIONS from one address', async () => {
+    const kassa = await kassaOn('postgres', { KASSA_RATE_LIMIT_LINK_SESSIONS: '2/1h' });
+    const merchant = await createMerchant(kassa.ctx);
+    const link = await createLink(kassa, merchant, { identity_options: undefined });
+    expect((await visitLink(kassa, link.payment_link_id, {})).status).toBe(201);
+    expect((await visitLink(kassa, link.payment_link_id, {})).status).toBe(201);
+    const refused = await visitLink(kassa, link.payment_link_id, {});
+    expectErrorBody(refused, 429, /^Too many checkout sessions started from payment links by this address: at most 2 per 3600 s; retry after \d+ s$/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});

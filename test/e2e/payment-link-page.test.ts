@@ -1,0 +1,253 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { setBranding } from '../../src/domain/branding.js';
+import { sandboxAccount } from '../../src/chain/sandbox.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { createLink } from '../factories/payment-link.js';
+import { launchBrowser, type TestBrowser } from '../support/browser.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
+import { injectTestWallet } from '../support/test-wallet.js';
+
+/**
+ * Issue 12 in a real browser: a merchant's link (created over REST) opened by a payer who
+ * gives an identity and lands on /pay/<id>; a browser wallet (an injected EIP-1193
+ * provider backed by the test's anvil) pays in one click; a refusal is said in words; both
+ * languages render with no missing text; axe finds nothing at 360 px and on a desktop.
+ */
+
+const ARTIFACTS = new URL('../.artifacts/', import.meta.url);
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const LOGO = readFileSync(new URL('../fixtures/logo.png', import.meta.url));
+
+let browser: TestBrowser | undefined;
+let chain: TestChain;
+let node: ChainKassa;
+let shop: TestMerchant;
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  node = await startChainKassa(chain.url, { env: { KASSA_CONFIRMATIONS_LOCAL: '1' } });
+  shop = await createMerchant(node.kassa.ctx, { name: 'Bean & Leaf Roasters' });
+  await setBranding(node.kassa.ctx, shop.organisationId, { logo: LOGO, brandColor: '#0f766e' });
+  mkdirSync(ARTIFACTS, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await node?.close();
+  await chain?.stop();
+});
+
+interface Watched {
+  readonly page: Page;
+  /** Page errors, console errors and every request to another origin. */
+  readonly problems: string[];
+}
+
+async function newPage(viewport = { width: 1024, height: 900 }, locale?: string): Promise<Watched> {
+  browser ??= await launchBrowser();
+  const page = await browser.context.newPage();
+  await page.setViewportSize(viewport);
+  if (locale) await page.setExtraHTTPHeaders({ 'Accept-Language': locale });
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.protocol !== 'data:' && url.origin !== node.kassa.url && url.origin !== node.kassa.url.replace('http', 'ws')) problems.push(`third-party request: ${request.url()}`);
+  });
+  return { page, problems };
+}
+
+/** axe-core (from npm, offline) run in the page: no violations at all. */
+async function expectAxeClean(page: Page, label: string): Promise<void> {
+  // Evaluated through the DevTools protocol: the page's CSP (no inline script) stays as it is.
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate<string[]>(`axe.run(document, { resultTypes: ['violations'] })
+    .then((result) => result.violations.map((v) => v.id + ': ' + JSON.stringify(v.nodes.map((n) => n.target))))`);
+  expect(violations, `${label}: ${violations.join('\n')}`).toEqual([]);
+}
+
+/** No catalogue key shown for want of a text, and no template placeholder left. */
+async function expectNoMissingText(page: Page): Promise<void> {
+  const text = await page.evaluate<string>('document.documentElement.outerHTML');
+  expect(text).not.toMatch(/⟦|\{\{[\w.]+\}\}|<!--kassa:/);
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+describe('a payment link in the browser', () => {
+  it('shows the basket and the merchant, asks for the identity, and lands on /pay with the link’s fields', { timeout: 60_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: ['email', 'telegram'], metadata: { campaign: 'browser' } });
+    const { page, problems } = await newPage();
+    await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+    await page.locator('#link-form').waitFor();
+    expect(await text(page, '#title')).toBe('Coffee subscription');
+    expect(await text(page, '.merchant-name')).toBe('Bean & Leaf Roasters');
+    await page.waitForFunction("document.querySelector('.merchant-logo').complete && document.querySelector('.merchant-logo').naturalWidth === 48");
+    expect(await text(page, '#total-fiat')).toBe('105.00 USD');
+    expect(await page.evaluate<string>("getComputedStyle(document.querySelector('#link-submit')).backgroundColor")).toBe('rgb(15, 118, 110)');
+    await expectAxeClean(page, '/l desktop');
+    await page.screenshot({ path: new URL('link-page.png', ARTIFACTS).pathname, fullPage: true });
+
+    // Nothing given: the API's words, on the page.
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.locator('#link-error').waitFor();
+    expect(await text(page, '#link-error')).toContain('one of email, telegram is required');
+    await page.getByLabel('Email').fill('not-an-email');
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.locator('#link-error', { hasText: 'email must be an email address' }).waitFor();
+    await expectAxeClean(page, '/l with an error');
+
+    await page.getByLabel('Email').fill('payer@example.com');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/pay\/[0-9a-f-]{36}\?lang=en$/);
+    const sessionId = /\/pay\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    await page.locator('#status', { hasText: 'Waiting for payment' }).waitFor();
+    expect(await text(page, '.merchant-name')).toBe('Bean & Leaf Roasters');
+    const session = (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body;
+    expect(session).toMatchObject({
+      source: 'payment_link',
+      from_payment_link: true,
+      product_payment_link_id: link.payment_link_id,
+      anonymous: false,
+      requires_payer_identity: true,
+      identity_options: ['email', 'telegram'],
+      total_amount_fiat: '105.00000000',
+      user: { email: 'payer@example.com', telegram_id: null, username: null },
+    });
+    expect(session.user.id).toMatch(/^payer_[0-9a-f]{32}$/);
+    // The two refused submissions are the only console noise (Chromium logs every 4xx fetch).
+    expect(problems.filter((problem) => !problem.includes('status of 400 (Bad Request)'))).toEqual([]);
+    expect(problems).toHaveLength(2);
+    await page.close();
+  });
+
+  it('an open amount is chosen by the payer; an inactive link is a readable 410 page', { timeout: 30_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { name: 'Tip jar', items: undefined, amount_fiat: { min: 1, max: 50 }, identity_options: undefined });
+    const { page, problems } = await newPage({ width: 360, height: 740 });
+    await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+    expect(await text(page, '#amount-hint')).toBe('Choose an amount from 1.00 to 50.00 USD.');
+    await expectAxeClean(page, '/l open amount at 360 px');
+    await page.getByLabel('Amount (USD)').fill('7.5');
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.waitForURL(/\/pay\//);
+    await page.locator('#total-fiat', { hasText: '7.50 USD' }).waitFor();
+    expect(problems).toEqual([]);
+
+    await node.kassa.ctx.store.paymentLinks.update(link.payment_link_id, { active: false }, new Date());
+    const gone = await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+    expect(gone!.status()).toBe(410);
+    expect(await text(page, 'h1')).toBe('This payment link is no longer active');
+    await expectAxeClean(page, '/l inactive');
+    await page.close();
+  });
+});
+
+describe('Pay with wallet', () => {
+  it('an EIP-1193 wallet backed by anvil pays the session in one click; the page follows it to paid', { timeout: 60_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: undefined });
+    const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
+    const sessionId = visit.body.session_id as string;
+    const { page, problems } = await newPage();
+    const payer = sandboxAccount(3).address.toLowerCase();
+    const calls = await injectTestWallet(page, chain, { account: payer });
+    await page.goto(`${node.kassa.url}/pay/${sessionId}`);
+    await page.locator('#assets label', { hasText: 'USDT' }).click();
+    await page.locator('#wallet-pay').waitFor();
+    const options = (await node.kassa.http.post('/graphql').set('Content-Type', 'application/json').send({
+      query: 'query($id: ID!) { checkoutSession(id: $id) { paymentOptions { network ticker baseUnits contractAddress walletAddress } } }',
+      variables: { id: sessionId },
+    })).body.data.checkoutSession.paymentOptions as Array<{ ticker: string; baseUnits: string; contractAddress: string; walletAddress: string }>;
+    const usdt = options.find((o) => o.ticker === 'USDT')!;
+    await expectAxeClean(page, '/pay with a wallet, desktop');
+    await page.screenshot({ path: new URL('pay-wallet.png', ARTIFACTS).pathname, fullPage: true });
+
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+    await page.locator('#wallet-progress', { hasText: 'Sent.' }).waitFor({ timeout: 10_000 });
+    expect(calls).toEqual(expect.arrayContaining(['eth_requestAccounts', 'eth_chainId', 'eth_sendTransaction']));
+    // Exactly the base units the server computed, to the session's wallet, as an ERC-20 transfer.
+    const hash = (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body.bound_tx_hash ?? (await page.locator('#bound-list code').first().innerText());
+    const sent = await chain.rpc<{ to: string; input: string; from: string }>('eth_getTransactionByHash', [hash]);
+    expect(sent.from.toLowerCase()).toBe(payer);
+    expect(sent.to.toLowerCase()).toBe(usdt.contractAddress.toLowerCase());
+    expect(sent.input).toBe(`0xa9059cbb${usdt.walletAddress.slice(2).toLowerCase().padStart(64, '0')}${BigInt(usdt.baseUnits).toString(16).padStart(64, '0')}`);
+    await page.locator('#bound-list li[data-state="VERIFIED"]').waitFor({ timeout: 10_000 });
+    await chain.mine(1);
+    await node.watchers.tick();
+    await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 10_000 });
+    expect((await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body).toMatchObject({ status: 'paid', overpaid: false, payer_wallet_address: payer });
+    await expectAxeClean(page, '/pay paid');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('a refusal in the wallet is said in words and nothing is bound; without a wallet there is no button', { timeout: 40_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: undefined });
+    const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
+    const sessionId = visit.body.session_id as string;
+    const { page, problems } = await newPage({ width: 360, height: 740 });
+    await injectTestWallet(page, chain, { account: sandboxAccount(4).address, refuse: ['eth_sendTransaction'] });
+    await page.goto(`${node.kassa.url}/pay/${sessionId}`);
+    await page.locator('#assets label', { hasText: 'ETH' }).click();
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+    await page.locator('#wallet-error').waitFor();
+    expect(await text(page, '#wallet-error')).toBe('You declined the request in your wallet. Nothing was sent.');
+    expect(await page.locator('#bound').isHidden()).toBe(true);
+    expect((await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body.bound_tx_hash).toBeNull();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBe(0);
+    await expectAxeClean(page, '/pay refused at 360 px');
+    await page.screenshot({ path: new URL('pay-wallet-refused-360.png', ARTIFACTS).pathname, fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+
+    const plain = await newPage();
+    await plain.page.goto(`${node.kassa.url}/pay/${sessionId}`);
+    await plain.page.locator('#assets label', { hasText: 'ETH' }).click();
+    await plain.page.locator('#instructions').waitFor();
+    expect(await plain.page.locator('#wallet-pay').isHidden()).toBe(true);
+    await plain.page.close();
+  });
+});
+
+describe('languages', () => {
+  it('English and German render with no missing text, chosen from Accept-Language and switched on the page', { timeout: 60_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: ['username'] });
+    for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 900 }]) {
+      const { page, problems } = await newPage(viewport, 'de-DE,de;q=0.9,en;q=0.5');
+      await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+      expect(await page.getAttribute('html', 'lang')).toBe('de');
+      expect(await text(page, '#total-fiat')).toBe('105,00 USD');
+      await expectNoMissingText(page);
+      await expectAxeClean(page, `/l de ${viewport.width}`);
+      await page.screenshot({ path: new URL(`link-page-de-${viewport.width}.png`, ARTIFACTS).pathname, fullPage: true });
+      await page.getByLabel('Benutzername').fill('Erika');
+      await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+      await page.waitForURL(/\/pay\/[0-9a-f-]{36}\?lang=de$/);
+      await page.locator('#status', { hasText: 'Warte auf Zahlung' }).waitFor();
+      await page.locator('#assets label', { hasText: 'USDC' }).click();
+      await page.locator('#instructions').waitFor();
+      expect(await text(page, '#pay-by')).toMatch(/^Zahlbar bis \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
+      await expectNoMissingText(page);
+      await expectAxeClean(page, `/pay de ${viewport.width}`);
+      await page.screenshot({ path: new URL(`pay-de-${viewport.width}.png`, ARTIFACTS).pathname, fullPage: true });
+
+      // The switch: English, on the same page, by keyboard.
+      await page.getByRole('link', { name: 'English' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\?lang=en$/);
+      await page.locator('#status', { hasText: 'Waiting for payment' }).waitFor();
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      expect(await text(page, '#pay-by')).toMatch(/^Pay by [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s?[AP]M$/);
+      await expectNoMissingText(page);
+      await expectAxeClean(page, `/pay en ${viewport.width}`);
+      await page.screenshot({ path: new URL(`pay-en-${viewport.width}.png`, ARTIFACTS).pathname, fullPage: true });
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,188 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ChangeChannel, ChangeFeed } from '../../src/db/change-feed.js';
+import { createPrismaStore } from '../../src/db/prisma-store.js';
+import { getCheckoutSession, settleExpiry } from '../../src/domain/get-checkout-session.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { runKassaInProcess } from '../support/cli-process.js';
+import { startTestKassa, TEST_ENV, type TestKassa } from '../support/kassa.js';
+import { controllableClock, createSession, expectErrorBody, isEmbedded, postCreate } from '../support/rest-kassa.js';
+
+/**
+ * Issue 10: each `kassa serve` caches sessions (for GET and GraphQL), API keys and
+ * organisations. A change made anywhere else (another instance, the CLI, plain SQL)
+ * is never served stale once this instance has heard of it: NOTIFY on PostgreSQL,
+ * the change log on the embedded database. An open session is never served past
+ * its expires_at. A lost LISTEN connection stops the caches serving until it is back.
+ */
+
+const time = controllableClock();
+let a: TestKassa;
+let b: TestKassa | null = null;
+let merchant: TestMerchant;
+let other: pg.Client;
+
+beforeAll(async () => {
+  a = await startTestKassa({ clock: time.clock });
+  if (!isEmbedded) b = await startTestKassa({ database: a.database });
+  merchant = await createMerchant(a.ctx);
+  // Another writer: its own connection (on the embedded database, through the server's socket).
+  other = new pg.Client({ connectionString: a.database.databaseUrl ?? embeddedSocketUrl(a.database.dataDir) });
+  await other.connect();
+  await until(() => a.runtime.changes.live);
+});
+afterAll(async () => {
+  await other?.end();
+  await b?.close();
+  await a?.close();
+});
+afterEach(() => time.release());
+
+function embeddedSocketUrl(dataDir: string): string {
+  const { port } = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { port: number };
+  return `postgresql://postgres@127.0.0.1:${port}/postgres`;
+}
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Resolves when `kassa`'s change feed announces `key` on `channel`. Listeners run in the
+ * order they subscribed, so by then the caches (subscribed when the store was made) have
+ * dropped the entry: the moment "after the NOTIFY arrives".
+ */
+function heard(kassa: TestKassa, channel: ChangeChannel, key: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = kassa.runtime.changes.subscribe(channel, (announced) => {
+      if (announced !== key) return;
+      stop();
+      resolve();
+    });
+  });
+}
+
+const getSession = (kassa: TestKassa, id: string) => kassa.http.get(`/checkout-sessions/${id}`);
+
+describe('the session cache', () => {
+  it('serves a change made by another writer as soon as the instance hears of it, never the cached copy', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    expect((await getSession(a, id)).body.expires_at).toBe(created.expires_at);
+    expect((await getSession(a, id)).body.expires_at).toBe(created.expires_at);
+
+    const later = new Date(Date.parse(created.expires_at) + 3_600_000);
+    const announced = heard(a, 'kassa_checkout_session', id);
+    await other.query('UPDATE checkout_sessions SET expires_at = $2, updated_at = now() WHERE id = $1', [id, later]);
+    await announced;
+    expect((await getSession(a, id)).body.expires_at).toBe(later.toISOString());
+  });
+
+  it.skipIf(isEmbedded)('a status change made by instance B (it settles the expiry) is served by A at once, though A’s own clock says open', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    const id = created.session_id as string;
+    expect((await getSession(a, id)).body.status).toBe('waiting_payment');
+    // B reads after expires_at by its clock and settles the expiry; A's clock is still before it.
+    await other.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    time.freeze(Date.parse(created.expires_at) - 60_000);
+    const announced = heard(a, 'kassa_checkout_session', id);
+    expect((await getSession(b!, id)).body.status).toBe('expired');
+    await announced;
+    expect((await getSession(a, id)).body.status).toBe('expired');
+    const graphql = await a.http.post('/graphql').send({ query: `{ checkoutSession(id: "${id}") { status } }` });
+    expect(graphql.body.data.checkoutSession.status).toBe('EXPIRED');
+  });
+
+  it('expiry is exact at read time: open until the millisecond before expires_at, expired from it, cached or not', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    const id = created.session_id as string;
+    const expiresAt = Date.parse(created.expires_at);
+    time.freeze(expiresAt - 1);
+    expect((await getSession(a, id)).body.status).toBe('waiting_payment');
+    expect((await getSession(a, id)).body.status).toBe('waiting_payment');
+    time.freeze(expiresAt);
+    expect((await getSession(a, id)).body.status).toBe('expired');
+    const graphql = await a.http.post('/graphql').send({ query: `{ checkoutSession(id: "${id}") { status } }` });
+    expect(graphql.body.data.checkoutSession.status).toBe('EXPIRED');
+  });
+
+  it('a change this instance makes itself is dropped from its cache when it commits, with no announcement needed', async () => {
+    const { store, ctx } = quietStore();
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    const id = created.session_id as string;
+    expect((await getCheckoutSession(ctx, id)).status).toBe('waiting_payment');
+    expect((await store.sessions.findById(id))!.status).toBe('waiting_payment');
+    // Settles the expiry in its own transaction: the cached open copy must be gone when it commits.
+    expect((await settleExpiry(ctx, id, new Date(Date.parse(created.expires_at) + 1))).status).toBe('expired');
+    expect((await store.sessions.findById(id))!.status).toBe('expired');
+  });
+});
+
+/** A store over A's database whose feed is live but announces nothing: what it serves fresh, it owes to its own bookkeeping. */
+function quietStore() {
+  const feed: ChangeFeed = { live: true, subscribe: () => () => {}, onReset: () => () => {}, watch: () => () => {}, close: async () => {} };
+  const store = createPrismaStore(a.runtime.db.prisma, { feed, sessionCacheSize: 100 });
+  return { store, ctx: { ...a.ctx, store } };
+}
+
+describe('the API key cache', () => {
+  it('a key revoked elsewhere (another instance or the CLI) is refused as soon as the instance hears of it', async () => {
+    const key = await createMerchant(a.ctx);
+    expect((await postCreate(a, key, checkoutRequest())).status).toBe(201);
+    const announced = heard(a, 'kassa_api_key', key.apiKey);
+    if (b) {
+      expect(await b.ctx.store.apiKeys.revoke(key.apiKey, new Date())).toBe(true);
+    } else {
+      const run = await runKassaInProcess(['keys', 'revoke', key.apiKey], { ...TEST_ENV, KASSA_DATA_DIR: a.database.dataDir });
+      expect(run.code, run.stderr).toBe(0);
+    }
+    await announced;
+    expectErrorBody(await postCreate(a, key, checkoutRequest()), 401, 'API key has been revoked');
+  });
+
+  it('a key this instance revokes is dropped from its cache at once, with no announcement needed', async () => {
+    const { store } = quietStore();
+    const key = await createMerchant(a.ctx);
+    expect((await store.apiKeys.findByPublicKey(key.apiKey))!.revokedAt).toBeNull();
+    expect(await store.apiKeys.revoke(key.apiKey, new Date())).toBe(true);
+    expect((await store.apiKeys.findByPublicKey(key.apiKey))!.revokedAt).not.toBeNull();
+  });
+});
+
+describe('the organisation cache', () => {
+  it('a wallet changed elsewhere is what the next session is paid to, as soon as the instance hears of it', async () => {
+    const shop = await createMerchant(a.ctx, { network: 'local' });
+    expect((await createSession(a, shop, checkoutRequest())).wallet_address).toBe(shop.wallet);
+    const moved = `0x${'5'.repeat(39)}${Math.floor(Math.random() * 10)}`;
+    const announced = heard(a, 'kassa_organisation', shop.organisationId);
+    await other.query(`UPDATE organisation_wallets SET address = $2 WHERE organisation_id = $1 AND network = 'local'`, [shop.organisationId, moved]);
+    await announced;
+    expect((await createSession(a, shop, checkoutRequest())).wallet_address).toBe(moved);
+  });
+});
+
+describe.skipIf(isEmbedded)('a lost LISTEN connection', () => {
+  it('stops the caches serving until it is back, so nothing changed meanwhile is served stale', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    await getSession(a, id);
+    const { rows } = await other.query(`
+      SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+       WHERE application_name = 'kassa-changes' AND datname = current_database() AND pid <> pg_backend_pid()`);
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    await until(() => !a.runtime.changes.live);
+
+    const later = new Date(Date.parse(created.expires_at) + 7_200_000);
+    await other.query('UPDATE checkout_sessions SET expires_at = $2, updated_at = now() WHERE id = $1', [id, later]);
+    expect((await getSession(a, id)).body.expires_at).toBe(later.toISOString());
+    await until(() => a.runtime.changes.live);
+    expect((await getSession(a, id)).body.expires_at).toBe(later.toISOString());
+  });
+});

@@ -1,0 +1,57 @@
+import type { Page } from 'playwright-core';
+import type { TestChain } from './chain.js';
+
+/**
+ * An EIP-1193 wallet injected into a page for the browser tests (README "Hosted checkout
+ * page"): announced through EIP-6963 and as window.ethereum, each request forwarded to the
+ * test's anvil, whose default accounts are unlocked, so `eth_sendTransaction` really sends.
+ * `refuse` makes the wallet decline with EIP-1193's 4001, as a payer pressing "Reject" does.
+ */
+export interface TestWalletOptions {
+  readonly account: string;
+  readonly refuse?: readonly string[];
+  readonly name?: string;
+}
+
+export async function injectTestWallet(page: Page, chain: TestChain, options: TestWalletOptions): Promise<string[]> {
+  const calls: string[] = [];
+  await page.exposeFunction('__kassaTestWallet', async (method: string, params: unknown[]) => {
+    calls.push(method);
+    if (options.refuse?.includes(method)) return { error: { code: 4001, message: 'User rejected the request.' } };
+    switch (method) {
+      case 'eth_requestAccounts':
+      case 'eth_accounts':
+        return { result: [options.account] };
+      case 'wallet_switchEthereumChain': {
+        const wanted = (params[0] as { chainId: string }).chainId;
+        const current = await chain.rpc<string>('eth_chainId');
+        return BigInt(wanted) === BigInt(current) ? { result: null } : { error: { code: 4902, message: `Unrecognized chain ID "${wanted}".` } };
+      }
+      default:
+        try {
+          return { result: await chain.rpc(method, params ?? []) };
+        } catch (error) {
+          return { error: { code: -32603, message: (error as Error).message } };
+        }
+    }
+  });
+  // A string, run in the page before its own scripts (the test project has no DOM types).
+  await page.addInitScript(`(() => {
+    const provider = {
+      isTestWallet: true,
+      async request({ method, params }) {
+        const answer = await window.__kassaTestWallet(method, params || []);
+        if (answer.error) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
+        return answer.result;
+      },
+      on() {},
+      removeListener() {},
+    };
+    window.ethereum = provider;
+    const info = { uuid: '6f1d8e56-1a7a-4a5b-9b0e-5d2c3c4b5a61', name: ${JSON.stringify(options.name ?? 'Test Wallet')}, icon: 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg"/>', rdns: 'test.kassa.wallet' };
+    const announce = () => window.dispatchEvent(new CustomEvent('eip6963:announceProvider', { detail: Object.freeze({ info, provider }) }));
+    window.addEventListener('eip6963:requestProvider', announce);
+    announce();
+  })();`);
+  return calls;
+}
