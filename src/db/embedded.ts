@@ -1,8 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { installOrderedQueue } from './embedded-socket-queue.js';
 
 /**
  * The embedded database: PGlite in `<dataDir>/pgdata`, served on a loopback
@@ -63,10 +68,40 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
   }
 }
 
+/**
+ * PGlite's settings, applied at every start (nothing is stored in the data directory). A
+ * 16 MB buffer pool instead of 128 MB: the operating system's page cache holds the rest, and
+ * a process serving under load stays far smaller (README "Benchmarks"). `startParams`
+ * replaces PGlite's own defaults, so they are kept.
+ */
+export const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
+
+/**
+ * Creates a new data directory in a child process: PGlite's initdb leaves some 450 MB of
+ * WebAssembly garbage behind in the process that runs it, which V8 is slow to give back.
+ * Made in a staging directory and renamed, so a killed start never leaves half a database.
+ */
+async function initialiseInChild(pgdata: string): Promise<void> {
+  if (existsSync(pgdata)) return;
+  const staging = `${pgdata}.init-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  const pglite = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')).href;
+  const script = 'const [url, dir, options] = process.argv.slice(1); const { PGlite } = await import(url); await (await PGlite.create(dir, JSON.parse(options))).close();';
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, pglite, staging, JSON.stringify(PGLITE_OPTIONS)]);
+  renameSync(staging, pgdata);
+}
+
 async function startOwner(dataDir: string, lockFile: string, ownerFile: string, role: EmbeddedRole): Promise<EmbeddedDatabase> {
   try {
-    const db = await PGlite.create(path.join(dataDir, 'pgdata'));
+    const pgdata = path.join(dataDir, 'pgdata');
+    await initialiseInChild(pgdata);
+    const db = await PGlite.create(pgdata, PGLITE_OPTIONS);
+    // PGlite is one session shared by every socket connection: NOTIFY does not reach the other
+    // connections, so changes are also logged for the server to poll (src/db/change-feed.ts).
+    await db.exec("SET kassa.change_log = 'on'");
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
+    // Clients' statements must not interleave on PGlite's one session (embedded-socket-queue.ts).
+    installOrderedQueue(server, db);
     await server.start();
     const port = listeningPort(server);
     writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port, role } satisfies OwnerFile));
