@@ -2,7 +2,7 @@ import { isAssetTicker, type AssetTicker } from '../domain/assets.js';
 import { bindTransaction } from '../domain/bind-transaction.js';
 import { isTerminal } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
-import { invalid, notFound, unavailable } from '../domain/errors.js';
+import { DomainError, invalid, notFound, unavailable } from '../domain/errors.js';
 import { checkSessionId } from '../domain/get-checkout-session.js';
 import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/money.js';
 import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/networks.js';
@@ -82,16 +82,22 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
   const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, units, { chainId: local.chainId });
 
   let bound = false;
-  // A session may hold several bound transactions (a second one pays the rest after a partial payment).
-  const notBoundBecause = options.bind === false ? '--no-bind' : isTerminal(session.status) ? `the session is ${session.status}` : null;
+  // A session may hold several bound transactions (a second one pays the rest after a partial payment);
+  // a closed one takes a mined transfer inside its late-payment window, as a late payment.
+  let notBoundBecause = options.bind === false ? '--no-bind' : null;
   if (notBoundBecause === null) {
-    await bindTransaction(ctx, sessionId, {
-      tx_hash: transfer.hash,
-      chain_id: String(local.chainId),
-      crypto_currency: asset,
-      payer_wallet_address: transfer.from,
-    });
-    bound = true;
+    try {
+      await bindTransaction(ctx, sessionId, {
+        tx_hash: transfer.hash,
+        chain_id: String(local.chainId),
+        crypto_currency: asset,
+        payer_wallet_address: transfer.from,
+      });
+      bound = true;
+    } catch (error) {
+      if (!(isTerminal(session.status) && error instanceof DomainError)) throw error;
+      notBoundBecause = error.message;
+    }
   }
   return {
     sessionId,

@@ -2,11 +2,11 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import { toDecimal } from '../domain/money.js';
-import { PAYMENT_CLOCK_SKEW_MS, type Attribution, type AttributionCandidates, type ChainTransfer } from '../domain/payments.js';
+import { type Attribution, type AttributionCandidates, type ChainTransfer } from '../domain/payments.js';
 import type { ChainLedger, Credit, PaymentRecord, ScannedRange } from '../domain/ports.js';
 import { exactAmountOwner } from './amount-claims.js';
 import { boundTransactions } from './bound-transaction.store.js';
-import { lockAsset, markChanged, recordTransfer } from './payment-credits.js';
+import { confirmExactCredit, markChanged, recordTransfer } from './payment-credits.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -90,12 +90,10 @@ export class PrismaChainLedger implements ChainLedger {
       if (cursor[0]?.next_block !== range.fromBlock || cursor[0]?.leader !== instanceId) return false;
 
       for (const transfer of range.transfers) {
-        const match = attribute(await findCandidates(tx, transfer, now));
+        const match = attribute(await findCandidates(tx, transfer));
         const holder = await recordTransfer(tx, transfer, match, now);
         // An exact payment in an asset selects that asset, as a verified bind would.
-        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId) {
-          await lockAsset(tx, holder, transfer.asset, transfer.network, transfer.chainId, now, now);
-        }
+        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId) await confirmExactCredit(tx, holder, transfer, now);
         await tx.$executeRaw`
           INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${transfer.blockNumber}, ${transfer.blockHash})
           ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash`;
@@ -184,32 +182,8 @@ export class PrismaChainLedger implements ChainLedger {
 }
 
 /** Who could be paid by a scanned transfer, under the crediting rules (README "Payment rules"). */
-async function findCandidates(tx: Tx, transfer: ChainTransfer, now: Date): Promise<AttributionCandidates> {
-  const exact = await exactAmountOwner(tx, transfer);
-  const bound = await tx.$queryRaw<Array<{ bound: boolean }>>`
-    SELECT EXISTS (SELECT 1 FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
-                    WHERE t.tx_hash = ${transfer.txHash} AND t.chain_id = ${transfer.chainId} AND t.state = 'unverified'
-                      AND s.status::text = ANY(${OPEN})) AS bound`;
-  const createdBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
-  const payer = await tx.$queryRaw<Array<{ id: string; open: boolean }>>`
-    SELECT s.id, s.status::text = ANY(${OPEN}) AS open
-      FROM checkout_sessions s
-      JOIN checkout_session_networks n ON n.session_id = s.id
-      JOIN organisations o ON o.id = s.organisation_id
-     WHERE n.network = ${transfer.network} AND lower(n.wallet_address) = ${transfer.to}
-       AND s.payer_wallet_address = ${transfer.from} AND s.chain_id = ${transfer.chainId} AND s.crypto_currency = ${transfer.asset}
-       AND s.created_at <= ${createdBy}
-       -- Only once a bound transaction was verified (and sent by that wallet): a payer
-       -- wallet typed into a bind proves nothing by itself.
-       AND s.bound_tx_checked_at IS NOT NULL
-       AND (s.status::text = ANY(${OPEN}) OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})
-     ORDER BY s.bound_at DESC`;
-  return {
-    exactAmountSessionId: exact,
-    boundToASession: bound[0]?.bound ?? false,
-    payerWalletSessionIds: payer.filter((row) => row.open).map((row) => row.id),
-    latePayerWalletSessionIds: payer.filter((row) => !row.open).map((row) => row.id),
-  };
+async function findCandidates(tx: Tx, transfer: ChainTransfer): Promise<AttributionCandidates> {
+  return { exactAmountSessionId: await exactAmountOwner(tx, transfer) };
 }
 
 function toPaymentRecord(row: PaymentRow): PaymentRecord {

@@ -63,7 +63,8 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
   }
 
   async walletOwner(network: string, address: string): Promise<string | null> {
-    const row = await this.prisma.organisationWallet.findUnique({ where: { network_address: { network, address: address.toLowerCase() } } });
+    // Every wallet the organisation ever had, not only its current one (README "Payment rules").
+    const row = await this.prisma.walletOwner.findUnique({ where: { network_address: { network, address: address.toLowerCase() } } });
     return row?.organisationId ?? null;
   }
 

@@ -86,23 +86,21 @@ export async function lockAsset(
 }
 
 /**
- * Credits to the session the transfers its proven payer wallet sent to its wallet, on its
- * chain, in its asset, after it was created, that nobody was credited with (top-ups seen
- * before the wallet was proven), unless a payer bound them elsewhere (their verification decides).
+ * Keeps an exact-amount credit only while the session can be paid with it: the transfer's
+ * asset and chain are selected for a session that has none (the current quote: exact amounts
+ * are matched against the current claims); when a concurrent bind selected another asset or
+ * chain first, the credit is taken back and the transfer stays unattributed, listed for an
+ * operator, rather than credited to a session that would never count it.
  */
-export async function attachPayerWalletPayments(tx: Client, session: CheckoutSession, at: Date): Promise<number> {
-  const network = session.networks.find((n) => n.chainId === session.chainId);
-  if (!session.payerWalletAddress || !network || !session.chainId || !session.cryptoCurrency) return 0;
-  const createdBy = new Date(session.createdAt.getTime() - PAYMENT_CLOCK_SKEW_MS);
-  const attached = await tx.$executeRaw`
-    UPDATE payments p SET session_id = ${session.id}::uuid, attribution = 'payer_wallet', updated_at = ${at}, late = p.block_time >= ${session.expiresAt}
-     WHERE p.session_id IS NULL AND p.state <> 'reversed' AND p.chain_id = ${session.chainId} AND p.asset = ${session.cryptoCurrency}
-       AND p.from_address = ${session.payerWalletAddress} AND p.to_address = ${network.walletAddress.toLowerCase()}
-       AND p.block_time >= ${createdBy}
-       AND NOT EXISTS (SELECT 1 FROM checkout_session_transactions t
-                        WHERE t.tx_hash = p.tx_hash AND t.chain_id = p.chain_id AND t.state = 'unverified' AND t.session_id <> ${session.id}::uuid)`;
-  if (attached > 0) await markChanged(tx, [session.id], at);
-  return attached;
+export async function confirmExactCredit(tx: Client, sessionId: string, transfer: ChainTransfer, at: Date): Promise<boolean> {
+  await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, at, at);
+  const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
+    SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+  if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) return true;
+  await tx.$executeRaw`
+    UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at}
+     WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex} AND session_id = ${sessionId}::uuid`;
+  return false;
 }
 
 export async function sessionCreditedWith(tx: Client, txHash: string, chainId: string): Promise<string | null> {

@@ -8,7 +8,7 @@ import { claimUniqueAmounts, exactAmountOwner, releaseAmountClaims } from './amo
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
-import { attachPayerWalletPayments, lockAsset, PAYMENT_ACTIVITY_SQL, paymentTotals, recordTransfer, sessionCreditedWith } from './payment-credits.js';
+import { confirmExactCredit, lockAsset, PAYMENT_ACTIVITY_SQL, paymentTotals, recordTransfer, sessionCreditedWith } from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
 
 type Tx = Prisma.TransactionClient;
@@ -111,7 +111,12 @@ export class PrismaTxStore implements TxStore {
 
   async creditTransfers(transfers: readonly ChainTransfer[], credits: ReadonlyArray<Credit | null>, at: Date): Promise<Array<string | null>> {
     const holders: Array<string | null> = [];
-    for (const [index, transfer] of transfers.entries()) holders.push(await recordTransfer(this.tx, transfer, credits[index] ?? null, at));
+    for (const [index, transfer] of transfers.entries()) {
+      const credit = credits[index] ?? null;
+      const holder = await recordTransfer(this.tx, transfer, credit, at);
+      const exact = holder !== null && credit?.attribution === 'exact_amount' && holder === credit.sessionId;
+      holders.push(exact && !(await confirmExactCredit(this.tx, holder, transfer, at)) ? null : holder);
+    }
     for (const holder of holders) if (holder) this.touched.add(holder);
     return holders;
   }
@@ -119,11 +124,6 @@ export class PrismaTxStore implements TxStore {
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
     this.touched.add(sessionId);
     return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
-  }
-
-  attachPayerWalletPayments(session: CheckoutSession, at: Date) {
-    this.touched.add(session.id);
-    return attachPayerWalletPayments(this.tx, session, at);
   }
 
   sessionCreditedWith(txHash: string, chainId: string) {

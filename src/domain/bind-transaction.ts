@@ -71,7 +71,11 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
     const replayed = candidates.find((c) => c.txHash === bind.txHash);
     if (replayed) return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
-    if (isTerminal(session.status)) return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+    // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
+    const closed = isTerminal(session.status);
+    if (closed && !(evidence?.kind === 'mined' && lateWindowOpen(session, now))) {
+      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+    }
 
     const refusal = checkAgainstSession(ctx, session, bind);
     if (refusal) return refusal;
@@ -81,9 +85,11 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
       return conflict(`Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`);
     }
     const onChain = evidence !== null && evidence.kind !== 'missing';
+    // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
+    // no chain knows, or a pending transaction that anyone who saw it could bind first (naming any payer).
+    // Both stay candidates; the chain's evidence decides between them when it is mined.
     const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
-    // A hash nobody has seen on chain blocks nobody: otherwise any made-up hash could.
-    if (elsewhere.some((other) => other.state === 'verified' || other.seenOnChainAt !== null || onChain)) {
+    if (elsewhere.some((other) => other.state === 'verified')) {
       return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
     }
     const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
@@ -106,6 +112,7 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     const verdict = evidence ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes) : ({ kind: 'wait', onChain: false } as const);
     // What the chain already proves cannot pay this session is refused, and nothing is written.
     if (verdict.kind === 'failed') return conflict(verdict.reason);
+    if (closed && verdict.kind !== 'valid') return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     await tx.insertBoundTransaction(bound);
     // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
     await tx.updateSession(session.id, { updatedAt: now });
@@ -117,6 +124,11 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
   });
   if (outcome instanceof DomainError) throw outcome;
   return outcome;
+}
+
+/** Whether transfers to a closed session are still recorded (as late payments): until expires_at + the organisation's window. */
+function lateWindowOpen(session: CheckoutSession, now: Date): boolean {
+  return now.getTime() < session.expiresAt.getTime() + session.paymentPolicy.latePaymentWindowMinutes * 60_000;
 }
 
 function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: string, idempotent: boolean): BindResult {

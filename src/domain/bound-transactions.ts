@@ -50,7 +50,17 @@ export function judgeBoundTransaction(
   droppedAfterMinutes: number,
 ): BoundTxVerdict {
   const hash = bound.txHash;
-  if (evidence.kind === 'pending') return { kind: 'wait', onChain: true };
+  const grace = droppedAfterMinutes * 60_000;
+  const graceOver = now.getTime() - bound.createdAt.getTime() >= grace;
+  const minutes = `${droppedAfterMinutes} minute${droppedAfterMinutes === 1 ? '' : 's'}`;
+  // A transaction the node keeps pending (a nonce gap, a fee too low) may not hold a session, or its quote, for
+  // ever: it waits the grace after binding, or, when expires_at falls inside that time, the grace after expires_at.
+  if (evidence.kind === 'pending') {
+    const waitedUntil = bound.createdAt.getTime() + grace > session.expiresAt.getTime() ? session.expiresAt.getTime() + grace : bound.createdAt.getTime() + grace;
+    if (now.getTime() < waitedUntil) return { kind: 'wait', onChain: true };
+    const since = Math.round((now.getTime() - bound.createdAt.getTime()) / 60_000);
+    return { kind: 'failed', reason: `not mined: transaction ${hash} was still pending on ${network.slug} ${since} minute${since === 1 ? '' : 's'} after it was bound` };
+  }
   if (evidence.kind === 'missing') {
     if (evidence.foundOn) {
       return {
@@ -58,8 +68,8 @@ export function judgeBoundTransaction(
         reason: `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
       };
     }
-    if (now.getTime() - bound.createdAt.getTime() < droppedAfterMinutes * 60_000) return { kind: 'wait', onChain: false };
-    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${droppedAfterMinutes} minute${droppedAfterMinutes === 1 ? '' : 's'} of binding` };
+    if (!graceOver) return { kind: 'wait', onChain: false };
+    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding` };
   }
   if (evidence.reverted) return { kind: 'failed', reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}` };
   if (!minedAfterCreation(evidence.blockTime, session.createdAt)) {
@@ -164,7 +174,9 @@ export async function applyBoundTxVerdict(
   await tx.updateSession(session.id, { updatedAt: now });
   let verified: CheckoutSession = session;
   if (!session.cryptoCurrency) {
-    const firstSeenAt = bound.seenOnChainAt ?? now;
+    // The quote valid when the payment was sent: its block's time, or when Kassa first saw it if earlier.
+    const minedAt = Math.min(...verdict.transfers.map((transfer) => transfer.blockTime.getTime()));
+    const firstSeenAt = new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
     const required = await tx.lockAsset(session.id, bound.cryptoCurrency, bound.network, bound.chainId, firstSeenAt, now);
     verified = { ...verified, cryptoCurrency: bound.cryptoCurrency, chainId: bound.chainId, totalAmountCrypto: required };
   }
@@ -173,13 +185,12 @@ export async function applyBoundTxVerdict(
       boundTxHash: bound.txHash,
       boundAt: bound.createdAt,
       boundTxCheckedAt: now,
-      // Proven now: the sender check passed.
+      // Proven now: the sender check passed. It attributes nothing else (README "Payment rules").
       payerWalletAddress: bound.payerWalletAddress ?? session.payerWalletAddress,
       updatedAt: now,
     };
     await tx.updateSession(session.id, binding);
     verified = { ...verified, ...binding };
-    if (verified.payerWalletAddress) await tx.attachPayerWalletPayments(verified, now);
   }
   await emitEvent(ctx, tx, verified, 'checkout_session.tx_bound', now);
   return { state: 'verified', session: verified };

@@ -48,26 +48,18 @@ export function minedAfterCreation(blockTime: Date, createdAt: Date): boolean {
 export interface AttributionCandidates {
   /** The open session whose unique amount this transfer is, exactly. */
   readonly exactAmountSessionId: string | null;
-  /** A session holds this transaction as a bound transaction not judged yet: its verification decides. */
-  readonly boundToASession: boolean;
-  /** Open sessions whose proven payer wallet sent the transfer, newest binding first. */
-  readonly payerWalletSessionIds: readonly string[];
-  /** Closed sessions inside their late-payment window whose proven payer wallet sent it, newest first. */
-  readonly latePayerWalletSessionIds: readonly string[];
 }
 
 /**
- * Who a scanned transfer pays (README "Payment rules"). First the session whose unique
- * amount it is exactly; then, if a payer bound the transaction, nobody yet: the bound
- * transaction is verified from its own receipt and credited then; then the open session
- * whose proven payer wallet sent it; then a closed one (a late payment). Otherwise nobody:
- * the payment waits for an operator (`kassa payments unattributed`).
+ * Who a scanned transfer pays (README "Payment rules"): the open session whose unique amount
+ * it is, exactly. Nobody else: a transfer a payer bound is credited when that bind is verified
+ * from the transaction's own receipt, and the rest waits for an operator (`kassa payments
+ * unattributed`). The sending address attributes nothing: one address (an exchange's hot
+ * wallet, a router) pays many people, so a wallet proven by one bind proves nothing about
+ * the next transfer from it. (`payer_wallet` attributions of earlier versions stay readable.)
  */
 export function attributeTransfer(candidates: AttributionCandidates): { sessionId: string; attribution: Attribution } | null {
   if (candidates.exactAmountSessionId) return { sessionId: candidates.exactAmountSessionId, attribution: 'exact_amount' };
-  if (candidates.boundToASession) return null;
-  const payer = candidates.payerWalletSessionIds[0] ?? candidates.latePayerWalletSessionIds[0];
-  if (payer) return { sessionId: payer, attribution: 'payer_wallet' };
   return null;
 }
 

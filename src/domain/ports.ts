@@ -211,8 +211,6 @@ export interface TxStore {
    * Gives up the session's other amount claims. Returns the required amount.
    */
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date): Promise<Decimal>;
-  /** Credits to the session the unattributed transfers its now proven payer wallet sent it, on its chain, in its asset. */
-  attachPayerWalletPayments(session: CheckoutSession, at: Date): Promise<number>;
   /** The session a transaction's transfers are credited to on `chainId`, if any (not reversed). */
   sessionCreditedWith(txHash: string, chainId: string): Promise<string | null>;
 

@@ -113,15 +113,19 @@ describe('payments credited from the chain', () => {
       totalAmountCrypto: total,
     });
 
+    // The rest is attached by its own bind (the sending address attributes nothing by itself).
     const rest = new Decimal(total).minus(10).toFixed(8);
-    await chain.pay(session.wallet, 'USDT', rest);
+    const second = await chain.pay(session.wallet, 'USDT', rest);
+    await tick();
+    expect((await view(session.id)).status).toBe('partial');
+    await bind(session.id, second.hash, 'USDT');
     await tick();
     const paid = await view(session.id);
     expect(paid).toMatchObject({ status: 'paid' });
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'paid']);
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'tx_bound', 'paid']);
     expect((await paymentsOf(session.id)).map((p) => [p.attribution, p.state])).toEqual([
       ['bound_tx', 'confirmed'],
-      ['payer_wallet', 'confirmed'],
+      ['bound_tx', 'confirmed'],
     ]);
   });
 
@@ -189,13 +193,15 @@ describe('expiry and late payments', () => {
     await tick();
     await expireDueSessions(node.kassa.ctx);
 
-    // The rest arrives from the bound payer wallet two hours late, well inside the 24 h window.
-    await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
+    // The rest arrives two hours late, well inside the 24 h window, and the payer binds it.
+    const rest = await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
+    await tick();
+    await bind(session.id, rest.hash, 'BTC', rest.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'expired' });
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired', 'late_payment']);
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired', 'tx_bound', 'late_payment']);
     const late = (await paymentsOf(session.id)).at(-1)!;
-    expect(late).toMatchObject({ attribution: 'payer_wallet', late: true, state: 'confirmed' });
+    expect(late).toMatchObject({ txHash: rest.hash, attribution: 'bound_tx', late: true, state: 'confirmed' });
   });
 
   it('after the monitoring window the wallet is no longer watched for the session', async () => {
@@ -207,6 +213,9 @@ describe('expiry and late payments', () => {
     await expireDueSessions(node.kassa.ctx);
     const after = await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
     await tick();
+    const refused = await postBind(node.kassa, session.id, { tx_hash: after.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe('Checkout session is expired; it no longer accepts a transaction');
     expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired']);
     expect((await paymentsOf(session.id)).map((p) => p.txHash)).not.toContain(after.hash);
   });
@@ -383,20 +392,24 @@ describe('binds that try to claim what another payer sent', () => {
     expect(refused.body.message).toBe(`Transaction ${sent.hash} already paid another checkout session`);
   });
 
-  it('a top-up sent before the bound transaction was confirmed is credited once the payer wallet is proven', async () => {
+  it('a top-up from the proven payer wallet is credited only once its own bind is verified', async () => {
     const session = await checkout();
     const half = new Decimal(session.quote.USDT!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN);
     const first = await chain.pay(session.wallet, 'USDT', half, { from: 5 });
     await bind(session.id, first.hash, 'USDT', first.from);
     const rest = new Decimal(session.quote.USDT!).minus(half).toFixed(8);
     const second = await chain.pay(session.wallet, 'USDT', rest, { from: 5 });
-    // Both are scanned in one range, before the bound transaction is judged.
+    // Both are scanned in one range: the top-up is nobody's until it is bound.
     await tick();
+    await tick();
+    expect((await view(session.id)).status).toBe('partial');
+    expect(await node.kassa.ctx.store.chain.unattributedPayments(10_000).then((rows) => rows.map((p) => p.txHash))).toContain(second.hash);
+    await bind(session.id, second.hash, 'USDT');
     await tick();
     expect((await view(session.id)).status).toBe('paid');
     expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([
       [first.hash, 'bound_tx'],
-      [second.hash, 'payer_wallet'],
+      [second.hash, 'bound_tx'],
     ]);
   });
 });

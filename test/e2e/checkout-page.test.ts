@@ -262,11 +262,14 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
     const rest = usdt.minus(half);
     expect(await text(page, '#outcome-text')).toBe(
-      `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, from the same wallet.`,
+      `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, then enter that transaction's hash below.`,
     );
     expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
-    // The rest, from the same wallet, without a bind: the proven payer wallet pays it.
-    await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
+    // The rest, bound like the first part: a sending address attributes nothing by itself.
+    const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
+    await page.getByLabel('Transaction hash').fill(second.hash);
+    await page.getByRole('button', { name: 'Confirm payment' }).click();
+    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: second.hash }).waitFor({ timeout: 5_000 });
     await node.watchers.tick();
     await confirm();
     await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });

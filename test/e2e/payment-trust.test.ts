@@ -387,4 +387,132 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     await priced.watchers.tick();
     expect(await read(session.id)).toMatchObject({ status: 'paid', overpaid: false, total_amount_crypto: '0.00100000' });
   });
+
+  it('a transfer mined before a re-pricing and bound after it is judged against the quote valid when it was mined', async () => {
+    prices.BTC = '100000';
+    const merchant = await createMerchant(priced.kassa.ctx, { wallet: randomWallet() });
+    const session = await create(merchant);
+    // Half the amount: no exact match, so scanning credits nobody and the quote is not held.
+    const sent = await chain.pay(merchant.wallet, 'BTC', '0.0005', { from: 9 });
+    await priced.watchers.tick();
+    prices.BTC = '50000';
+    time.freeze(Date.now() + 31 * MIN);
+    await requote();
+    expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe('0.00200000');
+    const bound = await postBind(priced.kassa, session.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' });
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    expect(bound.body.total_amount_crypto).toBe('0.00100000');
+    await chain.mine(3);
+    await priced.watchers.tick();
+    expect(await read(session.id)).toMatchObject({ status: 'partial', total_amount_crypto: '0.00100000' });
+  });
+});
+
+describe('7. found by an outside review: no address, pending hash, re-pricing or wallet change moves money to the wrong session', () => {
+  const laptop = { items: [{ name: 'Laptop', quantity: 1, unit_price: 2000 }], currency: 'USD' };
+  const sticker = { items: [{ name: 'Sticker', quantity: 1, unit_price: 1 }], currency: 'USD' };
+
+  it('a payer wallet proven by one bind takes no other transfer from that address (an exchange hot wallet pays many customers)', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const attacker = await checkout({ merchant, body: laptop });
+    const victim = await checkout({ merchant });
+    const hotWallet = 2; // sandbox account 2 stands in for an exchange's hot wallet
+    // A customer's withdrawal net of fees, before and after the attacker proves the hot wallet as "their" payer wallet.
+    const before = await chain.pay(merchant.wallet, 'USDT', new Decimal(victim.quote.USDT!).minus('0.5').toFixed(6), { from: hotWallet });
+    await confirmAll();
+    const own = await chain.pay(merchant.wallet, 'USDT', '3', { from: hotWallet });
+    const proven = await bind(attacker.id, { tx_hash: own.hash, crypto_currency: 'USDT', payer_wallet_address: own.from });
+    expect(proven.status, JSON.stringify(proven.body)).toBe(200);
+    const after = await chain.pay(merchant.wallet, 'USDT', '7.25', { from: hotWallet });
+    await confirmAll();
+    expect((await view(attacker.id)).status).toBe('partial');
+    expect((await paymentsOf(attacker.id)).map((p) => p.txHash)).toEqual([own.hash]);
+    expect(await unattributed()).toEqual(expect.arrayContaining([before.hash, after.hash]));
+    // The customer binds their own withdrawal and it pays their session.
+    expect((await bind(victim.id, { tx_hash: before.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await confirmAll();
+    expect(await view(victim.id)).toMatchObject({ status: 'partial', bound_tx_hash: before.hash });
+  });
+
+  it("a pending transaction someone else bound first does not block its payer's bind; once mined it pays the payer's session", async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const victim = await checkout({ merchant });
+    const attacker = await checkout({ merchant, body: sticker });
+    const pending = await chain.payPending(merchant.wallet, 'USDC', new Decimal(victim.quote.USDC!).minus(1).toFixed(6), { from: 3 });
+    try {
+      expect((await bind(attacker.id, { tx_hash: pending.hash, crypto_currency: 'USDC', payer_wallet_address: randomWallet() })).status).toBe(200);
+      const own = await bind(victim.id, { tx_hash: pending.hash, crypto_currency: 'USDC', payer_wallet_address: '0x90f79bf6eb2c4f870365e785982e1f101e93b906' });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+    } finally {
+      await pending.release();
+    }
+    await confirmAll();
+    expect(await view(victim.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC', bound_tx_hash: pending.hash });
+    expect(await paymentsOf(attacker.id)).toEqual([]);
+  });
+
+  it('a transaction that stays pending past the in-flight grace is rejected: it holds neither the session nor its quote for days', async () => {
+    const session = await checkout({ body: { expires_in_minutes: 600 } });
+    const pending = await chain.payPending(randomWallet(), 'ETH', '0.001', { from: 4 });
+    try {
+      expect((await bind(session.id, { tx_hash: pending.hash, crypto_currency: 'ETH' })).status).toBe(200);
+      const activity = () => node.kassa.runtime.db.prisma.$queryRaw<Array<{ active: boolean }>>`
+        SELECT EXISTS (SELECT 1 FROM checkout_session_transactions WHERE session_id = ${session.id}::uuid AND state <> 'rejected'
+                        AND seen_on_chain_at IS NOT NULL) AS active`;
+      expect(await activity()).toEqual([{ active: true }]);
+      time.freeze(Date.now() + 61 * MIN);
+      await node.watchers.tick();
+      const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ state: string; reason: string }>>`
+        SELECT state, reason FROM checkout_session_transactions WHERE session_id = ${session.id}::uuid`;
+      expect(rows).toEqual([{ state: 'rejected', reason: expect.stringMatching(/^not mined: transaction 0x[0-9a-f]{64} was still pending on local 6[01] minutes after it was bound$/) }]);
+      // No longer payment activity: the re-pricing round may price the session again.
+      expect(await activity()).toEqual([{ active: false }]);
+      expect((await view(session.id)).status).toBe('waiting_payment');
+    } finally {
+      await pending.release();
+    }
+  });
+
+  it('a wallet an organisation received payments on can never become another organisation’s, even after it moved to a new one', async () => {
+    const old = randomWallet();
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: old, network: 'local' });
+    await checkout({ merchant });
+    await setWallet(node.kassa.ctx, merchant.organisationId, randomWallet(), 'local');
+    const other = await createOrganisation(node.kassa.ctx, { name: 'Newcomer' });
+    await expect(setWallet(node.kassa.ctx, other.id, old, 'local')).rejects.toThrow(/already receives payments for another organisation/);
+    await expect(createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet: old, network: 'local' })).rejects.toThrow(/already receives payments for another organisation/);
+    // The database holds the rule too (two operators racing past the check): its trigger refuses the write.
+    await expect(node.kassa.ctx.store.organisations.setWallet(other.id, 'local', old)).rejects.toThrow(/already receives payments for another organisation/);
+    // The organisation itself may go back to it.
+    await setWallet(node.kassa.ctx, merchant.organisationId, old, 'local');
+  });
+
+  it('a transfer a session cannot be paid with any more is not credited to it by scanning (asset locked meanwhile by a bind)', async () => {
+    const session = await checkout();
+    const usdc = await chain.pay(session.wallet, 'USDC', '2', { from: 5 });
+    expect((await bind(session.id, { tx_hash: usdc.hash, crypto_currency: 'USDC' })).status).toBe(200);
+    // The exact USDT amount the session was quoted: it may not pay a session now locked to USDC.
+    const usdt = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 5 });
+    await confirmAll();
+    expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([usdc.hash]);
+    expect(await unattributed()).toContain(usdt.hash);
+  });
+
+  it('an expired session inside its late-payment window takes a bind of a mined transfer as a late payment', async () => {
+    const session = await checkout();
+    time.freeze(Date.now() + 61 * MIN);
+    await node.watchers.tick();
+    expect((await view(session.id)).status).toBe('expired');
+    const late = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(2).toFixed(6), { from: 6 });
+    const bound = await bind(session.id, { tx_hash: late.hash, crypto_currency: 'USDT' });
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    expect(bound.body).toMatchObject({ status: 'expired', bound_tx_hash: late.hash });
+    await confirmAll();
+    expect(await view(session.id)).toMatchObject({ status: 'expired' });
+    expect(await eventTypes(session.id)).toEqual(['created', 'expired', 'tx_bound', 'late_payment']);
+    expect(await paymentsOf(session.id)).toEqual([expect.objectContaining({ txHash: late.hash, late: true, attribution: 'bound_tx' })]);
+    // A hash the chain does not have is still refused on a closed session.
+    const unknown = await bind(session.id, { tx_hash: randomHash(), crypto_currency: 'USDT' });
+    expect(unknown.status).toBe(409);
+  });
 });

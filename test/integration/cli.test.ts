@@ -493,6 +493,10 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expectRefusal(paid, 2, `checkout session ${paidSessionId} is paid: nothing is owed (give --amount to send a late payment anyway)`);
     expectRefusal(tooPrecise, 2, '--amount has more decimals than USDT has on local (6)');
     expectRefusal(merchantAccount, 2, '--account must be a sandbox payer account from 2 to 9');
+    // With --amount, a paid session gets a late payment, bound (and so recorded) as a payer's bind would be.
+    const late = await kassa(['dev', 'pay', paidSessionId, '--amount', '1', '--json'], env);
+    expectSuccess(late);
+    expect(parseJsonOutput<{ bound: boolean; not_bound_because: string | null; status: string }>(late)).toMatchObject({ bound: true, not_bound_because: null, status: 'paid' });
   });
 
   it('a restart reuses the demo organisation and key and continues the same sandbox chain: what was paid stays paid', async () => {
@@ -522,6 +526,10 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     const view = (await fetch(`http://127.0.0.1:${server.port}/checkout-sessions/${paidSessionId}`).then((r) => r.json())) as Record<string, unknown>;
     expect(view.status).toBe('paid');
     const listed = await kassa(['payments', 'list', '--session', paidSessionId, '--json'], env);
-    expect(parseJsonOutput<Array<{ state: string }>>(listed).map((p) => p.state)).toEqual(['confirmed']);
+    // The payment, and the late one `dev pay --amount` bound after it: both still there after the restart.
+    expect(parseJsonOutput<Array<{ state: string; late: boolean }>>(listed).map((p) => [p.state, p.late])).toEqual([
+      ['confirmed', false],
+      ['confirmed', true],
+    ]);
   });
 });

@@ -133,12 +133,7 @@ describe('crediting over many sessions on one wallet', () => {
             const units = transfer.exact ? toBaseUnitsCeil(amounts[target]!, decimals) : transfer.units;
             receivedUnits += units;
             const exactOwner = owner.get(units.toString());
-            const match = attributeTransfer({
-              exactAmountSessionId: exactOwner === undefined ? null : String(exactOwner),
-              boundToASession: false,
-              payerWalletSessionIds: [],
-              latePayerWalletSessionIds: [],
-            });
+            const match = attributeTransfer({ exactAmountSessionId: exactOwner === undefined ? null : String(exactOwner) });
             if (!match) return;
             expect(creditedTransfers.has(index)).toBe(false);
             creditedTransfers.add(index);

@@ -170,35 +170,33 @@ const outcome = (verdict: BoundTxVerdict): Verdict => (verdict.kind === 'valid' 
 // --- attributeTransfer ----------------------------------------------------------------------
 
 describe('attributeTransfer', () => {
-  const none: AttributionCandidates = { exactAmountSessionId: null, boundToASession: false, payerWalletSessionIds: [], latePayerWalletSessionIds: [] };
-  const candidates = (overrides: Partial<AttributionCandidates>): AttributionCandidates => ({ ...none, ...overrides });
+  it('credits the session whose unique amount the transfer is, exactly', () => {
+    expect(attributeTransfer({ exactAmountSessionId: 'exact' })).toEqual({ sessionId: 'exact', attribution: 'exact_amount' });
+  });
 
-  it.each<[string, Partial<AttributionCandidates>, ReturnType<typeof attributeTransfer>]>([
-    ['the session whose unique amount it is', { exactAmountSessionId: 'exact' }, { sessionId: 'exact', attribution: 'exact_amount' }],
-    [
-      'the exact amount over a binding, a payer wallet and a late payer wallet',
-      { exactAmountSessionId: 'exact', boundToASession: true, payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'] },
-      { sessionId: 'exact', attribution: 'exact_amount' },
-    ],
-    ['nobody yet when a payer bound the transaction: its verification decides', { boundToASession: true, payerWalletSessionIds: ['open-1'] }, null],
-    ['the newest open payer-wallet session', { payerWalletSessionIds: ['open-1', 'open-2'] }, { sessionId: 'open-1', attribution: 'payer_wallet' }],
-    [
-      'an open payer-wallet session over a late one',
-      { payerWalletSessionIds: ['open-1'], latePayerWalletSessionIds: ['late-1'] },
-      { sessionId: 'open-1', attribution: 'payer_wallet' },
-    ],
-    ['the newest late payer-wallet session when none is open', { latePayerWalletSessionIds: ['late-1', 'late-2'] }, { sessionId: 'late-1', attribution: 'payer_wallet' }],
-    ['nobody when nothing fits', {}, null],
-  ])('picks %s', (_name, overrides, expected) => {
-    expect(attributeTransfer(candidates(overrides))).toEqual(expected);
+  it('credits nobody otherwise: a bound transaction is credited when its bind is verified, and a sending address proves nothing', () => {
+    expect(attributeTransfer({ exactAmountSessionId: null })).toBeNull();
   });
 });
 
 // --- judgeBoundTransaction ------------------------------------------------------------------
 
 describe('judgeBoundTransaction: before the receipt', () => {
-  it('waits while the transaction is pending, and says the chain knows it', () => {
-    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(600))).toEqual({ kind: 'wait', onChain: true });
+  it('waits while the transaction is pending within the grace, and says the chain knows it', () => {
+    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(29))).toEqual({ kind: 'wait', onChain: true });
+  });
+
+  it('rejects a transaction still pending when the grace after binding is over: it may not hold the session or its quote for ever', () => {
+    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(30))).toEqual({
+      kind: 'failed',
+      reason: `not mined: transaction ${HASH} was still pending on local 30 minutes after it was bound`,
+    });
+  });
+
+  it('when expires_at falls inside the grace after binding, a pending transaction waits the grace after expires_at', () => {
+    const expiring = session({ expiresAt: minutesAfterBinding(20) });
+    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(49))).toEqual({ kind: 'wait', onChain: true });
+    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(50))).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^not mined: /) });
   });
 
   it.each([
