@@ -1,5 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import express, { type Express, type RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { HttpError } from './rest/http-error.js';
@@ -8,6 +9,8 @@ import { HttpError } from './rest/http-error.js';
 export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: RequestHandler;
+  /** What httpRequests does for one request; `route` labels a request answered outside Express's router. */
+  readonly timeRequest: (req: IncomingMessage, res: ServerResponse, route?: string) => void;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   /** Newest block the chain's RPC reported, per network. */
   readonly chainHead: Gauge<'network'>;
@@ -43,16 +46,20 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   const reorgs = new Counter({ name: 'kassa_chain_reorgs_total', help: 'Chain reorganisations rolled back', labelNames: ['network'] as const, registers: [registry] });
-  const httpRequests: RequestHandler = (req, res, next) => {
+  const timeRequest = (req: IncomingMessage, res: ServerResponse, route?: string) => {
     const end = duration.startTimer();
     res.on('finish', () => {
       // Only matched route patterns become labels (never raw paths), so label cardinality stays bounded.
-      const pattern = req.route?.path as string | undefined;
-      end({ method: req.method, route: pattern ? `${req.baseUrl}${pattern}` : 'unmatched', status: String(res.statusCode) });
+      const matched = (req as Request).route?.path as string | undefined;
+      const label = route ?? (matched ? `${(req as Request).baseUrl}${matched}` : 'unmatched');
+      end({ method: req.method ?? 'GET', route: label, status: String(res.statusCode) });
     });
+  };
+  const httpRequests: RequestHandler = (req, res, next) => {
+    timeRequest(req, res);
     next();
   };
-  return { registry, httpRequests, jobRuns, chainHead, chainCursor, paymentsRecorded, reorgs };
+  return { registry, httpRequests, timeRequest, jobRuns, chainHead, chainCursor, paymentsRecorded, reorgs };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { redactMisplacedSecret, type Logger } from './logging.js';
 
@@ -23,23 +23,28 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', id);
-    req.id = id;
-    let child: Logger | null = null;
-    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (child ??= logger.child({ reqId: id })) });
-    const started = performance.now();
-    res.once('finish', () => {
-      const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        { reqId: id, req: serialise(req), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) },
-        'request completed',
-      );
-    });
+    logRequest(logger, req, res);
     next();
   };
+}
+
+/** What requestLog does for one request; also used where a request is answered outside Express. */
+export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  req.id = id;
+  let child: Logger | null = null;
+  Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (child ??= logger.child({ reqId: id })) });
+  const started = performance.now();
+  res.once('finish', () => {
+    const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      { reqId: id, req: serialise(req), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) },
+      'request completed',
+    );
+  });
 }
 
 function serialise(req: IncomingMessage & { originalUrl?: string }) {

@@ -59,6 +59,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
   return {
     sessions: {
       findById: (id) => sessionCache.read(id, () => readSession(prisma, id)),
+      peek: (id) => sessionCache.peek(id),
       transactionsOf: (id) => boundTransactions.ofSession(prisma as unknown as Tx, id),
       expiryHolds: (session, graceMinutes) => expiryHolds(prisma as unknown as Tx, session.id, graceMinutes),
       findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma as unknown as Tx, organisationId, key),

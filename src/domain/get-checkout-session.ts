@@ -29,6 +29,17 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
   return settleExpiry(ctx, sessionId, now);
 }
 
+/**
+ * The session when this instance can answer a read of it from memory alone (issue 10): it is
+ * cached, and its time is not up, so the answer is the one getCheckoutSession would give.
+ * Undefined otherwise: the caller takes the full path, which reads and settles expiry.
+ */
+export function cachedCheckoutSession(ctx: DomainContext, id: string): CheckoutSession | undefined {
+  if (!isUuid(id)) return undefined;
+  const session = ctx.store.sessions.peek?.(id.toLowerCase());
+  return session && !expiryMayBeDue(session, ctx.clock()) ? session : undefined;
+}
+
 /** Locks the session and applies the clock to it (with what holds it open); returns it as it is afterwards. */
 export async function settleExpiry(ctx: DomainContext, sessionId: string, now: Date): Promise<CheckoutSession> {
   return ctx.store.transaction(async (tx) => {

@@ -58,6 +58,11 @@ export interface Store {
 
 export interface SessionReader {
   findById(id: string): Promise<CheckoutSession | null>;
+  /**
+   * The session as this instance's cache holds it right now, without a read; undefined when it
+   * is not cached (or the cache may not serve). A store without a cache leaves it out.
+   */
+  peek?(id: string): CheckoutSession | undefined;
   /** The transactions bound to the session, oldest first. */
   transactionsOf(id: string): Promise<BoundTransaction[]>;
   /** What holds the session open past expires_at, read without a lock. */

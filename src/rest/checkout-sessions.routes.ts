@@ -3,8 +3,8 @@ import type { DomainContext } from '../domain/context.js';
 import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindInputProblems, bindTransaction, toBindResponse } from '../domain/bind-transaction.js';
-import { toMerchantView, toPublicView } from '../domain/checkout-session.views.js';
-import type { CheckoutSession } from '../domain/checkout-session.js';
+import { toMerchantView } from '../domain/checkout-session.views.js';
+import { publicViewResponse } from './public-view-response.js';
 import { invalid } from '../domain/errors.js';
 import { parseCreateCheckout } from './create-checkout.schema.js';
 import { methodNotAllowed } from './error-handler.js';
@@ -33,7 +33,8 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions', methodNotAllowed(['POST']));
 
   router.get('/checkout-sessions/:id', async (req, res) => {
-    res.status(200).type('json').send(publicViewJson(await getCheckoutSession(ctx, req.params.id)));
+    const { body, etag } = publicViewResponse(await getCheckoutSession(ctx, req.params.id));
+    res.status(200).set('ETag', etag).type('json').send(body);
   });
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));
 
@@ -53,16 +54,6 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   return router;
 }
 
-/**
- * The public view as JSON text, written once per session object: a session served from
- * the cache (src/db/read-cache.ts) is the same object until it changes, so its text is too.
- */
-const publicViewTexts = new WeakMap<CheckoutSession, string>();
-function publicViewJson(session: CheckoutSession): string {
-  let text = publicViewTexts.get(session);
-  if (text === undefined) publicViewTexts.set(session, (text = JSON.stringify(toPublicView(session))));
-  return text;
-}
 
 // DESIGN.md §4: 1–255 printable characters, scoped to the organisation.
 function idempotencyKey(req: Request): string | undefined {

@@ -125,6 +125,34 @@ describe('the session cache', () => {
   });
 });
 
+describe('reads answered from the cache before Express (src/rest/cached-session-reads.ts)', () => {
+  it("are the route's own answer: same status, body, headers and ETag; a conditional GET still gets its 304; metrics and logs count them", async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    const viaRoute = await getSession(a, id); // not cached yet: Express's route reads it
+    const viaCache = await getSession(a, id);
+    expect(a.ctx.store.sessions.peek?.(id)).toBeDefined();
+    const comparable = (headers: Record<string, string>) => {
+      const { date: _date, 'x-request-id': requestId, ...rest } = headers;
+      expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      return rest;
+    };
+    expect(viaCache.status).toBe(200);
+    expect(viaCache.text).toBe(viaRoute.text);
+    expect(comparable(viaCache.headers)).toEqual(comparable(viaRoute.headers));
+    expect(viaCache.headers.etag).toMatch(/^W\/"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/);
+    const given = await a.http.get(`/checkout-sessions/${id}`).set('X-Request-Id', 'trace-1');
+    expect(given.headers['x-request-id']).toBe('trace-1');
+    expect((await a.http.get(`/checkout-sessions/${id}`).set('If-None-Match', viaCache.headers.etag!)).status).toBe(304);
+    // Counted when each response finished: poll, the last one may finish just after the client has it.
+    const counted = async () => {
+      const text = (await a.http.get('/metrics')).text;
+      return Number(/kassa_http_request_duration_seconds_count\{method="GET",route="\/checkout-sessions\/:id",status="200"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    await expect.poll(counted).toBeGreaterThanOrEqual(3);
+  });
+});
+
 /** A store over A's database whose feed is live but announces nothing: what it serves fresh, it owes to its own bookkeeping. */
 function quietStore() {
   const feed: ChangeFeed = { live: true, subscribe: () => () => {}, onReset: () => () => {}, watch: () => () => {}, close: async () => {} };

@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+import type { CheckoutSession } from '../domain/checkout-session.js';
+import { toPublicView } from '../domain/checkout-session.views.js';
+
+/** GET /checkout-sessions/:id's body and its ETag. */
+export interface PublicViewResponse {
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
+/**
+ * Made once per session object: a session served from the cache (src/db/read-cache.ts) is
+ * the same object until it changes, so its JSON and ETag are too. Both ways a read is
+ * answered (the route, and the cached lane of src/rest/cached-session-reads.ts) send these.
+ */
+const responses = new WeakMap<CheckoutSession, PublicViewResponse>();
+
+export function publicViewResponse(session: CheckoutSession): PublicViewResponse {
+  let response = responses.get(session);
+  if (response === undefined) {
+    const body = Buffer.from(JSON.stringify(toPublicView(session)), 'utf8');
+    responses.set(session, (response = { body, etag: weakEtag(body) }));
+  }
+  return response;
+}
+
+/** The weak ETag Express would compute for the body (the `etag` package's format). */
+function weakEtag(body: Buffer): string {
+  return `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').substring(0, 27)}"`;
+}
