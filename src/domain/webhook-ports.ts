@@ -106,8 +106,14 @@ export interface WebhookStore {
   listEvents(query: { organisationId: string; afterSeq: bigint; limit: number; sessionId?: string; gapSeconds: number }): Promise<StoredEvent[]>;
   /** Creates deliveries for new outbox events and advances the horizon; returns deliveries created. */
   fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number>;
-  /** Leases up to `limit` due deliveries, at most one in flight per endpoint, oldest event first. */
-  claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Leases due deliveries of up to `endpoints` endpoints: per endpoint up to `perEndpoint` of them,
+   * oldest event first, leased together (the k-th for k × leaseMs) and to be attempted one after
+   * another in that order; no other claim takes an endpoint while any of its deliveries is leased.
+   */
+  claimDue(endpoints: number, perEndpoint: number, leaseMs: number): Promise<ClaimedDelivery[]>;
   /** Logs the attempt and settles the delivery (when this instance still holds the lease). */
   recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<void>;
+  /** Gives back leased deliveries that were not attempted (their attempt is not counted). */
+  releaseClaims(claims: readonly ClaimedDelivery[]): Promise<void>;
 }

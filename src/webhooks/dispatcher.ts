@@ -6,7 +6,14 @@ import type { ClaimedDelivery } from '../domain/webhook-ports.js';
 import type { Logger } from '../logging.js';
 import { postJson } from './http-post.js';
 
-const CLAIM_BATCH = 20;
+/** Endpoints served at once by one instance. */
+const CLAIM_ENDPOINTS = 20;
+/**
+ * Deliveries of one endpoint leased together and attempted one after another, in event order
+ * (README "Webhooks and events"): a backlog drains without a claim per delivery. A failed
+ * attempt gives the rest of its batch back, so a receiver that is down costs one timeout per pass.
+ */
+const CLAIM_PER_ENDPOINT = 25;
 const ROUND_BUDGET_MS = 5_000;
 
 /** Exponential backoff with full jitter: random(0, min(max, base × 2^(attempt-1))). */
@@ -31,7 +38,7 @@ export function buildWebhookRequest(ctx: DomainContext, claim: ClaimedDelivery, 
   };
 }
 
-async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logger): Promise<void> {
+async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logger): Promise<boolean> {
   const config = ctx.webhooks;
   const { body, headers } = buildWebhookRequest(ctx, claim, new Date());
   const result = await postJson(claim.endpoint.url, body, headers, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, httpsOnly: config.httpsOnly });
@@ -41,6 +48,19 @@ async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logge
   const log = { deliveryId: claim.deliveryId, endpointId: claim.endpoint.id, eventId: claim.event.id, attempt: claim.attempt, status: result.statusCode, latencyMs: Math.round(result.latencyMs) };
   if (ok) logger.info(log, 'webhook delivered');
   else logger.warn({ ...log, error }, 'webhook attempt failed');
+  return ok;
+}
+
+/** One endpoint's batch, in order; after a failure, or once the round's time is up, the rest is given back for a later pass. */
+async function attemptInOrder(ctx: DomainContext, claims: readonly ClaimedDelivery[], logger: Logger, deadline: number): Promise<number> {
+  for (const [index, claim] of claims.entries()) {
+    const ok = await attempt(ctx, claim, logger);
+    if (!ok || Date.now() >= deadline) {
+      await ctx.store.webhooks.releaseClaims(claims.slice(index + 1));
+      return index + 1;
+    }
+  }
+  return claims.length;
 }
 
 /**
@@ -57,10 +77,12 @@ export async function runWebhookRound(ctx: DomainContext, logger: Logger): Promi
   // in passes), but hand back within a few seconds so shutdown never waits long.
   while (Date.now() - started < ROUND_BUDGET_MS) {
     await ctx.store.webhooks.fanOut({ gapSeconds: config.outboxGapSeconds, giveUpHours: config.giveUpHours, batch: 500 });
-    const claims = await ctx.store.webhooks.claimDue(CLAIM_BATCH, leaseMs(config));
+    const claims = await ctx.store.webhooks.claimDue(CLAIM_ENDPOINTS, CLAIM_PER_ENDPOINT, leaseMs(config));
     if (claims.length === 0) break;
-    await Promise.all(claims.map((claim) => attempt(ctx, claim, logger)));
-    attempts += claims.length;
+    const byEndpoint = new Map<string, ClaimedDelivery[]>();
+    for (const claim of claims) byEndpoint.set(claim.endpoint.id, [...(byEndpoint.get(claim.endpoint.id) ?? []), claim]);
+    const made = await Promise.all([...byEndpoint.values()].map((batch) => attemptInOrder(ctx, batch, logger, started + ROUND_BUDGET_MS)));
+    attempts += made.reduce((sum, count) => sum + count, 0);
   }
   return attempts;
 }

@@ -235,6 +235,10 @@ export class PrismaWebhookStore implements WebhookStore {
    * harmless), so a hole delays the feed, never a webhook.
    */
   async fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number> {
+    // Most passes find nothing new: one statement says so, without a transaction.
+    const [news] = await this.prisma.$queryRaw<Array<{ any: boolean }>>`
+      SELECT EXISTS (SELECT 1 FROM outbox_events WHERE seq > (SELECT horizon_seq FROM webhook_dispatch_state WHERE id = 1)) AS any`;
+    if (!news?.any) return 0;
     return this.prisma.$transaction(async (tx) => {
       const [state] = await tx.$queryRaw<Array<{ horizon_seq: bigint; gap_seq: bigint | null; gap_age_ms: number | null }>>`
         SELECT horizon_seq, gap_seq, (extract(epoch FROM clock_timestamp() - gap_seen_at) * 1000)::double precision AS gap_age_ms
@@ -286,9 +290,9 @@ export class PrismaWebhookStore implements WebhookStore {
     }, TRANSACTION_OPTIONS);
   }
 
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(endpointLimit: number, perEndpoint: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     return this.prisma.$transaction(async (tx) => {
-      // Locking the endpoint row (SKIP LOCKED) makes "one delivery in flight per endpoint" hold across instances.
+      // Locking the endpoint row (SKIP LOCKED) makes "one batch in flight per endpoint" hold across instances.
       const endpoints = await tx.$queryRaw<Array<{ id: string }>>`
         SELECT ep.id FROM webhook_endpoints ep
         WHERE ep.enabled AND EXISTS (
@@ -296,58 +300,66 @@ export class PrismaWebhookStore implements WebhookStore {
           WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now()
             AND (d.locked_until IS NULL OR d.locked_until < now()))
         ORDER BY random()
-        LIMIT ${limit}
+        LIMIT ${endpointLimit}
         FOR UPDATE OF ep SKIP LOCKED`;
       const claimed: ClaimedDelivery[] = [];
       for (const { id: endpointId } of endpoints) {
         // A new statement sees whatever another instance committed before we got the endpoint lock.
         const token = randomUUID();
-        const [delivery] = await tx.$queryRaw<Array<{ id: string; event_id: string; attempts: number }>>`
-          UPDATE webhook_deliveries
-          SET locked_until = now() + ${ms(leaseMs)}, lease_token = ${token}::uuid, attempts = attempts + 1, updated_at = now()
-          WHERE id = (
-            SELECT d.id FROM webhook_deliveries d
-            WHERE d.endpoint_id = ${endpointId}::uuid AND d.status = 'pending' AND d.next_attempt_at <= now()
-              AND (d.locked_until IS NULL OR d.locked_until < now())
-              AND NOT EXISTS (
-                SELECT 1 FROM webhook_deliveries x
-                WHERE x.endpoint_id = ${endpointId}::uuid AND x.status = 'pending' AND x.locked_until >= now())
-            ORDER BY d.event_seq, d.created_at
-            LIMIT 1)
-          RETURNING id, event_id, attempts`;
-        if (!delivery) continue;
+        const deliveries = await tx.$queryRaw<Array<{ id: string; event_id: string; attempts: number; position: bigint }>>`
+          UPDATE webhook_deliveries d
+          SET locked_until = now() + ${ms(leaseMs)} * due.position, lease_token = ${token}::uuid, attempts = d.attempts + 1, updated_at = now()
+          FROM (
+            SELECT x.id, row_number() OVER (ORDER BY x.event_seq, x.created_at) AS position
+            FROM (
+              SELECT c.id, c.event_seq, c.created_at FROM webhook_deliveries c
+              WHERE c.endpoint_id = ${endpointId}::uuid AND c.status = 'pending' AND c.next_attempt_at <= now()
+                AND (c.locked_until IS NULL OR c.locked_until < now())
+                AND NOT EXISTS (
+                  SELECT 1 FROM webhook_deliveries l
+                  WHERE l.endpoint_id = ${endpointId}::uuid AND l.status = 'pending' AND l.locked_until >= now())
+              ORDER BY c.event_seq, c.created_at
+              LIMIT ${perEndpoint}) x) due
+          WHERE d.id = due.id
+          RETURNING d.id, d.event_id, d.attempts, due.position`;
+        if (deliveries.length === 0) continue;
         const endpoint = await tx.webhookEndpoint.findUnique({ where: { id: endpointId } });
-        const [event] = await tx.$queryRaw<EventRow[]>`
-          SELECT id, seq, organisation_id, session_id, type, payload, created_at FROM outbox_events WHERE id = ${delivery.event_id}::uuid`;
-        if (!endpoint || !event) continue;
-        claimed.push({ deliveryId: delivery.id, leaseToken: token, attempt: delivery.attempts, endpoint: toEndpoint(endpoint), event: toEvent(event) });
+        const events = await tx.$queryRaw<EventRow[]>`
+          SELECT id, seq, organisation_id, session_id, type, payload, created_at FROM outbox_events WHERE id::text = ANY(${deliveries.map((d) => d.event_id)})`;
+        const eventById = new Map(events.map((event) => [event.id, event]));
+        if (!endpoint) continue;
+        for (const delivery of [...deliveries].sort((a, b) => Number(a.position - b.position))) {
+          const event = eventById.get(delivery.event_id);
+          if (event) claimed.push({ deliveryId: delivery.id, leaseToken: token, attempt: delivery.attempts, endpoint: toEndpoint(endpoint), event: toEvent(event) });
+        }
       }
       return claimed;
     }, TRANSACTION_OPTIONS);
   }
 
   async recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
-      await tx.webhookDeliveryAttempt.create({
-        data: {
-          deliveryId: claim.deliveryId,
-          attempt: claim.attempt,
-          statusCode: outcome.statusCode,
-          latencyMs: Math.round(outcome.latencyMs),
-          error: outcome.error,
-          responseExcerpt: outcome.responseExcerpt,
-        },
-      });
-      // Only the holder of the lease settles the delivery; a lease that expired and was taken over is not ours.
-      await tx.$executeRaw`
-        UPDATE webhook_deliveries SET
-          status = CASE WHEN ${outcome.ok} THEN 'succeeded' WHEN now() >= give_up_at THEN 'failed' ELSE 'pending' END,
-          next_attempt_at = CASE WHEN ${outcome.ok} THEN next_attempt_at ELSE LEAST(now() + ${ms(outcome.retryDelayMs)}, give_up_at) END,
-          delivered_at = CASE WHEN ${outcome.ok} THEN now() ELSE delivered_at END,
-          locked_until = NULL, lease_token = NULL,
-          last_status = ${outcome.statusCode}, last_error = ${outcome.error}, updated_at = now()
-        WHERE id = ${claim.deliveryId}::uuid AND lease_token = ${claim.leaseToken}::uuid`;
-    }, TRANSACTION_OPTIONS);
+    // One statement: the attempt's log row and the delivery's settlement commit together.
+    // Only the holder of the lease settles the delivery; a lease that expired and was taken over is not ours.
+    await this.prisma.$executeRaw`
+      WITH logged AS (
+        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, latency_ms, error, response_excerpt)
+        VALUES (${claim.deliveryId}::uuid, ${claim.attempt}, ${outcome.statusCode}, ${Math.round(outcome.latencyMs)}, ${outcome.error}, ${outcome.responseExcerpt})
+      )
+      UPDATE webhook_deliveries SET
+        status = CASE WHEN ${outcome.ok} THEN 'succeeded' WHEN now() >= give_up_at THEN 'failed' ELSE 'pending' END,
+        next_attempt_at = CASE WHEN ${outcome.ok} THEN next_attempt_at ELSE LEAST(now() + ${ms(outcome.retryDelayMs)}, give_up_at) END,
+        delivered_at = CASE WHEN ${outcome.ok} THEN now() ELSE delivered_at END,
+        locked_until = NULL, lease_token = NULL,
+        last_status = ${outcome.statusCode}, last_error = ${outcome.error}, updated_at = now()
+      WHERE id = ${claim.deliveryId}::uuid AND lease_token = ${claim.leaseToken}::uuid`;
+  }
+
+  async releaseClaims(claims: readonly ClaimedDelivery[]): Promise<void> {
+    if (claims.length === 0) return;
+    await this.prisma.$executeRaw`
+      UPDATE webhook_deliveries d SET locked_until = NULL, lease_token = NULL, attempts = d.attempts - 1, updated_at = now()
+      FROM jsonb_to_recordset(${JSON.stringify(claims.map((c) => ({ id: c.deliveryId, token: c.leaseToken })))}::jsonb) AS c(id uuid, token uuid)
+      WHERE d.id = c.id AND d.lease_token = c.token AND d.status = 'pending'`;
   }
 }
 

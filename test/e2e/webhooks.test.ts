@@ -391,4 +391,27 @@ describe('throughput', () => {
     expect(await runWebhookRound(kassa.ctx, createLogger('silent'))).toBeGreaterThanOrEqual(6);
     expect(receiver.received.map((hook) => hook.body.data.session_id)).toEqual(sessions.map((s) => s.session_id));
   });
+
+  it('a failed attempt gives the rest of its endpoint’s batch back: attempts counted are attempts made, and every event still arrives', async () => {
+    const { owner, endpoint } = await freshMerchantWithReceiver();
+    for (let i = 0; i < 4; i++) await createSession(kassa, owner, checkoutRequest());
+    receiver.respond({ status: 503 });
+    const { runWebhookRound } = await import('../../src/webhooks/dispatcher.js');
+    const { createLogger } = await import('../../src/logging.js');
+    await runWebhookRound(kassa.ctx, createLogger('silent'));
+    await expect
+      .poll(async () => {
+        await runWebhookRound(kassa.ctx, createLogger('silent'));
+        return (await deliveries(owner, endpoint.id)).every((d) => d.status === 'succeeded');
+      }, { timeout: 10_000 })
+      .toBe(true);
+    // The three given back were not counted when they were leased with the first: each count is what the receiver saw.
+    const seen = new Map<string, number>();
+    for (const hook of receiver.received) seen.set(hook.body.id, (seen.get(hook.body.id) ?? 0) + 1);
+    const after = await deliveries(owner, endpoint.id);
+    expect(after.map((d) => d.attempts).sort()).toEqual([1, 1, 1, 2]);
+    for (const delivery of after) expect(delivery.attempts).toBe(seen.get(delivery.eventId));
+    const leased = await kassa.runtime.db.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, leaseToken: { not: null } } });
+    expect(leased).toBe(0);
+  });
 });
