@@ -1,6 +1,7 @@
 import type { Network } from '../domain/networks.js';
 import type { EnvReader } from './env-reader.js';
 import type { RatesSourceName } from './rates.js';
+import { redactUrl } from './redact-url.js';
 
 type KassaEnv = 'development' | 'test' | 'production';
 
@@ -97,7 +98,7 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
     if (checkoutBaseUrl === null) {
       problems.push('CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)');
     } else if (!/^https:\/\//i.test(checkoutBaseUrl)) {
-      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${checkoutBaseUrl}")`);
+      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${redactUrl(checkoutBaseUrl)}")`);
     }
     if (facts.databaseUrl === null && !allowEmbedded) {
       problems.push(

@@ -164,10 +164,47 @@ describe('validation', () => {
     const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
     expect(problems).toEqual([
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc.example/***")',
-      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "ftp://***@bsc.example:8545/***")',
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "ftp://bsc.example:8545/***")',
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "https/***")',
     ]);
     expect(problems.join('\n')).not.toMatch(/KEYINPATH|PASSWORD|KEYINQUERY|KEYTYPO|alice/);
+  });
+
+  it('refuses an RPC URL whose user info holds an unencoded / ? # or @, without printing any of it', () => {
+    const urls = [
+      'https://alice:pa/ss@bsc.example/x',
+      'https://alice:1234/PASS@bsc.example/v3/KEYINPATH',
+      'wss://alice:s3cr#et@bsc.example',
+      'https://alice:p?ss@bsc.example:8545',
+      'https://bsc.example/rpc?owner=ops@mail.example',
+    ];
+    const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
+    const encode = 'KASSA_RPC_URLS_BSC: percent-encode "/", "?", "#" and "@" inside a URL\'s user info, and "@" in its path or query (%2F, %3F, %23, %40): as written, part of the user info would be taken for the host';
+    expect(problems).toEqual([
+      `${encode} (got "https://bsc.example/***")`,
+      `${encode} (got "https://bsc.example/***")`,
+      `${encode} (got "wss://bsc.example/***")`,
+      `${encode} (got "https://bsc.example:8545/***")`,
+      // An `@` in the query is taken for the end of user info too: what follows it is shown when it looks like a host.
+      `${encode} (got "https://mail.example/***")`,
+    ]);
+    // Percent-encoded, the same credentials are accepted (and the URL is what viem is given).
+    const config = loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:pa%2Fss@bsc.example/v3/KEY' }));
+    expect(config.networks[0]!.rpcUrls).toEqual(['https://alice:pa%2Fss@bsc.example/v3/KEY']);
+    // An `@` in the user info before the host is unambiguous: user info ends at the last `@` before the path.
+    expect(loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:p@ss@bsc.example/rpc' })).networks[0]!.rpcUrls).toHaveLength(1);
+  });
+
+  it('never prints the credentials of another URL setting', () => {
+    const problems = problemsOf(
+      env({ KASSA_COINGECKO_URL: 'htp://alice:PASSWORD@coingecko.example/api/v3?key=KEYINQUERY', CHECKOUT_BASE_URL: 'ftp://alice:PASSWORD@pay.example/KEYINPATH' }),
+    );
+    expect(problems).toEqual([
+      'CHECKOUT_BASE_URL must be an http(s) URL (got "ftp://pay.example/***")',
+      'KASSA_COINGECKO_URL must be an http(s) URL (got "htp://coingecko.example/***")',
+    ]);
+    const production = problemsOf(productionEnv({ CHECKOUT_BASE_URL: 'http://alice:PASSWORD@pay.example/KEYINPATH' }));
+    expect(production).toEqual(['CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example/***")']);
   });
 });
 
