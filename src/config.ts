@@ -65,6 +65,9 @@ export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env, problems);
 
   const kassaEnv = read.oneOf('KASSA_ENV', ['development', 'test', 'production'] as const, defaultEnv(env));
+  if (kassaEnv === 'test' && env.NODE_ENV === 'production') {
+    problems.push("KASSA_ENV=test is the mode of Kassa's own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)");
+  }
   const production = kassaEnv === 'production';
   const port = read.integer('PORT', 3000, 0, 65535);
   const databaseUrl = read.optional('DATABASE_URL');
@@ -105,7 +108,11 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze(config);
 }
 
+/**
+ * NODE_ENV=production chooses production. Test mode relaxes safety rules (fixture rates on
+ * mainnet networks), so only an explicit KASSA_ENV=test chooses it, never NODE_ENV=test alone
+ * (which test runners set for everything they run).
+ */
 function defaultEnv(env: Env): KassaEnv {
-  const nodeEnv = env.NODE_ENV;
-  return nodeEnv === 'production' || nodeEnv === 'test' ? nodeEnv : 'development';
+  return env.NODE_ENV === 'production' ? 'production' : 'development';
 }

@@ -68,8 +68,8 @@ export interface SafetyFacts {
  * in development and production, fixture rates or the demo organisation beside a mainnet
  * network (the demo wallet is anvil's published account); in production, the sandbox network,
  * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is
- * allowed explicitly. The test environment (Kassa's own suite) may quote mainnet networks from
- * fixture rates; the demo rule holds there too.
+ * allowed explicitly. The test environment (Kassa's own suite, chosen only by KASSA_ENV=test) may
+ * quote mainnet networks from fixture rates; the demo rule holds there too.
  */
 export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[] {
   const problems: string[] = [];

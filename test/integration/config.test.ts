@@ -255,10 +255,24 @@ describe('defaults', () => {
     expect(problemsOf(env({ KASSA_METRICS_PORT: 'x' }))).toEqual(['KASSA_METRICS_PORT must be a whole number from 0 to 65535 (got "x")']);
   });
 
-  it('NODE_ENV chooses the mode when KASSA_ENV is not set', () => {
+  it('NODE_ENV=production chooses production when KASSA_ENV is not set; NODE_ENV=test is development', () => {
     expect(loadConfig({ ...productionEnv(), KASSA_ENV: undefined, NODE_ENV: 'production' }).env).toBe('production');
-    expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
+    // Test mode relaxes safety rules: only KASSA_ENV=test, which Kassa's own suite sets, chooses it (vitest sets NODE_ENV=test for everyone).
+    expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
     expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
+    expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
+  });
+
+  it('NODE_ENV=test alone does not open what test mode allows: mainnet networks from fixture rates are refused', () => {
+    expect(problemsOf({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'bsc', KASSA_DEMO: 'false' })).toEqual([
+      expect.stringMatching(/^KASSA_RATES_SOURCES: the static source \(fixture rates that never go stale\) cannot price payments on mainnet networks \(bsc\)/),
+    ]);
+  });
+
+  it('KASSA_ENV=test beside NODE_ENV=production is refused', () => {
+    expect(problemsOf({ NODE_ENV: 'production', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() })).toEqual([
+      'KASSA_ENV=test is the mode of Kassa\'s own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
+    ]);
   });
 
   it('test mode: the local sandbox and no demo', () => {
