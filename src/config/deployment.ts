@@ -22,7 +22,10 @@ export interface MetricsConfig {
   readonly port: number | null;
   /** Interface of that listener (KASSA_METRICS_HOST, default 127.0.0.1). */
   readonly host: string;
-  /** Whether the main HTTP port serves /metrics: not with a separate port, nor in production without a token (404 there). */
+  /**
+   * Whether the main HTTP port serves /metrics: not with a separate port; without a token, only
+   * outside production and while the main port listens on loopback alone (404 otherwise).
+   */
   readonly onMainPort: boolean;
 }
 
@@ -35,16 +38,24 @@ export function readDeploymentConfig(read: EnvReader, kassaEnv: KassaEnv): Deplo
     read.problems.push(`KASSA_METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. \`openssl rand -hex 32\`)`);
   }
   const metricsPort = read.optional('KASSA_METRICS_PORT') === null ? null : read.integer('KASSA_METRICS_PORT', 0, 0, 65535);
+  const host = read.string('HOST', production ? '0.0.0.0' : '127.0.0.1');
   return {
-    host: read.string('HOST', production ? '0.0.0.0' : '127.0.0.1'),
+    host,
     migrateOnStart: read.boolean('KASSA_MIGRATE_ON_START', !production),
     metrics: {
       token,
       port: metricsPort,
       host: read.string('KASSA_METRICS_HOST', '127.0.0.1'),
-      onMainPort: metricsPort === null && (token !== null || !production),
+      // Anyone who reaches the main port could read it otherwise (development with HOST=0.0.0.0 too).
+      onMainPort: metricsPort === null && (token !== null || (!production && isLoopbackOnly(host))),
     },
   };
+}
+
+/** Whether a listener on `host` is reachable from this machine only: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackOnly(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 /** The `local` sandbox (anvil, chain id 31337) is the one network that is not a mainnet: anyone can mint its tokens. */
