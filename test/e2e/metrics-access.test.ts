@@ -90,7 +90,7 @@ describe('GET /metrics', () => {
   });
 
   it.each(['development', 'test'])('in %s, on a main port that is not loopback-only (HOST=0.0.0.0), needs the token: without one it is not served (404)', async (env) => {
-    const development = env === 'development' ? { KASSA_DEMO: 'false', KASSA_SANDBOX: 'false' } : {};
+    const development: Record<string, string> = env === 'development' ? { KASSA_DEMO: 'false', KASSA_SANDBOX: 'false' } : {};
     const open = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', ...development });
     expect(open.server.address()).toMatchObject({ address: '0.0.0.0' });
     const refused = await metrics(local(open));
