@@ -34,6 +34,8 @@ export interface Config extends GraphqlConfig, DeploymentConfig {
   readonly masterKey: Buffer;
   /** Older master keys that still open stored secrets during a rotation (KASSA_MASTER_KEY_PREVIOUS). */
   readonly previousMasterKeys: readonly Buffer[];
+  /** KASSA_SECRETS_V1: whether stored secrets in the v1 format (no key id, no row binding) still open. */
+  readonly secretsV1: 'accept' | 'refuse';
   readonly checkoutBaseUrl: string;
   readonly networks: readonly Network[];
   readonly rates: RatesConfig;
@@ -87,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     masterKey: masterKey ?? Buffer.alloc(32),
     previousMasterKeys: readPreviousMasterKeys(env, problems),
+    secretsV1: read.oneOf('KASSA_SECRETS_V1', ['accept', 'refuse'] as const, 'accept'),
     checkoutBaseUrl,
     networks,
     rates: readRatesConfig(read, production),
