@@ -34,6 +34,8 @@ export interface Config extends GraphqlConfig, DeploymentConfig {
   readonly masterKey: Buffer;
   /** Older master keys that still open stored secrets during a rotation (KASSA_MASTER_KEY_PREVIOUS). */
   readonly previousMasterKeys: readonly Buffer[];
+  /** KASSA_SECRETS_V1: whether stored secrets in the v1 format (no key id, no row binding) still open. */
+  readonly secretsV1: 'accept' | 'refuse';
   readonly checkoutBaseUrl: string;
   readonly networks: readonly Network[];
   readonly rates: RatesConfig;
@@ -65,6 +67,9 @@ export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env, problems);
 
   const kassaEnv = read.oneOf('KASSA_ENV', ['development', 'test', 'production'] as const, defaultEnv(env));
+  if (kassaEnv === 'test' && env.NODE_ENV === 'production') {
+    problems.push("KASSA_ENV=test is the mode of Kassa's own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)");
+  }
   const production = kassaEnv === 'production';
   const port = read.integer('PORT', 3000, 0, 65535);
   const databaseUrl = read.optional('DATABASE_URL');
@@ -84,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     masterKey: masterKey ?? Buffer.alloc(32),
     previousMasterKeys: readPreviousMasterKeys(env, problems),
+    secretsV1: read.oneOf('KASSA_SECRETS_V1', ['accept', 'refuse'] as const, 'accept'),
     checkoutBaseUrl,
     networks,
     rates: readRatesConfig(read, production),
@@ -105,7 +111,11 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze(config);
 }
 
+/**
+ * NODE_ENV=production chooses production. Test mode relaxes safety rules (fixture rates on
+ * mainnet networks), so only an explicit KASSA_ENV=test chooses it, never NODE_ENV=test alone
+ * (which test runners set for everything they run).
+ */
 function defaultEnv(env: Env): KassaEnv {
-  const nodeEnv = env.NODE_ENV;
-  return nodeEnv === 'production' || nodeEnv === 'test' ? nodeEnv : 'development';
+  return env.NODE_ENV === 'production' ? 'production' : 'development';
 }

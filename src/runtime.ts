@@ -8,6 +8,8 @@ import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
 import { createRateBook } from './rates/rate-book.js';
 import { verifyMasterKey } from './domain/api-keys.js';
+import { verifyNoV1Secrets } from './domain/master-key-rotation.js';
+import { createStoredSecretsStore } from './db/stored-secrets.js';
 import { createChainReader } from './chain/chain-reader.js';
 import { unavailable } from './domain/errors.js';
 import { migrationStatus } from './db/migration-status.js';
@@ -45,7 +47,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
     chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
-    masterKey: { current: config.masterKey, previous: config.previousMasterKeys },
+    masterKey: { current: config.masterKey, previous: config.previousMasterKeys, refuseV1: config.secretsV1 === 'refuse' },
     clock: () => new Date(),
     webhooks: config.webhooks,
     requestGuard: openRequestGuard(db, config.requestGuard),
@@ -55,6 +57,8 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     await db.close();
   };
   try {
+    // First: with v1 refused, a v1 sample would otherwise read as a wrong master key.
+    await verifyNoV1Secrets(ctx.masterKey, createStoredSecretsStore(db.prisma));
     await verifyMasterKey(ctx);
   } catch (error) {
     await close();

@@ -51,8 +51,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const metricsServer = config.metrics.port === null ? null : await listen(createServer(createMetricsApp(metrics, config.metrics.token)), config.metrics.port, config.metrics.host);
   const metricsAddress = metricsServer?.address();
   const metricsUrl = metricsAddress && typeof metricsAddress === 'object' ? `http://${config.metrics.host}:${metricsAddress.port}/metrics` : null;
-  if (config.env === 'production' && !config.metrics.onMainPort && metricsServer === null) {
-    logger.warn('GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (README "Running in production")');
+  if (!config.metrics.onMainPort && metricsServer === null) {
+    logger.warn(
+      { host: config.host },
+      'GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (without them it is open only on a loopback-only HOST outside production; README "Running in production")',
+    );
   }
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);
   const sandbox = config.sandbox ? await startSandbox(config, logger) : null;

@@ -82,18 +82,26 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('rotate-master')
-    .description('re-seal every stored secret (API keys, webhook endpoints) under KASSA_MASTER_KEY, opening them with it or KASSA_MASTER_KEY_PREVIOUS')
+    .description('re-seal every stored secret (API keys, webhook endpoints; v1 ones as v2) under KASSA_MASTER_KEY, opening them with it or KASSA_MASTER_KEY_PREVIOUS')
     .option('--json', 'print one JSON object')
     .action(async (options: { json?: boolean }) => {
       const rotation = await withRuntime((ctx, runtime) => rotateMasterKey(ctx.masterKey, createStoredSecretsStore(runtime.db.prisma)));
       const counts = (c: { resealed: number; alreadyCurrent: number }) => ({ resealed: c.resealed, already_current: c.alreadyCurrent });
       if (options.json) {
-        printJson({ key_id: rotation.keyId, api_key_secrets: counts(rotation.apiKeySecrets), webhook_secrets: counts(rotation.webhookSecrets) });
+        printJson({
+          key_id: rotation.keyId,
+          api_key_secrets: counts(rotation.apiKeySecrets),
+          webhook_secrets: counts(rotation.webhookSecrets),
+          v1_resealed: rotation.v1Resealed,
+          v1_remaining: rotation.v1Remaining,
+        });
         return;
       }
       printLine(
-        `re-sealed ${rotation.apiKeySecrets.resealed} API key secrets and ${rotation.webhookSecrets.resealed} webhook secrets under master key ${rotation.keyId}; ` +
-          `${rotation.apiKeySecrets.alreadyCurrent} and ${rotation.webhookSecrets.alreadyCurrent} already were`,
+        `re-sealed ${rotation.apiKeySecrets.resealed} API key secrets and ${rotation.webhookSecrets.resealed} webhook secrets under master key ${rotation.keyId}` +
+          (rotation.v1Resealed > 0 ? ` (${rotation.v1Resealed} of them from the v1 format)` : '') +
+          `; ${rotation.apiKeySecrets.alreadyCurrent} and ${rotation.webhookSecrets.alreadyCurrent} already were` +
+          (rotation.v1Remaining === 0 ? '; no v1 secret remains: KASSA_SECRETS_V1=refuse may be set' : ''),
       );
     });
 }

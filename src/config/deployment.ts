@@ -1,6 +1,7 @@
 import type { Network } from '../domain/networks.js';
 import type { EnvReader } from './env-reader.js';
 import type { RatesSourceName } from './rates.js';
+import { redactUrl } from './redact-url.js';
 
 type KassaEnv = 'development' | 'test' | 'production';
 
@@ -21,7 +22,10 @@ export interface MetricsConfig {
   readonly port: number | null;
   /** Interface of that listener (KASSA_METRICS_HOST, default 127.0.0.1). */
   readonly host: string;
-  /** Whether the main HTTP port serves /metrics: not with a separate port, nor in production without a token (404 there). */
+  /**
+   * Whether the main HTTP port serves /metrics: not with a separate port; without a token, only
+   * outside production and while the main port listens on loopback alone (404 otherwise).
+   */
   readonly onMainPort: boolean;
 }
 
@@ -34,16 +38,24 @@ export function readDeploymentConfig(read: EnvReader, kassaEnv: KassaEnv): Deplo
     read.problems.push(`KASSA_METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. \`openssl rand -hex 32\`)`);
   }
   const metricsPort = read.optional('KASSA_METRICS_PORT') === null ? null : read.integer('KASSA_METRICS_PORT', 0, 0, 65535);
+  const host = read.string('HOST', production ? '0.0.0.0' : '127.0.0.1');
   return {
-    host: read.string('HOST', production ? '0.0.0.0' : '127.0.0.1'),
+    host,
     migrateOnStart: read.boolean('KASSA_MIGRATE_ON_START', !production),
     metrics: {
       token,
       port: metricsPort,
       host: read.string('KASSA_METRICS_HOST', '127.0.0.1'),
-      onMainPort: metricsPort === null && (token !== null || !production),
+      // Anyone who reaches the main port could read it otherwise (development with HOST=0.0.0.0 too).
+      onMainPort: metricsPort === null && (token !== null || (!production && isLoopbackOnly(host))),
     },
   };
+}
+
+/** Whether a listener on `host` is reachable from this machine only: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackOnly(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 /** The `local` sandbox (anvil, chain id 31337) is the one network that is not a mainnet: anyone can mint its tokens. */
@@ -67,8 +79,8 @@ export interface SafetyFacts {
  * in development and production, fixture rates or the demo organisation beside a mainnet
  * network (the demo wallet is anvil's published account); in production, the sandbox network,
  * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is
- * allowed explicitly. The test environment (Kassa's own suite) may quote mainnet networks from
- * fixture rates; the demo rule holds there too.
+ * allowed explicitly. The test environment (Kassa's own suite, chosen only by KASSA_ENV=test) may
+ * quote mainnet networks from fixture rates; the demo rule holds there too.
  */
 export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[] {
   const problems: string[] = [];
@@ -97,7 +109,7 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
     if (checkoutBaseUrl === null) {
       problems.push('CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)');
     } else if (!/^https:\/\//i.test(checkoutBaseUrl)) {
-      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${checkoutBaseUrl}")`);
+      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${redactUrl(checkoutBaseUrl)}")`);
     }
     if (facts.databaseUrl === null && !allowEmbedded) {
       problems.push(

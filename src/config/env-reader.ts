@@ -1,3 +1,5 @@
+import { redactUrl } from './redact-url.js';
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
@@ -64,7 +66,7 @@ export class EnvReader {
       const url = new URL(value);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
     } catch {
-      this.problems.push(`${name} must be an http(s) URL (got "${value}")`);
+      this.problems.push(`${name} must be an http(s) URL (got "${redactUrl(value)}")`);
     }
     return value;
   }

@@ -4,23 +4,10 @@ import { isAssetTicker } from '../domain/assets.js';
 import type { Network } from '../domain/networks.js';
 import type { EnvReader } from './env-reader.js';
 import { PACKAGE_ROOT } from './package-root.js';
+import { hasUnambiguousHost, redactUrl } from './redact-url.js';
 
 interface RegistryFile {
   networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }>;
-}
-
-/**
- * An RPC URL as it may appear in an error: scheme and host only. Providers put API keys in
- * the user info, the path (`/v3/<key>`) or the query, so none of those is ever printed.
- */
-export function redactUrl(text: string): string {
-  const scheme = /^([a-z][a-z0-9+.-]*:\/\/)?(.*)$/i.exec(text)!;
-  const rest = scheme[2]!;
-  const hostEnd = rest.search(/[/?#]/);
-  let host = hostEnd === -1 ? rest : rest.slice(0, hostEnd);
-  const at = host.lastIndexOf('@');
-  if (at !== -1) host = `***@${host.slice(at + 1)}`;
-  return `${scheme[1] ?? ''}${host}${hostEnd === -1 ? '' : '/***'}`;
 }
 
 /** The enabled networks of the registry (KASSA_NETWORKS_FILE), with their RPC URLs and confirmations from the environment. */
@@ -47,6 +34,11 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
     for (const url of rpcUrls) {
       if (!/^(https?|wss?):\/\/[^\s/]+/.test(url)) {
         problems.push(`KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${redactUrl(url)}")`);
+      } else if (!hasUnambiguousHost(url)) {
+        problems.push(
+          `KASSA_RPC_URLS_${upper}: percent-encode "/", "?", "#" and "@" inside a URL's user info, and "@" in its path or query (%2F, %3F, %23, %40): ` +
+            `as written, part of the user info would be taken for the host (got "${redactUrl(url)}")`,
+        );
       }
     }
     const confirmations = read.integer(`KASSA_CONFIRMATIONS_${upper}`, entry.confirmations, 0, 10000);

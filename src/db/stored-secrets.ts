@@ -8,6 +8,13 @@ type Located = StoredSecret & { readonly column: Column };
 /** Every stored secret: api_keys.secret_ciphertext and webhook_endpoints' current and previous secrets. */
 export function createStoredSecretsStore(prisma: PrismaClient): StoredSecretsPort {
   return {
+    async countV1() {
+      const [row] = await prisma.$queryRaw<Array<{ count: number }>>`
+        SELECT ((SELECT count(*) FROM api_keys WHERE secret_ciphertext LIKE 'v1.%')
+          + (SELECT count(*) FROM webhook_endpoints WHERE secret_ciphertext LIKE 'v1.%')
+          + (SELECT count(*) FROM webhook_endpoints WHERE previous_secret_ciphertext LIKE 'v1.%'))::int AS count`;
+      return row?.count ?? 0;
+    },
     async resealAll(reseal) {
       return prisma.$transaction(
         async (tx) => {

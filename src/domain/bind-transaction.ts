@@ -10,6 +10,7 @@ import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
 import type { BoundTransaction } from './ports.js';
 import { NO_HOLDS } from './status-machine.js';
+import { throttleBind } from './throttle.js';
 
 /** The bind request as received (spec §2.5); every field is checked here, for REST and GraphQL alike. */
 export interface BindTransactionInput {
@@ -124,6 +125,26 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
   });
   if (outcome instanceof DomainError) throw outcome;
   return outcome;
+}
+
+/** Who asks for a bind, as a transport received the request. */
+export interface BindRequest {
+  /** The session id exactly as sent (bind checks it; only a UUID is counted per session). */
+  readonly sessionId: string;
+  /** The client's address as rate limits count it (README "Rate limits"). */
+  readonly clientAddress: string;
+}
+
+/**
+ * A payer's bind as REST bind-tx and GraphQL's bindTransaction (HTTP and WebSocket) receive it:
+ * one attempt counted against the per-address and the per-session bind limits (a 429 refusal
+ * over either), then `bindTransaction`. Counted here, once per executed bind, so two transports,
+ * aliases, variable defaults or persisted operations cannot step around the count. `readInput`
+ * runs after the count: a request refused for its shape counts too.
+ */
+export async function bindPayerTransaction(ctx: DomainContext, request: BindRequest, readInput: () => BindTransactionInput): Promise<BindResult> {
+  await throttleBind(ctx, request.sessionId, request.clientAddress);
+  return bindTransaction(ctx, request.sessionId, readInput());
 }
 
 /** Whether transfers to a closed session are still recorded (as late payments): until expires_at + the organisation's window. */

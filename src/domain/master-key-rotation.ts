@@ -1,5 +1,5 @@
 import { unavailable } from './errors.js';
-import { isSealedUnderCurrentKey, keyId, openSecret, sealSecret, type MasterKeys, type StoredSecret } from './secret-box.js';
+import { isSealedUnderCurrentKey, isV1Sealed, keyId, openSecret, sealSecret, type MasterKeys, type StoredSecret } from './secret-box.js';
 
 /** Every stored secret, for re-sealing (implemented in src/db/stored-secrets.ts). */
 export interface StoredSecretsPort {
@@ -8,6 +8,8 @@ export interface StoredSecretsPort {
    * and writes back the ones it returns new text for. When `reseal` throws, nothing is written.
    */
   resealAll(reseal: (secrets: readonly StoredSecret[]) => Map<StoredSecret, string>): Promise<readonly StoredSecret[]>;
+  /** How many stored secrets are in the v1 format (isV1Sealed). */
+  countV1(): Promise<number>;
 }
 
 export interface ResealCounts {
@@ -20,6 +22,10 @@ export interface MasterKeyRotation {
   readonly keyId: string;
   readonly apiKeySecrets: ResealCounts;
   readonly webhookSecrets: ResealCounts;
+  /** Of those re-sealed, how many were in the v1 format. */
+  readonly v1Resealed: number;
+  /** v1 secrets left afterwards (0: KASSA_SECRETS_V1=refuse may be set). */
+  readonly v1Remaining: number;
 }
 
 /**
@@ -48,5 +54,26 @@ export async function rotateMasterKey(keys: MasterKeys, secrets: StoredSecretsPo
     const changed = inTable.filter((secret) => resealed.has(secret)).length;
     return { resealed: changed, alreadyCurrent: inTable.length - changed };
   };
-  return { keyId: keyId(keys.current), apiKeySecrets: count('api_keys'), webhookSecrets: count('webhook_endpoints') };
+  const v1 = all.filter((secret) => isV1Sealed(secret.sealed));
+  return {
+    keyId: keyId(keys.current),
+    apiKeySecrets: count('api_keys'),
+    webhookSecrets: count('webhook_endpoints'),
+    v1Resealed: v1.filter((secret) => resealed.has(secret)).length,
+    v1Remaining: v1.filter((secret) => !resealed.has(secret)).length,
+  };
+}
+
+/**
+ * Start-up check with KASSA_SECRETS_V1=refuse: no stored secret may still be in the v1 format,
+ * which would then fail at its first use; the message says how to re-seal them.
+ */
+export async function verifyNoV1Secrets(keys: MasterKeys, secrets: Pick<StoredSecretsPort, 'countV1'>): Promise<void> {
+  if (!keys.refuseV1) return;
+  const count = await secrets.countV1();
+  if (count === 0) return;
+  throw unavailable(
+    `KASSA_SECRETS_V1=refuse, but ${count === 1 ? '1 stored secret is' : `${count} stored secrets are`} still in the v1 format (no key id, not bound to its row): ` +
+      `re-seal ${count === 1 ? 'it' : 'them'} with \`kassa keys rotate-master\` under KASSA_SECRETS_V1=accept first`,
+  );
 }

@@ -9,14 +9,18 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
  * left to re-seal. The row it is stored in (table and id) is the GCM additional data: a
  * ciphertext copied onto another row does not open there.
  *
- * Format v1 (before key rotation): `v1.<iv>.<tag>.<ciphertext>`, no key id, no row binding. Still
- * opened, with each known master key in turn, until `kassa keys rotate-master` re-seals it as v2.
+ * Format v1 (before key rotation): `v1.<iv>.<tag>.<ciphertext>`, no key id, no row binding: one
+ * copied onto another row opens there. Opened with each known master key in turn until
+ * `kassa keys rotate-master` re-seals it as v2; with KASSA_SECRETS_V1=refuse (`refuseV1`) it is
+ * refused on every row, so once every secret is v2 a v1 ciphertext written later does not open.
  */
 
 /** The master keys: the one that seals, and older ones that still open (during a rotation). */
 export interface MasterKeys {
   readonly current: Buffer;
   readonly previous: readonly Buffer[];
+  /** KASSA_SECRETS_V1=refuse: the v1 format (no key id, no row binding) no longer opens. */
+  readonly refuseV1?: boolean;
 }
 
 /** Where a secret is stored; its ciphertext is bound to it. */
@@ -59,7 +63,7 @@ export function sealSecret(plaintext: string, keys: MasterKeys | Buffer, row: Se
  * known key opens it, when it was altered, or when it was sealed for another row.
  */
 export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): string {
-  const { current, previous } = masterKeys(keys);
+  const { current, previous, refuseV1 } = masterKeys(keys);
   const parts = stored.sealed.split('.');
   if (parts[0] === 'v2' && parts.length === 5) {
     const [, id, iv, tag, ciphertext] = parts as [string, string, string, string, string];
@@ -72,6 +76,12 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
     }
   }
   if (parts[0] === 'v1' && parts.length === 4) {
+    if (refuseV1) {
+      throw new Error(
+        `Secret of ${describe(stored.row)} is in the v1 format (no key id, not bound to its row), which KASSA_SECRETS_V1=refuse refuses: ` +
+          're-seal it with `kassa keys rotate-master` under KASSA_SECRETS_V1=accept',
+      );
+    }
     const [, iv, tag, ciphertext] = parts as [string, string, string, string];
     for (const key of [current, ...previous]) {
       try {
@@ -83,6 +93,11 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
     throw new Error(`Secret of ${describe(stored.row)} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`);
   }
   throw new Error('Unknown sealed secret format');
+}
+
+/** Whether a stored secret is in the v1 format of before key ids (no key id, no row binding). */
+export function isV1Sealed(sealed: string): boolean {
+  return sealed.startsWith('v1.');
 }
 
 /** Whether a stored secret is already what sealSecret writes now: v2 under the current master key. */

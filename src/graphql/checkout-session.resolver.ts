@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { SubscribeResolverData } from 'type-graphql';
-import { bindTransaction } from '../domain/bind-transaction.js';
+import { bindPayerTransaction } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
 import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
@@ -24,14 +24,15 @@ export class CheckoutSessionResolver {
     description:
       "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers idempotent: true.",
   })
-  async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain }: GraphqlContext): Promise<BindResult> {
+  async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain, clientAddress }: GraphqlContext): Promise<BindResult> {
+    // Counted here, as each bind runs, with its resolved arguments: aliases and variable defaults count as they execute.
     const result = await mapDomainErrors(() =>
-      bindTransaction(domain, sessionId, {
+      bindPayerTransaction(domain, { sessionId, clientAddress }, () => ({
         tx_hash: input.txHash,
         chain_id: input.chainId,
         crypto_currency: input.cryptoCurrency,
         payer_wallet_address: input.payerWalletAddress,
-      }),
+      })),
     );
     return toGraphqlBindResult(result);
   }

@@ -1,8 +1,10 @@
 import type { DomainContext } from '../domain/context.js';
 import type { SessionUpdates } from './session-updates.js';
 
-/** What every resolver gets: the domain (as REST gets it) and the live session updates. */
+/** What every resolver gets: the domain (as REST gets it), the live session updates, and who is asking. */
 export interface GraphqlContext {
   readonly domain: DomainContext;
   readonly updates: SessionUpdates;
+  /** The client's address as rate limits count it (TRUST_PROXY decides; README "Rate limits"). */
+  readonly clientAddress: string;
 }

@@ -1,4 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { HeaderMap } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
 import { RateLimitedError } from '../domain/throttle.js';
@@ -39,12 +40,21 @@ export function toGraphqlError(error: DomainError): GraphQLError {
   });
 }
 
-/** Runs one domain call and maps its typed refusal; anything else passes on to formatError (masked). */
+/**
+ * Runs one domain call and maps its typed refusal; anything else passes on to formatError (masked).
+ * A rate-limit refusal also asks Apollo for HTTP 429 and Retry-After (its `extensions.http`, which
+ * Apollo takes off the error; formatGraphqlError drops it on WebSocket answers): the fields that ran
+ * keep their data, the whole HTTP answer says 429.
+ */
 export async function mapDomainErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw error instanceof DomainError ? toGraphqlError(error) : error;
+    if (!(error instanceof DomainError)) throw error;
+    const mapped = toGraphqlError(error);
+    if (!(error instanceof RateLimitedError)) throw mapped;
+    const http = { status: 429, headers: new HeaderMap([['retry-after', String(error.retryAfterSeconds)]]) };
+    throw new GraphQLError(mapped.message, { extensions: { ...mapped.extensions, http } });
   }
 }
 
@@ -78,6 +88,11 @@ export interface FormatErrorOptions {
  * "Internal server error" and is logged instead.
  */
 export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown, options: FormatErrorOptions): GraphQLFormattedError {
+  if (formatted.extensions && 'http' in formatted.extensions) {
+    // Apollo's HTTP status request (mapDomainErrors); Apollo removes it itself, a WebSocket answer must not carry it.
+    const { http: _http, ...extensions } = formatted.extensions;
+    formatted = { ...formatted, extensions };
+  }
   const original = unwrapResolverError(error);
   const code = typeof formatted.extensions?.code === 'string' ? formatted.extensions.code : undefined;
   const intended = original instanceof GraphQLError || (code !== undefined && CALLER_CODES.has(code));

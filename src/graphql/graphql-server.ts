@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { DomainContext } from '../domain/context.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
+import { clientAddressOf } from '../rest/client-address.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
 import { formatGraphqlError, type FormatErrorOptions } from './errors.js';
@@ -56,13 +57,15 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
   };
   // One watch and one read per change per session, whatever the number of its subscribers.
   const updates = sessionUpdatesFeed(changes, (id) => getCheckoutSession(ctx, id));
-  const context = (): GraphqlContext => ({ domain: ctx, updates });
+  const context = (clientAddress: string): GraphqlContext => ({ domain: ctx, updates, clientAddress });
   const throttle = graphqlThrottle(ctx);
 
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
+    // Off: an operation registered once and then sent by its hash alone would run unseen by anything that reads the query text.
+    persistedQueries: false,
     introspection: config.graphqlIntrospection,
     includeStacktraceInErrorResponses: development,
     validationRules: protection.validationRules,
@@ -85,10 +88,11 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
   // A route (not `use`), so metrics label these requests "/graphql" rather than "unmatched".
   middleware.all(
     GRAPHQL_PATH,
+    // Counted before the body is parsed: malformed and oversized bodies count too.
+    throttle.http,
     express.json({ limit: GRAPHQL_BODY_LIMIT_BYTES }),
     bodyAlwaysSet,
-    throttle.http,
-    expressMiddleware(apollo, { context: async () => context() }),
+    expressMiddleware(apollo, { context: async ({ req }) => context(clientAddressOf(req)) }),
     transportErrors,
   );
 
@@ -103,10 +107,10 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
       sockets = serveGraphqlOverWebSocket(wsServer, {
         schema,
         rules,
-        context,
         logger,
         maxConnections: config.graphqlMaxConnections,
         throttle,
+        context: (request) => context(throttle.addressOf(request)),
         onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
           result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
         onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),

@@ -14,11 +14,12 @@ const KEEP_ALIVE_MS = 12_000;
 export interface WebSocketOptions<Context> {
   readonly schema: GraphQLSchema;
   readonly rules: ValidationRule[];
-  readonly context: () => Context;
+  /** Each operation's context, from the socket's upgrade request (who is asking). */
+  readonly context: (request: IncomingMessage) => Context;
   readonly logger: Logger;
   /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
   readonly maxConnections: number;
-  /** Rate limits per client address: connections at the upgrade, operations at subscribe (src/graphql/throttle.ts). */
+  /** Rate limits per client address: connections at the upgrade, every operation at subscribe before it is parsed (src/graphql/throttle.ts). */
   readonly throttle?: Pick<GraphqlThrottle, 'admitConnection' | 'admitOperation'>;
   readonly onNext: NonNullable<ServerOptions['onNext']>;
   readonly onError: NonNullable<ServerOptions['onError']>;
@@ -50,8 +51,9 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
  * - at most `maxConnections` sockets are open at once on this instance; the
  *   upgrade request of one more is answered 503 (KASSA_GRAPHQL_MAX_CONNECTIONS);
  * - with `throttle`, an upgrade over the per-address connection limit is
- *   answered 429, and an operation over the per-address operation (or bind)
- *   limit is refused with TOO_MANY_REQUESTS; the socket stays open;
+ *   answered 429, and an operation (counted before it is parsed, so a broken
+ *   one counts too) over the per-address operation limit is refused with
+ *   TOO_MANY_REQUESTS; the socket stays open (binds are counted as they run);
  * - a frame `ws` refuses (over maxPayload, invalid UTF-8, a bad opcode) closes
  *   the socket with the WebSocket code `ws` chose (1009 for an oversized
  *   message) and is logged as a warning; nothing is written to stderr.
@@ -62,6 +64,9 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
   const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
     schema,
     onSubscribe: async (ctx, id, payload) => {
+      // Counted first, whatever it holds: an operation that does not parse or validate costs work too.
+      const limited = await options.throttle?.admitOperation(ctx.extra.request);
+      if (limited) return [limited];
       // The operation being subscribed is already counted.
       if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_SOCKET) {
         log.debug({ id }, 'graphql websocket: subscription refused, too many on this connection');
@@ -81,9 +86,7 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
       }
       const invalid = validate(schema, document, rules);
       if (invalid.length > 0) return invalid.map((error) => refusal(error, 'GRAPHQL_VALIDATION_FAILED'));
-      const limited = await options.throttle?.admitOperation(ctx.extra.request, document, payload.operationName, payload.variables);
-      if (limited) return [limited];
-      return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context() };
+      return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context(ctx.extra.request) };
     },
     onNext: options.onNext,
     onError: options.onError,

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
-import { bindInputProblems, bindTransaction, toBindResponse } from '../domain/bind-transaction.js';
+import { bindInputProblems, bindPayerTransaction, toBindResponse, type BindTransactionInput } from '../domain/bind-transaction.js';
 import { toMerchantView } from '../domain/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
 import { invalid } from '../domain/errors.js';
@@ -11,7 +11,6 @@ import { methodNotAllowed } from './error-handler.js';
 import { readJsonBody } from './json-body.js';
 import { signedRequestOf } from './signed-request.js';
 import { clientAddressOf } from './client-address.js';
-import { throttleBind } from '../domain/throttle.js';
 import { isJsonObject } from '../json/decimal-json.js';
 
 const BIND_FIELDS = ['tx_hash', 'chain_id', 'crypto_currency', 'payer_wallet_address'];
@@ -39,21 +38,26 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));
 
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
-    await throttleBind(ctx, req.params.id, clientAddressOf(req));
-    const body = readJsonBody(req);
-    if (!isJsonObject(body)) throw invalid(['body must be a JSON object']);
-    const problems = [
-      ...Object.keys(body).filter((key) => !BIND_FIELDS.includes(key)).map((key) => `property ${key} should not exist`),
-      ...bindInputProblems(body),
-    ];
-    if (problems.length > 0) throw invalid(problems);
-    res.status(200).json(toBindResponse(await bindTransaction(ctx, req.params.id, body)));
+    // The body is read after the bind is counted (README "Rate limits"): malformed binds count too.
+    const result = await bindPayerTransaction(ctx, { sessionId: req.params.id, clientAddress: clientAddressOf(req) }, () => bindBody(req));
+    res.status(200).json(toBindResponse(result));
   });
   router.all('/checkout-sessions/:id/bind-tx', methodNotAllowed(['POST']));
 
   return router;
 }
 
+/** The bind-tx body: a JSON object with the bind fields and nothing else (every problem listed). */
+function bindBody(req: Request): BindTransactionInput {
+  const body = readJsonBody(req);
+  if (!isJsonObject(body)) throw invalid(['body must be a JSON object']);
+  const problems = [
+    ...Object.keys(body).filter((key) => !BIND_FIELDS.includes(key)).map((key) => `property ${key} should not exist`),
+    ...bindInputProblems(body),
+  ];
+  if (problems.length > 0) throw invalid(problems);
+  return body;
+}
 
 // DESIGN.md §4: 1–255 printable characters, scoped to the organisation.
 function idempotencyKey(req: Request): string | undefined {

@@ -88,4 +88,26 @@ describe('GET /metrics', () => {
     expect(server.server.address()).toMatchObject({ address: '127.0.0.1' });
     expect((await metrics(local(server))).status).toBe(200);
   });
+
+  it.each(['development', 'test'])('in %s, on a main port that is not loopback-only (HOST=0.0.0.0), needs the token: without one it is not served (404)', async (env) => {
+    const development: Record<string, string> = env === 'development' ? { KASSA_DEMO: 'false', KASSA_SANDBOX: 'false' } : {};
+    const open = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', ...development });
+    expect(open.server.address()).toMatchObject({ address: '0.0.0.0' });
+    const refused = await metrics(local(open));
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ statusCode: 404, message: 'Cannot GET /metrics', error: 'Not Found' });
+    expect((await fetch(`${local(open)}/health`)).status).toBe(200);
+
+    const guarded = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', KASSA_METRICS_TOKEN: TOKEN, ...development });
+    expect((await metrics(local(guarded))).status).toBe(401);
+    expect((await metrics(local(guarded), { Authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+  });
+
+  it('is open without a token only while the main port listens on loopback alone', () => {
+    const onMainPort = (extra: Record<string, string>) => loadConfig({ KASSA_ENV: 'test', KASSA_DATA_DIR: database?.dataDir ?? '.kassa-test', ...extra }).metrics.onMainPort;
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1']) expect(onMainPort({ HOST: host }), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'kassa.internal', '::ffff:10.0.0.1']) expect(onMainPort({ HOST: host }), host).toBe(false);
+    expect(onMainPort({ HOST: '0.0.0.0', KASSA_METRICS_TOKEN: TOKEN })).toBe(true);
+    expect(onMainPort({ HOST: '127.0.0.1', KASSA_METRICS_PORT: '0' })).toBe(false);
+  });
 });

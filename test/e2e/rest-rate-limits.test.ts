@@ -210,6 +210,22 @@ describe('where the counters live', () => {
     expect(await first.runtime.db.prisma.rateLimitCounter.count()).toBeGreaterThan(0);
   });
 
+  it.skipIf(isEmbedded)('PostgreSQL: the failed-signature block reaches another instance only at the address’s next failure there (README "Rate limits")', async () => {
+    const env = { KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
+    // A window of its own: the tests before it counted failures from 127.0.0.1 in the shared database (still within the ±5 minutes of signatures).
+    const clock = () => new Date(testClock().getTime() + 3 * 60_000);
+    const [first, second] = [await open(env, { database, clock }), await open(env, { database, clock })];
+    const merchant = await createMerchant(first.ctx);
+    for (let i = 0; i < 3; i++) expectErrorBody(await badSignature(first, merchant), 401);
+    expectTooMany(await badSignature(first, merchant), /^Too many failed signature checks/);
+    expectTooMany(await signedRequest(first, merchant, 'get', '/events'), /^Too many failed signature checks/);
+    // The other instance has not seen a failure from this address: a correct signature is still accepted there.
+    expect((await signedRequest(second, merchant, 'get', '/events')).status).toBe(200);
+    // Its next failure there reads the shared count: refused, and from then on correct signatures too.
+    expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
+    expectTooMany(await signedRequest(second, merchant, 'get', '/events'), /^Too many failed signature checks/);
+  });
+
   it.skipIf(isEmbedded)('PostgreSQL, far from the limit: a hit is counted in memory and written a moment later, in the shared counters', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '1000/1m' });
     const merchant = await createMerchant(kassa.ctx);

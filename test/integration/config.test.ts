@@ -164,10 +164,47 @@ describe('validation', () => {
     const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
     expect(problems).toEqual([
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc.example/***")',
-      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "ftp://***@bsc.example:8545/***")',
+      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "ftp://bsc.example:8545/***")',
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "https/***")',
     ]);
     expect(problems.join('\n')).not.toMatch(/KEYINPATH|PASSWORD|KEYINQUERY|KEYTYPO|alice/);
+  });
+
+  it('refuses an RPC URL whose user info holds an unencoded / ? # or @, without printing any of it', () => {
+    const urls = [
+      'https://alice:pa/ss@bsc.example/x',
+      'https://alice:1234/PASS@bsc.example/v3/KEYINPATH',
+      'wss://alice:s3cr#et@bsc.example',
+      'https://alice:p?ss@bsc.example:8545',
+      'https://bsc.example/rpc?owner=ops@mail.example',
+    ];
+    const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
+    const encode = 'KASSA_RPC_URLS_BSC: percent-encode "/", "?", "#" and "@" inside a URL\'s user info, and "@" in its path or query (%2F, %3F, %23, %40): as written, part of the user info would be taken for the host';
+    expect(problems).toEqual([
+      `${encode} (got "https://bsc.example/***")`,
+      `${encode} (got "https://bsc.example/***")`,
+      `${encode} (got "wss://bsc.example/***")`,
+      `${encode} (got "https://bsc.example:8545/***")`,
+      // An `@` in the query is taken for the end of user info too: what follows it is shown when it looks like a host.
+      `${encode} (got "https://mail.example/***")`,
+    ]);
+    // Percent-encoded, the same credentials are accepted (and the URL is what viem is given).
+    const config = loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:pa%2Fss@bsc.example/v3/KEY' }));
+    expect(config.networks[0]!.rpcUrls).toEqual(['https://alice:pa%2Fss@bsc.example/v3/KEY']);
+    // An `@` in the user info before the host is unambiguous: user info ends at the last `@` before the path.
+    expect(loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:p@ss@bsc.example/rpc' })).networks[0]!.rpcUrls).toHaveLength(1);
+  });
+
+  it('never prints the credentials of another URL setting', () => {
+    const problems = problemsOf(
+      env({ KASSA_COINGECKO_URL: 'htp://alice:PASSWORD@coingecko.example/api/v3?key=KEYINQUERY', CHECKOUT_BASE_URL: 'ftp://alice:PASSWORD@pay.example/KEYINPATH' }),
+    );
+    expect(problems).toEqual([
+      'CHECKOUT_BASE_URL must be an http(s) URL (got "ftp://pay.example/***")',
+      'KASSA_COINGECKO_URL must be an http(s) URL (got "htp://coingecko.example/***")',
+    ]);
+    const production = problemsOf(productionEnv({ CHECKOUT_BASE_URL: 'http://alice:PASSWORD@pay.example/KEYINPATH' }));
+    expect(production).toEqual(['CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example/***")']);
   });
 });
 
@@ -218,10 +255,24 @@ describe('defaults', () => {
     expect(problemsOf(env({ KASSA_METRICS_PORT: 'x' }))).toEqual(['KASSA_METRICS_PORT must be a whole number from 0 to 65535 (got "x")']);
   });
 
-  it('NODE_ENV chooses the mode when KASSA_ENV is not set', () => {
+  it('NODE_ENV=production chooses production when KASSA_ENV is not set; NODE_ENV=test is development', () => {
     expect(loadConfig({ ...productionEnv(), KASSA_ENV: undefined, NODE_ENV: 'production' }).env).toBe('production');
-    expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
+    // Test mode relaxes safety rules: only KASSA_ENV=test, which Kassa's own suite sets, chooses it (vitest sets NODE_ENV=test for everyone).
+    expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
     expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
+    expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
+  });
+
+  it('NODE_ENV=test alone does not open what test mode allows: mainnet networks from fixture rates are refused', () => {
+    expect(problemsOf({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'bsc', KASSA_DEMO: 'false' })).toEqual([
+      expect.stringMatching(/^KASSA_RATES_SOURCES: the static source \(fixture rates that never go stale\) cannot price payments on mainnet networks \(bsc\)/),
+    ]);
+  });
+
+  it('KASSA_ENV=test beside NODE_ENV=production is refused', () => {
+    expect(problemsOf({ NODE_ENV: 'production', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() })).toEqual([
+      'KASSA_ENV=test is the mode of Kassa\'s own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
+    ]);
   });
 
   it('test mode: the local sandbox and no demo', () => {

@@ -89,16 +89,34 @@ describe('rotating the master key from A to B', () => {
     });
   });
 
-  it('`kassa keys rotate-master` re-seals every stored secret under B and reports counts; a second run has nothing to do', async () => {
+  it('with KASSA_SECRETS_V1=refuse, a database that still holds v1 secrets refuses to start (rotate-master too), naming what to do', async () => {
+    const config = loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }));
+    const failure = await openRuntime(config, createLogger('silent'), 'cli').then((runtime) => runtime.close(), (error: unknown) => error);
+    expect(failure).toBeInstanceOf(DomainError);
+    const message =
+      'KASSA_SECRETS_V1=refuse, but 1 stored secret is still in the v1 format (no key id, not bound to its row): ' +
+      're-seal it with `kassa keys rotate-master` under KASSA_SECRETS_V1=accept first';
+    expect((failure as Error).message).toBe(message);
+    const run = await runKassaInProcess(['keys', 'rotate-master'], cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }));
+    expect(run).toEqual({ code: 1, signal: null, stdout: '', stderr: `kassa: ${message}\n` });
+  });
+
+  it('`kassa keys rotate-master` re-seals every stored secret under B (v1 ones as v2) and reports counts; a second run has nothing to do', async () => {
     const env = cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A) });
     const first = await runKassaInProcess(['keys', 'rotate-master', '--json'], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(parseJsonOutput(first)).toEqual({ key_id: keyId(B), api_key_secrets: { resealed: 2, already_current: 0 }, webhook_secrets: { resealed: 2, already_current: 0 } });
+    expect(parseJsonOutput(first)).toEqual({
+      key_id: keyId(B),
+      api_key_secrets: { resealed: 2, already_current: 0 },
+      webhook_secrets: { resealed: 2, already_current: 0 },
+      v1_resealed: 1,
+      v1_remaining: 0,
+    });
     const again = await runKassaInProcess(['keys', 'rotate-master'], env);
     expect(again).toEqual({
       code: 0,
       signal: null,
-      stdout: `re-sealed 0 API key secrets and 0 webhook secrets under master key ${keyId(B)}; 2 and 2 already were\n`,
+      stdout: `re-sealed 0 API key secrets and 0 webhook secrets under master key ${keyId(B)}; 2 and 2 already were; no v1 secret remains: KASSA_SECRETS_V1=refuse may be set\n`,
       stderr: '',
     });
   });
@@ -113,6 +131,33 @@ describe('rotating the master key from A to B', () => {
       expect(stored).toHaveLength(4);
       for (const sealed of stored) expect(sealed).toMatch(new RegExp(`^v2\\.${keyId(B)}\\.`));
     });
+  });
+});
+
+describe('KASSA_SECRETS_V1=refuse after the rotation', () => {
+  it('serves once no v1 secret remains, and will not start on a v1 ciphertext written onto a row later', async () => {
+    await withKassa({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'refuse' }, async (kassa) => {
+      expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
+      expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
+      // Someone who can write to the database puts a v1 ciphertext (no row binding) onto a key row.
+      await kassa.runtime.db.prisma.apiKey.update({ where: { publicKey: legacy.apiKey }, data: { secretCiphertext: sealV1(legacy.apiSecret, B) } });
+      const planted = await kassa.runtime.db.prisma.apiKey.findUniqueOrThrow({ where: { publicKey: legacy.apiKey } });
+      expect(() => openSecret({ sealed: planted.secretCiphertext, row: { table: 'api_keys', id: planted.id } }, kassa.ctx.masterKey)).toThrow(/v1 format/);
+    });
+    const config = loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'refuse' }));
+    const failure = await openRuntime(config, createLogger('silent'), 'cli').then((runtime) => runtime.close(), (error: unknown) => error);
+    expect((failure as Error).message).toMatch(/^KASSA_SECRETS_V1=refuse, but 1 stored secret is still in the v1 format/);
+    // Accepting v1 again, rotate-master turns it into v2 (bound to its row), and refusing works again.
+    const rotated = await runKassaInProcess(['keys', 'rotate-master', '--json'], cliEnv({ KASSA_MASTER_KEY: hex(B) }));
+    expect(parseJsonOutput(rotated)).toMatchObject({ api_key_secrets: { resealed: 1 }, v1_resealed: 1, v1_remaining: 0 });
+    await withKassa({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'refuse' }, async (kassa) => {
+      expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
+    });
+  });
+
+  it('KASSA_SECRETS_V1 is accept or refuse', () => {
+    expect(() => loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'no' }))).toThrow(/KASSA_SECRETS_V1 must be one of accept, refuse \(got "no"\)/);
+    expect(loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B) })).secretsV1).toBe('accept');
   });
 });
 

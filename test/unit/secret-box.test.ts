@@ -143,3 +143,15 @@ describe('the v1 format written before key ids', () => {
     expect(() => open([v, iv, b64(tag!).subarray(0, 4).toString('base64url'), ct].join('.'))).toThrow();
   });
 });
+
+describe('refusing the v1 format once every secret is v2 (KASSA_SECRETS_V1=refuse)', () => {
+  it('a v1 secret does not open, with any key, on any row; v2 secrets still do', () => {
+    const refusing = { current: KEY, previous: [OLD_KEY], refuseV1: true };
+    expect(() => open(sealV1(SECRET, KEY), refusing)).toThrow(
+      `Secret of api_keys row ${ROW.id} is in the v1 format (no key id, not bound to its row), which KASSA_SECRETS_V1=refuse refuses: re-seal it with \`kassa keys rotate-master\` under KASSA_SECRETS_V1=accept`,
+    );
+    expect(() => open(sealV1(SECRET, OLD_KEY), refusing, OTHER_ROW)).toThrow(/v1 format/);
+    expect(open(sealSecret(SECRET, OLD_KEY, ROW), refusing)).toBe(SECRET);
+    expect(open(sealV1(SECRET, KEY), { current: KEY, previous: [], refuseV1: false })).toBe(SECRET);
+  });
+});
