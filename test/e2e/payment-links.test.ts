@@ -202,6 +202,24 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
   });
 
+  it('refuses markup and control, bidi or format characters in every identity field (400, every problem named)', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email', 'telegram', 'username'] });
+    for (const email of ['"><svg/onload=alert(1)>@x.yz', '<b>@a.bc']) {
+      expectErrorBody(await visitLink(kassa, link.payment_link_id, { email }), 400, ['email must be an email address']);
+    }
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'pay\u202eer@example.com', telegram: '\ufeff@alice_1', username: 'bob\u009b' }), 400, [
+      'email must not contain control or invisible formatting characters (found U+202E)',
+      'telegram must not contain control or invisible formatting characters (found U+FEFF)',
+      'username must not contain control or invisible formatting characters (found U+009B)',
+    ]);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }), 400, ['username must not contain < or >']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }), 400, ['username must not contain control or invisible formatting characters (found U+202E)']);
+    expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
+    const accepted = await visitLink(kassa, link.payment_link_id, { username: "  O'Brien & Söhne " });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body.user).toMatchObject({ username: "O'Brien & Söhne", email: null, telegram_id: null });
+  });
+
   it('prices an open amount at the payer’s choice within the link’s range, as one line item', async () => {
     const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
     const session = await visitLink(kassa, link.payment_link_id, { amount: '12.34' });
