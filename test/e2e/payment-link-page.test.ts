@@ -148,6 +148,88 @@ describe('a payment link in the browser', () => {
   });
 });
 
+describe('the open amount', () => {
+  /** The amount the page sent with each visit it started. */
+  function sentAmounts(page: Page): string[] {
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && /\/payment-links\/[^/]+\/sessions$/.test(request.url())) sent.push(JSON.parse(request.postData() ?? '{}').amount);
+    });
+    return sent;
+  }
+
+  const preview = (page: Page, expected: string) => page.locator('#amount-preview', { hasText: expected }).waitFor({ timeout: 5_000 });
+
+  it('is read the same whichever decimal mark the payer types, shown before it is sent, and asked about when it reads two ways (English)', { timeout: 40_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { name: 'Tip jar', items: undefined, amount_fiat: { min: 1, max: 2000 }, identity_options: undefined });
+    const { page, problems } = await newPage({ width: 360, height: 740 }, 'en');
+    const sent = sentAmounts(page);
+    await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+    const amount = page.getByLabel('Amount (USD)');
+
+    // A decimal comma on an English page is still seven and a half, never 75.
+    await amount.fill('7,5');
+    await preview(page, 'You will pay 7.50 USD.');
+    await amount.fill('1,234.5');
+    await preview(page, 'You will pay 1,234.50 USD.');
+    await amount.fill('12.345.678');
+    await preview(page, 'Type the amount as a number, for example 12.50.');
+    // One thousand two hundred and thirty-four, or one point two three four: the page asks.
+    await amount.fill('1,234');
+    await preview(page, '“1,234” could mean 1,234.00 or 1.234 USD: type 1234 or 1.234.');
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.locator('#link-error', { hasText: '“1,234” could mean 1,234.00 or 1.234 USD' }).waitFor({ timeout: 5_000 });
+    expect(await amount.getAttribute('aria-invalid')).toBe('true');
+    await expectAxeClean(page, '/l ambiguous amount, en 360 px');
+    expect(sent).toEqual([]);
+
+    await amount.fill('7,50');
+    await preview(page, 'You will pay 7.50 USD.');
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.waitForURL(/\/pay\//);
+    await page.locator('#total-fiat', { hasText: '7.50 USD' }).waitFor();
+    expect(sent).toEqual(['7.50']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('the same in German: 7.5 is sieben Komma fünf, 1.234 is asked about', { timeout: 40_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { name: 'Trinkgeld', items: undefined, amount_fiat: { min: 1, max: 2000 }, identity_options: undefined });
+    const { page, problems } = await newPage({ width: 1280, height: 900 }, 'de-DE,de;q=0.9');
+    const sent = sentAmounts(page);
+    await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+    const amount = page.getByLabel('Betrag (USD)');
+
+    await amount.fill('7.5');
+    await preview(page, 'Sie zahlen 7,50 USD.');
+    await amount.fill('1.234,5');
+    await preview(page, 'Sie zahlen 1.234,50 USD.');
+    await amount.fill('1,234.5');
+    await preview(page, 'Sie zahlen 1.234,50 USD.');
+    await amount.fill('0,123456789');
+    await preview(page, 'Höchstens 8 Nachkommastellen.');
+    await amount.fill('2500');
+    await preview(page, 'Der Betrag muss von 1,00 bis 2.000,00 USD reichen.');
+    await amount.fill('1.234');
+    await preview(page, '„1.234“ kann 1.234,00 oder 1,234 USD bedeuten: Geben Sie 1234 oder 1,234 ein.');
+    await expectNoMissingText(page);
+    await expectAxeClean(page, '/l ambiguous amount, de desktop');
+    await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+    await page.locator('#link-error', { hasText: '„1.234“ kann' }).waitFor({ timeout: 5_000 });
+    expect(sent).toEqual([]);
+
+    await amount.fill('1234');
+    await preview(page, 'Sie zahlen 1.234,00 USD.');
+    await amount.fill('7.5');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/pay\/[0-9a-f-]{36}\?lang=de$/);
+    await page.locator('#total-fiat', { hasText: '7,50 USD' }).waitFor();
+    expect(sent).toEqual(['7.5']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('Pay with wallet', () => {
   it('an EIP-1193 wallet backed by anvil pays the session in one click; the page follows it to paid', { timeout: 60_000 }, async () => {
     const link = await createLink(node.kassa, shop, { identity_options: undefined });
