@@ -44,14 +44,15 @@ export async function createSessionFromLink(ctx: DomainContext, linkId: string, 
   // Payers' keys live beside the merchant's own keys of the organisation: scope them to the link.
   const scopedKey = idempotencyKey === undefined ? undefined : `link:${link.id}:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
   const merchant = { organisationId: link.organisationId, apiKeyId: LINK_SESSIONS_HAVE_NO_API_KEY };
+  const payerKey = await ctx.store.paymentLinks.payerIdKey();
   if (scopedKey !== undefined && (await ctx.store.sessions.findIdempotencyKey(link.organisationId, scopedKey))) {
     // A retry of a visit that already made its session: no new use, even if the link is used up since.
-    return createCheckoutSession(ctx, merchant, checkoutInput(link, input, scopedKey), scopedKey, linkOrigin(link));
+    return createCheckoutSession(ctx, merchant, checkoutInput(link, input, payerKey, scopedKey), scopedKey, linkOrigin(link));
   }
   refuseUnavailable(link, ctx.clock());
   try {
     // The use is counted in the session's own write: never beyond max_uses, never for a replay or a failed create.
-    return await createCheckoutSession(ctx, merchant, checkoutInput(link, input, scopedKey ?? randomUUID()), scopedKey, linkOrigin(link));
+    return await createCheckoutSession(ctx, merchant, checkoutInput(link, input, payerKey, scopedKey ?? randomUUID()), scopedKey, linkOrigin(link));
   } catch (error) {
     if (!(error instanceof PaymentLinkUnavailable)) throw error;
     // Someone else took the last use, or the link changed meanwhile: say which.
@@ -83,7 +84,7 @@ const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;
 
 /** The create input of the link's session: the fixed basket, or one line at the payer's amount. */
-function checkoutInput(link: PaymentLink, input: LinkSessionInput, anonymousSeed: string): CreateCheckoutInput {
+function checkoutInput(link: PaymentLink, input: LinkSessionInput, payerKey: Uint8Array, anonymousSeed: string): CreateCheckoutInput {
   const { identity, problems } = checkPayerIdentity(input, link.identityOptions, requiresPayerIdentity(link));
   let items: CreateCheckoutInput['items'];
   if (link.amountMin && link.amountMax) {
@@ -101,7 +102,7 @@ function checkoutInput(link: PaymentLink, input: LinkSessionInput, anonymousSeed
   if (problems.length > 0) throw invalid(problems);
   return {
     user: {
-      id: payerId(link.organisationId, identity, anonymousSeed),
+      id: payerId(payerKey, link.organisationId, identity, anonymousSeed),
       email: identity.email,
       telegramId: identity.telegramId,
       ...(identity.username ? { username: identity.username } : {}),

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { regexes } from 'zod';
 import type { IdentityOption } from './payment-link.js';
 
@@ -87,18 +87,20 @@ export function checkPayerIdentity(input: PayerIdentityInput, options: readonly 
 
 /**
  * `user.id` of a link session: opaque and stable. The same identity given on any of the
- * organisation's links gets the same id (the merchant recognises a returning payer);
- * nothing of the identity can be read from it. Anonymous payers get the id of `fallback`
- * (an idempotency key, so a retried visit is the same request, or a random value).
+ * organisation's links gets the same id (the merchant recognises a returning payer). It is an
+ * HMAC under the installation's secret `key` (PaymentLinkStore.payerIdKey), so nobody without
+ * that secret can tell which identity an id belongs to, even knowing the organisation id and
+ * guessing the identity. Anonymous payers get the id of `fallback` (an idempotency key's scope,
+ * so a retried visit is the same request, or a random value).
  */
-export function payerId(organisationId: string, identity: PayerIdentity, fallback: string): string {
+export function payerId(key: Uint8Array, organisationId: string, identity: PayerIdentity, fallback: string): string {
   const parts = [
     identity.email ? `email:${identity.email.toLowerCase()}` : null,
     identity.telegramId ? `telegram:${identity.telegramId}` : null,
     identity.username ? `username:${identity.username}` : null,
   ].filter((part): part is string => part !== null);
-  if (parts.length === 0) return `anon_${digest(`kassa-anonymous-payer:v1\n${organisationId}\n${fallback}`)}`;
-  return `payer_${digest(`kassa-payer:v1\n${organisationId}\n${parts.join('\n')}`)}`;
+  if (parts.length === 0) return `anon_${mac(key, `kassa-anonymous-payer:v2\n${organisationId}\n${fallback}`)}`;
+  return `payer_${mac(key, `kassa-payer:v2\n${organisationId}\n${parts.join('\n')}`)}`;
 }
 
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
+const mac = (key: Uint8Array, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('hex').slice(0, 32);

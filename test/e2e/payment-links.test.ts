@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPaymentLink } from '../../src/domain/payment-links.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, paymentLinkRequest, visitLink } from '../factories/payment-link.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -280,6 +281,39 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     }
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
     expect((await visitLink(kassa, link.payment_link_id, { email: 'a@b.example' })).status).toBe(201);
+  });
+});
+
+describe('user.id of a link session', () => {
+  it('is keyed by a secret of the installation: the same organisation id and e-mail give another id elsewhere', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email'] });
+    const here = await visitLink(kassa, link.payment_link_id, { email: 'guess@example.com' });
+    expect(here.status).toBe(201);
+    // Another installation that knows the organisation id (all that was needed to recompute the old unkeyed hash).
+    const elsewhere = await startTestKassa();
+    try {
+      await elsewhere.ctx.store.organisations.create({ id: shop.organisationId, name: 'Bean Shop', wallets: { local: shop.wallet } });
+      const copy = await createPaymentLink(elsewhere.ctx, shop.organisationId, { name: 'Copy', currency: 'USD', items: [{ name: 'x', quantity: 1, unitPrice: '1' }], identityOptions: ['email'] });
+      const there = await visitLink(elsewhere, copy.id, { email: 'guess@example.com' });
+      expect(there.status, JSON.stringify(there.body)).toBe(201);
+      expect(there.body.user.id).toMatch(/^payer_[0-9a-f]{32}$/);
+      expect(there.body.user.id).not.toBe(here.body.user.id);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it('stays the same across a restart and on another instance sharing the database', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['telegram'] });
+    const first = await visitLink(kassa, link.payment_link_id, { telegram: '@steady_payer' });
+    const second = await startTestKassa({ database: kassa.database });
+    try {
+      const again = await visitLink(second, link.payment_link_id, { telegram: '@Steady_Payer' });
+      expect(again.status, JSON.stringify(again.body)).toBe(201);
+      expect(again.body.user.id).toBe(first.body.user.id);
+    } finally {
+      await second.close();
+    }
   });
 });
 
