@@ -42,7 +42,7 @@ describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
     const merchant = await createMerchant(kassa.ctx);
     const link = await createLink(kassa, merchant, { max_uses: 5 });
     const visit = { email: 'retrying@example.com' };
-    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'visit-1' })));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'retried-visit-0001' })));
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(201));
     expect(new Set(answers.map((answer) => answer.body.session_id)).size).toBe(1);
     expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);

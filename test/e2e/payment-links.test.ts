@@ -26,6 +26,11 @@ afterAll(async () => {
   await kassa?.close();
 });
 
+// Payers' keys on the public route: at least 16 characters (README "Payment links").
+const KEY_1 = 'visit-1-5f0c2a9e8b7d';
+const KEY_2 = 'visit-2-0a1b2c3d4e5f';
+const KEY_RULE = 'Idempotency-Key must be 16 to 255 printable ASCII characters on this public route (a random value, such as a UUID)';
+
 const LINK_FIELDS = [
   'payment_link_id', 'organisation_id', 'url', 'name', 'currency', 'items', 'amount_fiat', 'total_amount_fiat', 'expires_in_minutes',
   'identity_options', 'anonymous', 'requires_payer_identity', 'max_uses', 'uses', 'active', 'state', 'expires_at', 'metadata', 'created_at', 'updated_at',
@@ -258,16 +263,55 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
 
   it('honours Idempotency-Key: a retried visit answers the same session and counts no second use', async () => {
     const link = await createLink(kassa, shop, { max_uses: 1, identity_options: undefined });
-    const first = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-1' });
+    const first = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_1 });
     expect(first.status).toBe(201);
     // Used up now, but the retry of the visit that used it still gets its session.
-    const retry = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-1' });
+    const retry = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_1 });
     expect(retry.status).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.body.session_id).toBe(first.body.session_id);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-2' }), 409);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, ['Idempotency-Key must be 1 to 255 printable ASCII characters']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_2 }), 409);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, [KEY_RULE]);
+  });
+
+  it('takes only keys of at least 16 characters on this public route: a short one could be guessed', async () => {
+    const link = await createLink(kassa, shop, { identity_options: undefined });
+    for (const key of ['visit-1', '1', 'k'.repeat(15)]) expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }), 400, [KEY_RULE]);
+    expect((await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(16) })).status).toBe(201);
+    expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
+  });
+
+  it('scopes a key to what the payer sent: the same key with other details or another amount is another visit, never the first payer’s session', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email'] });
+    const first = await visitLink(kassa, link.payment_link_id, { email: 'first@example.com' }, { idempotencyKey: KEY_1 });
+    const other = await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }, { idempotencyKey: KEY_1 });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect(other.body.session_id).not.toBe(first.body.session_id);
+    expect(other.body.user.email).toBe('second@example.com');
+    const open = await createLink(kassa, shop, { items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
+    const five = await visitLink(kassa, open.payment_link_id, { amount: '5' }, { idempotencyKey: KEY_1 });
+    const six = await visitLink(kassa, open.payment_link_id, { amount: '6' }, { idempotencyKey: KEY_1 });
+    expect(six.status, JSON.stringify(six.body)).toBe(201);
+    expect(six.body.session_id).not.toBe(five.body.session_id);
+    expect(six.body.total_amount_fiat).toBe('6.00000000');
+    // The same amount written another way is the same visit.
+    const again = await visitLink(kassa, open.payment_link_id, { amount: 5.0 }, { idempotencyKey: KEY_1 });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.session_id).toBe(five.body.session_id);
+  });
+
+  it('a retry after the merchant changed the link’s name or metadata is still the same visit (only what the payer sent counts)', async () => {
+    const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined, metadata: { campaign: 'spring' } });
+    const first = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
+    expect(first.status).toBe(201);
+    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { name: 'Donation (renamed)', metadata: { campaign: 'summer' } });
+    expect(patched.status).toBe(200);
+    const retry = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.session_id).toBe(first.body.session_id);
   });
 
   it('gives the use back when no session could be made (the rates answer nothing)', async () => {
