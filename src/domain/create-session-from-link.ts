@@ -102,7 +102,8 @@ function refuseUnavailable(link: PaymentLink, now: Date): void {
   }
 }
 
-const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed (${link.maxUses})`);
+// Without max_uses: the link's page hides its counts, and so does the API payers use.
+const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed`);
 
 
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;
