@@ -268,6 +268,40 @@ describe('Pay with wallet', () => {
     await page.close();
   });
 
+  it('binds the asset chosen when the payment was sent, even when the payer switches while the wallet is open', { timeout: 60_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: undefined });
+    const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
+    const sessionId = visit.body.session_id as string;
+    const { page, problems } = await newPage();
+    const payer = sandboxAccount(5).address.toLowerCase();
+    let confirm!: () => void;
+    const confirmed = new Promise<void>((resolve) => (confirm = resolve));
+    const calls = await injectTestWallet(page, chain, { account: payer, beforeSend: () => confirmed });
+    await page.goto(`${node.kassa.url}/pay/${sessionId}`);
+    await page.locator('#assets label', { hasText: 'USDT' }).click();
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+    await expect.poll(() => calls.includes('eth_sendTransaction'), { timeout: 10_000 }).toBe(true);
+    // The wallet's dialog is open; the payer looks at another asset before confirming.
+    await page.locator('#assets label', { hasText: 'ETH' }).click();
+    await page.locator('#amount', { hasText: 'ETH' }).waitFor();
+    confirm();
+    // Recorded, or refused: either way the page is done with this payment.
+    await page.locator('#wallet-progress:has-text("We check the transaction"), #wallet-error:visible').first().waitFor({ timeout: 10_000 });
+    expect(await page.locator('#wallet-error').isHidden(), await page.locator('#wallet-error').innerText()).toBe(true);
+    const session = (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body;
+    expect(session).toMatchObject({ crypto_currency: 'USDT', payer_wallet_address: payer });
+    const sent = await chain.rpc<{ to: string }>('eth_getTransactionByHash', [session.bound_tx_hash]);
+    const usdt = (await node.kassa.http.post('/graphql').set('Content-Type', 'application/json').send({
+      query: 'query($id: ID!) { checkoutSession(id: $id) { paymentOptions { ticker contractAddress } } }',
+      variables: { id: sessionId },
+    })).body.data.checkoutSession.paymentOptions.find((o: { ticker: string }) => o.ticker === 'USDT');
+    expect(sent.to.toLowerCase()).toBe(usdt.contractAddress.toLowerCase());
+    await page.locator('#bound-list li[data-state="VERIFIED"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#wallet-error').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('a refusal in the wallet is said in words and nothing is bound; without a wallet there is no button', { timeout: 40_000 }, async () => {
     const link = await createLink(node.kassa, shop, { identity_options: undefined });
     const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');

@@ -6,11 +6,14 @@ import type { TestChain } from './chain.js';
  * page"): announced through EIP-6963 and as window.ethereum, each request forwarded to the
  * test's anvil, whose default accounts are unlocked, so `eth_sendTransaction` really sends.
  * `refuse` makes the wallet decline with EIP-1193's 4001, as a payer pressing "Reject" does.
+ * `beforeSend` holds eth_sendTransaction open, as a wallet waiting for the payer's confirmation does.
  */
 export interface TestWalletOptions {
   readonly account: string;
   readonly refuse?: readonly string[];
   readonly name?: string;
+  /** Awaited before eth_sendTransaction goes to the chain: the wallet's confirmation dialog, held open by the test. */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 export async function injectTestWallet(page: Page, chain: TestChain, options: TestWalletOptions): Promise<string[]> {
@@ -18,6 +21,7 @@ export async function injectTestWallet(page: Page, chain: TestChain, options: Te
   await page.exposeFunction('__kassaTestWallet', async (method: string, params: unknown[]) => {
     calls.push(method);
     if (options.refuse?.includes(method)) return { error: { code: 4001, message: 'User rejected the request.' } };
+    if (method === 'eth_sendTransaction') await options.beforeSend?.();
     switch (method) {
       case 'eth_requestAccounts':
       case 'eth_accounts':
