@@ -176,6 +176,20 @@
     return reading;
   }
 
+  /**
+   * A random UUID (v4) for the Idempotency-Key. crypto.randomUUID exists only in secure contexts
+   * (HTTPS or loopback): on plain HTTP from another host (a shop's LAN) it is undefined, while
+   * crypto.getRandomValues exists everywhere.
+   */
+  function randomKey() {
+    if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
   // One key per attempt with the same details: a retry after a network error is the same visit.
   let attempt = null;
 
@@ -201,7 +215,7 @@
       if (value) body[kind] = value;
     }
     const signature = JSON.stringify(body);
-    if (!attempt || attempt.signature !== signature) attempt = { signature, key: crypto.randomUUID() };
+    if (!attempt || attempt.signature !== signature) attempt = { signature, key: randomKey() };
     button.disabled = true;
     $('link-progress').textContent = t('link.submitting');
     try {

@@ -148,6 +148,34 @@ describe('a payment link in the browser', () => {
   });
 });
 
+describe('on plain HTTP from a host that is not loopback', () => {
+  it('starts the checkout although the page is no secure context and has no crypto.randomUUID', { timeout: 40_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { identity_options: ['email'] });
+    // A name for 127.0.0.1 that is not loopback to Chromium: http:// there is not a secure context, as on a LAN address.
+    const lan = await launchBrowser(undefined, undefined, ['--host-resolver-rules=MAP kassa-lan.test 127.0.0.1']);
+    try {
+      const page = await lan.context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      const keys: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'POST' && request.url().includes('/payment-links/')) keys.push(request.headers()['idempotency-key'] ?? '');
+      });
+      const origin = node.kassa.url.replace('127.0.0.1', 'kassa-lan.test');
+      await page.goto(`${origin}/l/${link.payment_link_id}?lang=en`);
+      expect(await page.evaluate('[window.isSecureContext, typeof crypto.randomUUID, typeof crypto.getRandomValues]')).toEqual([false, 'undefined', 'function']);
+      await page.getByLabel('Email').fill('lan@example.com');
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
+      await page.waitForURL(/\/pay\/[0-9a-f-]{36}\?lang=en$/, { timeout: 10_000 });
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(problems).toEqual([]);
+    } finally {
+      await lan.close();
+    }
+  });
+});
+
 describe('the open amount', () => {
   /** The amount the page sent with each visit it started. */
   function sentAmounts(page: Page): string[] {
