@@ -1,7 +1,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { WebSocketServer } from 'ws';
 import { setBranding } from '../../src/domain/branding.js';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
@@ -145,6 +147,50 @@ describe('a payment link in the browser', () => {
     expect(await text(page, 'h1')).toBe('This payment link is no longer active');
     await expectAxeClean(page, '/l inactive');
     await page.close();
+  });
+});
+
+describe('the hosted pages’ Content-Security-Policy', () => {
+  it('lets the live WebSocket connect to Kassa itself and blocks one to any other host', { timeout: 40_000 }, async () => {
+    // Another origin that would accept a WebSocket: a port of this machine that is not Kassa's.
+    const elsewhere = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => elsewhere.once('listening', resolve));
+    let connections = 0;
+    elsewhere.on('connection', () => (connections += 1));
+    try {
+      const link = await createLink(node.kassa, shop, { identity_options: undefined });
+      const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
+      const { page } = await newPage();
+      const violations: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' && message.text().includes('Content Security Policy')) violations.push(message.text());
+      });
+      await page.goto(`${node.kassa.url}/pay/${visit.body.session_id}`);
+      // The page's own subscription: same origin, ws: — allowed.
+      await page.locator('#live-state[data-live="socket"]').waitFor({ timeout: 10_000 });
+      const otherUrl = `ws://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/graphql`;
+      const outcome = await page.evaluate<string>(`new Promise((resolve) => {
+        const blocked = [];
+        document.addEventListener('securitypolicyviolation', (event) => blocked.push(event.violatedDirective + ' ' + event.blockedURI));
+        let socket;
+        try {
+          socket = new WebSocket(${JSON.stringify(otherUrl)}, 'graphql-transport-ws');
+        } catch (error) {
+          resolve('blocked: ' + error.name);
+          return;
+        }
+        socket.onopen = () => resolve('open');
+        socket.onerror = () => setTimeout(() => resolve('blocked: ' + blocked.join(', ')), 200);
+      })`);
+      expect(outcome).toMatch(/^blocked: /);
+      expect(outcome).toContain('connect-src');
+      expect(connections).toBe(0);
+      expect(violations.join('\n')).toContain(otherUrl.replace('/graphql', ''));
+      await page.close();
+    } finally {
+      for (const client of elsewhere.clients) client.terminate();
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 });
 

@@ -368,7 +368,7 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
     const page = await kassa.http.get(`/l/${link.payment_link_id}`).set('Accept-Language', 'fr-CH, de;q=0.8, en;q=0.5');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.headers['content-security-policy']).toBe("default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    expect(page.headers['content-security-policy']).toBe("default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.text).toContain('<html lang="de">');
     expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/);
