@@ -148,6 +148,32 @@ describe('a payment link in the browser', () => {
     await expectAxeClean(page, '/l inactive');
     await page.close();
   });
+
+  it('an expired link is a readable 410 page in the payer’s language, with nothing of what it sold', { timeout: 30_000 }, async () => {
+    const link = await createLink(node.kassa, shop, { name: 'Winter sale', max_uses: 7 });
+    await node.kassa.ctx.store.paymentLinks.update(link.payment_link_id, { expiresAt: new Date(Date.now() - 60_000) }, new Date());
+    for (const [viewport, locale, title] of [
+      [{ width: 360, height: 740 }, 'en', 'This payment link has expired'],
+      [{ width: 1280, height: 900 }, 'de-DE,de;q=0.9', 'Dieser Zahlungslink ist abgelaufen'],
+    ] as const) {
+      const { page, problems } = await newPage(viewport, locale);
+      const answer = await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+      expect(answer!.status()).toBe(410);
+      expect(await text(page, 'h1')).toBe(title);
+      expect(await text(page, 'main p')).not.toBe('');
+      const body = await page.locator('body').innerText();
+      expect(body).not.toContain('Winter sale');
+      expect(body).not.toMatch(/105|\b7\b/);
+      expect(await page.locator('#link-form').count()).toBe(0);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBe(0);
+      await expectNoMissingText(page);
+      await expectAxeClean(page, `/l expired ${locale} ${viewport.width}`);
+      await page.screenshot({ path: new URL(`link-expired-${viewport.width}.png`, ARTIFACTS).pathname, fullPage: true });
+      // The page's own 410 is Chromium's only console message; nothing else went wrong.
+      expect(problems.filter((problem) => !problem.includes('410'))).toEqual([]);
+      await page.close();
+    }
+  });
 });
 
 describe('the hosted pages’ Content-Security-Policy', () => {
@@ -342,6 +368,61 @@ describe('Pay with wallet', () => {
     await page.close();
   });
 
+  it('switches the wallet to the network, or adds the sandbox chain it does not know, and pays native ETH for exactly the base units', { timeout: 90_000 }, async () => {
+    const anvilChainId = Number(BigInt(await chain.rpc<string>('eth_chainId')));
+    const ethereumMainnet = 1;
+    for (const [index, wallet] of [
+      { case: 'knows the chain: switch', knownChains: [anvilChainId], added: false },
+      { case: 'does not know it: 4902, add', knownChains: [], added: true },
+    ].entries()) {
+      const link = await createLink(node.kassa, shop, { identity_options: undefined });
+      const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
+      const sessionId = visit.body.session_id as string;
+      const { page, problems } = await newPage();
+      const payer = sandboxAccount(6 + index).address.toLowerCase();
+      const log: Array<{ method: string; params: unknown[] }> = [];
+      await injectTestWallet(page, chain, { account: payer, chainId: ethereumMainnet, knownChains: wallet.knownChains, log });
+      await page.goto(`${node.kassa.url}/pay/${sessionId}`);
+      await page.locator('#assets label', { hasText: 'ETH' }).click();
+      await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+      await page.locator('#wallet-progress:has-text("We check the transaction"), #wallet-error:visible').first().waitFor({ timeout: 10_000 });
+      expect(await page.locator('#wallet-error').isHidden(), `${wallet.case}: ${await page.locator('#wallet-error').innerText()}`).toBe(true);
+
+      const wanted = `0x${anvilChainId.toString(16)}`;
+      const walletCalls = log.map((entry) => entry.method).filter((method) => method.startsWith('wallet_') || ['eth_requestAccounts', 'eth_sendTransaction'].includes(method));
+      expect(walletCalls, wallet.case).toEqual(['eth_requestAccounts', 'wallet_switchEthereumChain', ...(wallet.added ? ['wallet_addEthereumChain'] : []), 'eth_sendTransaction']);
+      expect(log.find((entry) => entry.method === 'wallet_switchEthereumChain')!.params).toEqual([{ chainId: wanted }]);
+      if (wallet.added) {
+        // EIP-3085 parameters of the sandbox only, its RPC URL on loopback.
+        expect(log.find((entry) => entry.method === 'wallet_addEthereumChain')!.params).toEqual([
+          { chainId: wanted, chainName: expect.any(String), nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: [chain.url] },
+        ]);
+      }
+
+      // A plain value transfer of exactly the server's base units to the session's wallet.
+      const eth = (await node.kassa.http.post('/graphql').set('Content-Type', 'application/json').send({
+        query: 'query($id: ID!) { checkoutSession(id: $id) { paymentOptions { ticker native baseUnits walletAddress } } }',
+        variables: { id: sessionId },
+      })).body.data.checkoutSession.paymentOptions.find((option: { ticker: string }) => option.ticker === 'ETH') as { native: boolean; baseUnits: string; walletAddress: string };
+      expect(eth.native).toBe(true);
+      // Polled: once (of many runs) the merchant view read just after the page's bind still showed the session unbound.
+      await expect.poll(async () => (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body.crypto_currency, { timeout: 5_000 }).toBe('ETH');
+      const bound = (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body;
+      expect(bound).toMatchObject({ crypto_currency: 'ETH', payer_wallet_address: payer });
+      const sent = await chain.rpc<{ from: string; to: string; value: string; input: string }>('eth_getTransactionByHash', [bound.bound_tx_hash]);
+      expect(sent.from.toLowerCase()).toBe(payer);
+      expect(sent.to.toLowerCase()).toBe(eth.walletAddress.toLowerCase());
+      expect(BigInt(sent.value)).toBe(BigInt(eth.baseUnits));
+      expect(sent.input).toBe('0x');
+      await chain.mine(1);
+      await node.watchers.tick();
+      await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 10_000 });
+      expect((await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body).toMatchObject({ status: 'paid', overpaid: false });
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  });
+
   it('binds the asset chosen when the payment was sent, even when the payer switches while the wallet is open', { timeout: 60_000 }, async () => {
     const link = await createLink(node.kassa, shop, { identity_options: undefined });
     const visit = await node.kassa.http.post(`/payment-links/${link.payment_link_id}/sessions`).set('Content-Type', 'application/json').send('{}');
@@ -362,6 +443,7 @@ describe('Pay with wallet', () => {
     // Recorded, or refused: either way the page is done with this payment.
     await page.locator('#wallet-progress:has-text("We check the transaction"), #wallet-error:visible').first().waitFor({ timeout: 10_000 });
     expect(await page.locator('#wallet-error').isHidden(), await page.locator('#wallet-error').innerText()).toBe(true);
+    await expect.poll(async () => (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body.bound_tx_hash, { timeout: 5_000 }).not.toBeNull();
     const session = (await node.kassa.http.get(`/checkout-sessions/${sessionId}`)).body;
     expect(session).toMatchObject({ crypto_currency: 'USDT', payer_wallet_address: payer });
     const sent = await chain.rpc<{ to: string }>('eth_getTransactionByHash', [session.bound_tx_hash]);
