@@ -49,6 +49,31 @@ describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
   });
 });
 
+describe.each(['postgres', 'embedded'] as const)('the use and the session in one statement on %s', (mode) => {
+  it('a session write that fails after the use was counted leaves the count as it was', async () => {
+    const kassa = await kassaOn(mode);
+    const merchant = await createMerchant(kassa.ctx);
+    const link = await createLink(kassa, merchant, { max_uses: 1 });
+    const other = await createLink(kassa, merchant);
+    const taken = (await visitLink(kassa, other.payment_link_id, { email: 'first@example.com' })).body.session_id as string;
+    // The write of kassa_create_checkout_session counts the use, then inserts the session, which fails
+    // here (its id is taken): the whole statement is undone, the count with it.
+    const store = kassa.ctx.store;
+    const createSession = store.createSession;
+    (store as { createSession: typeof createSession }).createSession = (write) => createSession.call(store, { ...write, session: { ...write.session, id: taken } });
+    try {
+      expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }), 500);
+    } finally {
+      (store as { createSession: typeof createSession }).createSession = createSession;
+    }
+    expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(0);
+    expect(await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } })).toBe(0);
+    // Its one use is still there to take.
+    expect((await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' })).status).toBe(201);
+    expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
+  });
+});
+
 describe('the visit rate limit', () => {
   it('answers 429 with Retry-After past KASSA_RATE_LIMIT_LINK_SESSIONS from one address', async () => {
     const kassa = await kassaOn('postgres', { KASSA_RATE_LIMIT_LINK_SESSIONS: '2/1h' });
