@@ -84,11 +84,110 @@
     $('link-form').hidden = false;
   }
 
-  /** The decimal the payer typed, in the page's notation, as the API's plain decimal ("1.234,5" → "1234.5" in German). */
-  function plainAmount(text) {
-    const trimmed = text.trim().replace(/\s/g, '');
-    const withoutGroups = trimmed.split(separators.group).join(separators.group === separators.decimal ? separators.group : '');
-    return withoutGroups.replace(separators.decimal, '.');
+  // ---- The open amount: read without guessing, shown before it is sent ----
+
+  const INVALID = { kind: 'invalid' };
+
+  /** Digits written with one kind of thousands mark in groups of three ("1,234,567", "1 234"), as plain digits; null otherwise. */
+  function ungroup(whole) {
+    if (whole === '') return '0';
+    if (/^\d+$/.test(whole)) return whole;
+    const mark = whole.replace(/\d/g, '')[0];
+    const groups = whole.split(mark);
+    if (whole.replace(/\d/g, '') !== mark.repeat(groups.length - 1)) return null;
+    if (!/^[1-9]\d{0,2}$/.test(groups[0]) || groups.slice(1).some((group) => !/^\d{3}$/.test(group))) return null;
+    return groups.join('');
+  }
+
+  /**
+   * The amount the payer typed, as the API's plain decimal, never guessed (README "Payment
+   * links"). The page's own decimal mark is always the decimal mark. With both "." and ",", the
+   * last one is. The other mark alone groups thousands only in groups of three; otherwise it is a
+   * decimal mark typed the other way round ("7.5" on a German page is 7,5; "7,5" on an English
+   * page is 7.5). "1,234" on an English page (or "1.234" on a German one) reads two ways: the
+   * page asks instead of choosing.
+   */
+  function readAmount(text) {
+    const typed = text.trim().replace(/[\s\u00a0\u202f]+/g, ' ');
+    if (typed === '') return { kind: 'empty' };
+    if (!/^[\d., ]*\d[\d., ]*$/.test(typed)) return INVALID;
+    const marks = typed.replace(/[^.,]/g, '');
+    const last = marks[marks.length - 1];
+    let decimal = null;
+    if (marks.includes('.') && marks.includes(',')) decimal = last;
+    else if (marks.includes(separators.decimal)) decimal = separators.decimal;
+    else if (marks.length === 1) {
+      const [before, after] = typed.split(last);
+      if (/^[1-9]\d{0,2}$/.test(before) && /^\d{3}$/.test(after)) return { kind: 'ambiguous', before, mark: last, after };
+      decimal = last;
+    }
+    let whole = typed;
+    let fraction = '';
+    if (decimal) {
+      const at = typed.indexOf(decimal);
+      if (typed.lastIndexOf(decimal) !== at) return INVALID;
+      whole = typed.slice(0, at);
+      fraction = typed.slice(at + 1);
+      if (!/^\d+$/.test(fraction)) return INVALID;
+    }
+    const digits = ungroup(whole);
+    if (digits === null) return INVALID;
+    if (fraction.length > 8) return { kind: 'decimals' };
+    const value = `${digits.replace(/^0+(?=\d)/, '')}${fraction ? `.${fraction}` : ''}`;
+    const units = (amount) => {
+      const [int, frac = ''] = amount.split('.');
+      return BigInt(int + frac.padEnd(8, '0'));
+    };
+    if (units(value) < units(link.amountMin) || units(value) > units(link.amountMax)) return { kind: 'range' };
+    return { kind: 'ok', value };
+  }
+
+  /** What the page says about the amount as typed: the amount that will be charged, or what to change. */
+  function amountMessage(reading) {
+    const currency = link.currency;
+    switch (reading.kind) {
+      case 'ok':
+        return t('link.amountPreview', { amount: fiat(reading.value), currency });
+      case 'ambiguous':
+        return t('link.amountAmbiguous', {
+          typed: `${reading.before}${reading.mark}${reading.after}`,
+          thousands: fiat(`${reading.before}${reading.after}`),
+          decimal: fiat(`${reading.before}.${reading.after}`),
+          currency,
+          typeThousands: `${reading.before}${reading.after}`,
+          typeDecimal: `${reading.before}${separators.decimal}${reading.after}`,
+        });
+      case 'decimals':
+        return t('link.amountDecimals');
+      case 'range':
+        return t('link.amountRange', { min: fiat(link.amountMin), max: fiat(link.amountMax), currency });
+      case 'invalid':
+        return t('link.amountInvalid', { example: fiat('12.5') });
+      default:
+        return '';
+    }
+  }
+
+  function showAmount() {
+    const reading = readAmount($('amount').value);
+    $('amount-preview').textContent = amountMessage(reading);
+    $('amount-preview').dataset.kind = reading.kind;
+    if (reading.kind === 'ok' || reading.kind === 'empty') $('amount').removeAttribute('aria-invalid');
+    return reading;
+  }
+
+  /**
+   * A random UUID (v4) for the Idempotency-Key. crypto.randomUUID exists only in secure contexts
+   * (HTTPS or loopback): on plain HTTP from another host (a shop's LAN) it is undefined, while
+   * crypto.getRandomValues exists everywhere.
+   */
+  function randomKey() {
+    if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
 
   // One key per attempt with the same details: a retry after a network error is the same visit.
@@ -100,13 +199,23 @@
     const button = $('link-submit');
     error.hidden = true;
     const body = {};
-    if (link.items.length === 0) body.amount = plainAmount($('amount').value);
+    if (link.items.length === 0) {
+      const reading = showAmount();
+      if (reading.kind !== 'ok') {
+        error.textContent = reading.kind === 'empty' ? t('link.amountRange', { min: fiat(link.amountMin), max: fiat(link.amountMax), currency: link.currency }) : amountMessage(reading);
+        error.hidden = false;
+        $('amount').setAttribute('aria-invalid', 'true');
+        $('amount').focus();
+        return;
+      }
+      body.amount = reading.value;
+    }
     for (const kind of link.requiresPayerIdentity ? link.identityOptions : []) {
       const value = $(`identity-${kind}`).value.trim();
       if (value) body[kind] = value;
     }
     const signature = JSON.stringify(body);
-    if (!attempt || attempt.signature !== signature) attempt = { signature, key: crypto.randomUUID() };
+    if (!attempt || attempt.signature !== signature) attempt = { signature, key: randomKey() };
     button.disabled = true;
     $('link-progress').textContent = t('link.submitting');
     try {
@@ -139,5 +248,6 @@
     document.documentElement.style.setProperty('--brand-ink', page.brand.ink);
   }
   $('link-form').addEventListener('submit', submit);
+  $('amount').addEventListener('input', showAmount);
   render();
 })();

@@ -437,17 +437,22 @@
     }, 1500);
   }
 
-  /** Binds a transaction hash to the session with the chosen asset and network; shows it as being checked. */
-  async function bindHash(txHash, payerWalletAddress) {
+  /**
+   * Binds a transaction hash to the session with the asset and network it was paid in: `paid`
+   * ({ ticker, chainId }) as chosen when the payment was sent (the wallet captures it then: the
+   * payer may look at another asset while the wallet is open), else the current choice (the form).
+   * Shows it as being checked.
+   */
+  async function bindHash(txHash, payerWalletAddress, paid) {
     const session = state.session;
-    const network = state.networks.find((n) => n.slug === state.network);
-    const input = { txHash, chainId: network.chainId, cryptoCurrency: state.asset };
+    const chosen = paid || { ticker: state.asset, chainId: state.networks.find((n) => n.slug === state.network).chainId };
+    const input = { txHash, chainId: chosen.chainId, cryptoCurrency: chosen.ticker };
     if (payerWalletAddress) input.payerWalletAddress = payerWalletAddress;
     const data = await graphql(BIND, { sessionId: session.sessionId, input });
     const result = data.bindTransaction;
     const current = state.session;
     const known = current.transactions.some((tx) => tx.txHash === result.boundTxHash);
-    const transactions = known ? current.transactions : [...current.transactions, { txHash: result.boundTxHash, chainId: network.chainId, cryptoCurrency: result.cryptoCurrency, state: 'UNVERIFIED', reason: null }];
+    const transactions = known ? current.transactions : [...current.transactions, { txHash: result.boundTxHash, chainId: chosen.chainId, cryptoCurrency: result.cryptoCurrency, state: 'UNVERIFIED', reason: null }];
     apply({ ...current, status: result.status, transactions });
     refresh();
     return result;

@@ -115,6 +115,8 @@
     const wallet = selectedWallet();
     if (!chosen || !wallet || busy) return;
     const { option, network } = chosen;
+    // What this payment is in, fixed now: the payer may choose another asset while the wallet is open.
+    const paid = { ticker: option.ticker, chainId: option.chainId };
     const provider = wallet.provider;
     busy = true;
     render();
@@ -133,7 +135,7 @@
       const hash = await provider.request({ method: 'eth_sendTransaction', params: [transaction] });
       progress(api.t('wallet.recording'));
       try {
-        await api.bindHash(hash, from);
+        await api.bindHash(hash, from, paid);
       } catch (error) {
         throw { kassa: 'wallet.bindFailed', params: { hash, message: error.message } };
       }

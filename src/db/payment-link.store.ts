@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { toDecimal } from '../domain/money.js';
 import type { IdentityOption, PaymentLink, PaymentLinkPatch, PaymentLinkStore } from '../domain/payment-link.js';
@@ -30,7 +31,25 @@ function toPaymentLink(row: Row): PaymentLink {
 
 /** Payment links over Prisma; uses are counted by one conditional UPDATE (README "Payment links"). */
 export class PrismaPaymentLinkStore implements PaymentLinkStore {
+  private payerKey: Promise<Buffer> | null = null;
+
   constructor(private readonly prisma: PrismaClient) {}
+
+  payerIdKey(): Promise<Buffer> {
+    // Read once per process: the secret never changes. A failed read is tried again next time.
+    this.payerKey ??= this.installationSecret('payer_id').catch((error: unknown) => {
+      this.payerKey = null;
+      throw error;
+    });
+    return this.payerKey;
+  }
+
+  private async installationSecret(name: string): Promise<Buffer> {
+    // INSERT … ON CONFLICT DO NOTHING: of instances racing on first use, one writes and all read its secret.
+    await this.prisma.installationSecret.createMany({ data: [{ name, secret: randomBytes(32) }], skipDuplicates: true });
+    const row = await this.prisma.installationSecret.findUniqueOrThrow({ where: { name } });
+    return Buffer.from(row.secret);
+  }
 
   async insert(link: PaymentLink): Promise<void> {
     await this.prisma.paymentLink.create({

@@ -43,6 +43,13 @@ export interface SessionOrigin {
   readonly identityOptions: readonly string[];
   /** The history row's cause of the first status. */
   readonly cause: string;
+  /**
+   * What is stored with an Idempotency-Key to tell a retry from another request. By default the
+   * hash of the create input; a payment link's visit gives the hash of what the payer sent, since
+   * the rest of the input comes from the link, whose merchant may rename it or change its metadata
+   * between a visit and its retry.
+   */
+  readonly requestHash?: string;
 }
 
 export const MERCHANT_API_ORIGIN: SessionOrigin = Object.freeze({
@@ -87,7 +94,7 @@ export async function createCheckoutSession(
   origin: SessionOrigin = MERCHANT_API_ORIGIN,
   signature: UnusedSignature | null = null,
 ): Promise<CreateCheckoutResult> {
-  const requestHash = hashRequest(input);
+  const requestHash = origin.requestHash ?? hashRequest(input);
   let draft: CheckoutSession;
   try {
     draft = await draftSession(ctx, merchant, input, origin);

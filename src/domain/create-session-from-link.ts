@@ -4,7 +4,8 @@ import type { DomainContext } from './context.js';
 import { createCheckoutSession, PaymentLinkUnavailable, type CreateCheckoutInput, type SessionOrigin } from './create-checkout-session.js';
 import { conflict, gone, invalid } from './errors.js';
 import { Decimal } from './money.js';
-import { checkPayerIdentity, payerId, type PayerIdentityInput } from './payer-identity.js';
+import { getCheckoutSession } from './get-checkout-session.js';
+import { checkPayerIdentity, payerId, type PayerIdentity, type PayerIdentityInput } from './payer-identity.js';
 import { paymentLinkState, requiresPayerIdentity, type PaymentLink } from './payment-link.js';
 import { findPaymentLink } from './payment-links.js';
 
@@ -19,8 +20,8 @@ export interface LinkSessionResult {
   readonly replayed: boolean;
 }
 
-/** Where a link session comes from: the spec's fields, from the link. */
-export function linkOrigin(link: PaymentLink): SessionOrigin {
+/** Where a link session comes from: the spec's fields, from the link; `requestHash` is what the payer asked. */
+export function linkOrigin(link: PaymentLink, requestHash: string): SessionOrigin {
   return {
     source: 'payment_link',
     fromPaymentLink: true,
@@ -29,29 +30,50 @@ export function linkOrigin(link: PaymentLink): SessionOrigin {
     requiresPayerIdentity: requiresPayerIdentity(link),
     identityOptions: [...link.identityOptions],
     cause: `created from payment link ${link.id}`,
+    requestHash,
   };
 }
 
 /**
- * A payer visits a payment link: checks the link takes payers (410 inactive or expired,
- * 409 used up), the payer's identity and amount (400), counts one use atomically (never
- * beyond max_uses, however many visits race), and creates the checkout session exactly as
- * the merchant API would, with the link's origin fields. A replayed Idempotency-Key answers
- * the first session and counts no use.
+ * The least length of a payer's Idempotency-Key (README "Payment links"). On an anonymous link at
+ * a fixed price two payers send the same (empty) details, so the key is all that tells their
+ * visits apart: a short one could be guessed, and the guess would answer another payer's session.
+ */
+export const PAYER_IDEMPOTENCY_KEY_MIN_LENGTH = 16;
+
+/**
+ * A payer visits a payment link: checks the payer's identity and amount (400), that the link
+ * takes payers (410 inactive or expired, 409 used up), counts one use atomically with the
+ * session's own write (never beyond max_uses, however many visits race), and creates the
+ * checkout session exactly as the merchant API would, with the link's origin fields.
+ *
+ * An Idempotency-Key (at least PAYER_IDEMPOTENCY_KEY_MIN_LENGTH characters) is scoped to the
+ * link and to what the payer sent (identity and amount): a retry answers the first session and
+ * counts no use, even when the link was used up, switched off or changed by its merchant since;
+ * the same key with other details is another visit, so a key never answers another payer's
+ * session, and never tells whether someone else used it.
  */
 export async function createSessionFromLink(ctx: DomainContext, linkId: string, input: LinkSessionInput, idempotencyKey?: string): Promise<LinkSessionResult> {
   const link = await findPaymentLink(ctx, linkId);
-  // Payers' keys live beside the merchant's own keys of the organisation: scope them to the link.
-  const scopedKey = idempotencyKey === undefined ? undefined : `link:${link.id}:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
-  const merchant = { organisationId: link.organisationId, apiKeyId: LINK_SESSIONS_HAVE_NO_API_KEY };
-  if (scopedKey !== undefined && (await ctx.store.sessions.findIdempotencyKey(link.organisationId, scopedKey))) {
+  if (idempotencyKey !== undefined && idempotencyKey.length < PAYER_IDEMPOTENCY_KEY_MIN_LENGTH) {
+    throw invalid([`Idempotency-Key must be at least ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} characters on this public route`]);
+  }
+  const visit = readVisit(link, input);
+  const requestHash = sha256(JSON.stringify(visit.asked));
+  // Payers' keys live beside the merchant's own keys of the organisation: scope them to the link and the visit.
+  const scopedKey = idempotencyKey === undefined ? undefined : `link:${link.id}:${sha256(JSON.stringify([idempotencyKey, requestHash]))}`;
+  if (scopedKey !== undefined) {
+    const existing = await ctx.store.sessions.findIdempotencyKey(link.organisationId, scopedKey);
     // A retry of a visit that already made its session: no new use, even if the link is used up since.
-    return createCheckoutSession(ctx, merchant, checkoutInput(link, input, scopedKey), scopedKey, linkOrigin(link));
+    if (existing) return { session: await getCheckoutSession(ctx, existing.sessionId), replayed: true };
   }
   refuseUnavailable(link, ctx.clock());
+  const merchant = { organisationId: link.organisationId, apiKeyId: LINK_SESSIONS_HAVE_NO_API_KEY };
+  const payerKey = await ctx.store.paymentLinks.payerIdKey();
+  const checkout = checkoutInput(link, visit, payerId(payerKey, link.organisationId, visit.identity, scopedKey ?? randomUUID()));
   try {
     // The use is counted in the session's own write: never beyond max_uses, never for a replay or a failed create.
-    return await createCheckoutSession(ctx, merchant, checkoutInput(link, input, scopedKey ?? randomUUID()), scopedKey, linkOrigin(link));
+    return await createCheckoutSession(ctx, merchant, checkout, scopedKey, linkOrigin(link, requestHash));
   } catch (error) {
     if (!(error instanceof PaymentLinkUnavailable)) throw error;
     // Someone else took the last use, or the link changed meanwhile: say which.
@@ -59,6 +81,8 @@ export async function createSessionFromLink(ctx: DomainContext, linkId: string, 
     throw usedUp(link);
   }
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
  * createCheckoutSession takes the calling merchant's key; a link session is made by the
@@ -78,33 +102,48 @@ function refuseUnavailable(link: PaymentLink, now: Date): void {
   }
 }
 
-const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed (${link.maxUses})`);
+// Without max_uses: the link's page hides its counts, and so does the API payers use.
+const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed`);
+
 
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;
 
-/** The create input of the link's session: the fixed basket, or one line at the payer's amount. */
-function checkoutInput(link: PaymentLink, input: LinkSessionInput, anonymousSeed: string): CreateCheckoutInput {
+/** A visit's details as checked: the payer's identity, the open amount, and what the payer asked (for idempotency). */
+interface Visit {
+  readonly identity: PayerIdentity;
+  /** The payer's amount as an exact decimal; null for a fixed basket. */
+  readonly amount: string | null;
+  readonly asked: readonly [email: string | null, telegramId: string | null, username: string | null, amount: string | null];
+}
+
+/** Checks the identity and the amount against the link; every problem at once (400). */
+function readVisit(link: PaymentLink, input: LinkSessionInput): Visit {
   const { identity, problems } = checkPayerIdentity(input, link.identityOptions, requiresPayerIdentity(link));
-  let items: CreateCheckoutInput['items'];
+  let amount: string | null = null;
   if (link.amountMin && link.amountMax) {
-    const amount = input.amount?.trim();
-    if (amount === undefined || amount === '') problems.push('amount is required');
-    else if (!AMOUNT.test(amount)) problems.push('amount must be a decimal number with at most 8 decimal places');
-    else if (new Decimal(amount).lt(link.amountMin) || new Decimal(amount).gt(link.amountMax)) {
+    const typed = input.amount?.trim();
+    if (typed === undefined || typed === '') problems.push('amount is required');
+    else if (!AMOUNT.test(typed)) problems.push('amount must be a decimal number with at most 8 decimal places');
+    else if (new Decimal(typed).lt(link.amountMin) || new Decimal(typed).gt(link.amountMax)) {
       problems.push(`amount must be from ${link.amountMin.toFixed()} to ${link.amountMax.toFixed()} ${link.currency}`);
-    }
-    items = [{ name: link.name, quantity: 1, unitPrice: new Decimal(amount && AMOUNT.test(amount) ? amount : '0').toFixed() }];
-  } else {
-    if (input.amount !== undefined) problems.push('amount is not asked for by this payment link (it has a fixed price)');
-    items = link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: item.unitPrice.toFixed(), ...(item.productId ? { productId: item.productId } : {}) }));
-  }
+    } else amount = new Decimal(typed).toFixed();
+  } else if (input.amount !== undefined) problems.push('amount is not asked for by this payment link (it has a fixed price)');
   if (problems.length > 0) throw invalid(problems);
+  return { identity, amount, asked: [identity.email, identity.telegramId, identity.username, amount] };
+}
+
+/** The create input of the link's session: the fixed basket, or one line at the payer's amount. */
+function checkoutInput(link: PaymentLink, visit: Visit, userId: string): CreateCheckoutInput {
+  const items: CreateCheckoutInput['items'] =
+    visit.amount !== null
+      ? [{ name: link.name, quantity: 1, unitPrice: visit.amount }]
+      : link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: item.unitPrice.toFixed(), ...(item.productId ? { productId: item.productId } : {}) }));
   return {
     user: {
-      id: payerId(link.organisationId, identity, anonymousSeed),
-      email: identity.email,
-      telegramId: identity.telegramId,
-      ...(identity.username ? { username: identity.username } : {}),
+      id: userId,
+      email: visit.identity.email,
+      telegramId: visit.identity.telegramId,
+      ...(visit.identity.username ? { username: visit.identity.username } : {}),
     },
     items,
     currency: link.currency,

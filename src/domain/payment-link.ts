@@ -138,4 +138,9 @@ export interface PaymentLinkStore {
   /** The organisation's links, newest first. */
   listForOrganisation(organisationId: string): Promise<PaymentLink[]>;
   update(id: string, patch: PaymentLinkPatch, at: Date): Promise<PaymentLink | null>;
+  /**
+   * The installation's secret key of payer ids (payerId): random, made on first use by whichever
+   * instance needs it first, then the same for every instance on the database and never changed.
+   */
+  payerIdKey(): Promise<Buffer>;
 }

@@ -3,7 +3,8 @@ import type { DomainContext } from './context.js';
 import { isIso4217 } from './currencies.js';
 import { invalid, notFound, unprocessable } from './errors.js';
 import { Decimal } from './money.js';
-import type { IdentityOption, PaymentLink, PaymentLinkPatch } from './payment-link.js';
+import { brandingOf, type Branding } from './branding.js';
+import { paymentLinkState, type IdentityOption, type PaymentLink, type PaymentLinkPatch, type PaymentLinkState } from './payment-link.js';
 import { isUuid } from './uuid.js';
 
 /** A link as the merchant asks for it, after the transport checked its shape (src/rest/payment-links.schema.ts). */
@@ -99,6 +100,23 @@ export async function findPaymentLink(ctx: DomainContext, id: string): Promise<P
   const link = await ctx.store.paymentLinks.findById(id.toLowerCase());
   if (!link) throw linkNotFound(id);
   return link;
+}
+
+/** What a payer may know of a link: all of it while it takes payers, else only that it does not, and why. */
+export type PayerPaymentLink =
+  | { readonly state: 'active'; readonly link: PaymentLink; readonly branding: Branding | null }
+  | { readonly state: Exclude<PaymentLinkState, 'active'>; readonly id: string };
+
+/**
+ * A link as its payers see it (GraphQL `paymentLink`): the link and its merchant while it takes
+ * payers; an inactive, expired or used-up one is only its id and state, like the /l page, which
+ * then shows neither the basket nor any count.
+ */
+export async function paymentLinkForPayer(ctx: DomainContext, id: string): Promise<PayerPaymentLink> {
+  const link = await findPaymentLink(ctx, id);
+  const state = paymentLinkState(link, ctx.clock());
+  if (state !== 'active') return { state, id: link.id };
+  return { state, link, branding: await brandingOf(ctx, link.organisationId) };
 }
 
 const linkNotFound = (id: string) => notFound(`Payment link ${id} not found`);

@@ -1,12 +1,12 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import { brandingOf, logoPath, type Branding } from '../domain/branding.js';
-import { paymentLinkState, requiresPayerIdentity } from '../domain/payment-link.js';
-import { findPaymentLink } from '../domain/payment-links.js';
+import { fixedTotal, requiresPayerIdentity } from '../domain/payment-link.js';
+import { paymentLinkForPayer } from '../domain/payment-links.js';
 import { formatAmount } from '../domain/money.js';
 import type { GraphqlContext } from './context.js';
 import { mapDomainErrors } from './errors.js';
 import { CheckoutSession } from './types.js';
-import { Merchant, PaymentLink, type PaymentLinkState } from './payment-link.types.js';
+import { Merchant, PaymentLink, PaymentLinkState } from './payment-link.types.js';
 
 const toMerchant = (branding: Branding): Merchant => ({
   name: branding.organisationName,
@@ -14,32 +14,51 @@ const toMerchant = (branding: Branding): Merchant => ({
   brandColor: branding.brandColor,
 });
 
-/** The payer's view of a payment link (issue 12): the same domain function the link page uses. */
+/** The payer's view of a payment link (issue 12): the same rules as the link page. */
 @Resolver(() => PaymentLink)
 export class PaymentLinkResolver {
   @Query(() => PaymentLink, {
     nullable: true,
-    description: 'A payment link by its id, as its payers see it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one. An inactive, expired or used-up link is returned with its state.',
+    description:
+      'A payment link by its id, as its payers see it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one. ' +
+      'An inactive, expired or used-up link is only its id and state: every other field is null.',
   })
   async paymentLink(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<PaymentLink> {
-    const link = await mapDomainErrors(() => findPaymentLink(domain, id));
-    const branding = await brandingOf(domain, link.organisationId);
+    const found = await mapDomainErrors(() => paymentLinkForPayer(domain, id));
+    if (found.state !== 'active') return unavailableLink(found.id, found.state as PaymentLinkState);
+    const { link, branding } = found;
+    const total = fixedTotal(link);
     return {
       id: link.id,
       name: link.name,
       currency: link.currency,
       items: link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: formatAmount(item.unitPrice), totalPrice: formatAmount(item.unitPrice.times(item.quantity)) })),
-      totalAmountFiat: link.items.length > 0 ? formatAmount(link.items.reduce((sum, item) => sum.plus(item.unitPrice.times(item.quantity)), link.items[0]!.unitPrice.times(0))) : null,
+      totalAmountFiat: total ? formatAmount(total) : null,
       amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
       amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
       identityOptions: [...link.identityOptions],
       anonymous: link.anonymous,
       requiresPayerIdentity: requiresPayerIdentity(link),
-      state: paymentLinkState(link, domain.clock()) as PaymentLinkState,
+      state: PaymentLinkState.ACTIVE,
       merchant: toMerchant(branding ?? { organisationName: '', brandColor: null, logoSha256: null }),
     };
   }
 }
+
+const unavailableLink = (id: string, state: PaymentLinkState): PaymentLink => ({
+  id,
+  state,
+  name: null,
+  currency: null,
+  items: null,
+  totalAmountFiat: null,
+  amountMin: null,
+  amountMax: null,
+  identityOptions: null,
+  anonymous: null,
+  requiresPayerIdentity: null,
+  merchant: null,
+});
 
 /** The merchant on a checkout session: name, logo and colour for the page's header. */
 @Resolver(() => CheckoutSession)

@@ -38,21 +38,25 @@ export class PaymentLinkItem {
   totalPrice!: string;
 }
 
-@ObjectType({ description: 'A payment link as its payers see it (README "Payment links"): what is sold, what is asked, whether it takes payers.' })
+@ObjectType({
+  description:
+    'A payment link as its payers see it (README "Payment links"): what is sold, what is asked, whether it takes payers. ' +
+    'A link that takes no payers (state other than ACTIVE) shows only its id and state; every other field is then null.',
+})
 export class PaymentLink {
   @Field(() => ID)
   id!: string;
 
-  @Field(() => String)
-  name!: string;
+  @Field(() => String, { nullable: true, description: 'Null unless the link is ACTIVE.' })
+  name!: string | null;
 
-  @Field(() => String, { description: 'Quote currency (ISO 4217).' })
-  currency!: string;
+  @Field(() => String, { nullable: true, description: 'Quote currency (ISO 4217). Null unless the link is ACTIVE.' })
+  currency!: string | null;
 
-  @Field(() => [PaymentLinkItem], { description: 'The fixed basket; empty for an open amount.' })
-  items!: PaymentLinkItem[];
+  @Field(() => [PaymentLinkItem], { nullable: true, description: 'The fixed basket; empty for an open amount. Null unless the link is ACTIVE.' })
+  items!: PaymentLinkItem[] | null;
 
-  @Field(() => DecimalScalar, { nullable: true, description: 'Total of the fixed basket; null for an open amount.' })
+  @Field(() => DecimalScalar, { nullable: true, description: 'Total of the fixed basket; null for an open amount, or unless the link is ACTIVE.' })
   totalAmountFiat!: string | null;
 
   @Field(() => DecimalScalar, { nullable: true, description: 'Open amount: the least the payer may choose.' })
@@ -61,18 +65,18 @@ export class PaymentLink {
   @Field(() => DecimalScalar, { nullable: true, description: 'Open amount: the most the payer may choose.' })
   amountMax!: string | null;
 
-  @Field(() => [String], { description: 'What the payer is asked for: email, telegram, username.' })
-  identityOptions!: string[];
+  @Field(() => [String], { nullable: true, description: 'What the payer is asked for: email, telegram, username. Null unless the link is ACTIVE.' })
+  identityOptions!: string[] | null;
 
-  @Field(() => Boolean)
-  anonymous!: boolean;
+  @Field(() => Boolean, { nullable: true, description: 'Null unless the link is ACTIVE.' })
+  anonymous!: boolean | null;
 
-  @Field(() => Boolean)
-  requiresPayerIdentity!: boolean;
+  @Field(() => Boolean, { nullable: true, description: 'Null unless the link is ACTIVE.' })
+  requiresPayerIdentity!: boolean | null;
 
   @Field(() => PaymentLinkState)
   state!: PaymentLinkState;
 
-  @Field(() => Merchant)
-  merchant!: Merchant;
+  @Field(() => Merchant, { nullable: true, description: 'Null unless the link is ACTIVE.' })
+  merchant!: Merchant | null;
 }

@@ -16,9 +16,11 @@ export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 /**
  * The pages load nothing from elsewhere and run no inline code: scripts and styles are
  * files from here, data comes from /graphql (HTTP and WebSocket) and the page's own routes.
+ * `connect-src 'self'` covers the page's own WebSocket too (CSP Level 3 matches ws: to an http:
+ * page's host and port, wss: to an https: one); a bare `ws: wss:` would allow sockets to any host.
  */
 export const HOSTED_PAGE_CSP =
-  "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export type Catalogue = Readonly<Record<string, string>>;
 

@@ -170,7 +170,7 @@ export const ROUTES: readonly RouteDoc[] = [
       schema: ref('LinkSession'),
     },
     errors: [400, 404, 409, 410, 413, 415, 429, 503],
-    headers: [{ name: 'Idempotency-Key', description: '1–255 printable ASCII characters, scoped to the link' }],
+    headers: [{ name: 'Idempotency-Key', description: '16–255 printable ASCII characters (a random value, such as a UUID), scoped to the link and to what the payer sends: the same key with other details is another visit' }],
   },
   {
     method: 'get',

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { createSessionFromLink } from '../domain/create-session-from-link.js';
+import { createSessionFromLink, PAYER_IDEMPOTENCY_KEY_MIN_LENGTH } from '../domain/create-session-from-link.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import { invalid } from '../domain/errors.js';
 import { toPaymentLinkView } from '../domain/payment-link.js';
@@ -28,11 +28,15 @@ function linkId(req: Request): string {
   return (req.params.id as string).toLowerCase();
 }
 
-// As for create (DESIGN.md §4): 1–255 printable characters.
-function idempotencyKey(req: Request): string | undefined {
+// As for create (DESIGN.md §4), printable characters up to 255, but at least 16 of them: on this
+// public route a key is all that tells two anonymous payers' visits apart (README "Payment links").
+const PAYER_KEY = new RegExp(`^[\\x21-\\x7e][\\x20-\\x7e]{${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH - 1},254}$`);
+function payerIdempotencyKey(req: Request): string | undefined {
   const key = req.get('idempotency-key');
   if (key === undefined) return undefined;
-  if (!/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key) || key.trim() !== key) throw invalid(['Idempotency-Key must be 1 to 255 printable ASCII characters']);
+  if (!PAYER_KEY.test(key) || key.trim() !== key) {
+    throw invalid([`Idempotency-Key must be ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} to 255 printable ASCII characters on this public route (a random value, such as a UUID)`]);
+  }
   return key;
 }
 
@@ -68,7 +72,7 @@ export function paymentLinksRouter(ctx: DomainContext): Router {
 
   router.post('/payment-links/:id/sessions', async (req, res) => {
     await rateLimit(ctx, ['link_sessions', clientAddressOf(req)]);
-    const key = idempotencyKey(req);
+    const key = payerIdempotencyKey(req);
     const input = accept(parseLinkSession(readJsonBody(req)), idProblems(req));
     const result = await createSessionFromLink(ctx, req.params.id as string, input, key);
     if (result.replayed) res.set('Idempotent-Replayed', 'true');

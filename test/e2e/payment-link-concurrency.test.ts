@@ -31,7 +31,7 @@ describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses.filter((status) => status === 201)).toHaveLength(5);
     expect(statuses.filter((status) => status === 409)).toHaveLength(15);
-    for (const refused of answers.filter((answer) => answer.status === 409)) expectErrorBody(refused, 409, /has been used the most times allowed \(5\)/);
+    for (const refused of answers.filter((answer) => answer.status === 409)) expectErrorBody(refused, 409, `Payment link ${link.payment_link_id} has been used the most times allowed`);
     const sessions = await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } });
     expect(sessions).toBe(5);
     expect((await linkCall(kassa, merchant, 'get', `/payment-links/${link.payment_link_id}`)).body).toMatchObject({ uses: 5, state: 'used_up' });
@@ -42,9 +42,34 @@ describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
     const merchant = await createMerchant(kassa.ctx);
     const link = await createLink(kassa, merchant, { max_uses: 5 });
     const visit = { email: 'retrying@example.com' };
-    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'visit-1' })));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'retried-visit-0001' })));
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(201));
     expect(new Set(answers.map((answer) => answer.body.session_id)).size).toBe(1);
+    expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
+  });
+});
+
+describe.each(['postgres', 'embedded'] as const)('the use and the session in one statement on %s', (mode) => {
+  it('a session write that fails after the use was counted leaves the count as it was', async () => {
+    const kassa = await kassaOn(mode);
+    const merchant = await createMerchant(kassa.ctx);
+    const link = await createLink(kassa, merchant, { max_uses: 1 });
+    const other = await createLink(kassa, merchant);
+    const taken = (await visitLink(kassa, other.payment_link_id, { email: 'first@example.com' })).body.session_id as string;
+    // The write of kassa_create_checkout_session counts the use, then inserts the session, which fails
+    // here (its id is taken): the whole statement is undone, the count with it.
+    const store = kassa.ctx.store;
+    const createSession = store.createSession;
+    (store as { createSession: typeof createSession }).createSession = (write) => createSession.call(store, { ...write, session: { ...write.session, id: taken } });
+    try {
+      expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }), 500);
+    } finally {
+      (store as { createSession: typeof createSession }).createSession = createSession;
+    }
+    expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(0);
+    expect(await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } })).toBe(0);
+    // Its one use is still there to take.
+    expect((await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' })).status).toBe(201);
     expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPaymentLink } from '../../src/domain/payment-links.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, paymentLinkRequest, visitLink } from '../factories/payment-link.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -24,6 +25,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await kassa?.close();
 });
+
+// Payers' keys on the public route: at least 16 characters (README "Payment links").
+const KEY_1 = 'visit-1-5f0c2a9e8b7d';
+const KEY_2 = 'visit-2-0a1b2c3d4e5f';
+const KEY_RULE = 'Idempotency-Key must be 16 to 255 printable ASCII characters on this public route (a random value, such as a UUID)';
 
 const LINK_FIELDS = [
   'payment_link_id', 'organisation_id', 'url', 'name', 'currency', 'items', 'amount_fiat', 'total_amount_fiat', 'expires_in_minutes',
@@ -202,6 +208,24 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
   });
 
+  it('refuses markup and control, bidi or format characters in every identity field (400, every problem named)', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email', 'telegram', 'username'] });
+    for (const email of ['"><svg/onload=alert(1)>@x.yz', '<b>@a.bc']) {
+      expectErrorBody(await visitLink(kassa, link.payment_link_id, { email }), 400, ['email must be an email address']);
+    }
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'pay\u202eer@example.com', telegram: '\ufeff@alice_1', username: 'bob\u009b' }), 400, [
+      'email must not contain control or invisible formatting characters (found U+202E)',
+      'telegram must not contain control or invisible formatting characters (found U+FEFF)',
+      'username must not contain control or invisible formatting characters (found U+009B)',
+    ]);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }), 400, ['username must not contain < or >']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }), 400, ['username must not contain control or invisible formatting characters (found U+202E)']);
+    expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
+    const accepted = await visitLink(kassa, link.payment_link_id, { username: "  O'Brien & Söhne " });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body.user).toMatchObject({ username: "O'Brien & Söhne", email: null, telegram_id: null });
+  });
+
   it('prices an open amount at the payer’s choice within the link’s range, as one line item', async () => {
     const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
     const session = await visitLink(kassa, link.payment_link_id, { amount: '12.34' });
@@ -229,7 +253,8 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     }
     const once = await createLink(kassa, shop, { max_uses: 1 });
     expect((await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' })).status).toBe(201);
-    expectErrorBody(await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' }), 409, `Payment link ${once.payment_link_id} has been used the most times allowed (1)`);
+    // The page hides counts, and so does its API: the 409 does not say what max_uses is.
+    expectErrorBody(await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' }), 409, `Payment link ${once.payment_link_id} has been used the most times allowed`);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${once.payment_link_id}`)).body).toMatchObject({ uses: 1, state: 'used_up' });
     expectErrorBody(await visitLink(kassa, '00000000-0000-4000-8000-000000000000', {}), 404, 'Payment link 00000000-0000-4000-8000-000000000000 not found');
     expectErrorBody(await visitLink(kassa, 'nope', {}), 400, ['id must be a UUID']);
@@ -239,16 +264,55 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
 
   it('honours Idempotency-Key: a retried visit answers the same session and counts no second use', async () => {
     const link = await createLink(kassa, shop, { max_uses: 1, identity_options: undefined });
-    const first = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-1' });
+    const first = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_1 });
     expect(first.status).toBe(201);
     // Used up now, but the retry of the visit that used it still gets its session.
-    const retry = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-1' });
+    const retry = await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_1 });
     expect(retry.status).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.body.session_id).toBe(first.body.session_id);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'visit-2' }), 409);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, ['Idempotency-Key must be 1 to 255 printable ASCII characters']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_2 }), 409);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, [KEY_RULE]);
+  });
+
+  it('takes only keys of at least 16 characters on this public route: a short one could be guessed', async () => {
+    const link = await createLink(kassa, shop, { identity_options: undefined });
+    for (const key of ['visit-1', '1', 'k'.repeat(15)]) expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }), 400, [KEY_RULE]);
+    expect((await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(16) })).status).toBe(201);
+    expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
+  });
+
+  it('scopes a key to what the payer sent: the same key with other details or another amount is another visit, never the first payer’s session', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email'] });
+    const first = await visitLink(kassa, link.payment_link_id, { email: 'first@example.com' }, { idempotencyKey: KEY_1 });
+    const other = await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }, { idempotencyKey: KEY_1 });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect(other.body.session_id).not.toBe(first.body.session_id);
+    expect(other.body.user.email).toBe('second@example.com');
+    const open = await createLink(kassa, shop, { items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
+    const five = await visitLink(kassa, open.payment_link_id, { amount: '5' }, { idempotencyKey: KEY_1 });
+    const six = await visitLink(kassa, open.payment_link_id, { amount: '6' }, { idempotencyKey: KEY_1 });
+    expect(six.status, JSON.stringify(six.body)).toBe(201);
+    expect(six.body.session_id).not.toBe(five.body.session_id);
+    expect(six.body.total_amount_fiat).toBe('6.00000000');
+    // The same amount written another way is the same visit.
+    const again = await visitLink(kassa, open.payment_link_id, { amount: 5.0 }, { idempotencyKey: KEY_1 });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.session_id).toBe(five.body.session_id);
+  });
+
+  it('a retry after the merchant changed the link’s name or metadata is still the same visit (only what the payer sent counts)', async () => {
+    const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined, metadata: { campaign: 'spring' } });
+    const first = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
+    expect(first.status).toBe(201);
+    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { name: 'Donation (renamed)', metadata: { campaign: 'summer' } });
+    expect(patched.status).toBe(200);
+    const retry = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.session_id).toBe(first.body.session_id);
   });
 
   it('gives the use back when no session could be made (the rates answer nothing)', async () => {
@@ -265,13 +329,46 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
   });
 });
 
+describe('user.id of a link session', () => {
+  it('is keyed by a secret of the installation: the same organisation id and e-mail give another id elsewhere', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['email'] });
+    const here = await visitLink(kassa, link.payment_link_id, { email: 'guess@example.com' });
+    expect(here.status).toBe(201);
+    // Another installation that knows the organisation id (all that was needed to recompute the old unkeyed hash).
+    const elsewhere = await startTestKassa();
+    try {
+      await elsewhere.ctx.store.organisations.create({ id: shop.organisationId, name: 'Bean Shop', wallets: { local: shop.wallet } });
+      const copy = await createPaymentLink(elsewhere.ctx, shop.organisationId, { name: 'Copy', currency: 'USD', items: [{ name: 'x', quantity: 1, unitPrice: '1' }], identityOptions: ['email'] });
+      const there = await visitLink(elsewhere, copy.id, { email: 'guess@example.com' });
+      expect(there.status, JSON.stringify(there.body)).toBe(201);
+      expect(there.body.user.id).toMatch(/^payer_[0-9a-f]{32}$/);
+      expect(there.body.user.id).not.toBe(here.body.user.id);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it('stays the same across a restart and on another instance sharing the database', async () => {
+    const link = await createLink(kassa, shop, { identity_options: ['telegram'] });
+    const first = await visitLink(kassa, link.payment_link_id, { telegram: '@steady_payer' });
+    const second = await startTestKassa({ database: kassa.database });
+    try {
+      const again = await visitLink(second, link.payment_link_id, { telegram: '@Steady_Payer' });
+      expect(again.status, JSON.stringify(again.body)).toBe(201);
+      expect(again.body.user.id).toBe(first.body.user.id);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
   it('serves the link page under the strict CSP; unavailable links are readable pages with 410/409, bad ids 400/404', async () => {
     const link = await createLink(kassa, shop);
     const page = await kassa.http.get(`/l/${link.payment_link_id}`).set('Accept-Language', 'fr-CH, de;q=0.8, en;q=0.5');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.headers['content-security-policy']).toBe("default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    expect(page.headers['content-security-policy']).toBe("default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.text).toContain('<html lang="de">');
     expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/);

@@ -102,8 +102,8 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Chromium with a fresh temporary profile, removed on close. */
-export async function launchBrowser(viewport = { width: 1024, height: 900 }, choice?: ChromiumChoice): Promise<TestBrowser> {
+/** Chromium with a fresh temporary profile, removed on close; `extraArgs` go after our own flags. */
+export async function launchBrowser(viewport = { width: 1024, height: 900 }, choice?: ChromiumChoice, extraArgs: readonly string[] = []): Promise<TestBrowser> {
   choice ??= await findChromium();
   const profile = mkdtempSync(join(tmpdir(), 'kassa-chromium-profile-'));
   let context: BrowserContext;
@@ -111,7 +111,7 @@ export async function launchBrowser(viewport = { width: 1024, height: 900 }, cho
     context = await chromium.launchPersistentContext(profile, {
       executablePath: choice.path,
       headless: true,
-      args: ARGS,
+      args: [...ARGS, ...extraArgs],
       viewport,
       timeout: 20_000,
     });
