@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
-import { requestLog } from './request-log.js';
+import { logRequest, requestLog } from './request-log.js';
+import type { GraphqlLane } from './graphql/graphql-lane.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { countRateLimitRefusals } from './rate-limit-metrics.js';
 import { checkoutPageRouter, type CheckoutPageOptions } from './rest/checkout-page.routes.js';
@@ -25,6 +26,8 @@ export interface AppDependencies {
   readonly metrics?: Metrics;
   /** The GraphQL API's middleware (src/graphql/graphql-server.ts); it parses its own bodies, so it goes before rawBody. */
   readonly graphql?: RequestHandler;
+  /** Kept GraphQL answers served before Express (src/graphql/graphql-lane.ts). */
+  readonly graphqlLane?: GraphqlLane;
   /** The hosted checkout page at /pay/:id (src/rest/checkout-page.routes.ts). */
   readonly checkoutPage?: CheckoutPageOptions;
   /** Whether this port serves GET /metrics, and the bearer token it asks for (config.metrics); default: served, no token. */
@@ -32,7 +35,7 @@ export interface AppDependencies {
 }
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, checkoutPage, metricsAccess }: AppDependencies): Express {
+export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, graphqlLane, checkoutPage, metricsAccess }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   // Whose address rate limits count (README "Rate limits"): TRUST_PROXY.
@@ -62,8 +65,14 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics(), g
   // Express's `app(req, res)` calls `app.handle`: the one place every request enters (listen, createServer(app), supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
   const handle = withHandle.handle.bind(app);
+  const answeredByLane = (req: IncomingMessage, res: ServerResponse) => {
+    metrics.timeRequest(req, res, '/graphql');
+    logRequest(logger, req, res);
+  };
   withHandle.handle = (req, res, next) => {
-    if (!cachedRead(req, res)) handle(req, res, next);
+    if (cachedRead(req, res)) return;
+    if (graphqlLane?.(req, res, () => handle(req, res, next), answeredByLane)) return;
+    handle(req, res, next);
   };
   return app;
 }

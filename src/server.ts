@@ -33,6 +33,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     metrics,
     graphql: graphql.middleware,
+    graphqlLane: graphql.lane,
     checkoutPage: { developmentHints: config.env === 'development' },
     metricsAccess: config.metrics,
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },

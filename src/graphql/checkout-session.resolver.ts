@@ -15,9 +15,14 @@ export class CheckoutSessionResolver {
     nullable: true,
     description: 'A checkout session by its id, as the payer sees it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one.',
   })
-  async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<CheckoutSession> {
+  async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain, trace }: GraphqlContext): Promise<CheckoutSession> {
     const session = await mapDomainErrors(() => getCheckoutSession(domain, id));
-    return toGraphqlSession(session, domain, domain.clock());
+    const now = domain.clock();
+    if (trace) {
+      trace.sessions.push(session);
+      trace.readAt ??= now;
+    }
+    return toGraphqlSession(session, domain, now);
   }
 
   @Mutation(() => BindResult, {

@@ -1,4 +1,5 @@
 import type { DomainContext } from '../domain/context.js';
+import type { QueryTrace } from './cached-queries.js';
 import type { SessionUpdates } from './session-updates.js';
 
 /** What every resolver gets: the domain (as REST gets it), the live session updates, and who is asking. */
@@ -7,4 +8,6 @@ export interface GraphqlContext {
   readonly updates: SessionUpdates;
   /** The client's address as rate limits count it (TRUST_PROXY decides; README "Rate limits"). */
   readonly clientAddress: string;
+  /** What an HTTP operation read, so its answer can be kept (src/graphql/cached-queries.ts); none over WebSocket. */
+  readonly trace?: QueryTrace;
 }

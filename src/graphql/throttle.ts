@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { COUNTED } from './graphql-lane.js';
 import type { GraphQLError } from 'graphql';
 import type { DomainContext } from '../domain/context.js';
 import { rateLimit, RateLimitedError } from '../domain/throttle.js';
@@ -32,6 +33,8 @@ export function graphqlThrottle(ctx: DomainContext): GraphqlThrottle {
 
   return {
     async http(req, res, next) {
+      // Counted already by the lane that read its body first (graphql-lane.ts).
+      if ((req as Request & { [COUNTED]?: boolean })[COUNTED]) return next();
       try {
         await rateLimit(ctx, ['graphql', clientAddressOf(req)]);
         next();

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
+import { weakEtag } from './weak-etag.js';
 
 /** GET /checkout-sessions/:id's body and its ETag. */
 export interface PublicViewResponse {
@@ -22,9 +22,4 @@ export function publicViewResponse(session: CheckoutSession): PublicViewResponse
     responses.set(session, (response = { body, etag: weakEtag(body) }));
   }
   return response;
-}
-
-/** The weak ETag Express would compute for the body (the `etag` package's format). */
-function weakEtag(body: Buffer): string {
-  return `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').substring(0, 27)}"`;
 }

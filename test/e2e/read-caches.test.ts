@@ -153,6 +153,72 @@ describe('reads answered from the cache before Express (src/rest/cached-session-
   });
 });
 
+describe('GraphQL answers kept and served before Express (src/graphql/cached-queries.ts, graphql-lane.ts)', () => {
+  const QUERY = 'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
+  const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
+    kassa.http.post('/graphql').set('Content-Type', 'application/json').set(extra).send(JSON.stringify({ query: QUERY, variables: { id } }));
+
+  it("are Apollo's own answer, byte for byte and header for header, and are served again without Apollo", async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    time.freeze(Date.now());
+    await getSession(a, id); // cached for reads
+    const hits = a.cachedQueries.hits;
+    const fromApollo = await ask(a, id);
+    const kept = await ask(a, id);
+    expect(a.cachedQueries.hits).toBe(hits + 1);
+    expect(kept.status).toBe(200);
+    expect(kept.text).toBe(fromApollo.text);
+    const comparable = (headers: Record<string, string>) => {
+      const { date: _date, 'x-request-id': _id, ...rest } = headers;
+      return rest;
+    };
+    expect(comparable(kept.headers)).toEqual(comparable(fromApollo.headers));
+    expect(kept.body.data.checkoutSession).toMatchObject({ sessionId: id, status: 'WAITING_PAYMENT', transactions: [] });
+  });
+
+  it('never outlive a change (here a bind, made through instance B), a second of the time left, or expiry', async () => {
+    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+    const id = created.session_id as string;
+    const expiresAt = Date.parse(created.expires_at);
+    time.freeze(expiresAt - 90_500);
+    await getSession(a, id);
+    await ask(a, id);
+    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
+    time.freeze(expiresAt - 90_000); // still 90 s left: kept
+    const hits = a.cachedQueries.hits;
+    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
+    expect(a.cachedQueries.hits).toBe(hits + 1);
+    time.freeze(expiresAt - 89_999); // 89 s left: asked again
+    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(89);
+
+    const writer = b ?? a;
+    const announced = heard(a, 'kassa_checkout_session', id);
+    const hash = `0x${'ab'.repeat(32)}`;
+    expect((await writer.http.post(`/checkout-sessions/${id}/bind-tx`).send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    await announced;
+    expect((await ask(a, id)).body.data.checkoutSession.transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
+
+    time.freeze(expiresAt);
+    expect((await ask(a, id)).body.data.checkoutSession).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+  });
+
+  it('count against the GraphQL limit like any other request, and never twice', async () => {
+    const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
+    try {
+      const owner = await createMerchant(limited.ctx);
+      const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
+      await getSession(limited, id);
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+      expect(limited.cachedQueries.hits).toBeGreaterThanOrEqual(2);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 /** A store over A's database whose feed is live but announces nothing: what it serves fresh, it owes to its own bookkeeping. */
 function quietStore() {
   const feed: ChangeFeed = { live: true, subscribe: () => () => {}, onReset: () => () => {}, watch: () => () => {}, close: async () => {} };

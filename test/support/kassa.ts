@@ -8,6 +8,7 @@ import type { DomainContext } from '../../src/domain/context.js';
 import { createLogger, type Logger } from '../../src/logging.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { startGraphqlApi } from '../../src/graphql/graphql-server.js';
+import type { CachedQueries } from '../../src/graphql/cached-queries.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
 export interface TestKassa {
@@ -18,6 +19,8 @@ export interface TestKassa {
   /** Base URL of the real HTTP server on 127.0.0.1. */
   readonly url: string;
   readonly http: ReturnType<typeof supertest>;
+  /** GraphQL answers kept and served before Express (src/graphql/cached-queries.ts). */
+  readonly cachedQueries: CachedQueries;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,7 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
     ctx,
     logger,
     graphql: graphql.middleware,
+    graphqlLane: graphql.lane,
     readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) },
   });
   const server: Server = await new Promise((resolve) => {
@@ -83,6 +87,7 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
     database,
     url,
     http: supertest(url),
+    cachedQueries: graphql.cachedQueries,
     async close() {
       await graphql.stop();
       server.closeAllConnections();

@@ -1,0 +1,111 @@
+import { Kind, type OperationDefinitionNode } from 'graphql';
+import type { CheckoutSession } from '../domain/checkout-session.js';
+import type { DomainContext } from '../domain/context.js';
+import { secondsUntilExpiry } from '../domain/checkout-page.js';
+import { cachedCheckoutSession } from '../domain/get-checkout-session.js';
+import { weakEtag } from '../rest/weak-etag.js';
+
+/**
+ * Answers of `checkoutSession` queries kept per instance (issue 10: GraphQL at least as fast as
+ * REST GET for the same data, through the same cache). An answer is kept only when its
+ * operation reads nothing but `checkoutSession` fields, ran without errors, and every session
+ * it read came from this instance's session cache; it is served again only while each of
+ * those sessions is still the very object the cache holds (any change, on any instance,
+ * replaces it: src/db/read-cache.ts), its time is not up (getCheckoutSession's own rule),
+ * and `secondsUntilExpiry` would not have changed. So it is always the answer Apollo would
+ * give now, without running Apollo.
+ */
+export interface CachedAnswer {
+  readonly status: number;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly sessions: readonly CheckoutSession[];
+  /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
+  readonly validUntil: number;
+}
+
+/** What one HTTP operation read, for CachedQueries.keep (filled by the resolvers and an Apollo plugin). */
+export interface QueryTrace {
+  readonly sessions: CheckoutSession[];
+  /** The domain clock when the first session was read (its time left is computed then). */
+  readAt: Date | undefined;
+  operation: OperationDefinitionNode | undefined;
+  errors: boolean;
+}
+
+export function newQueryTrace(): QueryTrace {
+  return { sessions: [], readAt: undefined, operation: undefined, errors: false };
+}
+
+const CAPACITY = 10_000;
+
+export class CachedQueries {
+  private readonly answers = new Map<string, CachedAnswer>();
+  /** Answers served from here so far (for tests and curiosity; not a metric). */
+  hits = 0;
+
+  constructor(private readonly capacity = CAPACITY) {}
+
+  /**
+   * The key of a request: its body exactly as sent (query, operation name, variables: a page
+   * sends the same bytes each time) and what it accepts, so a hit needs no JSON parsing.
+   */
+  key(rawBody: string, accept: string | undefined): string {
+    return `${accept ?? ''}\u0000${rawBody}`;
+  }
+
+  /** The kept answer for `key` if it is still the answer now. */
+  find(key: string, ctx: DomainContext): CachedAnswer | undefined {
+    const answer = this.answers.get(key);
+    if (answer === undefined) return undefined;
+    const current = ctx.clock().getTime() < answer.validUntil && answer.sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session);
+    if (!current) {
+      this.answers.delete(key);
+      return undefined;
+    }
+    this.hits += 1;
+    return answer;
+  }
+
+  /**
+   * Keeps Apollo's answer when it may be served again (see the class comment). `sessions` are
+   * the sessions its resolvers read; `now` the domain clock when they read them.
+   */
+  keep(
+    key: string,
+    ctx: DomainContext,
+    outcome: { operation: OperationDefinitionNode | undefined; errors: boolean; status: number; headers: ReadonlyArray<readonly [string, string]>; body: string },
+    sessions: readonly CheckoutSession[],
+    now: Date,
+  ): void {
+    if (outcome.errors || outcome.status !== 200 || sessions.length === 0 || !readsOnlySessions(outcome.operation)) return;
+    // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
+    if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
+    const body = Buffer.from(outcome.body, 'utf8');
+    this.answers.delete(key);
+    this.answers.set(key, { status: outcome.status, headers: outcome.headers, body, etag: weakEtag(body), sessions, validUntil: timeLeftChangesAt(sessions, now) });
+    if (this.answers.size > this.capacity) this.answers.delete(this.answers.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.answers.size;
+  }
+}
+
+/** A query whose every top-level field is `checkoutSession` (aliases allowed; nothing else at the root). */
+function readsOnlySessions(operation: OperationDefinitionNode | undefined): boolean {
+  if (operation?.operation !== 'query') return false;
+  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value === 'checkoutSession');
+}
+
+/** When `secondsUntilExpiry` of any of the sessions next changes (it counts whole seconds down to expiresAt). */
+function timeLeftChangesAt(sessions: readonly CheckoutSession[], now: Date): number {
+  let until = Number.POSITIVE_INFINITY;
+  for (const session of sessions) {
+    const left = secondsUntilExpiry(session, now);
+    // floor((expiresAt − now) / 1000) stays `left` up to and including expiresAt − left s.
+    if (left > 0) until = Math.min(until, session.expiresAt.getTime() - left * 1000 + 1);
+  }
+  return until;
+}

@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DomainContext } from '../domain/context.js';
+import { rateLimit } from '../domain/throttle.js';
+import type { CachedQueries } from './cached-queries.js';
+import type { GraphqlThrottle } from './throttle.js';
+
+/** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
+export type GraphqlLane = (req: IncomingMessage, res: ServerResponse, handOn: () => void, answered: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+
+/** Marks a request the lane counted against the GraphQL limit already (throttle.http then does not count it again). */
+export const COUNTED = Symbol('kassa.graphql.counted');
+/** Marks a request whose body the lane read and found not to be JSON (the GraphQL route answers it as the body parser would). */
+export const BODY_NOT_JSON = Symbol('kassa.graphql.bodyNotJson');
+/** The body as the lane read it, for the route to key the answer by (CachedQueries.key). */
+export const RAW_BODY = Symbol('kassa.graphql.rawBody');
+
+export type LaneRequest = IncomingMessage & { body?: unknown; [COUNTED]?: boolean; [BODY_NOT_JSON]?: boolean; [RAW_BODY]?: string };
+
+const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/**
+ * POST /graphql answered from kept answers (src/graphql/cached-queries.ts) before Express sees
+ * the request (issue 10: GraphQL as fast as REST GET for the same data). It takes only a plain
+ * JSON POST of known length within the body limit; counts it against the caller's GraphQL
+ * limit as throttle.http would; reads the body; and answers when a kept answer is still the
+ * answer now. Otherwise it hands the request on to Express with the body already parsed
+ * (body-parser skips a body already read), marked as counted: nothing is counted twice, and
+ * Express answers exactly as before.
+ */
+export function graphqlQueryLane(ctx: DomainContext, options: { cached: CachedQueries; throttle: GraphqlThrottle; bodyLimit: number }): GraphqlLane {
+  return (req: LaneRequest, res, handOn, answered) => {
+    if (req.method !== 'POST' || req.url !== '/graphql') return false;
+    const { headers } = req;
+    const length = Number(headers['content-length']);
+    const type = headers['content-type'];
+    if (!Number.isInteger(length) || length <= 0 || length > options.bodyLimit || headers['transfer-encoding'] !== undefined) return false;
+    if (headers['content-encoding'] !== undefined || typeof type !== 'string' || !JSON_TYPE.test(type)) return false;
+    // A body that never arrives whole (the client went away) ends the request here.
+    void serve(req, res, handOn, answered).catch(() => res.destroy());
+    return true;
+  };
+
+  async function serve(req: LaneRequest, res: ServerResponse, handOn: () => void, answered: (req: IncomingMessage, res: ServerResponse) => void): Promise<void> {
+    try {
+      await rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
+    } catch {
+      // Over the limit (or the counters unreachable): the route counts it again and answers as it
+      // always does, 429 or its error (the body is still unread).
+      return handOn();
+    }
+    req[COUNTED] = true;
+    const text = await readBody(req);
+    const answer = options.cached.find(options.cached.key(text, req.headers.accept), ctx);
+    if (answer !== undefined) {
+      answered(req, res);
+      res.statusCode = answer.status;
+      for (const [name, value] of answer.headers) res.setHeader(name, value);
+      res.setHeader('Content-Length', answer.body.length);
+      res.setHeader('ETag', answer.etag);
+      res.end(answer.body);
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (typeof body !== 'object' || body === null) {
+      req[BODY_NOT_JSON] = true;
+      return handOn();
+    }
+    req.body = body;
+    req[RAW_BODY] = text;
+    handOn();
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('request aborted')));
+  });
+}
