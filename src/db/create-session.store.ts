@@ -1,6 +1,7 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { NewSessionOutcome, NewSessionWrite } from '../domain/ports.js';
+import { formatAmount } from '../domain/money.js';
 
 /**
  * Rows as kassa_create_checkout_session() (migration 20261123140000_hot_paths) takes them:
@@ -123,26 +124,37 @@ function hintKey(claim: Claim): string {
 /** Create's one statement (README "Benchmarks"): everything it writes, committed at once or not at all. */
 export async function createSessionInOneStatement(prisma: PrismaClient, write: NewSessionWrite, hints = new OffsetHints()): Promise<NewSessionOutcome> {
   const { session } = write;
+  const tries = write.claims.map((claim) => hints.first(claim));
+  // Quotes and event carry the amounts of the steps tried: the statement rewrites only those it could not claim.
+  const quotes = quoteRows(session);
+  let payload = write.event.payload;
+  write.claims.forEach((claim, index) => {
+    const step = tries[index]!;
+    if (step === 0) return;
+    const amount = claim.baseAmount.plus(claim.step.times(step));
+    quotes[claim.position] = { ...quotes[claim.position], amount: amount.toFixed(), offset_steps: step };
+    payload = withValueAt(payload, write.amountPath(claim.position), formatAmount(amount));
+  });
   const argument = {
     session: sessionRow(session),
     items: itemRows(session),
-    quotes: quoteRows(session),
+    quotes,
     networks: networkRows(session),
-    claims: write.claims.map((claim) => ({
+    claims: write.claims.map((claim, index) => ({
       position: claim.position,
       ticker: claim.ticker,
       base: claim.baseAmount.toFixed(),
       step: claim.step.toFixed(),
       networks: claim.wallets.map((wallet) => wallet.network),
       wallets: claim.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
-      try: hints.first(claim),
+      try: tries[index],
     })),
     max_steps: write.maxSteps,
     cause: write.cause,
     event: {
       id: write.event.id,
       type: write.event.type,
-      payload: write.event.payload,
+      payload,
       created_at: write.event.createdAt.toISOString(),
     },
     amount_paths: session.quotes.map((_, position) => write.amountPath(position)),
@@ -169,6 +181,19 @@ export async function createSessionInOneStatement(prisma: PrismaClient, write: N
   for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
   for (const claim of write.claims) hints.learn(claim, offsets.get(claim.position) ?? null, write.maxSteps);
   return { kind: 'created', offsets };
+}
+
+/** `value` with `path` set to `leaf`, copying only the objects and arrays along the path. */
+function withValueAt(value: unknown, path: readonly string[], leaf: unknown): unknown {
+  if (path.length === 0) return leaf;
+  const [head, ...rest] = path as [string, ...string[]];
+  if (Array.isArray(value)) {
+    const copy = [...value];
+    copy[Number(head)] = withValueAt(copy[Number(head)], rest, leaf);
+    return copy;
+  }
+  const object = (value ?? {}) as Record<string, unknown>;
+  return { ...object, [head]: withValueAt(object[head], rest, leaf) };
 }
 
 /** The PostgreSQL error code behind a Prisma raw-query error, wherever this Prisma version puts it. */
