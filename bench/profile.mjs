@@ -20,7 +20,9 @@ await q(`CREATE DATABASE "${name}"`);
 await q(`ALTER DATABASE "${name}" SET track_functions = 'pl'`);
 if (process.env.PROF_LOG) await q(`ALTER DATABASE "${name}" SET log_statement = 'all'`);
 const profDir = mkdtempSync(path.join(tmpdir(), 'prof-'));
-const env = { ...process.env, DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`, KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')), KASSA_ENV: 'development', KASSA_DEMO: 'false', KASSA_SANDBOX: 'false', KASSA_WATCHER: 'false', LOG_LEVEL: 'warn', KASSA_RATE_LIMIT_CREATE: '1000000/1m', KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m', PORT: String(3377 + (process.pid % 500)), HOST: '127.0.0.1' };
+// bind asks a chain: a live anvil on the local network.
+const anvil = target === 'bind' ? await (await import('../dist/chain/anvil.js')).startAnvil({ port: 9545 + (process.pid % 400) }) : null;
+const env = { ...process.env, DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`, KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')), KASSA_ENV: 'development', KASSA_DEMO: 'false', KASSA_SANDBOX: 'false', KASSA_WATCHER: 'false', LOG_LEVEL: 'warn', KASSA_RATE_LIMIT_CREATE: '1000000/1m', KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m', PORT: String(3377 + (process.pid % 500)), HOST: '127.0.0.1', KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m', ...(anvil ? { KASSA_RPC_URLS_LOCAL: anvil.url } : {}) };
 const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
 cli('migrate');
 const org = cli('orgs', 'create', '--name', 'P', '--wallet', `0x${randomBytes(20).toString('hex')}`);
@@ -30,21 +32,30 @@ for (let i = 0; i < 200; i++) { try { if ((await fetch(`http://127.0.0.1:${env.P
 let ts = 0;
 const sign = () => { const quantity = 1 + Math.floor(Math.random() * 999); const body = JSON.stringify({ user: { id: 'u', email: 'u@example.com' }, items: [{ name: 'x', quantity, unit_price: 19.99 }], currency: 'USD' }); ts = Math.max(Date.now(), ts + 1); return { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': key.api_key, 'x-service-timestamp': String(ts), 'x-service-signature': createHmac('sha256', key.api_secret).update(`${ts}.${body}`).digest('hex') } }; };
 const created = await (await fetch(`http://127.0.0.1:${env.PORT}/checkout-sessions`, sign())).json();
+// Binds go to sessions of their own (one candidate each, as payers bind): made first.
+const bindTargets = [];
+let nextTarget = 0;
+if (target === 'bind') {
+  await autocannon({ connections: 16, amount: 3000, url: `http://127.0.0.1:${env.PORT}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...sign() }), onResponse: (status, body) => status === 201 && bindTargets.push(JSON.parse(body).session_id) }] });
+}
 const opts = target === 'create' ? { url: `http://127.0.0.1:${env.PORT}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...sign() }) }] }
   : target === 'graphql' ? { url: `http://127.0.0.1:${env.PORT}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoOptions { ticker amount } totalAmountFiat } }', variables: { id: created.session_id } }) }
+  : target === 'bind' ? { url: `http://127.0.0.1:${env.PORT}`, requests: [{ setupRequest: (r) => ({ ...r, method: 'POST', path: `/checkout-sessions/${bindTargets[nextTarget++ % bindTargets.length]}/bind-tx`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '31337', crypto_currency: 'USDT' }) }) }] }
   : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
 const cpuOf = (pid) => { try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10; } catch { return 0; } };
 const pgPids = async () => { const c = new pg.Client({ connectionString: admin }); await c.connect(); const r = await c.query(`select pid from pg_stat_activity where datname = $1`, [name]); await c.end(); return r.rows.map((x) => x.pid); };
-const before = { node: cpuOf(child.pid), pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])) };
+const sysOf = (pid) => { try { return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]) * 10; } catch { return 0; } };
+const before = { node: cpuOf(child.pid), nodeSys: sysOf(child.pid), pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])) };
 const result = await autocannon({ connections: 16, duration: Number(process.env.PROF_SECONDS ?? 8), ...opts });
 const pids = await pgPids();
 const pgCpu = pids.reduce((sum, p) => sum + cpuOf(p) - (before.pg.get(p) ?? 0), 0);
-console.log('CPU ms per request: node', ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3), 'postgres', (pgCpu / result.requests.total).toFixed(3));
+console.log('CPU ms per request: node', ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3), '(of it in the kernel', ((sysOf(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')', 'postgres', (pgCpu / result.requests.total).toFixed(3));
 console.log(target, 'req/s', result.requests.average, 'non2xx', result.non2xx);
 { const c = new pg.Client({ connectionString: env.DATABASE_URL }); await c.connect(); const r = await c.query(`select funcname, calls, round(total_time::numeric/calls,3) as ms_per_call, round(self_time::numeric/calls,3) as self_ms from pg_stat_user_functions where calls > 0`); for (const row of r.rows) console.log('pl/pgsql', row.funcname, row.calls, 'calls', row.ms_per_call, 'ms per call'); await c.end(); }
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await q(`DROP DATABASE "${name}" WITH (FORCE)`);
+await anvil?.stop();
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(path.join(profDir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));

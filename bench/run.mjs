@@ -216,6 +216,9 @@ const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessionId st
 async function postgresSection(report) {
   const databaseUrl = await freshDatabase(`kassa_bench_${process.pid}`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-'));
+  // A live chain (anvil) on the local network, so a bind asks a node as it would in use.
+  const { startAnvil } = await import('../dist/chain/anvil.js');
+  const anvil = await startAnvil({ port: await freePort() });
   // The create limit stays on (its counter is part of what a create costs) but far above what the bench sends.
   const env = {
     ...process.env,
@@ -229,6 +232,7 @@ async function postgresSection(report) {
     KASSA_RATE_LIMIT_CREATE: '1000000/1m',
     KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
     KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
+    KASSA_RPC_URLS_LOCAL: anvil.url,
   };
   const kassa = await startKassaFor('postgres', env);
 
@@ -314,6 +318,7 @@ async function postgresSection(report) {
   };
   await stop(kassa.child);
   await stop(reference);
+  await anvil.stop();
 }
 
 async function embeddedSection(report) {

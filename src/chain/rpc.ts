@@ -37,8 +37,8 @@ export interface LogFilter {
 export class ChainRpc {
   private readonly client: PublicClient;
 
-  constructor(urls: readonly string[], timeoutMs: number) {
-    const transports = urls.map((url) => http(url, { timeout: timeoutMs, retryCount: 1, retryDelay: 200 }));
+  constructor(urls: readonly string[], timeoutMs: number, options: { retryCount?: number } = {}) {
+    const transports = urls.map((url) => http(url, { timeout: timeoutMs, retryCount: options.retryCount ?? 1, retryDelay: 200 }));
     this.client = createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports) });
   }
 

@@ -1,4 +1,4 @@
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession, CheckoutSessionStatus } from '../domain/checkout-session.js';
 import { toDecimal } from '../domain/money.js';
@@ -66,7 +66,9 @@ interface SessionReadRow {
  * (measured; see README "Benchmarks"). Amounts travel as text, never as
  * JSON numbers, so no float touches them.
  */
-export async function readSession(client: Client, id: string): Promise<CheckoutSession | null> {
+export async function readSession(client: Client, id: string, options: { lock?: boolean } = {}): Promise<CheckoutSession | null> {
+  // FOR UPDATE OF s: the session row is locked by the read itself (the organisation's is not).
+  const lock = options.lock ? Prisma.sql`FOR UPDATE OF s` : Prisma.empty;
   const rows = await client.$queryRaw<SessionReadRow[]>`
     SELECT s.id, s.organisation_id, o.name AS organisation_name, o.deleted_at IS NOT NULL AS organisation_deleted,
            s.owner_user_id, s.status::text AS status, s.source, s.from_payment_link, s.anonymous, s.requires_payer_identity,
@@ -88,7 +90,8 @@ export async function readSession(client: Client, id: string): Promise<CheckoutS
                      FROM checkout_session_networks n WHERE n.session_id = s.id), '[]'::json) AS networks
       FROM checkout_sessions s
       JOIN organisations o ON o.id = s.organisation_id
-     WHERE s.id = ${id}::uuid`;
+     WHERE s.id = ${id}::uuid
+     ${lock}`;
   const row = rows[0];
   return row ? toCheckoutSession(row) : null;
 }

@@ -13,6 +13,41 @@ import { replaceQuotes } from './quote-changes.js';
 
 type Tx = Prisma.TransactionClient;
 
+/** The column each SessionPatch field writes (quoted where the name needs it). */
+const SESSION_COLUMNS: Record<keyof SessionPatch, string> = {
+  status: 'status',
+  overpaid: 'overpaid',
+  cryptoCurrency: 'crypto_currency',
+  totalAmountCrypto: 'total_amount_crypto',
+  boundTxHash: 'bound_tx_hash',
+  boundAt: 'bound_at',
+  payerWalletAddress: 'payer_wallet_address',
+  chainId: 'chain_id',
+  failureReason: 'failure_reason',
+  amountReceived: 'amount_received',
+  amountReceivedLate: 'amount_received_late',
+  amountPending: 'amount_pending',
+  paymentsChangedAt: 'payments_changed_at',
+  boundTxCheckedAt: 'bound_tx_checked_at',
+  updatedAt: 'updated_at',
+};
+
+/** A patch value as SQL: amounts as exact numeric text, the status as its enum, times as timestamptz. */
+function columnValue(field: keyof SessionPatch, value: unknown): Prisma.Sql {
+  if (value === null) return Prisma.sql`NULL`;
+  if (field === 'status') return Prisma.sql`${value as string}::checkout_session_status`;
+  if (value instanceof Date) return Prisma.sql`${value}::timestamptz`;
+  if (typeof value === 'object' && value !== null && 'toFixed' in value) return Prisma.sql`${(value as { toFixed(): string }).toFixed()}::numeric`;
+  return Prisma.sql`${value}`;
+}
+
+/** A unique-constraint violation, however this Prisma version reports a raw statement's. */
+function uniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  const meta = error.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } } | undefined;
+  return error.code === 'P2002' || meta?.code === '23505' || meta?.driverAdapterError?.cause?.originalCode === '23505' || meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation';
+}
+
 export async function findIdempotencyKey(client: Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
   const row = await client.idempotencyKey.findUnique({ where: { organisationId_key: { organisationId, key } } });
   return row ? { requestHash: row.requestHash, sessionId: row.sessionId } : null;
@@ -43,29 +78,22 @@ export class PrismaTxStore implements TxStore {
     return readSession(this.tx, id);
   }
 
+  /** Locks the session row and reads the session, in one statement. */
   async lockSession(id: string): Promise<CheckoutSession | null> {
     this.touched.add(id);
-    const locked = await this.tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM checkout_sessions WHERE id = ${id}::uuid FOR UPDATE`;
-    return locked.length === 0 ? null : readSession(this.tx, id);
+    return readSession(this.tx, id, { lock: true });
   }
 
+  /** One raw UPDATE of the fields given (Prisma's update reads the row back; nobody needs it). */
   async updateSession(id: string, patch: SessionPatch): Promise<void> {
     this.touched.add(id);
+    const assignments = Object.entries(patch)
+      .filter(([, value]) => value !== undefined)
+      .map(([field, value]) => Prisma.sql`${Prisma.raw(SESSION_COLUMNS[field as keyof SessionPatch])} = ${columnValue(field as keyof SessionPatch, value)}`);
     try {
-      await this.tx.checkoutSession.update({
-        where: { id },
-        data: {
-          ...patch,
-          totalAmountCrypto: patch.totalAmountCrypto?.toFixed(),
-          amountReceived: patch.amountReceived?.toFixed(),
-          amountReceivedLate: patch.amountReceivedLate?.toFixed(),
-          amountPending: patch.amountPending?.toFixed(),
-        },
-      });
+      await this.tx.$executeRaw`UPDATE checkout_sessions SET ${Prisma.join(assignments, ', ')} WHERE id = ${id}::uuid`;
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
-      }
+      if (uniqueViolation(error)) throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
       throw error;
     }
   }

@@ -9,7 +9,7 @@ import { assetsOn, normaliseChainId } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
 import type { BoundTransaction } from './ports.js';
-import { NO_HOLDS } from './status-machine.js';
+import { expiryMayBeDue, NO_HOLDS } from './status-machine.js';
 import { throttleBind } from './throttle.js';
 
 /** The bind request as received (spec §2.5); every field is checked here, for REST and GraphQL alike. */
@@ -66,7 +66,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
   const outcome = await ctx.store.transaction(async (tx): Promise<BindResult | DomainError> => {
     const locked = await tx.lockSession(sessionId);
     if (!locked) return notFound(`Checkout session ${sessionId} not found`);
-    const holds = isTerminal(locked.status) ? NO_HOLDS : await tx.expiryHolds(locked, ctx.inflightGraceMinutes);
+    // What holds it open matters only once its time may be up.
+    const holds = expiryMayBeDue(locked, now) ? await tx.expiryHolds(locked, ctx.inflightGraceMinutes) : NO_HOLDS;
     const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock', holds }, now);
     const candidates = await tx.transactionsOfSession(session.id);
     // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
