@@ -37,7 +37,9 @@ async function waitReady(url) {
 }
 
 function serve(env, port) {
-  return spawn('node', [path.join(root, 'bin/kassa.js'), 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', process.env.BENCH_DEBUG ? 'inherit' : 'ignore', 'inherit'] });
+  // BENCH_WATCHER_NODE_ARGS (e.g. --cpu-prof) are given to the watching instance only, to profile it.
+  const nodeArgs = env.KASSA_WATCHER === 'true' && process.env.BENCH_WATCHER_NODE_ARGS ? process.env.BENCH_WATCHER_NODE_ARGS.split(' ') : [];
+  return spawn('node', [...nodeArgs, path.join(root, 'bin/kassa.js'), 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', process.env.BENCH_DEBUG ? 'inherit' : 'ignore', 'inherit'] });
 }
 
 const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
@@ -127,11 +129,14 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     // The watcher starts from before the first transfer; timed until every session is paid.
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
     pool.on('error', () => {}); // a connection cut while the bench tears down is not a result
+    const watcherPort = await freePort();
     const watcher = serve(
       { ...env, KASSA_WATCHER: 'true', KASSA_WATCH_INTERVAL_MS: '100', KASSA_SCAN_BACKFILL_BLOCKS: String(Number(endBlock - startBlock) + 5) },
-      await freePort(),
+      watcherPort,
     );
     children.push(watcher);
+    // Timed from when the instance is ready (its start-up is not the watcher's work) until every session is paid.
+    await waitReady(`http://127.0.0.1:${watcherPort}`);
     const started = Date.now();
     let paid = 0;
     while (paid < sessions) {

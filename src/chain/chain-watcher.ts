@@ -6,7 +6,7 @@ import { applyBoundTxVerdict, judgeBoundTransaction, type BoundTxEvidence } from
 import { attributeTransfer, settleSessionPayments, type ChainTransfer } from '../domain/payments.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
-import { ChainRpc, isRangeTooLarge } from './rpc.js';
+import { ChainRpc, isRangeTooLarge, type RpcBlock } from './rpc.js';
 import { readEvidence } from './transaction-evidence.js';
 import { addressTopic, blocksOf, decodeTransferLogs, tokenIndex, TRANSFER_TOPIC, type RawLog, type TokenInfo } from './transfer-logs.js';
 
@@ -33,6 +33,22 @@ export interface ChainWatchers {
 const WALLETS_PER_QUERY = 500;
 // Native-coin transfers need every block's transactions: ranges are kept short for them.
 const NATIVE_BLOCKS_PER_RANGE = 50;
+/** JSON-RPC reads of one scan in flight at once (blocks and their timestamps), instead of one after another. */
+const RPC_CONCURRENCY = 8;
+
+/** `work` over `items`, at most `limit` at once; the results in the items' order. */
+async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
 const REORG_LOOKBACK = 64;
 
 /**
@@ -82,19 +98,28 @@ export function startChainWatchers(ctx: DomainContext, settings: WatcherSettings
   };
 }
 
-/** Settles every session whose payments changed; safe with several instances (SKIP LOCKED). */
+/** Sessions settled per transaction, and transactions settling at once (each takes its own batch: SKIP LOCKED). */
+const SETTLE_BATCH = 25;
+const SETTLE_WORKERS = 4;
+
+/**
+ * Settles every session whose payments changed; safe with several instances (SKIP LOCKED).
+ * A settlement is a handful of short statements per session, so a backlog is worked off by
+ * several transactions at once, on connections of their own, rather than one after another.
+ */
 export async function settleChangedSessions(ctx: DomainContext, logger: Logger): Promise<void> {
-  try {
+  const worker = async () => {
     for (;;) {
       const now = ctx.clock();
-      const settled = await ctx.store.settleChangedPayments(50, async (tx, session) => {
+      const settled = await ctx.store.settleChangedPayments(SETTLE_BATCH, async (tx, session) => {
         await settleSessionPayments(ctx, tx, session, now);
       });
-      if (settled < 50) return;
+      if (settled < SETTLE_BATCH) return;
     }
-  } catch (error) {
-    logger.error({ err: error }, 'settling payments failed');
-  }
+  };
+  const outcomes = await Promise.allSettled(Array.from({ length: SETTLE_WORKERS }, worker));
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) logger.error({ err: failed.reason }, 'settling payments failed');
 }
 
 async function findOnOtherNetworks(watchers: readonly NetworkWatcher[], hash: string): Promise<{ slug: string; chainId: number } | null> {
@@ -220,13 +245,16 @@ class NetworkWatcher {
   private async scanRange(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<boolean> {
     const transfers: ChainTransfer[] = [];
     if (wallets.size > 0) {
+      // Native coin: every block of the range is read anyway, and its timestamp serves the token logs too.
+      const blocks = new Map<string, RpcBlock>();
+      const native = this.network.nativeAsset ? await this.nativeTransfers(from, to, wallets, blocks) : [];
       const walletList = [...wallets];
       for (let i = 0; i < walletList.length; i += WALLETS_PER_QUERY) {
         const topics = walletList.slice(i, i + WALLETS_PER_QUERY).map(addressTopic);
         const logs = await this.logsSplitting(from, to, topics);
-        transfers.push(...decodeTransferLogs(logs, this.network, this.tokens, wallets, await this.blockTimes(blocksOf(logs, wallets))));
+        transfers.push(...decodeTransferLogs(logs, this.network, this.tokens, wallets, await this.blockTimes(blocksOf(logs, wallets), blocks)));
       }
-      if (this.network.nativeAsset) transfers.push(...(await this.nativeTransfers(from, to, wallets)));
+      transfers.push(...native);
     }
     const end = await this.rpc.block(to);
     if (!end) return false; // the chain got shorter under us: the next tick's reorg check sorts it out
@@ -243,15 +271,24 @@ class NetworkWatcher {
     return recorded;
   }
 
-  /** The timestamps of the blocks holding matched logs, one eth_getBlockByNumber each. */
-  private async blockTimes(blocks: ReadonlyMap<string, bigint>): Promise<Map<string, Date>> {
+  /**
+   * The timestamps of the blocks holding matched logs: from the blocks read already (by hash),
+   * else one eth_getBlockByNumber each, RPC_CONCURRENCY at a time.
+   */
+  private async blockTimes(blocks: ReadonlyMap<string, bigint>, known: ReadonlyMap<string, RpcBlock>): Promise<Map<string, Date>> {
     const times = new Map<string, Date>();
+    const missing: Array<[string, bigint]> = [];
     for (const [hash, number] of blocks) {
+      const block = known.get(hash);
+      if (block) times.set(hash, new Date(Number(block.timestamp) * 1000));
+      else missing.push([hash, number]);
+    }
+    await inParallel(missing, RPC_CONCURRENCY, async ([hash, number]) => {
       const block = await this.rpc.block(number);
       // A block replaced since the logs were read: the next tick's reorg check sorts it out.
       if (!block || block.hash !== hash) throw new Error(`block ${number} changed while scanning`);
       times.set(hash, new Date(Number(block.timestamp) * 1000));
-    }
+    });
     return times;
   }
 
@@ -267,12 +304,18 @@ class NetworkWatcher {
     }
   }
 
-  /** Native-coin transfers to watched wallets that succeeded (a reverted transaction moves no value). */
-  private async nativeTransfers(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<ChainTransfer[]> {
+  /**
+   * Native-coin transfers to watched wallets that succeeded (a reverted transaction moves no value).
+   * Blocks are read RPC_CONCURRENCY at a time and kept in `blocks` (by hash) for the token logs' times.
+   */
+  private async nativeTransfers(from: bigint, to: bigint, wallets: ReadonlySet<string>, blocks: Map<string, RpcBlock>): Promise<ChainTransfer[]> {
+    const numbers: bigint[] = [];
+    for (let number = from; number <= to; number += 1n) numbers.push(number);
+    const read = await inParallel(numbers, RPC_CONCURRENCY, (number) => this.rpc.blockTransactions(number));
     const transfers: ChainTransfer[] = [];
-    for (let number = from; number <= to; number += 1n) {
-      const found = await this.rpc.blockTransactions(number);
+    for (const found of read) {
       if (!found) continue;
+      blocks.set(found.block.hash, found.block);
       for (const tx of found.transactions) {
         if (!tx.to || !wallets.has(tx.to) || tx.value === 0n) continue;
         const receipt = await this.rpc.receipt(tx.hash);
