@@ -27,7 +27,7 @@ const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/k
 cli('migrate');
 const org = cli('orgs', 'create', '--name', 'P', '--wallet', `0x${randomBytes(20).toString('hex')}`);
 const key = cli('keys', 'create', '--org', org.id);
-const child = spawn('node', ['--cpu-prof', `--cpu-prof-dir=${profDir}`, path.join(root, 'bin/kassa.js'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+const child = spawn('node', [...(process.env.PROF_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(process.env.PROF_NO_CPU ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]), path.join(root, 'bin/kassa.js'), 'serve'], { env, stdio: ['ignore', process.env.PROF_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'] });
 for (let i = 0; i < 200; i++) { try { if ((await fetch(`http://127.0.0.1:${env.PORT}/ready`)).ok) break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
 let ts = 0;
 const sign = () => { const quantity = 1 + Math.floor(Math.random() * 999); const body = JSON.stringify({ user: { id: 'u', email: 'u@example.com' }, items: [{ name: 'x', quantity, unit_price: 19.99 }], currency: 'USD' }); ts = Math.max(Date.now(), ts + 1); return { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': key.api_key, 'x-service-timestamp': String(ts), 'x-service-signature': createHmac('sha256', key.api_secret).update(`${ts}.${body}`).digest('hex') } }; };
@@ -46,7 +46,9 @@ const cpuOf = (pid) => { try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8
 const pgPids = async () => { const c = new pg.Client({ connectionString: admin }); await c.connect(); const r = await c.query(`select pid from pg_stat_activity where datname = $1`, [name]); await c.end(); return r.rows.map((x) => x.pid); };
 const sysOf = (pid) => { try { return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]) * 10; } catch { return 0; } };
 const before = { node: cpuOf(child.pid), nodeSys: sysOf(child.pid), pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])) };
-const result = await autocannon({ connections: 16, duration: Number(process.env.PROF_SECONDS ?? 8), ...opts });
+if (process.env.PROF_SNAPSHOT) setTimeout(() => child.kill('SIGUSR2'), 4000);
+const result = await autocannon({ connections: 16, duration: Number(process.env.PROF_SECONDS ?? 8), ...(process.env.PROF_RATE ? { overallRate: Number(process.env.PROF_RATE) } : {}), ...opts });
+console.log('p50', result.latency.p50, 'p99', result.latency.p99, 'max', result.latency.max);
 const pids = await pgPids();
 const pgCpu = pids.reduce((sum, p) => sum + cpuOf(p) - (before.pg.get(p) ?? 0), 0);
 console.log('CPU ms per request: node', ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3), '(of it in the kernel', ((sysOf(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')', 'postgres', (pgCpu / result.requests.total).toFixed(3));
@@ -56,6 +58,7 @@ child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await q(`DROP DATABASE "${name}" WITH (FORCE)`);
 await anvil?.stop();
+if (process.env.PROF_NO_CPU) process.exit(0);
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(path.join(profDir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
