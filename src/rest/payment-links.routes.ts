@@ -3,7 +3,7 @@ import type { DomainContext } from '../domain/context.js';
 import { createSessionFromLink, PAYER_IDEMPOTENCY_KEY_MIN_LENGTH } from '../domain/create-session-from-link.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import { invalid } from '../domain/errors.js';
-import { toPaymentLinkView } from '../domain/payment-link.js';
+import { toPaymentLinkView } from '../domain/payment-link.views.js';
 import { createPaymentLink, getPaymentLink, listPaymentLinks, updatePaymentLink } from '../domain/payment-links.js';
 import { rateLimit } from '../domain/throttle.js';
 import { isUuid } from '../domain/uuid.js';
