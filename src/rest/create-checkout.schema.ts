@@ -96,7 +96,8 @@ export const createCheckoutFields = {
     .max(LIMITS.items, { error: `must contain no more than ${LIMITS.items} elements` }),
   currency: z
     .string({ error: required('a string') })
-    .regex(/^[A-Za-z]{3}$/, { error: 'must be a three-letter ISO 4217 code' }),
+    .regex(/^[A-Za-z]{3}$/, { error: 'must be a three-letter ISO 4217 code' })
+    .describe('Quote currency (ISO 4217), e.g. "USD"; crypto amounts derive from the total in it'),
   metadata: metadata.optional(),
   expires_in_minutes: integer(LIMITS.expiresInMinutes.min, LIMITS.expiresInMinutes.max)
     .meta({ default: DEFAULT_EXPIRES_IN_MINUTES, description: 'Session lifetime in minutes' })
