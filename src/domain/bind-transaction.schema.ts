@@ -26,13 +26,14 @@ export interface CheckedBind {
   payerWalletAddress: string | null;
 }
 
+const NOT_TEXT = 'must be a string';
 // A missing field and a null one read the same: "is required", or nothing for an optional one.
-const text = z.string({
-  error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string'),
-});
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => value ?? undefined, schema.optional());
+const absent = (value: unknown) => value === undefined || value === null;
+const text = z.string({ error: (issue) => (absent(issue.input) ? 'is required' : NOT_TEXT) });
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (absent(value) ? undefined : value), schema.optional());
 
-const TICKERS = ASSET_TICKERS.join(', ');
+const ONE_OF_TICKERS = `must be one of the following values: ${ASSET_TICKERS.join(', ')}`;
 const CHAIN_ID_PROBLEM = 'must be an EIP-155 chain id, decimal ("56") or hex ("0x38")';
 
 /** The fields of spec §2.5, in the order their problems are listed. */
@@ -46,9 +47,7 @@ export const bindTransactionFields = {
     return chainId ?? z.NEVER;
   }),
   crypto_currency: optional(
-    z.enum(ASSET_TICKERS, {
-      error: (issue) => (typeof issue.input === 'string' ? `must be one of the following values: ${TICKERS}` : 'must be a string'),
-    }),
+    z.enum(ASSET_TICKERS, { error: (issue) => (typeof issue.input === 'string' ? ONE_OF_TICKERS : NOT_TEXT) }),
   ),
   payer_wallet_address: optional(
     text

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { lineItemSchema } from './checkout-session.views.js';
-import { formatAmount } from './money.js';
+import { formatAmount, type Decimal } from './money.js';
 import {
   fixedTotal,
   IDENTITY_OPTIONS,
@@ -42,6 +42,8 @@ export const paymentLinkViewSchema = z
 
 export type PaymentLinkView = z.infer<typeof paymentLinkViewSchema>;
 
+const openAmount = (min: Decimal, max: Decimal) => ({ min: formatAmount(min), max: formatAmount(max) });
+
 export const paymentLinkUrl = (checkoutBaseUrl: string, id: string) => `${checkoutBaseUrl}/l/${id}`;
 
 /** `url` is `{checkout_base_url}/l/<payment_link_id>`. */
@@ -63,8 +65,7 @@ export function toPaymentLinkView(link: PaymentLink, checkoutBaseUrl: string, no
             total_price: formatAmount(item.unitPrice.times(item.quantity)),
             product_id: item.productId,
           })),
-    amount_fiat:
-      link.amountMin && link.amountMax ? { min: formatAmount(link.amountMin), max: formatAmount(link.amountMax) } : null,
+    amount_fiat: link.amountMin && link.amountMax ? openAmount(link.amountMin, link.amountMax) : null,
     total_amount_fiat: total ? formatAmount(total) : null,
     expires_in_minutes: link.expiresInMinutes,
     identity_options: [...link.identityOptions],

@@ -11,7 +11,7 @@ import { resolveWebhookHost, webhookUrlProblems } from './webhook-url.js';
  * refuses unknown properties, src/rest/webhook-endpoints.schema.ts) alike.
  */
 
-/** http(s), no credentials, a host (src/domain/webhook-url.ts); the address rule needs configuration and DNS (below). */
+/** http(s), no credentials, a host (src/domain/webhook-url.ts); the address rule needs config and DNS (below). */
 const url = z
   .string({ error: required('an http(s) URL') })
   .min(1, { error: 'must be an http(s) URL', abort: true })
