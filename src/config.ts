@@ -3,6 +3,7 @@ import type { Network } from './domain/networks.js';
 import { EnvReader, type Env } from './config/env-reader.js';
 import { readDeploymentConfig, unsafeCombinations, type DeploymentConfig } from './config/deployment.js';
 import { readGraphqlConfig, type GraphqlConfig } from './config/graphql.js';
+import { readKassaEnv, type KassaEnv } from './config/kassa-env.js';
 import { readMasterKey, readPreviousMasterKeys } from './config/master-key.js';
 import { readNetworks } from './config/network-registry.js';
 import { readPaymentsConfig, type PaymentsConfig } from './config/payments.js';
@@ -19,7 +20,7 @@ export type { WebhookConfig } from './config/webhooks.js';
 export type { PaymentsConfig } from './config/payments.js';
 export type { MetricsConfig } from './config/deployment.js';
 
-export type KassaEnv = 'development' | 'test' | 'production';
+export type { KassaEnv } from './config/kassa-env.js';
 
 /**
  * Everything Kassa reads from the environment, validated once at start. Each
@@ -66,10 +67,7 @@ export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const read = new EnvReader(env, problems);
 
-  const kassaEnv = read.oneOf('KASSA_ENV', ['development', 'test', 'production'] as const, defaultEnv(env));
-  if (kassaEnv === 'test' && env.NODE_ENV === 'production') {
-    problems.push("KASSA_ENV=test is the mode of Kassa's own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)");
-  }
+  const kassaEnv = readKassaEnv(read, env);
   const production = kassaEnv === 'production';
   const port = read.integer('PORT', 3000, 0, 65535);
   const databaseUrl = read.optional('DATABASE_URL');
@@ -109,13 +107,4 @@ export function loadConfig(env: Env = process.env): Config {
   problems.push(...unsafeCombinations(read, { env: kassaEnv, networks, rateSources: config.rates.sources, demo: config.demo, sandbox: config.sandbox, databaseUrl }));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
-}
-
-/**
- * NODE_ENV=production chooses production. Test mode relaxes safety rules (fixture rates on
- * mainnet networks), so only an explicit KASSA_ENV=test chooses it, never NODE_ENV=test alone
- * (which test runners set for everything they run).
- */
-function defaultEnv(env: Env): KassaEnv {
-  return env.NODE_ENV === 'production' ? 'production' : 'development';
 }

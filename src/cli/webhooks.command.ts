@@ -7,9 +7,8 @@ import {
   redeliverWebhook,
   removeWebhookEndpoint,
   rotateWebhookSecret,
-  toDeliveryView,
-  toEndpointView,
 } from '../domain/webhook-endpoints.js';
+import { toDeliveryView, toEndpointView } from '../domain/webhook.views.js';
 import { invalid } from '../domain/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';

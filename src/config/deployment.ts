@@ -1,9 +1,8 @@
 import type { Network } from '../domain/networks.js';
 import type { EnvReader } from './env-reader.js';
+import type { KassaEnv } from './kassa-env.js';
 import type { RatesSourceName } from './rates.js';
 import { redactUrl } from './redact-url.js';
-
-type KassaEnv = 'development' | 'test' | 'production';
 
 /** How this instance is exposed and started (README "Running in production"). */
 export interface DeploymentConfig {

@@ -1,26 +1,38 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isAssetTicker } from '../domain/assets.js';
 import type { Network } from '../domain/networks.js';
 import type { EnvReader } from './env-reader.js';
+import {
+  asNetwork,
+  registryFileSchema,
+  registryNetworkProblems,
+  registryNetworkSchema,
+} from './network-registry.schema.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { hasUnambiguousHost, redactUrl } from './redact-url.js';
 
-interface RegistryFile {
-  networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }>;
-}
-
-/** The enabled networks of the registry (KASSA_NETWORKS_FILE), with their RPC URLs and confirmations from the environment. */
+/**
+ * The enabled networks of the registry (KASSA_NETWORKS_FILE, checked against its schema in
+ * network-registry.schema.ts), with their RPC URLs and confirmations from the environment.
+ */
 export function readNetworks(read: EnvReader, production: boolean): Network[] {
   const problems = read.problems;
   const file = path.resolve(read.string('KASSA_NETWORKS_FILE', path.join(PACKAGE_ROOT, 'config/networks.json')));
-  let registry: RegistryFile;
+  let text: unknown;
   try {
-    registry = JSON.parse(readFileSync(file, 'utf8')) as RegistryFile;
+    text = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     problems.push(`KASSA_NETWORKS_FILE: cannot read ${file}: ${(error as Error).message}`);
     return [];
   }
+  const parsed = registryFileSchema.safeParse(text);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push(`${file}: ${issue.path.join('.') || 'the file'} ${issue.message}`);
+    }
+    return [];
+  }
+  const registry = parsed.data;
   const enabled = read.list('KASSA_NETWORKS', production ? ['ethereum', 'bsc'] : ['local']);
   const networks: Network[] = [];
   for (const slug of enabled) {
@@ -29,8 +41,9 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
       problems.push(`KASSA_NETWORKS: unknown network "${slug}" (known: ${registry.networks.map((n) => n.slug).join(', ')})`);
       continue;
     }
+    const checked = registryNetworkSchema.safeParse(entry);
     const upper = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
-    const rpcUrls = read.list(`KASSA_RPC_URLS_${upper}`, entry.rpcUrls ?? []);
+    const rpcUrls = read.list(`KASSA_RPC_URLS_${upper}`, (checked.success && checked.data.rpcUrls) || []);
     for (const url of rpcUrls) {
       if (!/^(https?|wss?):\/\/[^\s/]+/.test(url)) {
         problems.push(`KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${redactUrl(url)}")`);
@@ -41,16 +54,12 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
         );
       }
     }
-    const confirmations = read.integer(`KASSA_CONFIRMATIONS_${upper}`, entry.confirmations, 0, 10000);
-    if (entry.nativeAsset !== null && !isAssetTicker(entry.nativeAsset)) {
-      problems.push(`${file}: network ${slug} has an unknown native asset ${entry.nativeAsset}`);
+    if (!checked.success) {
+      problems.push(...registryNetworkProblems(file, slug, entry, checked.error));
+      continue;
     }
-    for (const token of entry.tokens) {
-      if (!isAssetTicker(token.ticker) || !/^0x[0-9a-fA-F]{40}$/.test(token.address)) {
-        problems.push(`${file}: network ${slug} has an invalid token entry ${JSON.stringify(token)}`);
-      }
-    }
-    networks.push(Object.freeze({ ...entry, rpcUrls, confirmations, tokens: Object.freeze([...entry.tokens]) }));
+    const confirmations = read.integer(`KASSA_CONFIRMATIONS_${upper}`, checked.data.confirmations, 0, 10000);
+    networks.push(asNetwork(checked.data, rpcUrls, confirmations));
   }
   if (networks.length === 0 && problems.length === 0) problems.push('KASSA_NETWORKS: enable at least one network');
   return networks;

@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { EnvReader } from './env-reader.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
-export type RatesSourceName = 'static' | 'coingecko' | 'coinbase';
+export const RATES_SOURCE_NAMES = ['static', 'coingecko', 'coinbase'] as const;
+export type RatesSourceName = (typeof RATES_SOURCE_NAMES)[number];
 
 export interface RatesConfig {
   readonly sources: readonly RatesSourceName[];
@@ -25,8 +26,8 @@ export function readRatesConfig(read: EnvReader, production: boolean): RatesConf
   // Production asks two independent sources and quotes only when both answer and agree.
   const sources = read.list('KASSA_RATES_SOURCES', production ? ['coingecko', 'coinbase'] : ['static']);
   for (const source of sources) {
-    if (!['static', 'coingecko', 'coinbase'].includes(source)) {
-      read.problems.push(`KASSA_RATES_SOURCES: unknown source "${source}" (known: static, coingecko, coinbase)`);
+    if (!(RATES_SOURCE_NAMES as readonly string[]).includes(source)) {
+      read.problems.push(`KASSA_RATES_SOURCES: unknown source "${source}" (known: ${RATES_SOURCE_NAMES.join(', ')})`);
     }
   }
   const minSources = read.integer('KASSA_RATES_MIN_SOURCES', production ? 2 : 1, 1, 10);

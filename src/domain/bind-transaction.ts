@@ -1,24 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { ASSET_TICKERS, isAssetTicker, type AssetTicker } from './assets.js';
+import type { AssetTicker } from './assets.js';
 import { applyBoundTxVerdict, judgeBoundTransaction } from './bound-transactions.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
-import { formatAmount, type Decimal } from './money.js';
-import { assetsOn, normaliseChainId } from './networks.js';
+import type { Decimal } from './money.js';
+import { assetsOn } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
+import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
 import type { BoundTransaction } from './ports.js';
 import { expiryMayBeDue, NO_HOLDS } from './status-machine.js';
 import { throttleBind } from './throttle.js';
-
-/** The bind request as received (spec §2.5); every field is checked here, for REST and GraphQL alike. */
-export interface BindTransactionInput {
-  readonly tx_hash?: unknown;
-  readonly chain_id?: unknown;
-  readonly crypto_currency?: unknown;
-  readonly payer_wallet_address?: unknown;
-}
 
 /** Spec §2.6: what one bind call did. */
 export interface BindResult {
@@ -30,17 +23,8 @@ export interface BindResult {
   readonly idempotent: boolean;
 }
 
-const TX_HASH_PATTERN = /^0x[a-fA-F0-9]{64}$/;
-const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
 /** Bound transactions not judged yet that one session may hold: a bind is cheap, checking it is not. */
 export const MAX_UNVERIFIED_BINDS = 5;
-
-interface CheckedBind {
-  txHash: string;
-  chainId: string;
-  ticker: AssetTicker | null;
-  payerWalletAddress: string | null;
-}
 
 /**
  * Binds a payer's broadcast transaction to a session (spec §4.2). A bind is a hint, not a
@@ -156,63 +140,6 @@ function lateWindowOpen(session: CheckoutSession, now: Date): boolean {
 function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: string, idempotent: boolean): BindResult {
   const required = session.cryptoCurrency === ticker && session.totalAmountCrypto ? session.totalAmountCrypto : session.quotes.find((q) => q.ticker === ticker)!.amount;
   return { session, txHash, cryptoCurrency: ticker, totalAmountCrypto: required, idempotent };
-}
-
-/** The spec §2.6 body. */
-export function toBindResponse(result: BindResult) {
-  return {
-    session_id: result.session.id,
-    bound_tx_hash: result.txHash,
-    crypto_currency: result.cryptoCurrency,
-    total_amount_crypto: formatAmount(result.totalAmountCrypto),
-    status: result.session.status,
-    idempotent: result.idempotent,
-  };
-}
-
-/** Every problem with the bind fields, named by field (empty when they are well-formed). */
-export function bindInputProblems(input: BindTransactionInput): string[] {
-  try {
-    checkBindInput(input);
-    return [];
-  } catch (error) {
-    if (error instanceof DomainError) return [...error.messages];
-    throw error;
-  }
-}
-
-function checkBindInput(input: BindTransactionInput): CheckedBind {
-  const problems: string[] = [];
-  const text = (field: keyof BindTransactionInput, required: boolean): string | null => {
-    const value = input[field];
-    if (value === undefined || value === null) {
-      if (required) problems.push(`${field} is required`);
-      return null;
-    }
-    if (typeof value !== 'string') {
-      problems.push(`${field} must be a string`);
-      return null;
-    }
-    return value;
-  };
-
-  const txHash = text('tx_hash', true);
-  if (txHash !== null && !TX_HASH_PATTERN.test(txHash)) problems.push('tx_hash must match ^0x[a-fA-F0-9]{64}$ (0x and 64 hex characters)');
-  const chainText = text('chain_id', true);
-  const chainId = chainText === null ? null : normaliseChainId(chainText);
-  if (chainText !== null && chainId === null) problems.push('chain_id must be an EIP-155 chain id, decimal ("56") or hex ("0x38")');
-  const ticker = text('crypto_currency', false);
-  if (ticker !== null && !isAssetTicker(ticker)) problems.push(`crypto_currency must be one of the following values: ${ASSET_TICKERS.join(', ')}`);
-  const payer = text('payer_wallet_address', false);
-  if (payer !== null && !ADDRESS_PATTERN.test(payer)) problems.push('payer_wallet_address must match ^0x[a-fA-F0-9]{40}$ (0x and 40 hex characters)');
-
-  if (problems.length > 0) throw invalid(problems);
-  return {
-    txHash: txHash!.toLowerCase(),
-    chainId: chainId!,
-    ticker: ticker as AssetTicker | null,
-    payerWalletAddress: payer?.toLowerCase() ?? null,
-  };
 }
 
 function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError | null {

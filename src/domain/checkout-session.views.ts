@@ -1,42 +1,106 @@
-import { receivingWallet, type CheckoutSession } from './checkout-session.js';
+import { z } from 'zod';
+import { ASSET_TICKERS } from './assets.js';
+import type { BindResult } from './bind-transaction.js';
+import { CHECKOUT_SESSION_STATUSES, receivingWallet, type CheckoutSession } from './checkout-session.js';
 import { formatAmount } from './money.js';
+import { amount, dateTime, freeForm, uuid } from './view-fields.js';
+
+export const checkoutStatusSchema = z.enum(CHECKOUT_SESSION_STATUSES);
+export const cryptoTickerSchema = z
+  .enum(ASSET_TICKERS)
+  .describe('A crypto ticker Kassa quotes and binds (spec §1, §2.5)');
+
+/** Spec §2.3. */
+export const cryptoPaymentOptionSchema = z
+  .strictObject({
+    ticker: cryptoTickerSchema,
+    id: z.string().describe('Asset identifier, e.g. "ethereum"'),
+    unit_price_fiat: amount.describe('Price of 1 unit in the session quote currency'),
+    amount: amount.describe('What the payer must send'),
+  })
+  .describe('Spec §2.3');
+
+/** The payer as the merchant described them on create (spec §2.1 `user`). */
+export const checkoutUserSchema = z.strictObject({
+  id: z.string(),
+  email: z.string().nullable(),
+  telegram_id: z.string().nullable(),
+  username: z.string().nullable(),
+});
+
+/** A line item as the merchant view (spec §2.2 `items`) and a payment link show it. */
+export const lineItemSchema = z.strictObject({
+  name: z.string(),
+  quantity: z.int().min(1),
+  unit_price: amount.describe('In the quote currency'),
+  total_price: amount,
+  product_id: z.string().nullable(),
+});
 
 /** Spec §2.1: what anyone holding the session id may see. */
-export interface PublicSessionView {
-  session_id: string;
-  status: string;
-  source: string;
-  from_payment_link: boolean;
-  anonymous: boolean;
-  requires_payer_identity: boolean;
-  identity_options: string[];
-  product_payment_link_id: string | null;
-  total_amount_crypto: string | null;
-  crypto_currency: string | null;
-  crypto_options: Array<{ ticker: string; id: string; unit_price_fiat: string; amount: string }>;
-  fiat_currency: string;
-  total_amount_fiat: string;
-  wallet_address: string;
-  supported_networks: string[];
-  expires_at: string;
-  overpaid: boolean;
-  bound_tx_hash: string | null;
-  payer_wallet_address: string | null;
-  chain_id: string | null;
-  user: { id: string; email: string | null; telegram_id: string | null; username: string | null };
-}
+export const publicSessionViewSchema = z
+  .strictObject({
+    session_id: uuid,
+    status: checkoutStatusSchema,
+    source: z.string().describe('Origin of the session'),
+    from_payment_link: z.boolean(),
+    anonymous: z.boolean(),
+    requires_payer_identity: z.boolean(),
+    identity_options: z.array(z.string()),
+    product_payment_link_id: uuid.nullable(),
+    total_amount_crypto: amount.nullable(),
+    crypto_currency: cryptoTickerSchema.nullable().describe('Ticker of the selected crypto'),
+    crypto_options: z.array(cryptoPaymentOptionSchema),
+    fiat_currency: z.string(),
+    total_amount_fiat: amount,
+    wallet_address: z.string().describe('Merchant receiving wallet'),
+    supported_networks: z.array(z.string()),
+    expires_at: dateTime,
+    overpaid: z.boolean(),
+    bound_tx_hash: z.string().nullable(),
+    payer_wallet_address: z.string().nullable(),
+    chain_id: z.string().nullable().describe('Decimal EIP-155 id'),
+    user: checkoutUserSchema,
+  })
+  .describe('Spec §2.1, exactly these fields');
+
+const checkoutUrl = z.url().describe('{checkout_base_url}/pay/<session_id>: send the payer here');
 
 /** Spec §2.2: the public view plus what only the merchant sees. */
-export interface MerchantSessionView extends PublicSessionView {
-  organisation_id: string;
-  organisation_name: string | null;
-  organisation_deleted: boolean;
-  owner_user_id: string | null;
-  checkout_url: string;
-  items: Array<{ name: string; quantity: number; unit_price: string; total_price: string; product_id: string | null }>;
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
+export const merchantSessionViewSchema = publicSessionViewSchema
+  .extend({
+    organisation_id: uuid,
+    organisation_name: z.string().nullable(),
+    organisation_deleted: z.boolean(),
+    owner_user_id: uuid.nullable(),
+    checkout_url: checkoutUrl,
+    items: z.array(lineItemSchema),
+    metadata: freeForm.describe('Free-form, as sent on create'),
+    created_at: dateTime,
+  })
+  .describe('Spec §2.2: every field of §2.1 plus the merchant fields');
+
+/** A session started from a payment link: the public view and where to pay it. */
+export const linkSessionViewSchema = publicSessionViewSchema
+  .extend({ checkout_url: checkoutUrl })
+  .describe('The public view of a session started from a payment link, and where to pay it');
+
+/** Spec §2.6. */
+export const bindResponseSchema = z
+  .strictObject({
+    session_id: uuid,
+    bound_tx_hash: z.string().regex(/^0x[a-fA-F0-9]{64}$/),
+    crypto_currency: cryptoTickerSchema,
+    total_amount_crypto: amount,
+    status: checkoutStatusSchema,
+    idempotent: z.boolean().describe('true when this transaction was bound before'),
+  })
+  .describe('Spec §2.6');
+
+export type PublicSessionView = z.infer<typeof publicSessionViewSchema>;
+export type MerchantSessionView = z.infer<typeof merchantSessionViewSchema>;
+export type LinkSessionView = z.infer<typeof linkSessionViewSchema>;
+export type BindResponse = z.infer<typeof bindResponseSchema>;
 
 export function toPublicView(session: CheckoutSession): PublicSessionView {
   return {
@@ -96,5 +160,21 @@ export function toMerchantView(session: CheckoutSession, checkoutBaseUrl: string
     })),
     metadata: { ...session.metadata },
     created_at: session.createdAt.toISOString(),
+  };
+}
+
+export function toLinkSessionView(session: CheckoutSession, checkoutBaseUrl: string): LinkSessionView {
+  return { ...toPublicView(session), checkout_url: `${checkoutBaseUrl}/pay/${session.id}` };
+}
+
+/** The spec §2.6 body. */
+export function toBindResponse(result: BindResult): BindResponse {
+  return {
+    session_id: result.session.id,
+    bound_tx_hash: result.txHash,
+    crypto_currency: result.cryptoCurrency,
+    total_amount_crypto: formatAmount(result.totalAmountCrypto),
+    status: result.session.status,
+    idempotent: result.idempotent,
   };
 }

@@ -1,12 +1,12 @@
 import type { Decimal } from './money.js';
-import { formatAmount } from './money.js';
 
 /** What a payment link may ask the payer for (README "Payment links"). */
 export const IDENTITY_OPTIONS = ['email', 'telegram', 'username'] as const;
 export type IdentityOption = (typeof IDENTITY_OPTIONS)[number];
 
 /** Why a link does or does not take payers right now. */
-export type PaymentLinkState = 'active' | 'inactive' | 'expired' | 'used_up';
+export const PAYMENT_LINK_STATES = ['active', 'inactive', 'expired', 'used_up'] as const;
+export type PaymentLinkState = (typeof PAYMENT_LINK_STATES)[number];
 
 export interface PaymentLinkItem {
   readonly name: string;
@@ -59,68 +59,6 @@ export function fixedTotal(link: Pick<PaymentLink, 'items'>): Decimal | null {
   if (link.items.length === 0) return null;
   return link.items.reduce((sum, item) => sum.plus(item.unitPrice.times(item.quantity)), link.items[0]!.unitPrice.times(0));
 }
-
-/** The merchant's view of a link (REST, CLI --json). */
-export interface PaymentLinkView {
-  payment_link_id: string;
-  organisation_id: string;
-  url: string;
-  name: string;
-  currency: string;
-  items: Array<{ name: string; quantity: number; unit_price: string; total_price: string; product_id: string | null }> | null;
-  amount_fiat: { min: string; max: string } | null;
-  total_amount_fiat: string | null;
-  expires_in_minutes: number;
-  identity_options: string[];
-  anonymous: boolean;
-  requires_payer_identity: boolean;
-  max_uses: number | null;
-  uses: number;
-  active: boolean;
-  state: PaymentLinkState;
-  expires_at: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-/** `url` is `{checkout_base_url}/l/<payment_link_id>`. */
-export function toPaymentLinkView(link: PaymentLink, checkoutBaseUrl: string, now: Date): PaymentLinkView {
-  const total = fixedTotal(link);
-  return {
-    payment_link_id: link.id,
-    organisation_id: link.organisationId,
-    url: paymentLinkUrl(checkoutBaseUrl, link.id),
-    name: link.name,
-    currency: link.currency,
-    items:
-      link.items.length === 0
-        ? null
-        : link.items.map((item) => ({
-            name: item.name,
-            quantity: item.quantity,
-            unit_price: formatAmount(item.unitPrice),
-            total_price: formatAmount(item.unitPrice.times(item.quantity)),
-            product_id: item.productId,
-          })),
-    amount_fiat: link.amountMin && link.amountMax ? { min: formatAmount(link.amountMin), max: formatAmount(link.amountMax) } : null,
-    total_amount_fiat: total ? formatAmount(total) : null,
-    expires_in_minutes: link.expiresInMinutes,
-    identity_options: [...link.identityOptions],
-    anonymous: link.anonymous,
-    requires_payer_identity: requiresPayerIdentity(link),
-    max_uses: link.maxUses,
-    uses: link.uses,
-    active: link.active,
-    state: paymentLinkState(link, now),
-    expires_at: link.expiresAt?.toISOString() ?? null,
-    metadata: { ...link.metadata },
-    created_at: link.createdAt.toISOString(),
-    updated_at: link.updatedAt.toISOString(),
-  };
-}
-
-export const paymentLinkUrl = (checkoutBaseUrl: string, id: string) => `${checkoutBaseUrl}/l/${id}`;
 
 /** What may change on an existing link (PATCH, `kassa links deactivate`). */
 export interface PaymentLinkPatch {

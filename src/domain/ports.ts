@@ -1,5 +1,6 @@
 import type { CheckoutSession, CheckoutSessionStatus, CryptoQuote } from './checkout-session.js';
-import type { CheckoutEventType, ExpiryHolds, ReceivedTotals } from './status-machine.js';
+import type { CheckoutEventType } from './event-types.js';
+import type { ExpiryHolds, ReceivedTotals } from './status-machine.js';
 import type { Decimal } from './money.js';
 import type { AssetTicker } from './assets.js';
 import type { Attribution, AttributionCandidates, ChainTransfer } from './payments.js';

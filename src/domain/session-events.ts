@@ -3,7 +3,8 @@ import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import { toMerchantView } from './checkout-session.views.js';
 import type { DomainContext } from './context.js';
 import type { OutboxEvent, TxStore } from './ports.js';
-import { transition, type CheckoutEventType, type SessionEvent, type Transition } from './status-machine.js';
+import type { CheckoutEventType } from './event-types.js';
+import { transition, type SessionEvent, type Transition } from './status-machine.js';
 
 /** An outbox event carrying the merchant view of the session at this moment. */
 export function outboxEvent(ctx: DomainContext, session: CheckoutSession, type: CheckoutEventType, at: Date): OutboxEvent {

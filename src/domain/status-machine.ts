@@ -1,20 +1,7 @@
 import type { CheckoutSessionStatus } from './checkout-session.js';
 import { isTerminal } from './checkout-session.js';
+import type { CheckoutEventType } from './event-types.js';
 import { Decimal } from './money.js';
-
-/** Event types written to the outbox (README "Webhooks and events"). */
-export type CheckoutEventType =
-  | 'checkout_session.created'
-  | 'checkout_session.tx_bound'
-  | 'checkout_session.partially_paid'
-  | 'checkout_session.paid'
-  | 'checkout_session.expired'
-  | 'checkout_session.failed'
-  | 'checkout_session.late_payment'
-  /** A chain reorganisation removed payments the session had been credited with. */
-  | 'checkout_session.payment_reversed'
-  /** The quote outlived KASSA_QUOTE_TTL_MINUTES and the session was re-priced. */
-  | 'checkout_session.quote_updated';
 
 /** What the status rules need to know about a session. */
 export interface SessionState {

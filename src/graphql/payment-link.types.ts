@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { PaymentLinkState as DomainLinkState } from '../domain/payment-link.js';
+import { sameValues } from './same-values.js';
 import { DecimalScalar } from './scalars.js';
 
 /** GraphQL names (USED_UP) over the domain's values (used_up). */
@@ -10,6 +12,7 @@ export enum PaymentLinkState {
   USED_UP = 'used_up',
 }
 registerEnumType(PaymentLinkState, { name: 'PaymentLinkState', description: 'Whether a payment link takes payers now, and if not, why.' });
+sameValues<`${PaymentLinkState}`, DomainLinkState>(true);
 
 @ObjectType({ description: 'The merchant as the hosted pages show it: name, logo (served by Kassa) and brand colour.' })
 export class Merchant {

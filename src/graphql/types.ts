@@ -1,7 +1,10 @@
 import 'reflect-metadata';
 import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
+import type { AssetTicker } from '../domain/assets.js';
+import type { CheckoutSessionStatus as DomainStatus } from '../domain/checkout-session.js';
 import type { Decimal } from '../domain/money.js';
+import { sameValues } from './same-values.js';
 
 /**
  * The GraphQL schema's types, code-first. Every field names its GraphQL type
@@ -30,6 +33,10 @@ export enum CryptoTicker {
   ETH = 'ETH',
 }
 registerEnumType(CryptoTicker, { name: 'CryptoTicker', description: 'The crypto assets Kassa quotes and accepts.' });
+
+// The domain's lists are the source; the enums name them in GraphQL's case and order (schema.graphql).
+sameValues<`${CheckoutSessionStatus}`, DomainStatus>(true);
+sameValues<`${CryptoTicker}`, AssetTicker>(true);
 
 @ObjectType({ description: 'One quoted asset (spec §2.3): the price locked at creation and the amount to send.' })
 export class CryptoPaymentOption {

@@ -1,7 +1,6 @@
 import type { BindResult as DomainBindResult } from '../domain/bind-transaction.js';
-import { toBindResponse } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
-import { toPublicView } from '../domain/checkout-session.views.js';
+import { toBindResponse, toPublicView } from '../domain/checkout-session.views.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
 import { Decimal, formatAmount } from '../domain/money.js';
 import { amountDue } from '../domain/payments.js';

@@ -2,8 +2,8 @@ import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
-import { bindInputProblems, bindPayerTransaction, toBindResponse, type BindTransactionInput } from '../domain/bind-transaction.js';
-import { toMerchantView } from '../domain/checkout-session.views.js';
+import { bindPayerTransaction } from '../domain/bind-transaction.js';
+import { toBindResponse, toMerchantView } from '../domain/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
 import { invalid } from '../domain/errors.js';
 import { parseCreateCheckout } from './create-checkout.schema.js';
@@ -11,9 +11,7 @@ import { methodNotAllowed } from './error-handler.js';
 import { readJsonBody } from './json-body.js';
 import { signedRequestOf } from './signed-request.js';
 import { clientAddressOf } from './client-address.js';
-import { isJsonObject } from '../json/decimal-json.js';
-
-const BIND_FIELDS = ['tx_hash', 'chain_id', 'crypto_currency', 'payer_wallet_address'];
+import { readBindBody } from './bind-transaction.schema.js';
 
 /** Spec §4: create (signed), get and bind-tx (public). Each route translates and calls one domain function. */
 export function checkoutSessionsRouter(ctx: DomainContext): Router {
@@ -39,24 +37,13 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
 
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
     // The body is read after the bind is counted (README "Rate limits"): malformed binds count too.
-    const result = await bindPayerTransaction(ctx, { sessionId: req.params.id, clientAddress: clientAddressOf(req) }, () => bindBody(req));
+    const request = { sessionId: req.params.id, clientAddress: clientAddressOf(req) };
+    const result = await bindPayerTransaction(ctx, request, () => readBindBody(readJsonBody(req)));
     res.status(200).json(toBindResponse(result));
   });
   router.all('/checkout-sessions/:id/bind-tx', methodNotAllowed(['POST']));
 
   return router;
-}
-
-/** The bind-tx body: a JSON object with the bind fields and nothing else (every problem listed). */
-function bindBody(req: Request): BindTransactionInput {
-  const body = readJsonBody(req);
-  if (!isJsonObject(body)) throw invalid(['body must be a JSON object']);
-  const problems = [
-    ...Object.keys(body).filter((key) => !BIND_FIELDS.includes(key)).map((key) => `property ${key} should not exist`),
-    ...bindInputProblems(body),
-  ];
-  if (problems.length > 0) throw invalid(problems);
-  return body;
 }
 
 // DESIGN.md §4: 1–255 printable characters, scoped to the organisation.

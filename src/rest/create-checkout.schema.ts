@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { Decimal } from '../domain/money.js';
 import { isJsonObject } from '../json/decimal-json.js';
-import type { CreateCheckoutInput } from '../domain/create-checkout-session.js';
+import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput } from '../domain/create-checkout-session.js';
+import { problemsOf, required } from '../domain/input-problems.js';
 
 // Limits of spec §8 and DESIGN.md §4 "Create".
 export const LIMITS = {
@@ -16,8 +17,6 @@ export const LIMITS = {
   itemName: 500,
 } as const;
 
-const required = (what: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`);
-
 const text = (max: number) =>
   z
     .string({ error: required('a string') })
@@ -25,21 +24,32 @@ const text = (max: number) =>
     .min(1, { error: 'should not be empty' })
     .max(max, { error: `must be shorter than or equal to ${max} characters` });
 
-/** A JSON number, parsed exactly (src/json/decimal-json.ts turns JSON numbers into Decimal). */
-const jsonNumber = z.custom<Decimal>((value) => value instanceof Decimal, { error: required('a number') });
+/**
+ * A JSON number, parsed exactly (src/json/decimal-json.ts turns JSON numbers into Decimal).
+ * JSON Schema cannot see inside a refinement: each number schema states its bounds for
+ * OpenAPI with `.meta`, from the same values it checks.
+ */
+export const jsonNumber = z.custom<Decimal>((value) => value instanceof Decimal, { error: required('a number') });
 
 const integer = (min: number, max: number) =>
   jsonNumber
     .refine((value) => value.isInteger(), { error: 'must be an integer number', abort: true })
     .refine((value) => value.gte(min), { error: `must not be less than ${min}`, abort: true })
     .refine((value) => value.lte(max), { error: `must not be greater than ${max}`, abort: true })
-    .transform((value) => value.toNumber());
+    .transform((value) => value.toNumber())
+    .meta({ type: 'integer', minimum: min, maximum: max });
 
 const unitPrice = jsonNumber
   .refine((value) => value.gte(0), { error: 'must not be less than 0', abort: true })
   .refine((value) => value.lte(LIMITS.unitPrice), { error: `must not be greater than ${LIMITS.unitPrice}`, abort: true })
   .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, { error: 'must have at most 8 decimal places', abort: true })
-  .transform((value) => value.toFixed());
+  .transform((value) => value.toFixed())
+  .meta({
+    type: 'number',
+    minimum: 0,
+    maximum: Number(LIMITS.unitPrice),
+    description: `In the request currency; at most ${LIMITS.unitPriceDecimals} decimal places`,
+  });
 
 const metadata = z
   .custom<Record<string, unknown>>(isJsonObject, { error: 'must be an object' })
@@ -50,7 +60,10 @@ const metadata = z
     for (const problem of problems) context.addIssue({ code: 'custom', ...problem });
     return plain;
   })
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, { error: 'must not be larger than 8 KB as JSON' });
+  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, {
+    error: 'must not be larger than 8 KB as JSON',
+  })
+  .meta({ type: 'object', description: 'Free-form, any keys' });
 
 const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
   z.custom<unknown>(isJsonObject, { error: required(what) }).pipe(schema);
@@ -74,27 +87,32 @@ const item = plainObject(z.strictObject(
   'an object',
 );
 
+/** The fields of CreateCheckoutRequest (spec §2.4); payment links share some of them. */
+export const createCheckoutFields = {
+  user,
+  items: z
+    .array(item, { error: required('an array') })
+    .min(1, { error: 'must contain at least 1 element' })
+    .max(LIMITS.items, { error: `must contain no more than ${LIMITS.items} elements` }),
+  currency: z
+    .string({ error: required('a string') })
+    .regex(/^[A-Za-z]{3}$/, { error: 'must be a three-letter ISO 4217 code' })
+    .describe('Quote currency (ISO 4217), e.g. "USD"; crypto amounts derive from the total in it'),
+  metadata: metadata.optional(),
+  expires_in_minutes: integer(LIMITS.expiresInMinutes.min, LIMITS.expiresInMinutes.max)
+    .meta({ default: DEFAULT_EXPIRES_IN_MINUTES, description: 'Session lifetime in minutes' })
+    .optional(),
+};
+
 /** CreateCheckoutRequest, spec §2.4. */
-export const createCheckoutSchema = plainObject(z.strictObject(
-  {
-    user,
-    items: z
-      .array(item, { error: required('an array') })
-      .min(1, { error: 'must contain at least 1 element' })
-      .max(LIMITS.items, { error: `must contain no more than ${LIMITS.items} elements` }),
-    currency: z
-      .string({ error: required('a string') })
-      .regex(/^[A-Za-z]{3}$/, { error: 'must be a three-letter ISO 4217 code' }),
-    metadata: metadata.optional(),
-    expires_in_minutes: integer(LIMITS.expiresInMinutes.min, LIMITS.expiresInMinutes.max).optional(),
-  }),
-  'a JSON object',
-);
+export const createCheckoutSchema = plainObject(z.strictObject(createCheckoutFields), 'a JSON object').meta({
+  title: 'CreateCheckoutRequest',
+});
 
 /** Validates a parsed create body; returns the domain input or every problem, named by field path. */
 export function parseCreateCheckout(body: unknown): { ok: true; input: CreateCheckoutInput } | { ok: false; problems: string[] } {
   const result = createCheckoutSchema.safeParse(body);
-  if (!result.success) return { ok: false, problems: result.error.issues.flatMap(describeIssue) };
+  if (!result.success) return { ok: false, problems: problemsOf(result.error) };
   const { user, items, currency, metadata, expires_in_minutes } = result.data;
   return {
     ok: true,
@@ -106,16 +124,6 @@ export function parseCreateCheckout(body: unknown): { ok: true; input: CreateChe
       expiresInMinutes: expires_in_minutes,
     },
   };
-}
-
-/** Zod issue → "items.0.quantity must not be less than 1" (the path, then what is wrong). */
-export function describeIssue(issue: z.core.$ZodIssue): string[] {
-  const path = issue.path.map(String).join('.');
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => `property ${path ? `${path}.` : ''}${key} should not exist`);
-  }
-  if (!path) return [`body ${issue.message}`];
-  return [`${path} ${issue.message}`];
 }
 
 // Metadata is free-form and not money: its numbers are stored as JSON numbers

@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { invalid } from '../domain/errors.js';
-import { listEvents } from '../domain/webhook-endpoints.js';
-import { describeIssue } from './create-checkout.schema.js';
+import { listEvents } from '../domain/events-feed.js';
+import { problemsOf } from '../domain/input-problems.js';
 import { methodNotAllowed } from './error-handler.js';
 import { listEventsQuerySchema } from './webhook-endpoints.schema.js';
 import { authenticate } from './webhook-endpoints.routes.js';
@@ -13,7 +13,7 @@ export function eventsRouter(ctx: DomainContext): Router {
   router.get('/events', async (req, res) => {
     const merchant = await authenticate(ctx, req);
     const query = listEventsQuerySchema.safeParse({ ...req.query });
-    if (!query.success) throw invalid(query.error.issues.flatMap(describeIssue));
+    if (!query.success) throw invalid(problemsOf(query.error));
     const { after, limit, session_id } = query.data;
     res.status(200).json(await listEvents(ctx, merchant.organisationId, { after, limit, sessionId: session_id }));
   });

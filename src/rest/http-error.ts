@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { z } from 'zod';
 
 /** A transport-level refusal (malformed JSON, 413, 415, unknown route) with the spec §7 body. */
 export class HttpError extends Error {
@@ -12,12 +13,16 @@ export class HttpError extends Error {
   }
 }
 
-/** Spec §7: `{ statusCode, message, error }`. */
-export interface ErrorBody {
-  statusCode: number;
-  message: string | string[];
-  error: string;
-}
+/** Spec §7: `{ statusCode, message, error }`, the body of every error. */
+export const errorBodySchema = z.strictObject({
+  statusCode: z.int(),
+  message: z
+    .union([z.string(), z.array(z.string())])
+    .describe('An array of every problem for 400; one sentence otherwise'),
+  error: z.string(),
+});
+
+export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 export function errorBody(statusCode: number, message: string | readonly string[]): ErrorBody {
   // A 400 always lists its problems (as validation errors do); other statuses carry one sentence.

@@ -1,9 +1,25 @@
-import type { z } from 'zod';
-import { ASSET_TICKERS } from '../domain/assets.js';
-import { createBodySchema, createPaymentLinkBodySchema, exact, ref, type Json } from './openapi-schemas.js';
-import { createWebhookEndpointSchema, listEventsQuerySchema, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
-import { linkSessionSchema, updatePaymentLinkSchema } from './payment-links.schema.js';
-
+import { z } from 'zod';
+import {
+  bindResponseSchema,
+  linkSessionViewSchema,
+  merchantSessionViewSchema,
+  publicSessionViewSchema,
+} from '../domain/checkout-session.views.js';
+import { paymentLinkViewSchema } from '../domain/payment-link.views.js';
+import {
+  eventPageSchema,
+  webhookEndpointViewSchema,
+  webhookEndpointWithSecretSchema,
+} from '../domain/webhook.views.js';
+import { bindTransactionBodySchema } from './bind-transaction.schema.js';
+import { createCheckoutSchema } from './create-checkout.schema.js';
+import { paymentLinkListSchema, webhookEndpointListSchema } from './openapi-components.js';
+import { createPaymentLinkSchema, linkSessionSchema, updatePaymentLinkSchema } from './payment-links.schema.js';
+import {
+  createWebhookEndpointBodySchema,
+  listEventsQuerySchema,
+  updateWebhookEndpointBodySchema,
+} from './webhook-endpoints.schema.js';
 
 export interface RouteDoc {
   readonly method: 'get' | 'post' | 'patch' | 'delete';
@@ -15,9 +31,11 @@ export interface RouteDoc {
    * `{timestamp}.{METHOD}.{path?query}.{rawBody}` (README "Signing a merchant call").
    */
   readonly signed: false | 'body' | 'request';
-  readonly body?: z.ZodType | Json;
+  /** The zod schema the route validates its body with (a request schema carries a `title`, its type's name). */
+  readonly body?: z.ZodType;
   readonly query?: z.ZodObject;
-  readonly ok: { status: number; description: string; schema?: Json; contentType?: string };
+  /** `schema`: a component of openapi-components.ts (a `$ref`), or a small schema written inline. */
+  readonly ok: { status: number; description: string; schema?: z.ZodType; contentType?: string };
   /** Error statuses this operation answers (500 is added to all). */
   readonly errors: readonly number[];
   readonly headers?: readonly { name: string; description: string }[];
@@ -33,17 +51,27 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/checkout-sessions',
     summary: 'Create a checkout session (spec §4.1)',
     signed: 'body',
-    body: createBodySchema(),
-    ok: { status: 201, description: 'The merchant view; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true', schema: ref('MerchantSession') },
+    body: createCheckoutSchema,
+    ok: {
+      status: 201,
+      description: 'The merchant view; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
+      schema: merchantSessionViewSchema,
+    },
     errors: [400, 401, 409, 413, 415, 422, 429, 503],
-    headers: [{ name: 'Idempotency-Key', description: '1–255 printable ASCII characters, scoped to the organisation, remembered ≥ 24 h' }],
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          '1–255 printable ASCII characters, scoped to the organisation, remembered ≥ 24 h',
+      },
+    ],
   },
   {
     method: 'get',
     path: '/checkout-sessions/:id',
     summary: 'Read a session: the public view (spec §2.1)',
     signed: false,
-    ok: { status: 200, description: 'The public view', schema: ref('PublicSession') },
+    ok: { status: 200, description: 'The public view', schema: publicSessionViewSchema },
     errors: [400, 404],
   },
   {
@@ -51,18 +79,12 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/checkout-sessions/:id/bind-tx',
     summary: "Bind the payer's transaction (spec §2.6)",
     signed: false,
-    body: {
-      type: 'object',
-      required: ['tx_hash', 'chain_id'],
-      additionalProperties: false,
-      properties: {
-        tx_hash: { type: 'string', pattern: '^0x[a-fA-F0-9]{64}$' },
-        chain_id: { type: 'string', description: 'Decimal EIP-155 id ("56"); hex "0x38" is accepted' },
-        crypto_currency: { type: 'string', enum: [...ASSET_TICKERS], description: 'Required unless the session already has one' },
-        payer_wallet_address: { type: 'string', pattern: '^0x[a-fA-F0-9]{40}$' },
-      },
+    body: bindTransactionBodySchema,
+    ok: {
+      status: 200,
+      description: 'Bound (idempotent: false) or bound before (idempotent: true)',
+      schema: bindResponseSchema,
     },
-    ok: { status: 200, description: 'Bound (idempotent: false) or bound before (idempotent: true)', schema: ref('BindResponse') },
     errors: [400, 404, 409, 413, 415, 429],
   },
   {
@@ -70,8 +92,8 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints',
     summary: 'Register a webhook endpoint; the signing secret is in this answer only',
     signed: 'request',
-    body: createWebhookEndpointSchema,
-    ok: { status: 201, description: 'The endpoint and its secret', schema: ref('WebhookEndpointWithSecret') },
+    body: createWebhookEndpointBodySchema,
+    ok: { status: 201, description: 'The endpoint and its secret', schema: webhookEndpointWithSecretSchema },
     errors: SIGNED_BODY_ERRORS,
   },
   {
@@ -79,7 +101,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints',
     summary: "The organisation's webhook endpoints",
     signed: 'request',
-    ok: { status: 200, description: 'All endpoints (never secrets)', schema: exact({ data: { type: 'array', items: ref('WebhookEndpoint') } }) },
+    ok: { status: 200, description: 'All endpoints (never secrets)', schema: webhookEndpointListSchema },
     errors: [401, 429],
   },
   {
@@ -87,7 +109,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints/:id',
     summary: 'One webhook endpoint',
     signed: 'request',
-    ok: { status: 200, description: 'The endpoint', schema: ref('WebhookEndpoint') },
+    ok: { status: 200, description: 'The endpoint', schema: webhookEndpointViewSchema },
     errors: [400, 401, 404, 429],
   },
   {
@@ -95,8 +117,8 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints/:id',
     summary: 'Change the URL, the event filter or enabled',
     signed: 'request',
-    body: updateWebhookEndpointSchema,
-    ok: { status: 200, description: 'The endpoint as it now is', schema: ref('WebhookEndpoint') },
+    body: updateWebhookEndpointBodySchema,
+    ok: { status: 200, description: 'The endpoint as it now is', schema: webhookEndpointViewSchema },
     errors: SIGNED_BODY_ERRORS,
   },
   {
@@ -112,7 +134,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/webhook-endpoints/:id/rotate-secret',
     summary: 'Issue a new secret; the previous one keeps signing during the overlap',
     signed: 'request',
-    ok: { status: 200, description: 'The endpoint and its new secret', schema: ref('WebhookEndpointWithSecret') },
+    ok: { status: 200, description: 'The endpoint and its new secret', schema: webhookEndpointWithSecretSchema },
     errors: [400, 401, 404, 429],
   },
   {
@@ -121,7 +143,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'The events feed, for reconciliation',
     signed: 'request',
     query: listEventsQuerySchema,
-    ok: { status: 200, description: 'A page of events, oldest first', schema: ref('EventPage') },
+    ok: { status: 200, description: 'A page of events, oldest first', schema: eventPageSchema },
     errors: [400, 401, 429],
   },
   {
@@ -129,8 +151,12 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/payment-links',
     summary: 'Create a reusable payment link: a fixed basket (items) or an open amount (amount_fiat)',
     signed: 'request',
-    body: createPaymentLinkBodySchema(),
-    ok: { status: 201, description: 'The link; `url` is {checkout_base_url}/l/<payment_link_id>', schema: ref('PaymentLink') },
+    body: createPaymentLinkSchema,
+    ok: {
+      status: 201,
+      description: 'The link; `url` is {checkout_base_url}/l/<payment_link_id>',
+      schema: paymentLinkViewSchema,
+    },
     errors: [...SIGNED_BODY_ERRORS, 422],
   },
   {
@@ -138,7 +164,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/payment-links',
     summary: "The organisation's payment links, newest first",
     signed: 'request',
-    ok: { status: 200, description: 'All links', schema: exact({ data: { type: 'array', items: ref('PaymentLink') } }) },
+    ok: { status: 200, description: 'All links', schema: paymentLinkListSchema },
     errors: [401, 429],
   },
   {
@@ -146,7 +172,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/payment-links/:id',
     summary: 'One payment link',
     signed: 'request',
-    ok: { status: 200, description: 'The link', schema: ref('PaymentLink') },
+    ok: { status: 200, description: 'The link', schema: paymentLinkViewSchema },
     errors: [400, 401, 404, 429],
   },
   {
@@ -155,7 +181,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Rename, (de)activate, change max_uses, expires_at or metadata',
     signed: 'request',
     body: updatePaymentLinkSchema,
-    ok: { status: 200, description: 'The link as it now is', schema: ref('PaymentLink') },
+    ok: { status: 200, description: 'The link as it now is', schema: paymentLinkViewSchema },
     errors: SIGNED_BODY_ERRORS,
   },
   {
@@ -166,11 +192,20 @@ export const ROUTES: readonly RouteDoc[] = [
     body: linkSessionSchema,
     ok: {
       status: 201,
-      description: 'The public view of the new session (spec §2.1) and its checkout_url; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
-      schema: ref('LinkSession'),
+      description:
+        'The public view of the new session (spec §2.1) and its checkout_url; ' +
+        'a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
+      schema: linkSessionViewSchema,
     },
     errors: [400, 404, 409, 410, 413, 415, 429, 503],
-    headers: [{ name: 'Idempotency-Key', description: '16–255 printable ASCII characters (a random value, such as a UUID), scoped to the link and to what the payer sends: the same key with other details is another visit' }],
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          '16–255 printable ASCII characters (a random value, such as a UUID), scoped to the link and to what ' +
+          'the payer sends: the same key with other details is another visit',
+      },
+    ],
   },
   {
     method: 'get',
@@ -180,9 +215,44 @@ export const ROUTES: readonly RouteDoc[] = [
     ok: { status: 200, description: 'The PNG or WebP image, cacheable for good', contentType: 'image/png' },
     errors: [400, 404],
   },
-  { method: 'get', path: '/health', summary: 'Liveness', signed: false, ok: { status: 200, description: 'The process serves HTTP', schema: exact({ status: { const: 'ok' } }) }, errors: [] },
-  { method: 'get', path: '/ready', summary: 'Readiness', signed: false, ok: { status: 200, description: 'The database answers', schema: exact({ status: { const: 'ready' } }) }, errors: [503] },
-  { method: 'get', path: '/metrics', summary: 'Prometheus metrics', signed: false, ok: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' }, errors: [] },
-  { method: 'get', path: '/openapi.json', summary: 'This document', signed: false, ok: { status: 200, description: 'OpenAPI 3.1', schema: { type: 'object' } }, errors: [] },
-  { method: 'get', path: '/docs', summary: 'This document as an HTML page', signed: false, ok: { status: 200, description: 'HTML', contentType: 'text/html' }, errors: [] },
+  {
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness',
+    signed: false,
+    ok: { status: 200, description: 'The process serves HTTP', schema: z.strictObject({ status: z.literal('ok') }) },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/ready',
+    summary: 'Readiness',
+    signed: false,
+    ok: { status: 200, description: 'The database answers', schema: z.strictObject({ status: z.literal('ready') }) },
+    errors: [503],
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    signed: false,
+    ok: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This document',
+    signed: false,
+    ok: { status: 200, description: 'OpenAPI 3.1', schema: z.record(z.string(), z.unknown()) },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    summary: 'This document as an HTML page',
+    signed: false,
+    ok: { status: 200, description: 'HTML', contentType: 'text/html' },
+    errors: [],
+  },
 ];

@@ -1,17 +1,42 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { methodNotAllowed } from './error-handler.js';
-import { components, ERROR_TEXT, json, jsonSchemaOf, ref, type Json } from './openapi-schemas.js';
+import { componentName, components, ref } from './openapi-components.js';
+import { jsonSchemaOf, type Json } from './openapi-json-schema.js';
 import { ROUTES, type RouteDoc } from './openapi-routes.js';
 
 export { ROUTES, type RouteDoc } from './openapi-routes.js';
 
 /**
  * The OpenAPI 3.1 document of the REST API (spec §9: version 1.0.0), assembled
- * from the route table (openapi-routes.ts) and the schemas (openapi-schemas.ts),
- * and its plain HTML page. test/e2e/openapi.test.ts checks that every route
- * Express serves is here with the statuses it answers.
+ * from the route table (openapi-routes.ts) and generated from the zod schemas the
+ * routes validate with and the views are typed by (openapi-components.ts), and its
+ * plain HTML page. test/e2e/openapi.test.ts checks that every route Express serves
+ * is here with the statuses it answers; the TypeScript client's types are generated
+ * from it (client-types.ts).
  */
+
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid input: `message` lists every problem',
+  401: 'Missing or wrong signature headers (spec §5)',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  413: 'Body over 100 KB',
+  415: 'Content-Type is not application/json, or the body is encoded',
+  422: 'The organisation has no receiving wallet on an enabled network',
+  410: 'The payment link is inactive or expired',
+  429: 'Over a rate limit (README "Rate limits"); Retry-After says in how many seconds to try again',
+  500: 'Internal server error (details only in the log)',
+  503: 'A dependency is unavailable',
+};
+
+/** A response schema: its component's `$ref`, or the schema itself when the route describes it inline. */
+function responseSchema(schema: z.ZodType): Json {
+  const name = componentName(schema);
+  return name ? ref(name) : jsonSchemaOf(schema, 'output');
+}
 
 /** Express `:id` → OpenAPI `{id}`. */
 export const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
@@ -31,14 +56,18 @@ export function buildOpenApiDocument(): Json {
     const responses: Record<string, Json> = {
       [route.ok.status]: {
         description: route.ok.description,
-        ...(route.ok.schema ? { content: json(route.ok.schema) } : route.ok.contentType ? { content: { [route.ok.contentType]: { schema: { type: 'string' } } } } : {}),
+        ...(route.ok.schema
+          ? { content: json(responseSchema(route.ok.schema)) }
+          : route.ok.contentType
+            ? { content: { [route.ok.contentType]: { schema: { type: 'string' } } } }
+            : {}),
       },
     };
     for (const status of [...route.errors, 500]) {
       const retryAfter = status === 429 ? { headers: { 'Retry-After': { description: 'Seconds until the limit’s window ends', schema: { type: 'integer', minimum: 1 } } } } : {};
       responses[status] = { description: ERROR_TEXT[status] ?? 'Error', ...retryAfter, content: json(ref('Error')) };
     }
-    const body = route.body ? (route.body instanceof z.ZodType ? jsonSchemaOf(route.body) : route.body) : null;
+    const body = route.body ? jsonSchemaOf(route.body) : null;
     const operation: Json = {
       summary: route.summary,
       ...(route.signed ? { description: signingNote(route) } : {}),

@@ -1,9 +1,9 @@
 import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { createSessionFromLink, PAYER_IDEMPOTENCY_KEY_MIN_LENGTH } from '../domain/create-session-from-link.js';
-import { toPublicView } from '../domain/checkout-session.views.js';
+import { toLinkSessionView } from '../domain/checkout-session.views.js';
 import { invalid } from '../domain/errors.js';
-import { toPaymentLinkView } from '../domain/payment-link.js';
+import { toPaymentLinkView } from '../domain/payment-link.views.js';
 import { createPaymentLink, getPaymentLink, listPaymentLinks, updatePaymentLink } from '../domain/payment-links.js';
 import { rateLimit } from '../domain/throttle.js';
 import { isUuid } from '../domain/uuid.js';
@@ -76,7 +76,7 @@ export function paymentLinksRouter(ctx: DomainContext): Router {
     const input = accept(parseLinkSession(readJsonBody(req)), idProblems(req));
     const result = await createSessionFromLink(ctx, req.params.id as string, input, key);
     if (result.replayed) res.set('Idempotent-Replayed', 'true');
-    res.status(201).json({ ...toPublicView(result.session), checkout_url: `${ctx.checkoutBaseUrl}/pay/${result.session.id}` });
+    res.status(201).json(toLinkSessionView(result.session, ctx.checkoutBaseUrl));
   });
   router.all('/payment-links/:id/sessions', methodNotAllowed(['POST']));
 

@@ -8,15 +8,19 @@ import {
   listWebhookEndpoints,
   removeWebhookEndpoint,
   rotateWebhookSecret,
-  toEndpointView,
   updateWebhookEndpoint,
-  webhookUrlAddressProblems,
 } from '../domain/webhook-endpoints.js';
+import { webhookUrlAddressProblems } from '../domain/webhook-endpoint.schema.js';
+import { toEndpointView } from '../domain/webhook.views.js';
 import { isUuid } from '../domain/uuid.js';
 import { methodNotAllowed } from './error-handler.js';
 import { readJsonBody } from './json-body.js';
 import { signedRequestOf } from './signed-request.js';
-import { createWebhookEndpointSchema, parseBody, updateWebhookEndpointSchema } from './webhook-endpoints.schema.js';
+import {
+  createWebhookEndpointBodySchema,
+  parseBody,
+  updateWebhookEndpointBodySchema,
+} from './webhook-endpoints.schema.js';
 
 /** A signed management call: the signature covers timestamp, method, path and query, and body (README "Signing a merchant call"). */
 export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant> {
@@ -53,7 +57,7 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
   router.post('/webhook-endpoints', async (req, res) => {
     const merchant = await authenticate(ctx, req);
     const raw = readJsonBody(req);
-    const input = await body(ctx, parseBody(createWebhookEndpointSchema, raw), raw);
+    const input = await body(ctx, parseBody(createWebhookEndpointBodySchema, raw), raw);
     const { endpoint, secret } = await createWebhookEndpoint(ctx, merchant.organisationId, input);
     res.status(201).json({ ...toEndpointView(endpoint, ctx.clock()), secret });
   });
@@ -71,7 +75,7 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
   router.patch('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
     const raw = readJsonBody(req);
-    const input = await body(ctx, parseBody(updateWebhookEndpointSchema, raw), raw, idProblems(req));
+    const input = await body(ctx, parseBody(updateWebhookEndpointBodySchema, raw), raw, idProblems(req));
     res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()));
   });
   router.delete('/webhook-endpoints/:id', async (req, res) => {

@@ -1,7 +1,8 @@
 import type { WebhookConfig } from '../config.js';
 import type { DomainContext } from '../domain/context.js';
 import { signPayload } from '../domain/signatures.js';
-import { activeSecrets, toEventEnvelope } from '../domain/webhook-endpoints.js';
+import { toEventEnvelope } from '../domain/webhook.views.js';
+import { activeSecrets } from '../domain/webhook-secrets.js';
 import type { ClaimedDelivery } from '../domain/webhook-ports.js';
 import type { Logger } from '../logging.js';
 import { postJson } from './http-post.js';

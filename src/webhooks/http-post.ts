@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { DomainError } from '../domain/errors.js';
-import { HTTPS_ONLY_PROBLEM } from '../domain/webhook-endpoints.js';
+import { HTTPS_ONLY_PROBLEM } from '../domain/webhook-endpoint.schema.js';
 import { resolveWebhookHost } from '../domain/webhook-url.js';
 
 /** At most this much of a receiver's answer is kept in the attempt log. */

@@ -6,7 +6,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession, expectErrorBody, postBind, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
-import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/event-types.js';
 
 let kassa: TestKassa;
 let merchant: TestMerchant;

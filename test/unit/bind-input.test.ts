@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindInputProblems, type BindTransactionInput } from '../../src/domain/bind-transaction.js';
+import { bindInputProblems, type BindTransactionInput } from '../../src/domain/bind-transaction.schema.js';
 
 // Spec §2.5 and DESIGN.md §4 "Bind": the well-formedness of the bind fields.
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { receivingWallet, type CheckoutSession } from '../../src/domain/checkout-session.js';
-import { toMerchantView, toPublicView } from '../../src/domain/checkout-session.views.js';
+import {
+  merchantSessionViewSchema,
+  publicSessionViewSchema,
+  toMerchantView,
+  toPublicView,
+} from '../../src/domain/checkout-session.views.js';
 import { Decimal } from '../../src/domain/money.js';
 import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 
@@ -241,5 +246,25 @@ describe('wallet_address (receivingWallet)', () => {
   it('is empty when the session has no network', () => {
     expect(receivingWallet({ networks: [], chainId: null })).toBe('');
     expect(receivingWallet({ networks: [], chainId: '56' })).toBe('');
+  });
+});
+
+describe('the view schemas (the one source of the views, of OpenAPI and of the client types)', () => {
+  it.each([
+    ['an unbound session', session()],
+    ['a bound session', session(BOUND)],
+    ['a deleted organisation', session({ organisationName: null, organisationDeleted: true, ownerUserId: null })],
+  ])('describe exactly what the views render for %s', (_what, value) => {
+    expect(publicSessionViewSchema.parse(toPublicView(value))).toEqual(toPublicView(value));
+    const merchantView = toMerchantView(value, 'https://pay.example.com');
+    expect(merchantSessionViewSchema.parse(merchantView)).toEqual(merchantView);
+  });
+
+  it('refuse a field more, a field less and an amount that is not 8 decimals', () => {
+    const view = toPublicView(session());
+    expect(publicSessionViewSchema.safeParse({ ...view, extra: 1 }).success).toBe(false);
+    const { overpaid: _gone, ...missing } = view;
+    expect(publicSessionViewSchema.safeParse(missing).success).toBe(false);
+    expect(publicSessionViewSchema.safeParse({ ...view, total_amount_fiat: '105' }).success).toBe(false);
   });
 });

@@ -1,0 +1,384 @@
+// Generated from Kassa's OpenAPI document (GET /openapi.json) by `npm run client:types`
+// (src/rest/client-types.ts). Do not edit: change the zod schemas in src/ and run it again.
+
+export interface Error {
+  statusCode: number;
+  /** An array of every problem for 400; one sentence otherwise. */
+  message: string | string[];
+  error: string;
+}
+
+export type CheckoutStatus = 'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed';
+
+/** A crypto ticker Kassa quotes and binds (spec §1, §2.5). */
+export type CryptoTicker = 'BTC' | 'ETH' | 'USDT' | 'USDC' | 'BNB' | 'SOL';
+
+/** Spec §2.3. */
+export interface CryptoPaymentOption {
+  ticker: CryptoTicker;
+  /** Asset identifier, e.g. "ethereum". */
+  id: string;
+  /** Price of 1 unit in the session quote currency. */
+  unit_price_fiat: string;
+  /** What the payer must send. */
+  amount: string;
+}
+
+export interface CheckoutUser {
+  id: string;
+  email: string | null;
+  telegram_id: string | null;
+  username: string | null;
+}
+
+export interface LineItem {
+  name: string;
+  quantity: number;
+  /** In the quote currency. */
+  unit_price: string;
+  total_price: string;
+  product_id: string | null;
+}
+
+/** Spec §2.1, exactly these fields. */
+export interface PublicSession {
+  session_id: string;
+  status: CheckoutStatus;
+  /** Origin of the session. */
+  source: string;
+  from_payment_link: boolean;
+  anonymous: boolean;
+  requires_payer_identity: boolean;
+  identity_options: string[];
+  product_payment_link_id: string | null;
+  total_amount_crypto: string | null;
+  /** Ticker of the selected crypto. */
+  crypto_currency: CryptoTicker | null;
+  crypto_options: CryptoPaymentOption[];
+  fiat_currency: string;
+  total_amount_fiat: string;
+  /** Merchant receiving wallet. */
+  wallet_address: string;
+  supported_networks: string[];
+  expires_at: string;
+  overpaid: boolean;
+  bound_tx_hash: string | null;
+  payer_wallet_address: string | null;
+  /** Decimal EIP-155 id. */
+  chain_id: string | null;
+  user: CheckoutUser;
+}
+
+/** Spec §2.2: every field of §2.1 plus the merchant fields. */
+export interface MerchantSession {
+  session_id: string;
+  status: CheckoutStatus;
+  /** Origin of the session. */
+  source: string;
+  from_payment_link: boolean;
+  anonymous: boolean;
+  requires_payer_identity: boolean;
+  identity_options: string[];
+  product_payment_link_id: string | null;
+  total_amount_crypto: string | null;
+  /** Ticker of the selected crypto. */
+  crypto_currency: CryptoTicker | null;
+  crypto_options: CryptoPaymentOption[];
+  fiat_currency: string;
+  total_amount_fiat: string;
+  /** Merchant receiving wallet. */
+  wallet_address: string;
+  supported_networks: string[];
+  expires_at: string;
+  overpaid: boolean;
+  bound_tx_hash: string | null;
+  payer_wallet_address: string | null;
+  /** Decimal EIP-155 id. */
+  chain_id: string | null;
+  user: CheckoutUser;
+  organisation_id: string;
+  organisation_name: string | null;
+  organisation_deleted: boolean;
+  owner_user_id: string | null;
+  /** {checkout_base_url}/pay/<session_id>: send the payer here. */
+  checkout_url: string;
+  items: LineItem[];
+  /** Free-form, as sent on create. */
+  metadata: Record<string, unknown>;
+  created_at: string;
+}
+
+/** The public view of a session started from a payment link, and where to pay it. */
+export interface LinkSession {
+  session_id: string;
+  status: CheckoutStatus;
+  /** Origin of the session. */
+  source: string;
+  from_payment_link: boolean;
+  anonymous: boolean;
+  requires_payer_identity: boolean;
+  identity_options: string[];
+  product_payment_link_id: string | null;
+  total_amount_crypto: string | null;
+  /** Ticker of the selected crypto. */
+  crypto_currency: CryptoTicker | null;
+  crypto_options: CryptoPaymentOption[];
+  fiat_currency: string;
+  total_amount_fiat: string;
+  /** Merchant receiving wallet. */
+  wallet_address: string;
+  supported_networks: string[];
+  expires_at: string;
+  overpaid: boolean;
+  bound_tx_hash: string | null;
+  payer_wallet_address: string | null;
+  /** Decimal EIP-155 id. */
+  chain_id: string | null;
+  user: CheckoutUser;
+  /** {checkout_base_url}/pay/<session_id>: send the payer here. */
+  checkout_url: string;
+}
+
+/** Spec §2.6. */
+export interface BindResponse {
+  session_id: string;
+  bound_tx_hash: string;
+  crypto_currency: CryptoTicker;
+  total_amount_crypto: string;
+  status: CheckoutStatus;
+  /** true when this transaction was bound before. */
+  idempotent: boolean;
+}
+
+/** The type of an event (README "Webhooks and events"). */
+export type EventType =
+  | 'checkout_session.created'
+  | 'checkout_session.tx_bound'
+  | 'checkout_session.partially_paid'
+  | 'checkout_session.paid'
+  | 'checkout_session.expired'
+  | 'checkout_session.failed'
+  | 'checkout_session.late_payment'
+  | 'checkout_session.payment_reversed'
+  | 'checkout_session.quote_updated';
+
+/** The envelope of webhooks and of the feed. */
+export interface Event {
+  /** Also sent as X-Service-Event-Id; deduplicate on it. */
+  id: string;
+  type: EventType;
+  created_at: string;
+  /** The merchant view of the session when the event happened. */
+  data: MerchantSession;
+}
+
+export interface EventPage {
+  data: Event[];
+  /** Pass as `after` for the next page. */
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  organisation_id: string;
+  url: string;
+  /** Empty = every type. */
+  events: Array<
+    | 'checkout_session.created'
+    | 'checkout_session.tx_bound'
+    | 'checkout_session.partially_paid'
+    | 'checkout_session.paid'
+    | 'checkout_session.expired'
+    | 'checkout_session.failed'
+    | 'checkout_session.late_payment'
+    | 'checkout_session.payment_reversed'
+  >;
+  enabled: boolean;
+  /** While set, deliveries carry a second signature made with the previous secret. */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The endpoint and its signing secret (create and rotate-secret only). */
+export interface WebhookEndpointWithSecret {
+  id: string;
+  organisation_id: string;
+  url: string;
+  /** Empty = every type. */
+  events: Array<
+    | 'checkout_session.created'
+    | 'checkout_session.tx_bound'
+    | 'checkout_session.partially_paid'
+    | 'checkout_session.paid'
+    | 'checkout_session.expired'
+    | 'checkout_session.failed'
+    | 'checkout_session.late_payment'
+    | 'checkout_session.payment_reversed'
+  >;
+  enabled: boolean;
+  /** While set, deliveries carry a second signature made with the previous secret. */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Shown only in this answer. */
+  secret: string;
+}
+
+export interface WebhookEndpointList {
+  data: WebhookEndpoint[];
+}
+
+/** A payment link as its merchant sees it (README "Payment links"). */
+export interface PaymentLink {
+  payment_link_id: string;
+  organisation_id: string;
+  /** {checkout_base_url}/l/<payment_link_id>. */
+  url: string;
+  name: string;
+  currency: string;
+  /** The fixed basket; null for an open amount. */
+  items: LineItem[] | null;
+  /** The open amount; null for a fixed basket. */
+  amount_fiat: {
+    min: string;
+    max: string;
+  } | null;
+  total_amount_fiat: string | null;
+  expires_in_minutes: number;
+  identity_options: Array<'email' | 'telegram' | 'username'>;
+  anonymous: boolean;
+  requires_payer_identity: boolean;
+  max_uses: number | null;
+  /** Sessions created from the link. */
+  uses: number;
+  active: boolean;
+  state: 'active' | 'inactive' | 'expired' | 'used_up';
+  expires_at: string | null;
+  /** Free-form. */
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PaymentLinkList {
+  data: PaymentLink[];
+}
+
+export interface CreateCheckoutRequest {
+  user: {
+    id: string;
+    email: string;
+    username?: string;
+  };
+  items: Array<{
+    name: string;
+    quantity: number;
+    /** In the request currency; at most 8 decimal places. */
+    unit_price: number;
+    product_id?: string;
+  }>;
+  /** Quote currency (ISO 4217), e.g. "USD"; crypto amounts derive from the total in it. */
+  currency: string;
+  /** Free-form, any keys. */
+  metadata?: Record<string, unknown>;
+  /** Session lifetime in minutes. Default: 60. */
+  expires_in_minutes?: number;
+}
+
+export interface BindTransactionRequest {
+  tx_hash: string;
+  /** Decimal EIP-155 id ("56"); hex "0x38" is accepted. */
+  chain_id: string;
+  /** Required unless the session already has one. */
+  crypto_currency?: 'BTC' | 'ETH' | 'USDT' | 'USDC' | 'BNB' | 'SOL';
+  payer_wallet_address?: string;
+}
+
+export interface CreateWebhookEndpointRequest {
+  /** Where events are POSTed: http(s), no credentials; must resolve to a public address in production. */
+  url: string;
+  /** Event types to deliver; omitted or empty = every type. */
+  events?: Array<
+    | 'checkout_session.created'
+    | 'checkout_session.tx_bound'
+    | 'checkout_session.partially_paid'
+    | 'checkout_session.paid'
+    | 'checkout_session.expired'
+    | 'checkout_session.failed'
+    | 'checkout_session.late_payment'
+    | 'checkout_session.payment_reversed'
+  >;
+  /** Default true. */
+  enabled?: boolean;
+}
+
+export interface UpdateWebhookEndpointRequest {
+  url?: string;
+  events?: Array<
+    | 'checkout_session.created'
+    | 'checkout_session.tx_bound'
+    | 'checkout_session.partially_paid'
+    | 'checkout_session.paid'
+    | 'checkout_session.expired'
+    | 'checkout_session.failed'
+    | 'checkout_session.late_payment'
+    | 'checkout_session.payment_reversed'
+  >;
+  enabled?: boolean;
+}
+
+export interface CreatePaymentLinkRequest {
+  /** Shown to payers at the top of the link page; the line name of an open amount. */
+  name: string;
+  /** A fixed basket, as in create (spec §2.4). Exactly one of items and amount_fiat. */
+  items?: Array<{
+    name: string;
+    quantity: number;
+    /** In the request currency; at most 8 decimal places. */
+    unit_price: number;
+    product_id?: string;
+  }>;
+  /** An open amount: the payer chooses from min to max (JSON numbers, > 0, at most 8 decimals). */
+  amount_fiat?: {
+    min: number;
+    max: number;
+  };
+  /** Quote currency (ISO 4217), e.g. "USD"; crypto amounts derive from the total in it. */
+  currency: string;
+  /** Lifetime of each session created from the link: 5 to 10080, default 60. */
+  expires_in_minutes?: number;
+  /** What the payer is asked for: any of email, telegram, username (at least one of them must be given). */
+  identity_options?: Array<'email' | 'telegram' | 'username'>;
+  /** Ask for no identity. Default: true when identity_options is empty. */
+  anonymous?: boolean;
+  /** How many sessions the link may create; null or omitted: no limit. */
+  max_uses?: null | number;
+  /** Default true. */
+  active?: boolean;
+  /** When the link stops taking payers; null or omitted: never. */
+  expires_at?: null | string;
+  /** Copied into every session of the link (merchant view, events). */
+  metadata?: Record<string, unknown>;
+}
+
+export interface UpdatePaymentLinkRequest {
+  name?: string;
+  active?: boolean;
+  max_uses?: null | number;
+  expires_at?: null | string;
+  /** Free-form, any keys. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface LinkSessionRequest {
+  /** When the link asks for email. */
+  email?: string;
+  /** When the link asks for telegram: @username or a numeric user id. */
+  telegram?: string;
+  /** When the link asks for username. */
+  username?: string;
+  /** Open-amount links only: the amount in the link currency, at most 8 decimals (a string or a JSON number). */
+  amount?: string | number;
+}

@@ -1,0 +1,21 @@
+import type { Env, EnvReader } from './env-reader.js';
+
+/** The modes Kassa runs in (README "Configuration", KASSA_ENV). */
+export const KASSA_ENVS = ['development', 'test', 'production'] as const;
+export type KassaEnv = (typeof KASSA_ENVS)[number];
+
+/**
+ * KASSA_ENV. NODE_ENV=production chooses production. Test mode relaxes safety rules (fixture
+ * rates on mainnet networks), so only an explicit KASSA_ENV=test chooses it, never NODE_ENV=test
+ * alone (which test runners set for everything they run), and never beside NODE_ENV=production.
+ */
+export function readKassaEnv(read: EnvReader, env: Env): KassaEnv {
+  const kassaEnv = read.oneOf('KASSA_ENV', KASSA_ENVS, env.NODE_ENV === 'production' ? 'production' : 'development');
+  if (kassaEnv === 'test' && env.NODE_ENV === 'production') {
+    read.problems.push(
+      "KASSA_ENV=test is the mode of Kassa's own test suite and relaxes safety rules; " +
+        'it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
+    );
+  }
+  return kassaEnv;
+}

@@ -1,0 +1,31 @@
+/**
+ * The one list of event types (README "Webhooks and events"): what the outbox records, what
+ * webhooks deliver and the feed returns, what OpenAPI and the TypeScript client name. The
+ * status rules (status-machine.ts) and re-pricing (requote-sessions.ts) emit them.
+ */
+export const CHECKOUT_EVENT_TYPES = [
+  'checkout_session.created',
+  'checkout_session.tx_bound',
+  'checkout_session.partially_paid',
+  'checkout_session.paid',
+  'checkout_session.expired',
+  'checkout_session.failed',
+  'checkout_session.late_payment',
+  /** A chain reorganisation removed payments the session had been credited with. */
+  'checkout_session.payment_reversed',
+  /** The quote outlived KASSA_QUOTE_TTL_MINUTES and the session was re-priced. */
+  'checkout_session.quote_updated',
+] as const;
+
+export type CheckoutEventType = (typeof CHECKOUT_EVENT_TYPES)[number];
+
+/**
+ * The types a webhook endpoint's filter may name. Every type but `quote_updated`, as the
+ * filter has accepted since before re-pricing existed: an endpoint with an empty filter
+ * receives `quote_updated` too, one with a filter cannot ask for it.
+ */
+export type WebhookEventType = Exclude<CheckoutEventType, 'checkout_session.quote_updated'>;
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = CHECKOUT_EVENT_TYPES.filter(
+  (type): type is WebhookEventType => type !== 'checkout_session.quote_updated',
+);

@@ -1,0 +1,33 @@
+import type { DomainContext } from './context.js';
+import { toEventEnvelope, type EventPage } from './webhook.views.js';
+
+export const EVENTS_PAGE_DEFAULT = 50;
+export const EVENTS_PAGE_MAX = 100;
+
+/**
+ * The events feed: the organisation's events after an opaque cursor (the
+ * outbox seq), in order, only up to the point where no transaction still in
+ * flight can add an earlier one — so paging never skips an event.
+ */
+export async function listEvents(
+  ctx: DomainContext,
+  organisationId: string,
+  query: { after?: string; limit?: number; sessionId?: string },
+): Promise<EventPage> {
+  const afterSeq = query.after === undefined ? 0n : BigInt(query.after);
+  const limit = query.limit ?? EVENTS_PAGE_DEFAULT;
+  const rows = await ctx.store.webhooks.listEvents({
+    organisationId,
+    afterSeq,
+    limit: limit + 1,
+    sessionId: query.sessionId,
+    gapSeconds: ctx.webhooks.outboxGapSeconds,
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    data: page.map(toEventEnvelope),
+    next_cursor: last ? last.seq.toString() : (query.after ?? null),
+    has_more: rows.length > limit,
+  };
+}
