@@ -15,7 +15,7 @@ import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
 import { SILENT_FEED, type ChangeFeed } from './change-feed.js';
 import { createSessionInOneStatement, OffsetHints } from './create-session.store.js';
 import { ReadCache } from './read-cache.js';
-import { PrismaWebhookStore } from '../webhooks/webhook.store.js';
+import { createWebhookStore } from './webhook.store.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -66,7 +66,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
     },
     organisations,
     apiKeys: cachedApiKeys(new PrismaApiKeyStore(prisma), feed),
-    webhooks: new PrismaWebhookStore(prisma),
+    webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
     createSession: (write) => createSessionInOneStatement(prisma, write, offsetHints),
