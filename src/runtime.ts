@@ -13,6 +13,7 @@ import { createStoredSecretsStore } from './db/stored-secrets.js';
 import { createChainReader } from './chain/chain-reader.js';
 import { unavailable } from './domain/errors.js';
 import { migrationStatus } from './db/migration-status.js';
+import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
@@ -50,6 +51,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     masterKey: { current: config.masterKey, previous: config.previousMasterKeys, refuseV1: config.secretsV1 === 'refuse' },
     clock: () => new Date(),
     webhooks: config.webhooks,
+    resolveHost: resolveHostByDns,
     requestGuard: openRequestGuard(db, config.requestGuard),
   };
   const close = async () => {

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../domain/context.js';
 import { fromBaseUnits } from '../domain/money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from '../domain/networks.js';
-import { applyBoundTxVerdict, judgeBoundTransaction, type BoundTxEvidence } from '../domain/bound-transactions.js';
-import { attributeTransfer, settleSessionPayments, type ChainTransfer } from '../domain/payments.js';
+import { applyBoundTxVerdict, judgeBoundTransaction } from '../domain/bound-transactions.js';
+import type { BoundTxEvidence } from '../domain/chain-ports.js';
+import type { ChainTransfer } from '../domain/payment-ports.js';
+import { attributeTransfer, settleSessionPayments } from '../domain/payments.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { ChainRpc, isRangeTooLarge, type RpcBlock } from './rpc.js';
@@ -111,7 +113,7 @@ export async function settleChangedSessions(ctx: DomainContext, logger: Logger):
   const worker = async () => {
     for (;;) {
       const now = ctx.clock();
-      const settled = await ctx.store.settleChangedPayments(SETTLE_BATCH, async (tx, session) => {
+      const settled = await ctx.store.lockSessionsWithChangedPayments(SETTLE_BATCH, async (tx, session) => {
         await settleSessionPayments(ctx, tx, session, now);
       });
       if (settled < SETTLE_BATCH) return;

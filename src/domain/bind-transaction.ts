@@ -8,7 +8,7 @@ import { formatAmount, type Decimal } from './money.js';
 import { assetsOn, normaliseChainId } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
-import type { BoundTransaction } from './ports.js';
+import type { BoundTransaction } from './chain-ports.js';
 import { expiryMayBeDue, NO_HOLDS } from './status-machine.js';
 import { throttleBind } from './throttle.js';
 

@@ -1,5 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
-import { brandingOf, logoPath, type Branding } from '../domain/branding.js';
+import { brandingOf, logoPath } from '../domain/branding.js';
+import type { Branding } from '../domain/branding-ports.js';
 import { fixedTotal, requiresPayerIdentity } from '../domain/payment-link.js';
 import { paymentLinkForPayer } from '../domain/payment-links.js';
 import { formatAmount } from '../domain/money.js';

@@ -3,9 +3,10 @@ import type { AssetTicker } from '../../src/domain/assets.js';
 import type { CheckoutSession } from '../../src/domain/checkout-session.js';
 import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
-import { judgeBoundTransaction, type BoundTxEvidence, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
-import { attributeTransfer, type AttributionCandidates } from '../../src/domain/payments.js';
-import type { BoundTransaction } from '../../src/domain/ports.js';
+import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
+import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
+import type { AttributionCandidates } from '../../src/domain/payment-ports.js';
+import { attributeTransfer } from '../../src/domain/payments.js';
 
 // README "Payment rules": who a scanned transfer pays, and how a bound transaction is judged.
 
