@@ -82,6 +82,19 @@ export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | '
   return due.greaterThan(0) ? due : new Decimal(0);
 }
 
+/**
+ * Whether what is on its way to the session (credited, not confirmed) covers what it still
+ * owes, compared as the payer is shown both: pending rounded down, due rounded up to 8
+ * digits. The hosted page then stops inviting the payer to pay again. False until an asset
+ * is selected, and while nothing is pending.
+ */
+export function pendingCoversDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>): boolean {
+  const due = amountDue(session);
+  if (due === null || !session.amountPending.greaterThan(0)) return false;
+  const pending = session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN);
+  return pending.greaterThanOrEqualTo(due.toDecimalPlaces(8, Decimal.ROUND_CEIL));
+}
+
 /** A line for operators: what a payment row says, amounts on the wire format. */
 export function describeAmount(amount: Decimal): string {
   return formatAmount(amount.toDecimalPlaces(8, Decimal.ROUND_DOWN));

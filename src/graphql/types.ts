@@ -187,6 +187,11 @@ export class CheckoutSession {
   @Field(() => Boolean, { description: 'A payment to this session is on chain and waiting for confirmations: the session stays open for it.' })
   paymentDetected!: boolean;
 
+  @Field(() => Boolean, {
+    description: 'The payments waiting for confirmations cover amountDue: nothing more needs to be sent (the hosted page stops asking).',
+  })
+  pendingCoversDue!: boolean;
+
   @Field(() => [PaymentOption], { description: 'How to pay now, per network and asset (only the selected ones once an asset is selected).' })
   paymentOptions!: PaymentOption[];
 
