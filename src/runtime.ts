@@ -1,7 +1,8 @@
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createPrismaStore } from './db/prisma-store.js';
-import { openChangeFeed, SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
+import { SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
+import { openChangeFeed } from './db/open-change-feed.js';
 import { openRequestGuard } from './db/request-guard.store.js';
 import type { EmbeddedRole } from './db/embedded.js';
 import type { DomainContext } from './domain/context.js';
