@@ -4,7 +4,8 @@ import { bindPayerTransaction } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
 import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
-import { BindResult, BindTransactionArgs, BoundTransaction, CheckoutSession, type CryptoTicker } from './types.js';
+import { BindResult, BindTransactionArgs } from './bind-transaction.types.js';
+import { BoundTransaction, CheckoutSession, type CryptoTicker } from './checkout-session.types.js';
 import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 
 /**

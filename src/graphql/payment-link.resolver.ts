@@ -5,7 +5,7 @@ import { fixedTotal, requiresPayerIdentity } from '../domain/payment-link.js';
 import { paymentLinkForPayer } from '../domain/payment-links.js';
 import { formatAmount } from '../domain/money.js';
 import type { GraphqlContext } from './context.js';
-import { CheckoutSession } from './types.js';
+import { CheckoutSession } from './checkout-session.types.js';
 import { Merchant, PaymentLink, PaymentLinkState } from './payment-link.types.js';
 
 const toMerchant = (branding: Branding): Merchant => ({

@@ -7,7 +7,8 @@ import { Decimal, formatAmount } from '../domain/money.js';
 import { amountDue, pendingCoversDue } from '../domain/payments.js';
 import { paymentOptions } from '../domain/payment-instructions.js';
 import type { DomainContext } from '../domain/context.js';
-import type { BindResult, CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './types.js';
+import type { BindResult } from './bind-transaction.types.js';
+import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
