@@ -72,7 +72,8 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
     createSession: (write) => createSessionInOneStatement(prisma, write, offsetHints),
     transaction,
     lockSessionsDueForExpiry(now, inflightGraceMinutes, limit, work) {
-      return withLockedSessions(transaction, (tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit)), work);
+      const lock = (tx: Tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit));
+      return withLockedSessions(transaction, lock, work);
     },
     lockSessionsWithChangedPayments(limit, work) {
       return withLockedSessions(

@@ -88,7 +88,9 @@ export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | '
  * digits. The hosted page then stops inviting the payer to pay again. False until an asset
  * is selected, and while nothing is pending.
  */
-export function pendingCoversDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>): boolean {
+export function pendingCoversDue(
+  session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>,
+): boolean {
   const due = amountDue(session);
   if (due === null || !session.amountPending.greaterThan(0)) return false;
   const pending = session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN);

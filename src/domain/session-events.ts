@@ -22,7 +22,13 @@ export function outboxEvent(ctx: DomainContext, session: CheckoutSession, type: 
  * Inserts one outbox row carrying the merchant view of the session at this moment; nothing
  * is sent here (the webhook worker fans the outbox out once the transaction commits).
  */
-export async function appendOutboxEvent(ctx: DomainContext, tx: TxStore, session: CheckoutSession, type: CheckoutEventType, at: Date): Promise<void> {
+export async function appendOutboxEvent(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  type: CheckoutEventType,
+  at: Date,
+): Promise<void> {
   await tx.appendEvent(outboxEvent(ctx, session, type, at));
 }
 

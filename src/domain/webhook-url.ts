@@ -119,7 +119,11 @@ export function hostOf(url: URL): string {
  * so DNS answers cannot pick the private one later). The caller connects to
  * the returned address. An IP literal is taken as it is; a name is asked of `resolveHost`.
  */
-export async function resolveWebhookHost(url: URL, allowPrivate: boolean, resolveHost: HostResolver): Promise<ResolvedAddress> {
+export async function resolveWebhookHost(
+  url: URL,
+  allowPrivate: boolean,
+  resolveHost: HostResolver,
+): Promise<ResolvedAddress> {
   const host = hostOf(url);
   const literal = net.isIP(host);
   let addresses: ResolvedAddress[];

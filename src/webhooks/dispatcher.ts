@@ -17,7 +17,11 @@ const CLAIM_PER_ENDPOINT = 25;
 const ROUND_BUDGET_MS = 5_000;
 
 /** Exponential backoff with full jitter: random(0, min(max, base × 2^(attempt-1))). */
-export function retryDelayMs(attempt: number, config: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  config: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(config.retryMaxMs, config.retryBaseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
   return Math.floor(random() * ceiling);
 }
