@@ -1,7 +1,8 @@
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createPrismaStore } from './db/prisma-store.js';
-import { openChangeFeed, SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
+import { SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
+import { openChangeFeed } from './db/open-change-feed.js';
 import { openRequestGuard } from './db/request-guard.store.js';
 import type { EmbeddedRole } from './db/embedded.js';
 import type { DomainContext } from './domain/context.js';
@@ -13,6 +14,7 @@ import { createStoredSecretsStore } from './db/stored-secrets.js';
 import { createChainReader } from './chain/chain-reader.js';
 import { unavailable } from './domain/errors.js';
 import { migrationStatus } from './db/migration-status.js';
+import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
@@ -50,6 +52,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     masterKey: { current: config.masterKey, previous: config.previousMasterKeys, refuseV1: config.secretsV1 === 'refuse' },
     clock: () => new Date(),
     webhooks: config.webhooks,
+    resolveHost: resolveHostByDns,
     requestGuard: openRequestGuard(db, config.requestGuard),
   };
   const close = async () => {

@@ -2,7 +2,8 @@
 // third-party code: it reads the session over GraphQL (/graphql), follows it live
 // over a graphql-ws WebSocket (polling when that fails) and binds the payer's
 // transaction. Amounts stay strings, exactly as the server computes them
-// (paymentOptions: amount in the token's own units, base units, payment URI).
+// (paymentOptions: amount in the token's own units, base units, payment URI; amountDue;
+// pendingCoversDue): the page does no arithmetic on money.
 'use strict';
 
 (function checkoutPage() {
@@ -21,9 +22,9 @@
   const plurals = new Intl.PluralRules(locale);
   const confirmationsText = (count) => t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
 
-  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending paymentDetected
-    cryptoOptions { ticker amount } fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash chainId
-    paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
+  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending
+    paymentDetected pendingCoversDue fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash
+    chainId paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
     transactions { txHash chainId cryptoCurrency state reason }
     items { name quantity unitPrice totalPrice } expiresAt`;
   const PAGE_QUERY = `query CheckoutPage($id: ID!) {
@@ -101,7 +102,7 @@
 
     const open = isOpen(session);
     // A payment on its way that covers what is owed: do not invite the payer to pay twice.
-    const settling = open && pendingCovers(session);
+    const settling = open && session.pendingCoversDue;
     $('countdown-box').hidden = !open;
     $('pay-by').hidden = !open;
     if (open) $('pay-by').textContent = t('countdown.payBy', { date: dateFormat.format(new Date(session.expiresAt)) });
@@ -174,13 +175,6 @@
     const confirmations = session.chainId && state.networks.find((n) => n.chainId === session.chainId);
     const needed = confirmations ? ` (${confirmationsText(confirmations.confirmations)})` : '';
     return [t('outcome.detectedTitle'), t('outcome.detectedText', { amount: session.amountPending, ticker: session.cryptoCurrency || '', needed })];
-  }
-
-  /** Whether what is on its way (seen, not confirmed) covers what is still owed: 8-digit strings compared as integers. */
-  function pendingCovers(session) {
-    if (!session.paymentDetected || !session.amountDue) return false;
-    const units = (text) => BigInt(text.replace('.', ''));
-    return units(session.amountPending) >= units(session.amountDue);
   }
 
   /** What is still owed exactly, in the token's units, from the server's payment options. */
@@ -482,7 +476,7 @@
   /** The payment option the payer has chosen (asset on network), exactly as the server computed it. */
   function chosenOption() {
     const session = state.session;
-    if (!session || !isOpen(session) || pendingCovers(session) || !state.asset || !state.network) return null;
+    if (!session || !isOpen(session) || session.pendingCoversDue || !state.asset || !state.network) return null;
     const option = session.paymentOptions.find((o) => o.ticker === state.asset && o.network === state.network);
     const network = state.networks.find((n) => n.slug === state.network);
     return option && network ? { option, network } : null;

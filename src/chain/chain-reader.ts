@@ -1,5 +1,5 @@
 import type { Network } from '../domain/networks.js';
-import type { ChainReader } from '../domain/ports.js';
+import type { ChainReader } from '../domain/chain-ports.js';
 import { ChainRpc } from './rpc.js';
 import { readEvidence } from './transaction-evidence.js';
 

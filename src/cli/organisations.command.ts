@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createOrganisation, listOrganisations, setPaymentPolicy, setWallet } from '../domain/organisations.js';
-import type { Organisation } from '../domain/ports.js';
+import type { Organisation } from '../domain/organisation-ports.js';
 import { printJson, printLine } from './output.js';
 import { readFile } from 'node:fs/promises';
 import { logoPath, setBranding } from '../domain/branding.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { isUuid } from '../domain/uuid.js';
 import { describeAmount } from '../domain/payments.js';
-import type { PaymentRecord } from '../domain/ports.js';
+import type { PaymentRecord } from '../domain/payment-ports.js';
 import { invalid, notFound } from '../domain/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';

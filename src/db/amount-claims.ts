@@ -1,8 +1,8 @@
 import type { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
-import { PAYMENT_CLOCK_SKEW_MS, type ChainTransfer } from '../domain/payments.js';
-import type { AmountClaimRequest } from '../domain/ports.js';
+import type { AmountClaimRequest, ChainTransfer } from '../domain/payment-ports.js';
+import { PAYMENT_CLOCK_SKEW_MS } from '../domain/payments.js';
 
 type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;

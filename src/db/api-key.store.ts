@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { ApiKeyRecord, ApiKeyStore } from '../domain/ports.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../domain/organisation-ports.js';
 
 type ApiKeyRow = Omit<ApiKeyRecord, 'secretCiphertext'> & { secretCiphertext: string };
 

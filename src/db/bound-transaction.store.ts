@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
-import type { BoundTransaction } from '../domain/ports.js';
+import type { BoundTransaction } from '../domain/chain-ports.js';
 
 type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;

@@ -1,5 +1,5 @@
-import type { ApiKeyRecord, ApiKeyStore, Organisation, OrganisationStore } from '../domain/ports.js';
-import type { Branding, BrandingStore, StoredLogo } from '../domain/branding.js';
+import type { ApiKeyRecord, ApiKeyStore, Organisation, OrganisationStore } from '../domain/organisation-ports.js';
+import type { Branding, BrandingStore, StoredLogo } from '../domain/branding-ports.js';
 import type { ChangeFeed } from './change-feed.js';
 import { ReadCache } from './read-cache.js';
 

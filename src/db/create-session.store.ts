@@ -1,6 +1,6 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
-import type { NewSessionOutcome, NewSessionWrite } from '../domain/ports.js';
+import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports.js';
 import { formatAmount } from '../domain/money.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { walletTaken } from '../domain/organisations.js';
-import type { Organisation, OrganisationStore } from '../domain/ports.js';
-import type { Branding, BrandingStore, LogoContentType, StoredLogo } from '../domain/branding.js';
+import type { Organisation, OrganisationStore } from '../domain/organisation-ports.js';
+import type { Branding, BrandingStore, LogoContentType, StoredLogo } from '../domain/branding-ports.js';
 import { toDecimal } from '../domain/money.js';
 import { isUuid } from '../domain/uuid.js';
 

@@ -3,8 +3,9 @@ import type { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
-import { PAYMENT_CLOCK_SKEW_MS, type ChainTransfer } from '../domain/payments.js';
-import type { Credit, PaymentTotals } from '../domain/ports.js';
+import type { ChainTransfer } from '../domain/payment-ports.js';
+import { PAYMENT_CLOCK_SKEW_MS } from '../domain/payments.js';
+import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
 
 type Client = Prisma.TransactionClient;

@@ -15,7 +15,7 @@ import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
 import { SILENT_FEED, type ChangeFeed } from './change-feed.js';
 import { createSessionInOneStatement, OffsetHints } from './create-session.store.js';
 import { ReadCache } from './read-cache.js';
-import { PrismaWebhookStore } from '../webhooks/webhook.store.js';
+import { createWebhookStore } from './webhook.store.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -66,16 +66,17 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
     },
     organisations,
     apiKeys: cachedApiKeys(new PrismaApiKeyStore(prisma), feed),
-    webhooks: new PrismaWebhookStore(prisma),
+    webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
     createSession: (write) => createSessionInOneStatement(prisma, write, offsetHints),
     transaction,
-    settleDueExpiries(now, inflightGraceMinutes, limit, settle) {
-      return settleLockedSessions(transaction, (tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit)), settle);
+    lockSessionsDueForExpiry(now, inflightGraceMinutes, limit, work) {
+      const lock = (tx: Tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit));
+      return withLockedSessions(transaction, lock, work);
     },
-    settleChangedPayments(limit, settle) {
-      return settleLockedSessions(
+    lockSessionsWithChangedPayments(limit, work) {
+      return withLockedSessions(
         transaction,
         (tx) => tx.$queryRaw<Array<{ id: string }>>`
           SELECT id FROM checkout_sessions
@@ -83,7 +84,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
           ORDER BY payments_changed_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED`,
-        settle,
+        work,
       );
     },
     async sessionsDueForRequote(now, ttlMinutes, limit) {
@@ -107,18 +108,18 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
 /**
  * In one transaction: locks the sessions `lock` selects (its query ends in
  * FOR UPDATE SKIP LOCKED, so concurrent instances take disjoint batches) and
- * runs `settle` on each. Returns how many were locked.
+ * runs `work` on each. Returns how many were locked.
  */
-async function settleLockedSessions(
+async function withLockedSessions(
   transaction: <T>(work: (tx: PrismaTxStore) => Promise<T>) => Promise<T>,
   lock: (tx: Tx) => Promise<Array<{ id: string }>>,
-  settle: (tx: TxStore, session: CheckoutSession) => Promise<void>,
+  work: (tx: TxStore, session: CheckoutSession) => Promise<void>,
 ): Promise<number> {
   return transaction(async (txStore) => {
     const locked = await lock(txStore.client);
     for (const { id } of locked) {
       const session = await txStore.readLockedSession(id);
-      if (session) await settle(txStore, session);
+      if (session) await work(txStore, session);
     }
     return locked.length;
   });

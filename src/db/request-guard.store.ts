@@ -1,5 +1,6 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import type { CounterHit, RateLimitCounters, RequestGuard, SignatureReplayCache } from '../domain/request-guard-ports.js';
+import type { RequestGuard } from '../domain/context.js';
+import type { CounterHit, RateLimitCounters, SignatureReplayCache } from '../domain/request-guard-ports.js';
 import { Throttle } from '../domain/throttle.js';
 import type { RequestGuardConfig } from '../config/request-guard.js';
 import type { Database } from './database.js';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
 import { conflict, notFound, unavailable } from './errors.js';
-import type { ApiKeyRecord } from './ports.js';
+import type { ApiKeyRecord } from './organisation-ports.js';
 import { openSecret, sealSecret } from './secret-box.js';
 
 /** A newly issued key: the only moment the secret is visible. */

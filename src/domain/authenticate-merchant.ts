@@ -1,7 +1,7 @@
 import type { DomainContext } from './context.js';
 import { DomainError, unauthorised } from './errors.js';
 import { openSecret } from './secret-box.js';
-import type { ApiKeyRecord } from './ports.js';
+import type { ApiKeyRecord } from './organisation-ports.js';
 import { rateLimit } from './throttle.js';
 import { parseTimestampMs, SIGNATURE_TOLERANCE_MS, signatureMatches, signPayload, signRequest, timestampWithinTolerance } from './signatures.js';
 

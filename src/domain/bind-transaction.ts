@@ -9,19 +9,12 @@ import { assetsOn } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
 import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
-import type { BoundTransaction } from './ports.js';
+import type { BoundTransaction } from './chain-ports.js';
 import { expiryMayBeDue, NO_HOLDS } from './status-machine.js';
 import { throttleBind } from './throttle.js';
+import type { BindResult } from './bind-result.js';
 
-/** Spec §2.6: what one bind call did. */
-export interface BindResult {
-  readonly session: CheckoutSession;
-  readonly txHash: string;
-  readonly cryptoCurrency: AssetTicker;
-  /** What the session requires in that asset. */
-  readonly totalAmountCrypto: Decimal;
-  readonly idempotent: boolean;
-}
+export type { BindResult };
 
 /** Bound transactions not judged yet that one session may hold: a bind is cheap, checking it is not. */
 export const MAX_UNVERIFIED_BINDS = 5;

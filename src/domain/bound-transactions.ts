@@ -2,30 +2,11 @@ import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { fromBaseUnits } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
-import { minedAfterCreation, type ChainTransfer } from './payments.js';
-import type { BoundTransaction, Credit, TxStore } from './ports.js';
-import { applySessionEvent, emitEvent } from './session-events.js';
-
-/** What the chain says about a bound transaction. */
-export type BoundTxEvidence =
-  /** Mined: its receipt, the Transfer logs in it, and the native value it moved. */
-  | {
-      readonly kind: 'mined';
-      readonly reverted: boolean;
-      readonly blockNumber: bigint;
-      readonly blockHash: string;
-      readonly blockTime: Date;
-      readonly confirmations: number;
-      readonly transfers: ReadonlyArray<{ tokenAddress: string; from: string; to: string; baseUnits: bigint; logIndex: number }>;
-      readonly nativeTo: string | null;
-      readonly nativeValue: bigint;
-      /** The transaction's sender; null when the node did not return the transaction. */
-      readonly sender: string | null;
-    }
-  /** Known to the node but not mined yet. */
-  | { readonly kind: 'pending' }
-  /** Unknown to the bound chain; `foundOn` names another enabled network that has it. */
-  | { readonly kind: 'missing'; readonly foundOn: { slug: string; chainId: number } | null };
+import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
+import type { ChainTransfer, Credit } from './payment-ports.js';
+import { minedAfterCreation } from './payments.js';
+import type { TxStore } from './ports.js';
+import { appendOutboxEvent, applySessionEvent } from './session-events.js';
 
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
@@ -192,7 +173,7 @@ export async function applyBoundTxVerdict(
     await tx.updateSession(session.id, binding);
     verified = { ...verified, ...binding };
   }
-  await emitEvent(ctx, tx, verified, 'checkout_session.tx_bound', now);
+  await appendOutboxEvent(ctx, tx, verified, 'checkout_session.tx_bound', now);
   return { state: 'verified', session: verified };
 }
 

@@ -1,34 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { DomainContext } from './context.js';
+import type { Branding, LogoContentType, StoredLogo } from './branding-ports.js';
 import { invalid, notFound } from './errors.js';
 
 /**
- * How an organisation appears on its hosted pages (/pay and /l): its name, an optional
- * logo and brand colour (issue 12, README "Branding and languages"). The logo is kept in
- * the database and served by Kassa itself, so the pages never load anything from elsewhere.
+ * The branding use-cases: what an organisation's hosted pages show of it (brandingOf), and
+ * setting its logo and colour (setBranding), with the rules both must pass.
  */
-export interface Branding {
-  readonly organisationName: string;
-  /** `#rrggbb`, lower case; null: Kassa's own colour. */
-  readonly brandColor: string | null;
-  /** sha256 (hex) of the logo, which names its URL; null: no logo. */
-  readonly logoSha256: string | null;
-}
-
-export interface StoredLogo {
-  readonly bytes: Buffer;
-  readonly contentType: LogoContentType;
-}
-
-export interface BrandingStore {
-  brandingOf(organisationId: string): Promise<Branding | null>;
-  /** Sets what is given (null clears it); false when the organisation does not exist. */
-  setBranding(organisationId: string, change: { brandColor?: string | null; logo?: (StoredLogo & { sha256: string }) | null }): Promise<boolean>;
-  logoBySha256(sha256: string): Promise<StoredLogo | null>;
-}
 
 export const MAX_LOGO_BYTES = 100 * 1024;
-export type LogoContentType = 'image/png' | 'image/webp';
 
 /**
  * Only raster formats, told by their magic bytes (never by a file name or a claimed type).

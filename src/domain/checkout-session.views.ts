@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ASSET_TICKERS } from './assets.js';
-import type { BindResult } from './bind-transaction.js';
+import type { BindResult } from './bind-result.js';
 import { CHECKOUT_SESSION_STATUSES, receivingWallet, type CheckoutSession } from './checkout-session.js';
 import { formatAmount } from './money.js';
 import { amount, dateTime, freeForm, uuid } from './view-fields.js';

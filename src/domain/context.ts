@@ -1,9 +1,12 @@
 import type { Network } from './networks.js';
-import type { ChainReader, Store } from './ports.js';
-import type { RequestGuard } from './request-guard-ports.js';
-import type { RatesProvider } from '../rates/rates-source.js';
-import type { WebhookConfig } from '../config.js';
+import type { ChainReader } from './chain-ports.js';
+import type { Store } from './ports.js';
+import type { SignatureReplayCache, TrustProxySetting } from './request-guard-ports.js';
+import type { RatesProvider } from './rates-ports.js';
+import type { WebhookSettings } from './webhook-settings.js';
+import type { HostResolver } from './webhook-url.js';
 import type { MasterKeys } from './secret-box.js';
+import type { Throttle } from './throttle.js';
 
 /** Everything a domain use-case depends on, wired once in src/app.ts. */
 export interface DomainContext {
@@ -21,7 +24,16 @@ export interface DomainContext {
   readonly masterKey: MasterKeys;
   readonly clock: () => Date;
   /** Webhook policy: SSRF rule, retries, secret overlap. */
-  readonly webhooks: WebhookConfig;
+  readonly webhooks: WebhookSettings;
+  /** How webhook URLs' host names are resolved for the SSRF rule (DNS, src/webhooks/dns-host-resolver.ts). */
+  readonly resolveHost: HostResolver;
   /** Replay cache of merchant signatures, rate limits and the client-address rule (issue 11). */
   readonly requestGuard: RequestGuard;
+}
+
+/** What the routes, GraphQL and src/app.ts guard requests with; built once per process in src/runtime.ts. */
+export interface RequestGuard {
+  readonly signatures: SignatureReplayCache;
+  readonly throttle: Throttle;
+  readonly trustProxy: TrustProxySetting;
 }

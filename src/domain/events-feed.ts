@@ -16,12 +16,15 @@ export async function listEvents(
 ): Promise<EventPage> {
   const afterSeq = query.after === undefined ? 0n : BigInt(query.after);
   const limit = query.limit ?? EVENTS_PAGE_DEFAULT;
+  // The feed reads only up to the outbox horizon: move it over what has committed since (fanning
+  // those events out, as the delivery round does), so a page is as fresh as the outbox allows.
+  const { outboxGapSeconds, giveUpHours } = ctx.webhooks;
+  await ctx.store.webhooks.fanOut({ gapSeconds: outboxGapSeconds, giveUpHours, batch: 1000 });
   const rows = await ctx.store.webhooks.listEvents({
     organisationId,
     afterSeq,
     limit: limit + 1,
     sessionId: query.sessionId,
-    gapSeconds: ctx.webhooks.outboxGapSeconds,
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

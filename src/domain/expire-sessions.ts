@@ -9,7 +9,7 @@ import { applySessionEvent } from './session-events.js';
  */
 export async function expireDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
   const now = ctx.clock();
-  return ctx.store.settleDueExpiries(now, ctx.inflightGraceMinutes, batchSize, async (tx, session) => {
+  return ctx.store.lockSessionsDueForExpiry(now, ctx.inflightGraceMinutes, batchSize, async (tx, session) => {
     const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
     await applySessionEvent(ctx, tx, session, { kind: 'clock', holds }, now);
   });

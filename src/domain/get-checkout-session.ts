@@ -4,7 +4,7 @@ import { invalid, notFound } from './errors.js';
 import { applySessionEvent } from './session-events.js';
 import { expiryMayBeDue, isExpiredAt } from './status-machine.js';
 import { isUuid } from './uuid.js';
-import type { BoundTransaction } from './ports.js';
+import type { BoundTransaction } from './chain-ports.js';
 
 /** Rejects anything that is not a UUID before it reaches the database. */
 export function checkSessionId(id: string): string {

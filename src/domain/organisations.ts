@@ -3,7 +3,7 @@ import type { DomainContext } from './context.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { Decimal } from './money.js';
 import { isAddress } from 'viem';
-import type { Organisation } from './ports.js';
+import type { Organisation } from './organisation-ports.js';
 
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
 

@@ -3,7 +3,8 @@ import type { DomainContext } from './context.js';
 import { isIso4217 } from './currencies.js';
 import { invalid, notFound, unprocessable } from './errors.js';
 import { Decimal } from './money.js';
-import { brandingOf, type Branding } from './branding.js';
+import { brandingOf } from './branding.js';
+import type { Branding } from './branding-ports.js';
 import { paymentLinkState, type IdentityOption, type PaymentLink, type PaymentLinkPatch, type PaymentLinkState } from './payment-link.js';
 import { isUuid } from './uuid.js';
 

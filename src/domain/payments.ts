@@ -2,32 +2,9 @@ import type { AssetTicker } from './assets.js';
 import type { CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { Decimal, formatAmount } from './money.js';
+import type { Attribution, AttributionCandidates } from './payment-ports.js';
 import type { TxStore } from './ports.js';
 import { applySessionEvent } from './session-events.js';
-
-/** A transfer to a watched wallet, decoded from a Transfer log or a native-coin transaction. */
-export interface ChainTransfer {
-  readonly network: string;
-  readonly chainId: string;
-  /** Lower-case 0x hashes and addresses. */
-  readonly txHash: string;
-  /** The log's index in its block; -1 for a native-coin transfer (one per transaction). */
-  readonly logIndex: number;
-  readonly from: string;
-  readonly to: string;
-  readonly asset: AssetTicker;
-  /** Lower-case token contract; null for the native coin. */
-  readonly tokenAddress: string | null;
-  readonly baseUnits: bigint;
-  /** baseUnits / 10^decimals, exact. */
-  readonly amount: Decimal;
-  readonly blockNumber: bigint;
-  readonly blockHash: string;
-  /** The block's own timestamp. */
-  readonly blockTime: Date;
-}
-
-export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount';
 
 /**
  * How far a block's timestamp may be behind the moment Kassa created a session and still
@@ -38,16 +15,6 @@ export const PAYMENT_CLOCK_SKEW_MS = 30_000;
 /** Whether a transfer mined at `blockTime` may pay a session created at `createdAt`. */
 export function minedAfterCreation(blockTime: Date, createdAt: Date): boolean {
   return blockTime.getTime() >= createdAt.getTime() - PAYMENT_CLOCK_SKEW_MS;
-}
-
-/**
- * Sessions a scanned transfer could belong to, as the data layer found them. Each already
- * satisfies the crediting rules: the session's wallet on the transfer's network, the
- * session's asset (or none selected yet), created before the block.
- */
-export interface AttributionCandidates {
-  /** The open session whose unique amount this transfer is, exactly. */
-  readonly exactAmountSessionId: string | null;
 }
 
 /**
@@ -113,6 +80,21 @@ export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | '
   if (!session.totalAmountCrypto) return null;
   const due = session.totalAmountCrypto.minus(session.amountReceived);
   return due.greaterThan(0) ? due : new Decimal(0);
+}
+
+/**
+ * Whether what is on its way to the session (credited, not confirmed) covers what it still
+ * owes, compared as the payer is shown both: pending rounded down, due rounded up to 8
+ * digits. The hosted page then stops inviting the payer to pay again. False until an asset
+ * is selected, and while nothing is pending.
+ */
+export function pendingCoversDue(
+  session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>,
+): boolean {
+  const due = amountDue(session);
+  if (due === null || !session.amountPending.greaterThan(0)) return false;
+  const pending = session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN);
+  return pending.greaterThanOrEqualTo(due.toDecimalPlaces(8, Decimal.ROUND_CEIL));
 }
 
 /** A line for operators: what a payment row says, amounts on the wire format. */

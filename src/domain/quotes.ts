@@ -2,8 +2,9 @@ import { ASSET_IDS, type AssetTicker } from './assets.js';
 import type { CryptoQuote, SessionNetwork } from './checkout-session.js';
 import { amountStep, roundUpToStep, type Decimal } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
-import type { AmountClaimRequest, TxStore } from './ports.js';
-import type { QuotedRate } from '../rates/rates-source.js';
+import type { AmountClaimRequest } from './payment-ports.js';
+import type { TxStore } from './ports.js';
+import type { QuotedRate } from './rates-ports.js';
 
 export const AMOUNT_ROUNDING =
   'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to the smallest unit every network of the session can carry, plus offset_steps of that unit to be unique on the wallet';

@@ -1,5 +1,3 @@
-import type { Throttle } from './throttle.js';
-
 /**
  * Storage the request guards need (issue 11): the replay cache of merchant
  * signatures and the rate-limit counters. Implemented in
@@ -43,10 +41,3 @@ export interface RateLimitCounters {
  * or addresses, subnets and the names loopback, linklocal, uniquelocal.
  */
 export type TrustProxySetting = boolean | number | readonly string[];
-
-/** What the routes, GraphQL and src/app.ts guard requests with; built once per process in src/runtime.ts. */
-export interface RequestGuard {
-  readonly signatures: SignatureReplayCache;
-  readonly throttle: Throttle;
-  readonly trustProxy: TrustProxySetting;
-}

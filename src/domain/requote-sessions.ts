@@ -2,8 +2,8 @@ import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { assetsOnAny } from './networks.js';
 import { claimUniqueQuotes, priceQuotes } from './quotes.js';
-import { emitEvent } from './session-events.js';
-import type { QuotedRate } from '../rates/rates-source.js';
+import { appendOutboxEvent } from './session-events.js';
+import type { QuotedRate } from './rates-ports.js';
 
 /**
  * One round of the quote-lifetime worker (README "Payment rules"): a quote is honoured
@@ -36,7 +36,7 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
       await tx.replaceQuotes(session, quotes, now);
       const locked = session.cryptoCurrency ? quotes.find((q) => q.ticker === session.cryptoCurrency)!.amount : null;
       const updated: CheckoutSession = { ...session, quotes, quotedAt: now, totalAmountCrypto: locked ?? session.totalAmountCrypto, updatedAt: now };
-      await emitEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
+      await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
       return true;
     });
     if (done) requoted += 1;

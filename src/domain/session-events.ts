@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import { toMerchantView } from './checkout-session.views.js';
 import type { DomainContext } from './context.js';
-import type { OutboxEvent, TxStore } from './ports.js';
+import type { TxStore } from './ports.js';
+import type { OutboxEvent } from './session-ports.js';
 import type { CheckoutEventType } from './event-types.js';
 import { transition, type SessionEvent, type Transition } from './status-machine.js';
 
@@ -18,8 +19,17 @@ export function outboxEvent(ctx: DomainContext, session: CheckoutSession, type: 
   };
 }
 
-/** Writes an outbox event carrying the merchant view of the session at this moment. */
-export async function emitEvent(ctx: DomainContext, tx: TxStore, session: CheckoutSession, type: CheckoutEventType, at: Date): Promise<void> {
+/**
+ * Inserts one outbox row carrying the merchant view of the session at this moment; nothing
+ * is sent here (the webhook worker fans the outbox out once the transaction commits).
+ */
+export async function appendOutboxEvent(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  type: CheckoutEventType,
+  at: Date,
+): Promise<void> {
   await tx.appendEvent(outboxEvent(ctx, session, type, at));
 }
 
@@ -51,6 +61,6 @@ export async function applySessionEvent(
     failureReason: failureReason ?? session.failureReason,
     updatedAt: now,
   };
-  for (const type of result.events) await emitEvent(ctx, tx, updated, type, now);
+  for (const type of result.events) await appendOutboxEvent(ctx, tx, updated, type, now);
   return { session: updated, transition: result };
 }

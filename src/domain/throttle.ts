@@ -1,4 +1,3 @@
-import type { DomainContext } from './context.js';
 import { DomainError } from './errors.js';
 import type { RateLimitCounters } from './request-guard-ports.js';
 import { isUuid } from './uuid.js';
@@ -44,6 +43,12 @@ export class RateLimitedError extends DomainError {
 }
 
 type Check = readonly [RateLimitName, string];
+
+/** What counting a request needs of the domain context (the whole DomainContext fits). */
+export interface RateLimitContext {
+  readonly requestGuard: { readonly throttle: Throttle };
+  readonly clock: () => Date;
+}
 
 // Subjects known to be over a limit, until their window ends: refused without a round trip.
 const MAX_REMEMBERED_BLOCKS = 10_000;
@@ -113,7 +118,7 @@ export class Throttle {
 }
 
 /** Counts one request against each `[limit, subject]` (README "Rate limits"); throws RateLimitedError when one is over. */
-export function rateLimit(ctx: DomainContext, ...checks: Check[]): Promise<void> {
+export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<void> {
   return ctx.requestGuard.throttle.consume(checks, ctx.clock());
 }
 
@@ -123,7 +128,7 @@ export function rateLimit(ctx: DomainContext, ...checks: Check[]): Promise<void>
  * REST bind-tx and GraphQL's bindTransaction both call this, so they share
  * the limits. Ids that are not UUIDs are refused by bind itself and not counted per session.
  */
-export function throttleBind(ctx: DomainContext, sessionId: string | null, clientAddress: string): Promise<void> {
+export function throttleBind(ctx: RateLimitContext, sessionId: string | null, clientAddress: string): Promise<void> {
   const perSession: Check[] = sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
   return rateLimit(ctx, ['bind_address', clientAddress], ...perSession);
 }

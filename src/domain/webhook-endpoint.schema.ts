@@ -70,7 +70,7 @@ export async function webhookUrlAddressProblems(ctx: DomainContext, value: unkno
   if (!url || problems.length > 0) return [];
   if (ctx.webhooks.httpsOnly && url.protocol !== 'https:') return [HTTPS_ONLY_PROBLEM];
   try {
-    await resolveWebhookHost(url, ctx.webhooks.allowPrivate);
+    await resolveWebhookHost(url, ctx.webhooks.allowPrivate, ctx.resolveHost);
     return [];
   } catch (error) {
     if (error instanceof DomainError && error.code === 'invalid') return [...error.messages];

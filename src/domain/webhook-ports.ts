@@ -1,5 +1,5 @@
 import type { StoredSecret } from './secret-box.js';
-/** What the webhook use-cases and the delivery worker need from storage (implemented in src/webhooks/webhook.store.ts). */
+/** What the webhook use-cases and the delivery worker need from storage (implemented in src/db/webhook.store.ts). */
 
 export interface WebhookEndpointRecord {
   readonly id: string;
@@ -102,9 +102,15 @@ export interface WebhookStore {
   /**
    * Events of an organisation with seq > afterSeq and at most the final horizon
    * (no transaction still in flight can add an event below it), in seq order.
+   * Reads only: the horizon moves in fanOut.
    */
-  listEvents(query: { organisationId: string; afterSeq: bigint; limit: number; sessionId?: string; gapSeconds: number }): Promise<StoredEvent[]>;
-  /** Creates deliveries for new outbox events and advances the horizon; returns deliveries created. */
+  listEvents(
+    query: { organisationId: string; afterSeq: bigint; limit: number; sessionId?: string },
+  ): Promise<StoredEvent[]>;
+  /**
+   * Creates deliveries for new outbox events and advances the horizon over what is final
+   * (a hole open for `gapSeconds` is taken as a rolled-back transaction); returns deliveries created.
+   */
   fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number>;
   /**
    * Leases due deliveries of up to `endpoints` endpoints: per endpoint up to `perEndpoint` of them,

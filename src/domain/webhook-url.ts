@@ -1,4 +1,3 @@
-import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import { invalid } from './errors.js';
 
@@ -103,6 +102,12 @@ export interface ResolvedAddress {
   readonly family: 4 | 6;
 }
 
+/**
+ * Every address a host name resolves to, in the resolver's order; throws when it cannot be
+ * resolved. A port: DNS is asked outside the domain (src/webhooks/dns-host-resolver.ts).
+ */
+export type HostResolver = (host: string) => Promise<ResolvedAddress[]>;
+
 /** The host without IPv6 brackets. */
 export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -112,9 +117,13 @@ export function hostOf(url: URL): string {
  * Resolves the URL's host once. Without `allowPrivate`, refuses when any
  * resolved address is not public (a name with one private address is refused,
  * so DNS answers cannot pick the private one later). The caller connects to
- * the returned address.
+ * the returned address. An IP literal is taken as it is; a name is asked of `resolveHost`.
  */
-export async function resolveWebhookHost(url: URL, allowPrivate: boolean): Promise<ResolvedAddress> {
+export async function resolveWebhookHost(
+  url: URL,
+  allowPrivate: boolean,
+  resolveHost: HostResolver,
+): Promise<ResolvedAddress> {
   const host = hostOf(url);
   const literal = net.isIP(host);
   let addresses: ResolvedAddress[];
@@ -122,7 +131,7 @@ export async function resolveWebhookHost(url: URL, allowPrivate: boolean): Promi
     addresses = [{ address: host, family: literal as 4 | 6 }];
   } else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family as 4 | 6 }));
+      addresses = await resolveHost(host);
     } catch {
       throw invalid([`url host ${host} could not be resolved`]);
     }

@@ -4,11 +4,14 @@ import { bindPayerTransaction } from '../domain/bind-transaction.js';
 import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
 import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
-import { mapDomainErrors } from './errors.js';
-import { BindResult, BindTransactionArgs, BoundTransaction, CheckoutSession, type CryptoTicker } from './types.js';
+import { BindResult, BindTransactionArgs } from './bind-transaction.types.js';
+import { BoundTransaction, CheckoutSession, type CryptoTicker } from './checkout-session.types.js';
 import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 
-/** The payer's operations; each translates, calls the domain function REST calls, and maps its errors. */
+/**
+ * The payer's operations; each translates and calls the domain function REST calls. Domain
+ * errors are mapped once for every resolver, in formatGraphqlError (src/graphql/errors.ts).
+ */
 @Resolver(() => CheckoutSession)
 export class CheckoutSessionResolver {
   @Query(() => CheckoutSession, {
@@ -16,7 +19,7 @@ export class CheckoutSessionResolver {
     description: 'A checkout session by its id, as the payer sees it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one.',
   })
   async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain, trace }: GraphqlContext): Promise<CheckoutSession> {
-    const session = await mapDomainErrors(() => getCheckoutSession(domain, id));
+    const session = await getCheckoutSession(domain, id);
     const now = domain.clock();
     if (trace) {
       trace.sessions.push(session);
@@ -31,14 +34,12 @@ export class CheckoutSessionResolver {
   })
   async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain, clientAddress }: GraphqlContext): Promise<BindResult> {
     // Counted here, as each bind runs, with its resolved arguments: aliases and variable defaults count as they execute.
-    const result = await mapDomainErrors(() =>
-      bindPayerTransaction(domain, { sessionId, clientAddress }, () => ({
-        tx_hash: input.txHash,
-        chain_id: input.chainId,
-        crypto_currency: input.cryptoCurrency,
-        payer_wallet_address: input.payerWalletAddress,
-      })),
-    );
+    const result = await bindPayerTransaction(domain, { sessionId, clientAddress }, () => ({
+      tx_hash: input.txHash,
+      chain_id: input.chainId,
+      crypto_currency: input.cryptoCurrency,
+      payer_wallet_address: input.payerWalletAddress,
+    }));
     return toGraphqlBindResult(result);
   }
 
@@ -46,7 +47,7 @@ export class CheckoutSessionResolver {
     description:
       'The session now, then again whenever its status, payments or binding change (whichever Kassa instance changed it). Errors as for checkoutSession.',
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id: string }, GraphqlContext>) =>
-      mapDomainErrors(() => context.updates.subscribe(checkSessionId(args.id))),
+      context.updates.subscribe(checkSessionId(args.id)),
   })
   checkoutSessionUpdated(@Root() session: DomainSession, @Arg('id', () => ID) _id: string, @Ctx() { domain }: GraphqlContext): CheckoutSession {
     return toGraphqlSession(session, domain, domain.clock());
@@ -56,7 +57,7 @@ export class CheckoutSessionResolver {
     description: 'The transactions bound to this session, oldest first, with what Kassa found: a rejected one says why.',
   })
   async transactions(@Root() session: CheckoutSession, @Ctx() { domain }: GraphqlContext): Promise<BoundTransaction[]> {
-    const bound = await mapDomainErrors(() => boundTransactionsOf(domain, session.sessionId));
+    const bound = await boundTransactionsOf(domain, session.sessionId);
     return bound.map((t) => ({ txHash: t.txHash, chainId: t.chainId, cryptoCurrency: t.cryptoCurrency as CryptoTicker, state: t.state.toUpperCase(), reason: t.reason }));
   }
 }

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { HeaderMap } from '@apollo/server';
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
 import { RateLimitedError } from '../domain/throttle.js';
@@ -41,21 +41,36 @@ export function toGraphqlError(error: DomainError): GraphQLError {
 }
 
 /**
- * Runs one domain call and maps its typed refusal; anything else passes on to formatError (masked).
- * A rate-limit refusal also asks Apollo for HTTP 429 and Retry-After (its `extensions.http`, which
- * Apollo takes off the error; formatGraphqlError drops it on WebSocket answers): the fields that ran
- * keep their data, the whole HTTP answer says 429.
+ * The Apollo plugin that makes a rate-limit refusal in any field answer HTTP 429 with
+ * Retry-After: the fields that ran keep their data, the whole HTTP answer says 429. (Over a
+ * WebSocket there is no status: the error's `retryAfterSeconds` says it.) Runs before the
+ * status is settled, so a status an error asks for itself would still win.
  */
-export async function mapDomainErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    const mapped = toGraphqlError(error);
-    if (!(error instanceof RateLimitedError)) throw mapped;
-    const http = { status: 429, headers: new HeaderMap([['retry-after', String(error.retryAfterSeconds)]]) };
-    throw new GraphQLError(mapped.message, { extensions: { ...mapped.extensions, http } });
-  }
+export const rateLimitedStatus: ApolloServerPlugin<BaseContext> = {
+  async requestDidStart() {
+    return {
+      async didEncounterErrors({ errors, response }) {
+        for (const error of errors) {
+          const original = unwrapResolverError(error);
+          if (!(original instanceof RateLimitedError)) continue;
+          response.http.status = 429;
+          response.http.headers.set('retry-after', String(original.retryAfterSeconds));
+        }
+      },
+    };
+  },
+};
+
+/**
+ * A domain refusal raised in any resolver or subscription, as the caller sees it: the code
+ * and messages of toGraphqlError in place of Apollo's INTERNAL_SERVER_ERROR. This is where
+ * every resolver's domain errors are mapped, once; what else the formatted error carries
+ * (a stack trace in development) stays.
+ */
+function withDomainCode(formatted: GraphQLFormattedError, error: DomainError): GraphQLFormattedError {
+  const { code: _unmapped, ...others } = formatted.extensions ?? {};
+  const mapped = toGraphqlError(error);
+  return { ...formatted, message: mapped.message, extensions: { ...mapped.extensions, ...others } };
 }
 
 /** The codes a caller may see with their own message; anything else is masked outside development. */
@@ -82,18 +97,19 @@ export interface FormatErrorOptions {
 }
 
 /**
- * Apollo's `formatError` and the WebSocket server's: errors we raised on
- * purpose go out as they are (without stack traces unless in development);
- * anything unexpected (a driver error, a bug) becomes INTERNAL_SERVER_ERROR
- * "Internal server error" and is logged instead.
+ * Apollo's `formatError` and the WebSocket server's: domain refusals get their code
+ * (withDomainCode); errors we raised on purpose go out as they are (without stack traces
+ * unless in development); anything unexpected (a driver error, a bug) becomes
+ * INTERNAL_SERVER_ERROR "Internal server error" and is logged instead.
  */
 export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown, options: FormatErrorOptions): GraphQLFormattedError {
   if (formatted.extensions && 'http' in formatted.extensions) {
-    // Apollo's HTTP status request (mapDomainErrors); Apollo removes it itself, a WebSocket answer must not carry it.
+    // An error's HTTP status request: Apollo removes it itself, a WebSocket answer must not carry it.
     const { http: _http, ...extensions } = formatted.extensions;
     formatted = { ...formatted, extensions };
   }
   const original = unwrapResolverError(error);
+  if (original instanceof DomainError) formatted = withDomainCode(formatted, original);
   const code = typeof formatted.extensions?.code === 'string' ? formatted.extensions.code : undefined;
   const intended = original instanceof GraphQLError || (code !== undefined && CALLER_CODES.has(code));
   if (intended && code !== 'INTERNAL_SERVER_ERROR') {

@@ -13,7 +13,7 @@ import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { clientAddressOf } from '../rest/client-address.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
-import { formatGraphqlError, type FormatErrorOptions } from './errors.js';
+import { formatGraphqlError, rateLimitedStatus, type FormatErrorOptions } from './errors.js';
 import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from './protection.js';
 import { graphqlSchema } from './schema.js';
 import { sessionUpdatesFeed } from './session-updates.js';
@@ -79,6 +79,7 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     // graphql-armor's and the landing-page plugins are typed against Apollo's CommonJS build; the runtime objects are the same.
     plugins: [
       traceOperations,
+      rateLimitedStatus,
       ...protection.plugins,
       config.graphqlSandbox
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })

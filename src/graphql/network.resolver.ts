@@ -1,8 +1,8 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
 import { listPayableNetworks } from '../domain/checkout-page.js';
 import type { GraphqlContext } from './context.js';
-import { Network } from './types.js';
-import type { CryptoTicker } from './types.js';
+import type { CryptoTicker } from './checkout-session.types.js';
+import { Network } from './network.types.js';
 
 @Resolver(() => Network)
 export class NetworkResolver {

@@ -1,11 +1,11 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
-import { brandingOf, logoPath, type Branding } from '../domain/branding.js';
+import { brandingOf, logoPath } from '../domain/branding.js';
+import type { Branding } from '../domain/branding-ports.js';
 import { fixedTotal, requiresPayerIdentity } from '../domain/payment-link.js';
 import { paymentLinkForPayer } from '../domain/payment-links.js';
 import { formatAmount } from '../domain/money.js';
 import type { GraphqlContext } from './context.js';
-import { mapDomainErrors } from './errors.js';
-import { CheckoutSession } from './types.js';
+import { CheckoutSession } from './checkout-session.types.js';
 import { Merchant, PaymentLink, PaymentLinkState } from './payment-link.types.js';
 
 const toMerchant = (branding: Branding): Merchant => ({
@@ -24,7 +24,7 @@ export class PaymentLinkResolver {
       'An inactive, expired or used-up link is only its id and state: every other field is null.',
   })
   async paymentLink(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<PaymentLink> {
-    const found = await mapDomainErrors(() => paymentLinkForPayer(domain, id));
+    const found = await paymentLinkForPayer(domain, id);
     if (found.state !== 'active') return unavailableLink(found.id, found.state as PaymentLinkState);
     const { link, branding } = found;
     const total = fixedTotal(link);

@@ -3,10 +3,11 @@ import type { CheckoutSession as DomainSession } from '../domain/checkout-sessio
 import { toBindResponse, toPublicView } from '../domain/checkout-session.views.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
 import { Decimal, formatAmount } from '../domain/money.js';
-import { amountDue } from '../domain/payments.js';
+import { amountDue, pendingCoversDue } from '../domain/payments.js';
 import { paymentOptions } from '../domain/payment-instructions.js';
 import type { DomainContext } from '../domain/context.js';
-import type { BindResult, CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './types.js';
+import type { BindResult } from './bind-transaction.types.js';
+import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
@@ -56,6 +57,7 @@ function timelessView(session: DomainSession, ctx: Pick<DomainContext, 'networks
     amountDue: session.totalAmountCrypto ? formatAmount(amountDue(session)!.toDecimalPlaces(8, Decimal.ROUND_CEIL)) : null,
     amountPending: formatAmount(session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
     paymentDetected: session.amountPending.greaterThan(0),
+    pendingCoversDue: pendingCoversDue(session),
     paymentOptions: paymentOptions(ctx, session).map((option) => ({
       ...option,
       ticker: option.ticker as CryptoTicker,

@@ -3,7 +3,8 @@ import { ASSET_TICKERS, type AssetTicker } from '../domain/assets.js';
 import { Decimal } from '../domain/money.js';
 import { CoinbaseRatesSource } from './coinbase-source.js';
 import { CoinGeckoRatesSource } from './coingecko-source.js';
-import type { QuotedRate, RatesProvider, RatesSource, SourceRate } from './rates-source.js';
+import type { QuotedRate, RatesProvider } from '../domain/rates-ports.js';
+import type { RatesSource, SourceRate } from './rates-source.js';
 import { StaticRatesSource } from './static-source.js';
 
 export interface RateBookOptions {

@@ -17,24 +17,3 @@ export interface RatesSource {
   /** Prices for as many of the tickers as it has; throws when the source fails as a whole. */
   fetchRates(fiat: string, tickers: readonly AssetTicker[]): Promise<Map<AssetTicker, SourceRate>>;
 }
-
-/** A rate ready for quoting: the median over the sources that answered. */
-export interface QuotedRate {
-  readonly ticker: AssetTicker;
-  /** Rounded to 8 fractional digits (half-up): the unit price shown to the payer. */
-  readonly unitPriceFiat: Decimal;
-  /** Names of the sources whose prices made the median, e.g. "coingecko+coinbase". */
-  readonly source: string;
-  /** The oldest `asOf` among the prices used. */
-  readonly ratedAt: Date;
-}
-
-/** What the domain asks for when quoting a session (implemented by RateBook). */
-export interface RatesProvider {
-  supportsCurrency(fiat: string): boolean;
-  /**
-   * Usable rates for the tickers in `fiat`. Tickers without a fresh price are
-   * left out; the caller decides whether that is fatal.
-   */
-  quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<QuotedRate[]>;
-}

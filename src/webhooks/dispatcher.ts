@@ -1,9 +1,9 @@
-import type { WebhookConfig } from '../config.js';
 import type { DomainContext } from '../domain/context.js';
 import { signPayload } from '../domain/signatures.js';
 import { toEventEnvelope } from '../domain/webhook.views.js';
 import { activeSecrets } from '../domain/webhook-secrets.js';
 import type { ClaimedDelivery } from '../domain/webhook-ports.js';
+import type { WebhookSettings } from '../domain/webhook-settings.js';
 import type { Logger } from '../logging.js';
 import { postJson } from './http-post.js';
 
@@ -18,13 +18,17 @@ const CLAIM_PER_ENDPOINT = 25;
 const ROUND_BUDGET_MS = 5_000;
 
 /** Exponential backoff with full jitter: random(0, min(max, base × 2^(attempt-1))). */
-export function retryDelayMs(attempt: number, config: Pick<WebhookConfig, 'retryBaseMs' | 'retryMaxMs'>, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  config: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(config.retryMaxMs, config.retryBaseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
   return Math.floor(random() * ceiling);
 }
 
 /** Lease of one attempt: longer than its timeout, so a live attempt is never taken over; a crashed one is after it. */
-export function leaseMs(config: Pick<WebhookConfig, 'timeoutMs'>): number {
+export function leaseMs(config: Pick<WebhookSettings, 'timeoutMs'>): number {
   return config.timeoutMs * 2 + 5_000;
 }
 
@@ -42,7 +46,12 @@ export function buildWebhookRequest(ctx: DomainContext, claim: ClaimedDelivery, 
 async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logger): Promise<boolean> {
   const config = ctx.webhooks;
   const { body, headers } = buildWebhookRequest(ctx, claim, new Date());
-  const result = await postJson(claim.endpoint.url, body, headers, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, httpsOnly: config.httpsOnly });
+  const result = await postJson(claim.endpoint.url, body, headers, {
+    timeoutMs: config.timeoutMs,
+    allowPrivate: config.allowPrivate,
+    httpsOnly: config.httpsOnly,
+    resolveHost: ctx.resolveHost,
+  });
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
   await ctx.store.webhooks.recordAttempt(claim, { ok, ...result, error, retryDelayMs: retryDelayMs(claim.attempt, config) });

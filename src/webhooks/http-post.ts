@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { DomainError } from '../domain/errors.js';
 import { HTTPS_ONLY_PROBLEM } from '../domain/webhook-endpoint.schema.js';
-import { resolveWebhookHost } from '../domain/webhook-url.js';
+import { resolveWebhookHost, type HostResolver } from '../domain/webhook-url.js';
 
 /** At most this much of a receiver's answer is kept in the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -24,7 +24,7 @@ export async function postJson(
   target: string,
   body: string,
   headers: Record<string, string>,
-  options: { timeoutMs: number; allowPrivate: boolean; httpsOnly?: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; httpsOnly?: boolean; resolveHost: HostResolver },
 ): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
@@ -38,7 +38,7 @@ export async function postJson(
     const timedOut = new Promise<never>((_resolve, reject) => {
       dnsTimer = setTimeout(() => reject(new Error(`timeout after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
     });
-    resolved = await Promise.race([resolveWebhookHost(url, options.allowPrivate), timedOut]);
+    resolved = await Promise.race([resolveWebhookHost(url, options.allowPrivate, options.resolveHost), timedOut]);
   } catch (error) {
     // The SSRF rule and unresolvable names are refusals; a slow resolver is a timeout.
     const message = error instanceof DomainError ? `refused: ${error.messages.join('; ')}` : (error as Error).message;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
-import type { RatesProvider } from '../../src/rates/rates-source.js';
+import type { RatesProvider } from '../../src/domain/rates-ports.js';
 import { UUID, createSession, expectErrorBody, postBind, postCreate } from '../support/rest-kassa.js';
 
 /** DESIGN.md §4 "Errors": every error on every route has the spec §7 body; transport refusals; health; request ids. */

@@ -3,9 +3,10 @@ import type { AssetTicker } from '../../src/domain/assets.js';
 import type { CheckoutSession } from '../../src/domain/checkout-session.js';
 import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
-import { judgeBoundTransaction, type BoundTxEvidence, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
-import { attributeTransfer, type AttributionCandidates } from '../../src/domain/payments.js';
-import type { BoundTransaction } from '../../src/domain/ports.js';
+import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
+import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
+import type { AttributionCandidates } from '../../src/domain/payment-ports.js';
+import { attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
 
 // README "Payment rules": who a scanned transfer pays, and how a bound transaction is judged.
 
@@ -168,6 +169,28 @@ const failed = (reason: string): Verdict => ({ kind: 'failed', reason });
 const outcome = (verdict: BoundTxVerdict): Verdict => (verdict.kind === 'valid' ? VALID : verdict);
 
 // --- attributeTransfer ----------------------------------------------------------------------
+
+describe('pendingCoversDue (the hosted page stops asking for more)', () => {
+  const covers = (total: string | null, received: string, pending: string) =>
+    pendingCoversDue({
+      totalAmountCrypto: total === null ? null : new Decimal(total),
+      amountReceived: new Decimal(received),
+      amountPending: new Decimal(pending),
+    });
+
+  it('compares pending (rounded down) with what is due (rounded up) at 8 digits', () => {
+    expect(covers('10', '4', '6')).toBe(true);
+    expect(covers('10', '4', '7')).toBe(true);
+    expect(covers('10', '4', '5.99999999')).toBe(false);
+    expect(covers('10.000000001', '0', '10')).toBe(false);
+    expect(covers('10', '0', '10.000000009')).toBe(true);
+  });
+
+  it('is false with nothing pending or no asset selected', () => {
+    expect(covers('10', '10', '0')).toBe(false);
+    expect(covers(null, '0', '1')).toBe(false);
+  });
+});
 
 describe('attributeTransfer', () => {
   it('credits the session whose unique amount the transfer is, exactly', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isPublicAddress, resolveWebhookHost, webhookUrlProblems } from '../../src/domain/webhook-url.js';
 import { leaseMs, retryDelayMs } from '../../src/webhooks/dispatcher.js';
+import { resolveHostByDns } from '../../src/webhooks/dns-host-resolver.js';
 
 describe('isPublicAddress (SSRF rule)', () => {
   it.each([
@@ -26,10 +27,12 @@ describe('webhook URLs', () => {
   });
 
   it('refuses a literal private address unless allowed, and pins the literal', async () => {
-    await expect(resolveWebhookHost(new URL('http://[::ffff:127.0.0.1]:8080/'), false)).rejects.toThrow(/not a public address/);
-    await expect(resolveWebhookHost(new URL('http://localhost/'), false)).rejects.toThrow(/not a public address/);
-    await expect(resolveWebhookHost(new URL('http://127.0.0.1/'), true)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
-    await expect(resolveWebhookHost(new URL('http://93.184.215.14/'), false)).resolves.toEqual({ address: '93.184.215.14', family: 4 });
+    const resolve = (url: string, allowPrivate: boolean) =>
+      resolveWebhookHost(new URL(url), allowPrivate, resolveHostByDns);
+    await expect(resolve('http://[::ffff:127.0.0.1]:8080/', false)).rejects.toThrow(/not a public address/);
+    await expect(resolve('http://localhost/', false)).rejects.toThrow(/not a public address/);
+    await expect(resolve('http://127.0.0.1/', true)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(resolve('http://93.184.215.14/', false)).resolves.toEqual({ address: '93.184.215.14', family: 4 });
   });
 });
 

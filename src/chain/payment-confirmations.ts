@@ -1,0 +1,35 @@
+import type { WatchedNetwork } from './watched-network.js';
+
+/**
+ * Payments with enough confirmations count, after their block hash is checked once more:
+ * a block that left the chain since the scan rolls back from there instead (the payments
+ * confirmed before it in this pass are kept). Then the counts of the rest are updated.
+ */
+export async function confirmSeenPayments(watched: WatchedNetwork, head: bigint): Promise<void> {
+  const { ctx, network, rpc } = watched;
+  const ledger = ctx.store.chain;
+  const needed = BigInt(Math.max(1, network.confirmations));
+  const through = head - needed + 1n;
+  const waiting = await ledger.paymentsAwaitingConfirmation(network.slug, through);
+  const confirmed: string[] = [];
+  const hashes = new Map<bigint, string | null>();
+  for (const payment of waiting) {
+    if (!hashes.has(payment.blockNumber)) {
+      hashes.set(payment.blockNumber, (await rpc.block(payment.blockNumber))?.hash ?? null);
+    }
+    if (hashes.get(payment.blockNumber) !== payment.blockHash) {
+      // Its block left the chain between the scan and now.
+      await ledger.confirmPayments(confirmed, ctx.clock());
+      await ledger.rollBack(network.slug, payment.blockNumber, ctx.clock());
+      watched.metrics?.reorgs.inc({ network: network.slug });
+      watched.logger.warn(
+        { network: network.slug, fromBlock: payment.blockNumber.toString() },
+        'chain reorganisation found while confirming: rolled back',
+      );
+      return;
+    }
+    confirmed.push(payment.id);
+  }
+  await ledger.confirmPayments(confirmed, ctx.clock());
+  await ledger.updateConfirmations(network.slug, head);
+}

@@ -1,0 +1,13 @@
+import type { AssetTicker } from './assets.js';
+import type { CheckoutSession } from './checkout-session.js';
+import type { Decimal } from './money.js';
+
+/** What one bind call did (spec §2.6), for the transports' views; kept apart so views need not import the use-case. */
+export interface BindResult {
+  readonly session: CheckoutSession;
+  readonly txHash: string;
+  readonly cryptoCurrency: AssetTicker;
+  /** What the session requires in that asset. */
+  readonly totalAmountCrypto: Decimal;
+  readonly idempotent: boolean;
+}

@@ -1,0 +1,123 @@
+import type { AssetTicker } from './assets.js';
+import type { CheckoutSession } from './checkout-session.js';
+import type { Decimal } from './money.js';
+import type { ReceivedTotals } from './status-machine.js';
+
+/**
+ * Payments as storage keeps them: transfers seen on chain, who they are credited to, the
+ * unique amounts that tell open sessions apart, and each session's totals. Implemented in
+ * src/db (payment-credits.ts, amount-claims.ts, chain-ledger.ts).
+ */
+
+/** A transfer to a watched wallet, decoded from a Transfer log or a native-coin transaction. */
+export interface ChainTransfer {
+  readonly network: string;
+  readonly chainId: string;
+  /** Lower-case 0x hashes and addresses. */
+  readonly txHash: string;
+  /** The log's index in its block; -1 for a native-coin transfer (one per transaction). */
+  readonly logIndex: number;
+  readonly from: string;
+  readonly to: string;
+  readonly asset: AssetTicker;
+  /** Lower-case token contract; null for the native coin. */
+  readonly tokenAddress: string | null;
+  readonly baseUnits: bigint;
+  /** baseUnits / 10^decimals, exact. */
+  readonly amount: Decimal;
+  readonly blockNumber: bigint;
+  readonly blockHash: string;
+  /** The block's own timestamp. */
+  readonly blockTime: Date;
+}
+
+export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount';
+
+/**
+ * Sessions a scanned transfer could belong to, as the data layer found them. Each already
+ * satisfies the crediting rules: the session's wallet on the transfer's network, the
+ * session's asset (or none selected yet), created before the block.
+ */
+export interface AttributionCandidates {
+  /** The open session whose unique amount this transfer is, exactly. */
+  readonly exactAmountSessionId: string | null;
+}
+
+/** Who a transfer is credited to, and why. */
+export interface Credit {
+  readonly sessionId: string;
+  readonly attribution: Attribution;
+}
+
+/** A session's confirmed and pending money in its asset on its chain. */
+export interface PaymentTotals extends ReceivedTotals {
+  /** Credited, seen on chain, not confirmed yet. */
+  readonly pending: Decimal;
+}
+
+/** One asset's amount to make unique among the open sessions on the same wallets. */
+export interface AmountClaimRequest {
+  readonly ticker: AssetTicker;
+  readonly baseAmount: Decimal;
+  readonly step: Decimal;
+  /** The session's wallets on the networks that carry the asset. */
+  readonly wallets: ReadonlyArray<{ readonly network: string; readonly walletAddress: string }>;
+}
+
+/** A payment row, as operators see it. */
+export interface PaymentRecord extends ChainTransfer {
+  readonly id: string;
+  readonly state: 'seen' | 'confirmed' | 'reversed';
+  readonly confirmations: number;
+  readonly sessionId: string | null;
+  readonly attribution: Attribution | null;
+  readonly late: boolean;
+  readonly createdAt: Date;
+}
+
+/** The payment part of storage inside one transaction (TxStore, src/domain/ports.ts). */
+export interface PaymentTxStore {
+  /** Confirmed money in `asset` on `chainId` split at expires_at, and what is credited but not confirmed. */
+  paymentTotals(session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals>;
+  /**
+   * Claims, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
+   * open session holds on any of the wallets. Returns k per ticker, or null when all are taken.
+   */
+  claimUniqueAmounts(
+    sessionId: string,
+    requests: readonly AmountClaimRequest[],
+    maxSteps: number,
+  ): Promise<Map<AssetTicker, number | null>>;
+  /** Gives up the session's amount claims, except the one for (`keep.asset`, `keep.network`) if given. */
+  releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }): Promise<void>;
+  /**
+   * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
+   * created before the block (less the clock skew), asset and chain not locked to others.
+   */
+  exactAmountOwner(transfer: ChainTransfer): Promise<string | null>;
+  /**
+   * Records transfers as seen (or finds them recorded) and credits each to its `Credit`
+   * unless it is already credited. Returns, per transfer, the session it is now credited to.
+   * Every session credited here is marked for settlement.
+   */
+  creditTransfers(
+    transfers: readonly ChainTransfer[],
+    credits: ReadonlyArray<Credit | null>,
+    at: Date,
+  ): Promise<Array<string | null>>;
+  /**
+   * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
+   * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
+   * Gives up the session's other amount claims. Returns the required amount.
+   */
+  lockAsset(
+    sessionId: string,
+    asset: AssetTicker,
+    network: string,
+    chainId: string,
+    firstSeenAt: Date,
+    at: Date,
+  ): Promise<Decimal>;
+  /** The session a transaction's transfers are credited to on `chainId`, if any (not reversed). */
+  sessionCreditedWith(txHash: string, chainId: string): Promise<string | null>;
+}

@@ -1,0 +1,116 @@
+import type { BoundTransaction } from './chain-ports.js';
+import type { CheckoutSession, CheckoutSessionStatus, CryptoQuote } from './checkout-session.js';
+import type { Decimal } from './money.js';
+import type { AmountClaimRequest } from './payment-ports.js';
+import type { CheckoutEventType } from './event-types.js';
+import type { ExpiryHolds } from './status-machine.js';
+
+/**
+ * Checkout sessions as storage keeps them: reads, the one-step create, and the changes a
+ * use-case makes inside a transaction (a status change, its history row and outbox event
+ * commit together). Implemented in src/db (checkout-session.read.ts, create-session.store.ts,
+ * tx-store.ts).
+ */
+
+export interface SessionReader {
+  findById(id: string): Promise<CheckoutSession | null>;
+  /**
+   * The session as this instance's cache holds it right now, without a read; undefined when it
+   * is not cached (or the cache may not serve). A store without a cache leaves it out.
+   */
+  peek?(id: string): CheckoutSession | undefined;
+  /** The transactions bound to the session, oldest first. */
+  transactionsOf(id: string): Promise<BoundTransaction[]>;
+  /** What holds the session open past expires_at, read without a lock. */
+  expiryHolds(session: CheckoutSession, graceMinutes: number): Promise<ExpiryHolds>;
+  findIdempotencyKey(organisationId: string, key: string): Promise<IdempotencyRecord | null>;
+}
+
+export interface IdempotencyRecord {
+  readonly requestHash: string;
+  readonly sessionId: string;
+}
+
+export interface StatusChange {
+  readonly sessionId: string;
+  readonly from: CheckoutSessionStatus | null;
+  readonly to: CheckoutSessionStatus;
+  readonly cause: string;
+  readonly at: Date;
+}
+
+export interface OutboxEvent {
+  readonly id: string;
+  readonly organisationId: string;
+  readonly sessionId: string | null;
+  readonly type: CheckoutEventType;
+  readonly payload: unknown;
+  readonly createdAt: Date;
+}
+
+export interface SessionPatch {
+  readonly status?: CheckoutSessionStatus;
+  readonly overpaid?: boolean;
+  readonly cryptoCurrency?: string;
+  readonly totalAmountCrypto?: Decimal;
+  readonly boundTxHash?: string;
+  readonly boundAt?: Date;
+  readonly payerWalletAddress?: string | null;
+  readonly chainId?: string;
+  readonly failureReason?: string;
+  readonly amountReceived?: Decimal;
+  readonly amountReceivedLate?: Decimal;
+  readonly amountPending?: Decimal;
+  readonly paymentsChangedAt?: Date | null;
+  readonly boundTxCheckedAt?: Date;
+  readonly updatedAt: Date;
+}
+
+/** A new session as create writes it (Store.createSession). */
+export interface NewSessionWrite {
+  /** The session with its quotes at their base amounts; the claimed offsets are applied on write. */
+  readonly session: CheckoutSession;
+  /** Per quote position, the amount to make unique (UNIQUE_AMOUNT_MAX_STEPS tries at most). */
+  readonly claims: ReadonlyArray<AmountClaimRequest & { readonly position: number }>;
+  readonly maxSteps: number;
+  /** The history row's cause. */
+  readonly cause: string;
+  /** The `checkout_session.created` event, its payload showing the base amounts. */
+  readonly event: OutboxEvent;
+  /** Where quote `position`'s amount sits in the event's payload: it is set to the claimed amount (8 decimals). */
+  readonly amountPath: (position: number) => readonly string[];
+  /** The merchant's signature, recorded as used in the same write (README "Signing a merchant call"). */
+  readonly signature: { readonly apiKeyId: string; readonly signature: string; readonly keepUntil: Date } | null;
+  readonly idempotency: { readonly key: string; readonly requestHash: string } | null;
+  /** Counts one use of the payment link, only while it is active, not expired at `at` and below max_uses. */
+  readonly linkUse: { readonly linkId: string; readonly at: Date } | null;
+}
+
+export type NewSessionOutcome =
+  /** Written; the claimed offset per quote position (null: every amount was taken, the base amount stays). */
+  | { readonly kind: 'created'; readonly offsets: ReadonlyMap<number, number | null> }
+  /** Nothing written: the signature was used before (a replayed request). */
+  | { readonly kind: 'replayed_signature' }
+  /** Nothing written: the Idempotency-Key was taken first (by a concurrent request too). */
+  | { readonly kind: 'replay'; readonly record: IdempotencyRecord }
+  /** Nothing written: the payment link takes no more payers (inactive, expired or used up). */
+  | { readonly kind: 'link_unavailable' };
+
+/** The session part of storage inside one transaction (TxStore, src/domain/ports.ts). */
+export interface SessionTxStore {
+  findIdempotencyKey(organisationId: string, key: string): Promise<IdempotencyRecord | null>;
+  /** Reads the session and locks its row until the transaction ends. */
+  lockSession(id: string): Promise<CheckoutSession | null>;
+  updateSession(id: string, patch: SessionPatch): Promise<void>;
+  recordStatusChange(change: StatusChange): Promise<void>;
+  appendEvent(event: OutboxEvent): Promise<void>;
+  /** What holds an open session past expires_at (payments in flight, a watched chain not scanned that far). */
+  expiryHolds(session: CheckoutSession, graceMinutes: number): Promise<ExpiryHolds>;
+  /**
+   * Whether any payment is credited to the session, or a transaction bound to it is known to
+   * the chain (not rejected).
+   */
+  paymentActivity(sessionId: string): Promise<boolean>;
+  /** Replaces the session's quotes after its quote lifetime, recording each asset's old and new rate. */
+  replaceQuotes(session: CheckoutSession, quotes: readonly CryptoQuote[], at: Date): Promise<void>;
+}
