@@ -19,13 +19,7 @@ export const CHECKOUT_EVENT_TYPES = [
 
 export type CheckoutEventType = (typeof CHECKOUT_EVENT_TYPES)[number];
 
-/**
- * The types a webhook endpoint's filter may name. Every type but `quote_updated`, as the
- * filter has accepted since before re-pricing existed: an endpoint with an empty filter
- * receives `quote_updated` too, one with a filter cannot ask for it.
- */
-export type WebhookEventType = Exclude<CheckoutEventType, 'checkout_session.quote_updated'>;
+/** The types a webhook endpoint's filter may name: every type (an empty filter means all of them). */
+export type WebhookEventType = CheckoutEventType;
 
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = CHECKOUT_EVENT_TYPES.filter(
-  (type): type is WebhookEventType => type !== 'checkout_session.quote_updated',
-);
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = CHECKOUT_EVENT_TYPES;

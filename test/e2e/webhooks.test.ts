@@ -97,6 +97,12 @@ describe('signed delivery', () => {
     expect(receiver.received.map((hook) => hook.body.type)).toEqual(['checkout_session.expired']);
   });
 
+  it('a filter may name every event type, re-pricing included', async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const endpoint = await addEndpoint(owner, { url: 'http://127.0.0.1:9/hook', events: ['checkout_session.quote_updated', 'checkout_session.payment_reversed'] });
+    expect(endpoint.events).toEqual(['checkout_session.quote_updated', 'checkout_session.payment_reversed']);
+  });
+
   it('does not deliver another organisation’s events', async () => {
     const { owner } = await freshMerchantWithReceiver();
     loop = startDeliveryLoop(kassa.ctx);
@@ -251,9 +257,10 @@ describe('REST /webhook-endpoints', () => {
     expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: 'checkout_session.paid' }), 400, [
       'events must be an array of event types',
     ]);
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 7, events: Array(17).fill('checkout_session.paid') }), 400, [
+    const most = WEBHOOK_EVENT_TYPES.length * 2;
+    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 7, events: Array(most + 1).fill('checkout_session.paid') }), 400, [
       'url must be an http(s) URL',
-      'events must list at most 16 types',
+      `events must list at most ${most} types`,
     ]);
 
     const endpoint = (await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).body.id as string;

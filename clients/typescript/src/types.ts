@@ -193,6 +193,7 @@ export interface WebhookEndpoint {
     | 'checkout_session.failed'
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
+    | 'checkout_session.quote_updated'
   >;
   enabled: boolean;
   /** While set, deliveries carry a second signature made with the previous secret. */
@@ -216,6 +217,7 @@ export interface WebhookEndpointWithSecret {
     | 'checkout_session.failed'
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
+    | 'checkout_session.quote_updated'
   >;
   enabled: boolean;
   /** While set, deliveries carry a second signature made with the previous secret. */
@@ -309,6 +311,7 @@ export interface CreateWebhookEndpointRequest {
     | 'checkout_session.failed'
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
+    | 'checkout_session.quote_updated'
   >;
   /** Default true. */
   enabled?: boolean;
@@ -325,6 +328,7 @@ export interface UpdateWebhookEndpointRequest {
     | 'checkout_session.failed'
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
+    | 'checkout_session.quote_updated'
   >;
   enabled?: boolean;
 }
