@@ -50,12 +50,15 @@ export function anchors(markdown: string): Set<string> {
 
 /** The link targets of the prose (inline links and images; code spans left out), with their lines. */
 export function links(markdown: string): Array<{ target: string; line: number }> {
+  // Fenced blocks become empty lines, so a link's text may wrap onto the next line and line numbers stay right.
+  const prose = proseLines(markdown);
+  const text = markdown
+    .split('\n')
+    .map((line, index) => (prose.some((p) => p.line === index + 1) ? line.replace(/`[^`]*`/g, '') : ''))
+    .join('\n');
   const found: Array<{ target: string; line: number }> = [];
-  for (const { text, line } of proseLines(markdown)) {
-    const prose = text.replace(/`[^`]*`/g, '');
-    for (const match of prose.matchAll(/!?\[(?:[^\]]|\][^(])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-      found.push({ target: match[1]!, line });
-    }
+  for (const match of text.matchAll(/!?\[(?:[^\]]|\][^(])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    found.push({ target: match[1]!, line: text.slice(0, match.index + match[0].length).split('\n').length });
   }
   return found;
 }

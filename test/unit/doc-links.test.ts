@@ -24,7 +24,7 @@ const GENERATED_FILES = new Set([
   'clients/typescript/src/types.ts',
 ]);
 /** Documents outside this repository, which a comment must not send a reader to. */
-const OUTSIDE = [/DESIGN\.md/, /\bspec §/, /STYLE\.md/, /checkout-sessions-spec/];
+const OUTSIDE = [/DESIGN\.md/, /\bspec §/i, /STYLE\.md/, /checkout-sessions-spec/];
 
 function filesUnder(dir: string, accept: (file: string) => boolean): string[] {
   if (!existsSync(path.join(ROOT, dir))) return [];
@@ -139,5 +139,8 @@ describe('links of the README and docs/', () => {
     expect([...anchors('# A\n## B\n```\n## C\n```\n## B\n')]).toEqual(['a', 'b', 'b-1']);
     expect(linkProblems('docs/x.md', '[up](../README.md#quick-tour) [out](../../shared/spec/x.md) `[no](nowhere.md)`'))
       .toEqual(['docs/x.md:1 links ../../shared/spec/x.md: ../shared/spec/x.md is outside the repository']);
+    expect(linkProblems('docs/x.md', 'A [link that\nwraps](missing.md#top).\n```\n[in code](nowhere.md)\n```')).toEqual([
+      'docs/x.md:2 links missing.md#top: docs/missing.md does not exist',
+    ]);
   });
 });
