@@ -51,7 +51,7 @@ export async function settleExpiry(ctx: DomainContext, sessionId: string, now: D
   });
 }
 
-/** The transactions payers bound to a session, oldest first (README "Payment rules": a bind is a hint). */
+/** The transactions payers bound to a session, oldest first (docs/payment-rules.md, rule 3: a bind is a hint). */
 export async function boundTransactionsOf(ctx: DomainContext, id: string): Promise<BoundTransaction[]> {
   return ctx.store.sessions.transactionsOf(checkSessionId(id));
 }

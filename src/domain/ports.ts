@@ -23,8 +23,8 @@ export interface Store {
   /** Organisations' logo and colour on the hosted pages (issue 12). */
   readonly branding: BrandingStore;
   /**
-   * Writes a new session with everything that goes with it in one atomic step (README
-   * "Benchmarks": one round trip): its Idempotency-Key, a payment link's use, its unique
+   * Writes a new session with everything that goes with it in one atomic step
+   * (docs/benchmarks.md: one round trip): its Idempotency-Key, a payment link's use, its unique
    * amounts, its items, quotes, networks, history row and outbox event.
    */
   createSession(write: NewSessionWrite): Promise<NewSessionOutcome>;
