@@ -1,5 +1,5 @@
 /**
- * Storage the request guards need (issue 11): the replay cache of merchant
+ * Storage the request guards need (docs/api/rest.md#rate-limits): the replay cache of merchant
  * signatures and the rate-limit counters. Implemented in
  * src/db/request-guard.store.ts.
  */
