@@ -75,7 +75,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     const key = cli('keys', 'create', '--org', org.id);
 
     // The sessions, created with the watcher off, all on one wallet: their amounts are made
-    // unique by Kassa (README "Payment rules" 4) — the case that needs no bind.
+    // unique by Kassa (docs/payment-rules.md, rule 4) — the case that needs no bind.
     const port = await freePort();
     const creator = serve(env, port);
     children.push(creator);

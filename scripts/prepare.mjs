@@ -1,7 +1,7 @@
 // npm runs "prepare" on every `npm install` / `npm ci` of this checkout, also with
 // --omit=dev. With the devDependencies it builds dist/ (Prisma client, tsc). Without them
 // (a production install) there is no compiler: it uses the dist/ that `npm run build` made
-// before the copy was shipped, and says so. README "Running in production".
+// before the copy was shipped, and says so. docs/operations.md#running-in-production.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

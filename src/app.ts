@@ -38,7 +38,7 @@ export interface AppDependencies {
 export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, graphqlLane, checkoutPage, metricsAccess }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
-  // Whose address rate limits count (README "Rate limits"): TRUST_PROXY.
+  // Whose address rate limits count (docs/api/rest.md#rate-limits): TRUST_PROXY.
   app.set('trust proxy', typeof ctx.requestGuard.trustProxy === 'object' ? [...ctx.requestGuard.trustProxy] : ctx.requestGuard.trustProxy);
   countRateLimitRefusals(metrics.registry, ctx.requestGuard.throttle);
   app.use(metrics.httpRequests);
@@ -60,7 +60,7 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics(), g
   app.use(brandRouter(ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
-  // Cached session reads are answered before Express's own handling starts (README "Benchmarks").
+  // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).
   const cachedRead = cachedSessionReads(ctx, logger, metrics);
   // Express's `app(req, res)` calls `app.handle`: the one place every request enters (listen, createServer(app), supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };

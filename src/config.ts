@@ -43,7 +43,7 @@ export interface Config extends GraphqlConfig, DeploymentConfig {
   readonly inflightGraceMinutes: number;
   readonly expirySweepSeconds: number;
   readonly idempotencyTtlHours: number;
-  /** Sessions each `kassa serve` keeps in memory for reads (README "Benchmarks"); 0 turns the cache off. */
+  /** Sessions each `kassa serve` keeps in memory for reads (docs/benchmarks.md); 0 turns the cache off. */
   readonly sessionCacheSize: number;
   readonly demo: boolean;
   readonly logLevel: string;

@@ -16,7 +16,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** A serialised error with every URL in its strings redacted (README "Configuration", KASSA_RPC_URLS_<SLUG>). */
+/**
+ * A serialised error with every URL in its strings redacted (docs/operations.md#configuration,
+ * KASSA_RPC_URLS_<SLUG>).
+ */
 function withoutUrlSecrets(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactUrlsIn(value);
   if (value === null || typeof value !== 'object' || depth > 8) return value;

@@ -19,7 +19,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * status and the time taken; warn for 4xx, error for 5xx), under the request's id, which
  * is echoed in X-Request-Id. What pino-http did, at a fraction of its cost: a request's
  * child logger is made only when something logs through `req.log`, and nothing is
- * serialised for a level that is off (README "Benchmarks").
+ * serialised for a level that is off (docs/benchmarks.md).
  */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {

@@ -19,7 +19,7 @@ export interface ChainWatchers {
 }
 
 /**
- * One watcher per enabled network (issue 4 §2–§7; each tick's steps: src/chain/network-watcher.ts),
+ * One watcher per enabled network (docs/payment-detection.md; each tick's steps: src/chain/network-watcher.ts),
  * all ticking together on one timer: after every network has ticked, the sessions whose
  * payments changed are settled (by any instance, src/chain/settle-changed-sessions.ts).
  * Ticks never overlap; stop waits for the running one and gives up this instance's leases.

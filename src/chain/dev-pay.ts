@@ -74,7 +74,7 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     if (isTerminal(session.status)) {
       throw invalid(`checkout session ${sessionId} is ${session.status}: nothing is owed (give --amount to send a late payment anyway)`);
     }
-    // Exactly what the payer's page asks for: quotes are whole units of the token (README "Payment rules").
+    // Exactly what the payer's page asks for: quotes are whole units of the token (docs/payment-rules.md, rule 5).
     const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
     amount = owed.greaterThan(0) ? owed : quote.amount;
   }

@@ -16,7 +16,10 @@ export interface NetworkWatchSettings {
   /** On the very first scan of a network, how far behind the head to start. */
   readonly backfillBlocks: number;
   readonly leaseSeconds: number;
-  /** A bound transaction unknown to its chain for this long is dropped (DESIGN.md §4: the in-flight grace). */
+  /**
+   * A bound transaction unknown to its chain for this long is dropped (the in-flight grace:
+   * docs/payment-rules.md, rule 3).
+   */
   readonly droppedAfterMinutes: number;
 }
 

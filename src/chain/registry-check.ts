@@ -2,8 +2,9 @@ import type { Network } from '../domain/networks.js';
 import type { ChainRpc } from './rpc.js';
 
 /**
- * Issue 4 §1: the registry's chain id and token decimals, checked against the chain before
- * the first scan (a wrong decimals value would credit amounts off by powers of ten).
+ * docs/payment-detection.md (Registry check): the registry's chain id and token decimals,
+ * checked against the chain before the first scan (a wrong decimals value would credit
+ * amounts off by powers of ten).
  * Returns every disagreement; empty when the chain is the one the registry describes.
  */
 export async function registryMismatches(rpc: ChainRpc, network: Network): Promise<string[]> {

@@ -60,7 +60,7 @@ export function registerPaymentCommands(program: Command): void {
     .requiredOption('--session <id>', 'checkout session id')
     .option('--json', 'print a JSON array')
     .action(async (options: { session: string; json?: boolean }) => {
-      // A malformed id is "not found" like any unknown one (README, exit codes).
+      // A malformed id is "not found" like any unknown one (docs/operations.md#cli-reference, exit codes).
       const sessionId = isUuid(options.session) ? options.session.toLowerCase() : null;
       const payments = await withRuntime(async (ctx) => {
         if (!sessionId || !(await ctx.store.sessions.findById(sessionId))) throw notFound(`Checkout session ${options.session} not found`);

@@ -4,7 +4,7 @@ import type { KassaEnv } from './kassa-env.js';
 import type { RatesSourceName } from './rates.js';
 import { redactUrl } from './redact-url.js';
 
-/** How this instance is exposed and started (README "Running in production"). */
+/** How this instance is exposed and started (docs/operations.md#running-in-production). */
 export interface DeploymentConfig {
   /** Interface to listen on (HOST): 127.0.0.1 outside production unless set, 0.0.0.0 in production. */
   readonly host: string;
@@ -74,7 +74,7 @@ export interface SafetyFacts {
 }
 
 /**
- * Combinations Kassa refuses to start with, one message each (README "Running in production"):
+ * Combinations Kassa refuses to start with, one message each (docs/operations.md#running-in-production):
  * in development and production, fixture rates or the demo organisation beside a mainnet
  * network (the demo wallet is anvil's published account); in production, the sandbox network,
  * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is

@@ -1,6 +1,6 @@
 import type { Env, EnvReader } from './env-reader.js';
 
-/** The modes Kassa runs in (README "Configuration", KASSA_ENV). */
+/** The modes Kassa runs in (docs/operations.md#configuration, KASSA_ENV). */
 export const KASSA_ENVS = ['development', 'test', 'production'] as const;
 export type KassaEnv = (typeof KASSA_ENVS)[number];
 

@@ -1,6 +1,6 @@
 import type { EnvReader } from './env-reader.js';
 
-/** Payment rules an operator may tune (README "Payment rules"). */
+/** Payment rules an operator may tune (docs/payment-rules.md). */
 export interface PaymentsConfig {
   /** How long a quote is honoured; after it an unpaid session is re-priced. */
   readonly quoteTtlMinutes: number;

@@ -3,7 +3,7 @@ import type { TrustProxySetting } from '../domain/request-guard-ports.js';
 import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitRule, type RateLimitRules } from '../domain/throttle.js';
 import type { EnvReader } from './env-reader.js';
 
-/** Rate limits and the client-address rule (README "Rate limits"). */
+/** Rate limits and the client-address rule (docs/api/rest.md#rate-limits). */
 export interface RequestGuardConfig {
   /** TRUST_PROXY: which proxies' X-Forwarded-For to believe when telling the client's address. */
   readonly trustProxy: TrustProxySetting;

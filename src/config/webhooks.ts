@@ -1,6 +1,6 @@
 import type { EnvReader } from './env-reader.js';
 
-/** Webhook delivery (src/webhooks, README "Webhooks and events"). */
+/** Webhook delivery (src/webhooks, docs/api/webhooks.md). */
 export interface WebhookConfig {
   /** Timeout of one delivery attempt. */
   readonly timeoutMs: number;

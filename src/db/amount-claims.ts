@@ -8,7 +8,7 @@ type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
- * README "Payment rules", unique amounts: per asset, the smallest k < maxSteps such that
+ * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps such that
  * baseAmount + k × step is held by no other session on any of the session's wallets,
  * claimed with the table's primary key so two instances never hand out one amount.
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create

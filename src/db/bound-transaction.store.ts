@@ -38,7 +38,7 @@ function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
   };
 }
 
-/** The transactions payers bound to sessions (README "Payment rules": a bind is a hint). */
+/** The transactions payers bound to sessions (docs/payment-rules.md, rule 3: a bind is a hint). */
 export const boundTransactions = {
   async ofSession(client: Client, sessionId: string): Promise<BoundTransaction[]> {
     const rows = await client.$queryRawUnsafe<BoundTransactionRow[]>(

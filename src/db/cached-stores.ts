@@ -8,7 +8,7 @@ export const DIRECTORY_CACHE_TTL_MS = 60_000;
 const DIRECTORY_CACHE_CAPACITY = 10_000;
 
 /**
- * API keys by public key, cached for authentication (issue 10). A revoke, expiry or
+ * API keys by public key, cached for authentication (docs/decisions/0010). A revoke, expiry or
  * rotation on any instance drops the key at once through the feed (the trigger of
  * migration 20261123140000_hot_paths), this instance's own at once on commit.
  */

@@ -182,7 +182,7 @@ export class PrismaChainLedger implements ChainLedger {
   }
 }
 
-/** Who could be paid by a scanned transfer, under the crediting rules (README "Payment rules"). */
+/** Who could be paid by a scanned transfer, under the crediting rules (docs/payment-rules.md, rules 1–2). */
 async function findCandidates(tx: Tx, transfer: ChainTransfer): Promise<AttributionCandidates> {
   return { exactAmountSessionId: await exactAmountOwner(tx, transfer) };
 }

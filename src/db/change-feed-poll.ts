@@ -9,7 +9,7 @@ const CHANGE_LOG_KEEP_MS = 60_000;
 
 /**
  * The embedded server's feed: reads `kassa_change_log` past the last entry it read, every
- * CHANGE_LOG_POLL_MS, on the shared pool outside any transaction (DESIGN.md §2). Live from
+ * CHANGE_LOG_POLL_MS, on the shared pool outside any transaction (docs/decisions/0002). Live from
  * the first successful read until a read fails.
  */
 export function pollChangeLog(db: Database, logger: Logger, intervalMs = CHANGE_LOG_POLL_MS): ChangeFeed {

@@ -63,7 +63,7 @@ interface SessionReadRow {
  * Reads a whole session in one round trip. This is the hottest query (every
  * GET and every write starts with it): one raw statement through Prisma's
  * client costs half the CPU of the equivalent findUnique with includes
- * (measured; see README "Benchmarks"). Amounts travel as text, never as
+ * (measured; see docs/benchmarks.md). Amounts travel as text, never as
  * JSON numbers, so no float touches them.
  */
 export async function readSession(client: Client, id: string, options: { lock?: boolean } = {}): Promise<CheckoutSession | null> {

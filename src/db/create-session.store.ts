@@ -94,7 +94,7 @@ type Claim = NewSessionWrite['claims'][number];
 
 /**
  * The step each unique amount tries first: the one after the last this process handed out
- * for the same base on the same wallets (README "Payment rules", unique amounts). Sessions
+ * for the same base on the same wallets (docs/payment-rules.md, rule 4: unique amounts). Sessions
  * sold at one price get consecutive steps without looking up the others' claims; a step held
  * meanwhile (by another instance, or since a restart) makes the database find the smallest
  * free one instead. Bounded: the oldest bases are forgotten first.
@@ -121,7 +121,7 @@ function hintKey(claim: Claim): string {
   return `${claim.ticker}|${claim.baseAmount.toFixed()}|${claim.step.toFixed()}|${wallets.join(',')}`;
 }
 
-/** Create's one statement (README "Benchmarks"): everything it writes, committed at once or not at all. */
+/** Create's one statement (docs/benchmarks.md): everything it writes, committed at once or not at all. */
 export async function createSessionInOneStatement(prisma: PrismaClient, write: NewSessionWrite, hints = new OffsetHints()): Promise<NewSessionOutcome> {
   const { session } = write;
   const tries = write.claims.map((claim) => hints.first(claim));

@@ -71,7 +71,7 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
 /**
  * PGlite's settings, applied at every start (nothing is stored in the data directory). A
  * 16 MB buffer pool instead of 128 MB: the operating system's page cache holds the rest, and
- * a process serving under load stays far smaller (README "Benchmarks"). `startParams`
+ * a process serving under load stays far smaller (docs/benchmarks.md). `startParams`
  * replaces PGlite's own defaults, so they are kept.
  */
 export const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };

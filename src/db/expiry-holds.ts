@@ -6,7 +6,7 @@ import type { ExpiryHolds } from '../domain/status-machine.js';
 type Client = Prisma.TransactionClient;
 
 /**
- * README "Payment rules", on time means sent on time: the SQL of what holds a session
+ * docs/payment-rules.md, rule 6 (on time means sent on time): the SQL of what holds a session
  * (alias `s`) open after expires_at. Written once, used by the expiry sweep's selection
  * and by the check of one session, so the two always agree.
  */

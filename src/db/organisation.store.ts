@@ -63,7 +63,7 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
   }
 
   async walletOwner(network: string, address: string): Promise<string | null> {
-    // Every wallet the organisation ever had, not only its current one (README "Payment rules").
+    // Every wallet the organisation ever had, not only its current one (docs/decisions/0015).
     const row = await this.prisma.walletOwner.findUnique({ where: { network_address: { network, address: address.toLowerCase() } } });
     return row?.organisationId ?? null;
   }

@@ -29,7 +29,7 @@ function toPaymentLink(row: Row): PaymentLink {
   };
 }
 
-/** Payment links over Prisma; uses are counted by one conditional UPDATE (README "Payment links"). */
+/** Payment links over Prisma; uses are counted by one conditional UPDATE (docs/decisions/0016). */
 export class PrismaPaymentLinkStore implements PaymentLinkStore {
   private payerKey: Promise<Buffer> | null = null;
 

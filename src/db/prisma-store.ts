@@ -38,7 +38,7 @@ export const UNCACHED: StoreOptions = { feed: SILENT_FEED, sessionCacheSize: 0 }
 /**
  * The domain's Store over Prisma. With a live feed, sessions, API keys and
  * organisations are read through caches that every change announced drops
- * (README "Benchmarks"); this process's own writes drop theirs as they commit.
+ * (docs/decisions/0010); this process's own writes drop theirs as they commit.
  */
 export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = UNCACHED): Store {
   const { feed } = options;

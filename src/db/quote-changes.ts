@@ -4,7 +4,7 @@ import type { CheckoutSession, CryptoQuote } from '../domain/checkout-session.js
 type Client = Prisma.TransactionClient;
 
 /**
- * Re-prices a session (quote lifetime, README "Payment rules"): one row per asset with
+ * Re-prices a session (quote lifetime, docs/payment-rules.md, rule 7): one row per asset with
  * its old and new rate and amount, the quotes replaced, `quoted_at` moved, and the
  * required amount of a selected asset updated with them.
  */

@@ -13,7 +13,7 @@ export interface ReadCacheOptions {
 
 /**
  * A bounded read-through cache that never serves an entry some change was announced
- * for (issue 10). `invalidate` is called for this process's own writes as soon as they
+ * for (docs/decisions/0010). `invalidate` is called for this process's own writes as soon as they
  * commit and for everyone's when the feed announces them.
  *
  * The race it closes: a read that started before a change committed may return the

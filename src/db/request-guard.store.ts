@@ -171,7 +171,7 @@ export class MemoryRateLimitCounters implements RateLimitCounters {
   }
 }
 
-/** The request guards of one process over its database (README "Signing a merchant call", "Rate limits"). */
+/** The request guards of one process over its database (docs/api/rest.md#signing-a-merchant-call, #rate-limits). */
 export function openRequestGuard(db: Database, config: RequestGuardConfig): RequestGuard {
   const counters = db.kind === 'postgresql' ? new PrismaRateLimitCounters(db.prisma) : new MemoryRateLimitCounters();
   return {

@@ -1,4 +1,4 @@
-/** The crypto assets Kassa quotes, in the order DESIGN.md §4 fixes for `crypto_options`. */
+/** The crypto assets Kassa quotes, in the order of `crypto_options` (docs/api/rest.md#crypto-options). */
 export const ASSET_TICKERS = ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'] as const;
 export type AssetTicker = (typeof ASSET_TICKERS)[number];
 

@@ -14,10 +14,10 @@ export interface SignedRequest {
   /**
    * What the signature covers besides the timestamp and the body: the method
    * and the request target (path and query exactly as in the request line).
-   * Null only for create, which keeps spec §5's `{timestamp}.{rawBody}`.
+   * Null only for create, which keeps `{timestamp}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call).
    */
   readonly request: { readonly method: string; readonly target: string } | null;
-  /** Who is calling, as rate limits count it (README "Rate limits"). */
+  /** Who is calling, as rate limits count it (docs/api/rest.md#rate-limits). */
   readonly clientAddress: string;
 }
 
@@ -55,7 +55,7 @@ const REPLAY_MEMORY_MS = SIGNATURE_TOLERANCE_MS + 60_000;
 
 /**
  * Checks a signed merchant call: all three headers, a known and active key, a
- * timestamp within ±5 minutes, an HMAC-SHA256 signature (spec §5's
+ * timestamp within ±5 minutes, an HMAC-SHA256 signature (docs/api/rest.md#signing-a-merchant-call:
  * `{timestamp}.{rawBody}` for create, `{timestamp}.{METHOD}.{path?query}.{rawBody}`
  * elsewhere) compared in constant time, and a signature not accepted before.
  * Every refusal counts against the caller's address (limit `auth_failures`);
@@ -71,7 +71,7 @@ export async function authenticateMerchant(ctx: DomainContext, request: SignedRe
 
 /**
  * authenticateMerchant, except that the signature is not recorded as used: the caller
- * writes it with the request's effect (create, README "Benchmarks": one round trip) and
+ * writes it with the request's effect (create, docs/benchmarks.md: one round trip) and
  * answers a replay when that write finds it used. Run that write inside
  * `countingAuthFailures` so a replay counts against the address like any refusal.
  */

@@ -2,7 +2,10 @@ import type { AssetTicker } from './assets.js';
 import type { CheckoutSession } from './checkout-session.js';
 import type { Decimal } from './money.js';
 
-/** What one bind call did (spec §2.6), for the transports' views; kept apart so views need not import the use-case. */
+/**
+ * What one bind call did (docs/api/rest.md#bind-rules), for the transports' views; kept apart so views need not
+ * import the use-case.
+ */
 export interface BindResult {
   readonly session: CheckoutSession;
   readonly txHash: string;

@@ -5,7 +5,7 @@ import { problemsOf } from './input-problems.js';
 import { normaliseChainId } from './networks.js';
 
 /**
- * The bind request (spec §2.5): the one source of its rules and messages. The domain checks it
+ * The bind request (docs/api/rest.md#bind-rules): the one source of its rules and messages. The domain checks it
  * for every caller (REST, GraphQL, `kassa dev pay`); REST also refuses unknown properties
  * (src/rest/bind-transaction.schema.ts) and OpenAPI documents it from the same fields.
  */
@@ -36,7 +36,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
 const ONE_OF_TICKERS = `must be one of the following values: ${ASSET_TICKERS.join(', ')}`;
 const CHAIN_ID_PROBLEM = 'must be an EIP-155 chain id, decimal ("56") or hex ("0x38")';
 
-/** The fields of spec §2.5, in the order their problems are listed. */
+/** The fields of the bind request (docs/api/rest.md#bind-rules), in the order their problems are listed. */
 export const bindTransactionFields = {
   tx_hash: text
     .regex(/^0x[a-fA-F0-9]{64}$/, { error: 'must match ^0x[a-fA-F0-9]{64}$ (0x and 64 hex characters)' })

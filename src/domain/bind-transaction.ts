@@ -20,8 +20,8 @@ export type { BindResult };
 export const MAX_UNVERIFIED_BINDS = 5;
 
 /**
- * Binds a payer's broadcast transaction to a session (spec §4.2). A bind is a hint, not a
- * lock (README "Payment rules"): the transaction becomes one of the session's candidates
+ * Binds a payer's broadcast transaction to a session (docs/api/rest.md#bind-rules). A bind is a
+ * hint, not a lock (docs/payment-rules.md, rule 3): the transaction becomes one of the session's candidates
  * and nothing is credited before it is verified from its own receipt. When the chain
  * already has it mined, it is judged here at once: a transaction that cannot pay the
  * session is refused (409 with the reason), one that pays it is credited and selects the
@@ -109,7 +109,7 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
 export interface BindRequest {
   /** The session id exactly as sent (bind checks it; only a UUID is counted per session). */
   readonly sessionId: string;
-  /** The client's address as rate limits count it (README "Rate limits"). */
+  /** The client's address as rate limits count it (docs/api/rest.md#rate-limits). */
   readonly clientAddress: string;
 }
 

@@ -16,7 +16,7 @@ export type BoundTxVerdict =
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
 
 /**
- * README "Payment rules": judges a bound transaction by its own receipt and Transfer logs
+ * docs/payment-rules.md, rules 1 and 3: judges a bound transaction by its own receipt and Transfer logs
  * (so payments sent through contracts count). It pays the session only when it was mined
  * after the session was created, moved the bound asset to the session's wallet on the
  * bound chain, and came from the payer wallet named at bind (when one was named).
@@ -166,7 +166,7 @@ export async function applyBoundTxVerdict(
       boundTxHash: bound.txHash,
       boundAt: bound.createdAt,
       boundTxCheckedAt: now,
-      // Proven now: the sender check passed. It attributes nothing else (README "Payment rules").
+      // Proven now: the sender check passed. It attributes nothing else (docs/payment-rules.md, rule 2).
       payerWalletAddress: bound.payerWalletAddress ?? session.payerWalletAddress,
       updatedAt: now,
     };

@@ -1,6 +1,6 @@
 /**
  * How an organisation appears on its hosted pages (/pay and /l): its name, an optional
- * logo and brand colour (issue 12, README "Branding and languages"), as storage keeps them
+ * logo and brand colour (issue 12, docs/hosted-pages.md#branding-and-languages), as storage keeps them
  * (src/db/organisation.store.ts). The logo is kept in the database and served by Kassa
  * itself, so the pages never load anything from elsewhere.
  */

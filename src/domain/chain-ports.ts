@@ -113,7 +113,7 @@ export interface ChainLedger {
   ): Promise<boolean>;
   /**
    * Records that the leader `instanceId` has scanned through `head`, read at `at`: every
-   * block mined before `at` is scanned (expiry waits for that, README "Payment rules").
+   * block mined before `at` is scanned (expiry waits for that, docs/payment-rules.md, rule 6).
    */
   markCaughtUp(network: string, instanceId: string, head: bigint, at: Date): Promise<void>;
   /** Undoes everything from `fromBlock` up on `network` (a reorganisation): payments reversed, cursor rewound. */

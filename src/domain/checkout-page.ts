@@ -5,7 +5,7 @@ import type { DomainContext } from './context.js';
 import { assetsOn, NATIVE_COIN_DECIMALS } from './networks.js';
 
 /**
- * What the hosted checkout page needs beyond the public view (DESIGN.md §4 "Get"):
+ * What the hosted checkout page needs beyond the public view (docs/decisions/0019):
  * the time left to pay and how to pay on each enabled network.
  */
 

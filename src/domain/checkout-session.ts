@@ -1,7 +1,7 @@
 import type { AssetTicker } from './assets.js';
 import type { Decimal } from './money.js';
 
-/** Session statuses of spec §2.1; `pending` is reserved for sessions not yet payable. */
+/** Session statuses (docs/api/rest.md#statuses); `pending` is reserved for sessions not yet payable. */
 export const CHECKOUT_SESSION_STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'] as const;
 export type CheckoutSessionStatus = (typeof CHECKOUT_SESSION_STATUSES)[number];
 
@@ -16,7 +16,7 @@ export interface CheckoutLineItem {
   readonly productId: string | null;
 }
 
-/** A locked quote for one asset (spec §2.3), with where its rate came from. */
+/** A locked quote for one asset (docs/api/rest.md#crypto-options), with where its rate came from. */
 export interface CryptoQuote {
   readonly ticker: AssetTicker;
   readonly assetId: string;
@@ -94,7 +94,7 @@ export interface CheckoutSession {
   readonly amountPending: Decimal;
   /** When the current quotes were made; they are honoured for KASSA_QUOTE_TTL_MINUTES. */
   readonly quotedAt: Date;
-  /** The organisation's payment policy (DESIGN.md §4), read with the session. */
+  /** The organisation's payment policy (`kassa orgs policy`, docs/payment-rules.md, rule 5), read with the session. */
   readonly paymentPolicy: PaymentPolicy;
   readonly user: CheckoutUser;
   readonly metadata: Readonly<Record<string, unknown>>;

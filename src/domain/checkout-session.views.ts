@@ -10,7 +10,7 @@ export const cryptoTickerSchema = z
   .enum(ASSET_TICKERS)
   .describe('A crypto ticker Kassa quotes and binds (spec §1, §2.5)');
 
-/** Spec §2.3. */
+/** A crypto option (docs/api/rest.md#crypto-options). */
 export const cryptoPaymentOptionSchema = z
   .strictObject({
     ticker: cryptoTickerSchema,
@@ -20,7 +20,7 @@ export const cryptoPaymentOptionSchema = z
   })
   .describe('Spec §2.3');
 
-/** The payer as the merchant described them on create (spec §2.1 `user`). */
+/** The payer as the merchant described them on create (`user` of docs/api/rest.md#the-public-view). */
 export const checkoutUserSchema = z.strictObject({
   id: z.string(),
   email: z.string().nullable(),
@@ -28,7 +28,7 @@ export const checkoutUserSchema = z.strictObject({
   username: z.string().nullable(),
 });
 
-/** A line item as the merchant view (spec §2.2 `items`) and a payment link show it. */
+/** A line item as the merchant view (`items` of docs/api/rest.md#the-merchant-view) and a payment link show it. */
 export const lineItemSchema = z.strictObject({
   name: z.string(),
   quantity: z.int().min(1),
@@ -37,7 +37,7 @@ export const lineItemSchema = z.strictObject({
   product_id: z.string().nullable(),
 });
 
-/** Spec §2.1: what anyone holding the session id may see. */
+/** docs/api/rest.md#the-public-view: what anyone holding the session id may see. */
 export const publicSessionViewSchema = z
   .strictObject({
     session_id: uuid,
@@ -66,7 +66,7 @@ export const publicSessionViewSchema = z
 
 const checkoutUrl = z.url().describe('{checkout_base_url}/pay/<session_id>: send the payer here');
 
-/** Spec §2.2: the public view plus what only the merchant sees. */
+/** docs/api/rest.md#the-merchant-view: the public view plus what only the merchant sees. */
 export const merchantSessionViewSchema = publicSessionViewSchema
   .extend({
     organisation_id: uuid,
@@ -85,7 +85,7 @@ export const linkSessionViewSchema = publicSessionViewSchema
   .extend({ checkout_url: checkoutUrl })
   .describe('The public view of a session started from a payment link, and where to pay it');
 
-/** Spec §2.6. */
+/** The bind answer (docs/api/rest.md#bind-rules). */
 export const bindResponseSchema = z
   .strictObject({
     session_id: uuid,
@@ -167,7 +167,7 @@ export function toLinkSessionView(session: CheckoutSession, checkoutBaseUrl: str
   return { ...toPublicView(session), checkout_url: `${checkoutBaseUrl}/pay/${session.id}` };
 }
 
-/** The spec §2.6 body. */
+/** The bind answer (docs/api/rest.md#bind-rules). */
 export function toBindResponse(result: BindResult): BindResponse {
   return {
     session_id: result.session.id,

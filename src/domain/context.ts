@@ -27,7 +27,7 @@ export interface DomainContext {
   readonly webhooks: WebhookSettings;
   /** How webhook URLs' host names are resolved for the SSRF rule (DNS, src/webhooks/dns-host-resolver.ts). */
   readonly resolveHost: HostResolver;
-  /** Replay cache of merchant signatures, rate limits and the client-address rule (issue 11). */
+  /** Replay cache of merchant signatures, rate limits and the client-address rule (docs/api/rest.md#rate-limits). */
   readonly requestGuard: RequestGuard;
 }
 

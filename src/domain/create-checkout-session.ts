@@ -20,7 +20,10 @@ import { merchantViewAmountPath } from './checkout-session.views.js';
 import { getCheckoutSession } from './get-checkout-session.js';
 import { amountClaims, priceQuotes, UNIQUE_AMOUNT_MAX_STEPS, withOffsets } from './quotes.js';
 
-/** The create request after the transport checked its shape (spec §2.4). Prices are exact decimal strings. */
+/**
+ * The create request after the transport checked its shape (docs/api/rest.md#create-rules-and-limits). Prices are
+ * exact decimal strings.
+ */
 export interface CreateCheckoutInput {
   /** The merchant's customer; a payment link's payer may give a Telegram id instead of an email. */
   readonly user: { readonly id: string; readonly email?: string | null; readonly username?: string; readonly telegramId?: string | null };
@@ -78,7 +81,7 @@ export class PaymentLinkUnavailable extends Error {
 }
 
 /**
- * Creates a checkout session for a merchant (spec §4.1): prices the basket,
+ * Creates a checkout session for a merchant (docs/api/rest.md#create-rules-and-limits): prices the basket,
  * quotes every asset available on the organisation's networks, and stores the
  * session, its unique amounts, its history row and its `checkout_session.created`
  * event in one atomic write. With an Idempotency-Key, a replay returns the first
@@ -135,7 +138,7 @@ export async function createCheckoutSession(
  * key's `create` limit, reads the request (`read` throws the transport's 400s), creates. The
  * signature's single use is recorded in create's own write (one round trip); a request refused
  * before that records it on its own, so the same request sent again is a replay either way
- * (README "Signing a merchant call").
+ * (docs/api/rest.md#signing-a-merchant-call).
  */
 export async function createSignedCheckoutSession(
   ctx: DomainContext,

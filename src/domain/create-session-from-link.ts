@@ -35,7 +35,7 @@ export function linkOrigin(link: PaymentLink, requestHash: string): SessionOrigi
 }
 
 /**
- * The least length of a payer's Idempotency-Key (README "Payment links"). On an anonymous link at
+ * The least length of a payer's Idempotency-Key (docs/hosted-pages.md#payment-links). On an anonymous link at
  * a fixed price two payers send the same (empty) details, so the key is all that tells their
  * visits apart: a short one could be guessed, and the guess would answer another payer's session.
  */

@@ -1,5 +1,5 @@
 /**
- * The one list of event types (README "Webhooks and events"): what the outbox records, what
+ * The one list of event types (docs/api/webhooks.md): what the outbox records, what
  * webhooks deliver and the feed returns, what OpenAPI and the TypeScript client name. The
  * status rules (status-machine.ts) and re-pricing (requote-sessions.ts) emit them.
  */

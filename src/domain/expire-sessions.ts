@@ -15,7 +15,7 @@ export async function expireDueSessions(ctx: DomainContext, batchSize = 100): Pr
   });
 }
 
-/** Forgets idempotency keys older than the retention (at least 24 h, DESIGN.md §4). */
+/** Forgets idempotency keys older than the retention (at least 24 h, docs/api/rest.md#create-rules-and-limits). */
 export async function purgeIdempotencyKeys(ctx: DomainContext, retentionHours: number): Promise<number> {
   return ctx.store.deleteIdempotencyKeysBefore(new Date(ctx.clock().getTime() - retentionHours * 3_600_000));
 }

@@ -30,7 +30,7 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
 }
 
 /**
- * The session when this instance can answer a read of it from memory alone (issue 10): it is
+ * The session when this instance can answer a read of it from memory alone (docs/decisions/0010): it is
  * cached, and its time is not up, so the answer is the one getCheckoutSession would give.
  * Undefined otherwise: the caller takes the full path, which reads and settles expiry.
  */
@@ -51,7 +51,7 @@ export async function settleExpiry(ctx: DomainContext, sessionId: string, now: D
   });
 }
 
-/** The transactions payers bound to a session, oldest first (README "Payment rules": a bind is a hint). */
+/** The transactions payers bound to a session, oldest first (docs/payment-rules.md, rule 3: a bind is a hint). */
 export async function boundTransactionsOf(ctx: DomainContext, id: string): Promise<BoundTransaction[]> {
   return ctx.store.sessions.transactionsOf(checkSessionId(id));
 }

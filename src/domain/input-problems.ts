@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /**
- * How a zod issue becomes one line of a 400's `message` (spec §7): the field path, then what is
+ * How a zod issue becomes one line of a 400's `message` (docs/api/rest.md#errors): the field path, then what is
  * wrong, e.g. "items.0.quantity must not be less than 1". Every input schema (REST bodies, the
  * bind and webhook-endpoint inputs the domain checks itself) reports through this.
  */

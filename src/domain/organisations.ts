@@ -50,7 +50,7 @@ export interface PaymentPolicyChange {
   readonly latePaymentWindowMinutes?: string;
 }
 
-/** Sets the organisation's payment policy (DESIGN.md §4 "Payment policy"). */
+/** Sets the organisation's payment policy (`kassa orgs policy`, docs/operations.md#cli-reference). */
 export async function setPaymentPolicy(ctx: DomainContext, organisationId: string, change: PaymentPolicyChange): Promise<Organisation> {
   const problems: string[] = [];
   let tolerance: Decimal | undefined;
@@ -72,7 +72,7 @@ export async function setPaymentPolicy(ctx: DomainContext, organisationId: strin
 }
 
 /**
- * README "Payment rules": a receiving wallet belongs to one organisation per network, so a
+ * docs/payment-rules.md, rule 1 (docs/decisions/0015): a receiving wallet belongs to one organisation per network, so a
  * transfer can only ever be matched to sessions of one organisation. (The database's unique
  * index holds this against races too; the store reports it with the same words.)
  */

@@ -1,6 +1,6 @@
 import type { Decimal } from './money.js';
 
-/** What a payment link may ask the payer for (README "Payment links"). */
+/** What a payment link may ask the payer for (docs/hosted-pages.md#payment-links). */
 export const IDENTITY_OPTIONS = ['email', 'telegram', 'username'] as const;
 export type IdentityOption = (typeof IDENTITY_OPTIONS)[number];
 

@@ -8,7 +8,7 @@ import { applySessionEvent } from './session-events.js';
 
 /**
  * How far a block's timestamp may be behind the moment Kassa created a session and still
- * pay it (clocks of nodes and servers differ by seconds). README "Payment rules".
+ * pay it (clocks of nodes and servers differ by seconds). docs/payment-rules.md, rule 1.
  */
 export const PAYMENT_CLOCK_SKEW_MS = 30_000;
 
@@ -18,7 +18,7 @@ export function minedAfterCreation(blockTime: Date, createdAt: Date): boolean {
 }
 
 /**
- * Who a scanned transfer pays (README "Payment rules"): the open session whose unique amount
+ * Who a scanned transfer pays (docs/payment-rules.md, rule 2): the open session whose unique amount
  * it is, exactly. Nobody else: a transfer a payer bound is credited when that bind is verified
  * from the transaction's own receipt, and the rest waits for an operator (`kassa payments
  * unattributed`). The sending address attributes nothing: one address (an exchange's hot

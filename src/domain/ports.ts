@@ -18,13 +18,13 @@ export interface Store {
   readonly organisations: OrganisationStore;
   readonly apiKeys: ApiKeyStore;
   readonly webhooks: WebhookStore;
-  /** Payment links (issue 12). */
+  /** Payment links (docs/hosted-pages.md#payment-links). */
   readonly paymentLinks: PaymentLinkStore;
-  /** Organisations' logo and colour on the hosted pages (issue 12). */
+  /** Organisations' logo and colour on the hosted pages (docs/hosted-pages.md#branding-and-languages). */
   readonly branding: BrandingStore;
   /**
-   * Writes a new session with everything that goes with it in one atomic step (README
-   * "Benchmarks": one round trip): its Idempotency-Key, a payment link's use, its unique
+   * Writes a new session with everything that goes with it in one atomic step
+   * (docs/benchmarks.md: one round trip): its Idempotency-Key, a payment link's use, its unique
    * amounts, its items, quotes, networks, history row and outbox event.
    */
   createSession(write: NewSessionWrite): Promise<NewSessionOutcome>;

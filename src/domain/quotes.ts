@@ -11,7 +11,7 @@ export const AMOUNT_ROUNDING =
 
 /**
  * Most units of `amount_step` added to make an amount unique among the open sessions on
- * one wallet (README "Payment rules"). 100 units of the coarsest step: at most 0.0001 USDT
+ * one wallet (docs/payment-rules.md, rule 4). 100 units of the coarsest step: at most 0.0001 USDT
  * or 0.000001 BTC. Beyond that the amount is shared and only a bind tells payments apart.
  */
 export const UNIQUE_AMOUNT_MAX_STEPS = 100;

@@ -1,5 +1,5 @@
 /**
- * Storage the request guards need (issue 11): the replay cache of merchant
+ * Storage the request guards need (docs/api/rest.md#rate-limits): the replay cache of merchant
  * signatures and the rate-limit counters. Implemented in
  * src/db/request-guard.store.ts.
  */
@@ -29,7 +29,7 @@ export interface RateLimitCounters {
   /**
    * Adds one hit to each key's window and returns each window's count after it,
    * in the order given: exact near the limit, never more than the true count
-   * (README "Rate limits" says how far instances may lag each other far from it).
+   * (docs/api/rest.md#rate-limits says how far instances may lag each other far from it).
    * `now` lets it forget ended windows.
    */
   hit(hits: readonly CounterHit[], now: Date): Promise<number[]>;

@@ -6,7 +6,7 @@ import { appendOutboxEvent } from './session-events.js';
 import type { QuotedRate } from './rates-ports.js';
 
 /**
- * One round of the quote-lifetime worker (README "Payment rules"): a quote is honoured
+ * One round of the quote-lifetime worker (docs/payment-rules.md, rule 7): a quote is honoured
  * for KASSA_QUOTE_TTL_MINUTES; after that, an open session nobody has paid yet (no
  * payment credited, no bound transaction known to the chain) is priced again at the
  * current rates, with fresh unique amounts, a row per asset with the old and new rate,

@@ -79,7 +79,7 @@ export interface NewSessionWrite {
   readonly event: OutboxEvent;
   /** Where quote `position`'s amount sits in the event's payload: it is set to the claimed amount (8 decimals). */
   readonly amountPath: (position: number) => readonly string[];
-  /** The merchant's signature, recorded as used in the same write (README "Signing a merchant call"). */
+  /** The merchant's signature, recorded as used in the same write (docs/api/rest.md#signing-a-merchant-call). */
   readonly signature: { readonly apiKeyId: string; readonly signature: string; readonly keepUntil: Date } | null;
   readonly idempotency: { readonly key: string; readonly requestHash: string } | null;
   /** Counts one use of the payment link, only while it is active, not expired at `at` and below max_uses. */

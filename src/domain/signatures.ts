@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** ±5 minutes, spec §5. */
+/** ±5 minutes (docs/api/rest.md#signing-a-merchant-call). */
 export const SIGNATURE_TOLERANCE_MS = 5 * 60 * 1000;
 
-/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: spec §5's scheme of merchant create, and of webhooks. */
+/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: the scheme of merchant create, and of webhooks
+ * (docs/api/rest.md#signing-a-merchant-call, docs/api/webhooks.md#webhooks). */
 export function signPayload(secret: string, timestamp: string, rawBody: Buffer | string): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 }

@@ -11,8 +11,8 @@ export interface SessionState {
 }
 
 /**
- * What keeps a session open after `expires_at` (README "Payment rules": on time
- * means sent on time). Both hold it for at most the in-flight grace.
+ * What keeps a session open after `expires_at` (docs/payment-rules.md, rule 6:
+ * on time means sent on time). Both hold it for at most the in-flight grace.
  */
 export interface ExpiryHolds {
   /**

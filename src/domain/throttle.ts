@@ -3,7 +3,7 @@ import type { RateLimitCounters } from './request-guard-ports.js';
 import { isUuid } from './uuid.js';
 
 /**
- * Rate limits (issue 11, README "Rate limits"): fixed windows counted per
+ * Rate limits (issue 11, docs/api/rest.md#rate-limits): fixed windows counted per
  * subject (a client address, an API key id, a session id) in one store shared
  * by the instances (PostgreSQL) or in memory (embedded database).
  */
@@ -117,7 +117,10 @@ export class Throttle {
   }
 }
 
-/** Counts one request against each `[limit, subject]` (README "Rate limits"); throws RateLimitedError when one is over. */
+/**
+ * Counts one request against each `[limit, subject]` (docs/api/rest.md#rate-limits); throws RateLimitedError when
+ * one is over.
+ */
 export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<void> {
   return ctx.requestGuard.throttle.consume(checks, ctx.clock());
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
  * client's types from OpenAPI.
  */
 
-/** A decimal string with exactly 8 fractional digits (spec §2.1–§2.3). */
+/** A decimal string with exactly 8 fractional digits (docs/api/rest.md#resources). */
 export const amount = z.string().regex(/^-?\d+\.\d{8}$/);
 export const uuid = z.uuid();
 /** ISO 8601 in UTC, as `Date.prototype.toISOString` writes it. */

@@ -6,7 +6,7 @@ import { describeIssue, required } from './input-problems.js';
 import { resolveWebhookHost, webhookUrlProblems } from './webhook-url.js';
 
 /**
- * What a webhook endpoint is registered or changed with (README "Webhooks and events"): the one
+ * What a webhook endpoint is registered or changed with (docs/api/webhooks.md#webhooks): the one
  * source of its rules and messages, for the CLI (through the use-cases) and REST (which also
  * refuses unknown properties, src/rest/webhook-endpoints.schema.ts) alike.
  */

@@ -13,7 +13,7 @@ import type { WebhookDeliveryRecord, WebhookEndpointRecord } from './webhook-por
 import { newWebhookSecret } from './webhook-secrets.js';
 
 /**
- * The use-cases of webhook endpoints (README "Webhooks and events"), for REST and the CLI:
+ * The use-cases of webhook endpoints (docs/api/webhooks.md#webhooks), for REST and the CLI:
  * register, list, read, change, delete, rotate the secret, list and redeliver deliveries.
  * Their input rules are in webhook-endpoint.schema.ts, their views in webhook.views.ts.
  */

@@ -1,8 +1,7 @@
 /**
- * The webhook policy the use-cases and the delivery worker follow (README "Webhooks and
- * events"). Defined here, where it is used; src/config/webhooks.ts reads it from the
- * environment (its WebhookConfig has exactly this shape, which src/runtime.ts checks by
- * handing it over).
+ * The webhook policy the use-cases and the delivery worker follow (docs/api/webhooks.md).
+ * Defined here, where it is used; src/config/webhooks.ts reads it from the environment (its
+ * WebhookConfig has exactly this shape, which src/runtime.ts checks by handing it over).
  */
 export interface WebhookSettings {
   /** Timeout of one delivery attempt. */

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { invalid } from './errors.js';
 
 /**
- * SSRF guard of webhook URLs (README "Webhooks and events"): http(s) only, no
+ * SSRF guard of webhook URLs (docs/api/webhooks.md#webhooks): http(s) only, no
  * credentials, and — unless allowed by config — no address that is not public
  * (loopback, private, CGNAT, link-local, ULA, multicast, unspecified,
  * documentation ranges, IPv4-mapped IPv6 forms of those).

@@ -6,7 +6,7 @@ import type { SessionUpdates } from './session-updates.js';
 export interface GraphqlContext {
   readonly domain: DomainContext;
   readonly updates: SessionUpdates;
-  /** The client's address as rate limits count it (TRUST_PROXY decides; README "Rate limits"). */
+  /** The client's address as rate limits count it (TRUST_PROXY decides; docs/api/rest.md#rate-limits). */
   readonly clientAddress: string;
   /** What an HTTP operation read, so its answer can be kept (src/graphql/cached-queries.ts); none over WebSocket. */
   readonly trace?: QueryTrace;

@@ -24,7 +24,7 @@ import { serveGraphqlOverWebSocket } from './websocket.js';
 
 /** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
 export const GRAPHQL_PATH = '/graphql';
-/** As for REST (DESIGN.md §4): a request body or WebSocket message over 100 KB is refused. */
+/** As for REST (docs/api/rest.md#errors, 413): a request body or WebSocket message over 100 KB is refused. */
 export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
 
 export interface GraphqlDependencies {

@@ -14,7 +14,7 @@ const toMerchant = (branding: Branding): Merchant => ({
   brandColor: branding.brandColor,
 });
 
-/** The payer's view of a payment link (issue 12): the same rules as the link page. */
+/** The payer's view of a payment link (docs/api/graphql.md#schema-overview): the same rules as the link page. */
 @Resolver(() => PaymentLink)
 export class PaymentLinkResolver {
   @Query(() => PaymentLink, {

@@ -12,7 +12,7 @@ function toWireDecimal(value: unknown): string {
 }
 
 /**
- * Money on the wire (DESIGN.md §3): a string with exactly 8 fractional digits,
+ * Money on the wire (docs/api/rest.md): a string with exactly 8 fractional digits,
  * e.g. "12.50000000". Inputs are accepted only as strings, never as floats.
  */
 export const DecimalScalar = new GraphQLScalarType({

@@ -9,7 +9,7 @@ import { errorBody } from '../rest/http-error.js';
 import { toGraphqlError } from './errors.js';
 
 /**
- * Rate limits of the payer's GraphQL surface at the transport (README "Rate limits"): every
+ * Rate limits of the payer's GraphQL surface at the transport (docs/api/rest.md#rate-limits): every
  * HTTP request to /graphql and every operation sent over a WebSocket counts against the
  * caller's address, whatever it holds (malformed JSON, a syntax error, an invalid operation
  * included), and every WebSocket upgrade against the connection limit. Binds are counted

@@ -76,7 +76,7 @@ function timelessView(session: DomainSession, ctx: Pick<DomainContext, 'networks
   };
 }
 
-/** The spec §2.6 body REST sends, in camelCase. */
+/** The bind answer REST sends (docs/api/rest.md#bind-rules), in camelCase. */
 export function toGraphqlBindResult(result: DomainBindResult): BindResult {
   const body = toBindResponse(result);
   return {

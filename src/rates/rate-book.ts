@@ -23,7 +23,7 @@ export interface RatesLogger {
   warn(obj: object, msg: string): void;
 }
 
-/** Fractional digits of `unitPriceFiat`, rounded half-up (DESIGN.md §4 "Amounts and quotes"). */
+/** Fractional digits of `unitPriceFiat`, rounded half-up (docs/payment-rules.md#quotes). */
 export const UNIT_PRICE_DECIMALS = 8;
 
 type Rates = ReadonlyMap<AssetTicker, SourceRate>;

@@ -5,7 +5,7 @@ import { HttpError } from './http-error.js';
 
 /**
  * Organisations' logos, served by Kassa itself so the hosted pages load nothing from elsewhere
- * (README "Branding and languages"). A logo's URL is its sha256: a new logo is a new URL, so
+ * (docs/hosted-pages.md#branding-and-languages). A logo's URL is its sha256: a new logo is a new URL, so
  * it may be cached for good, and the URL says nothing about the organisation.
  */
 export function brandRouter(ctx: DomainContext): Router {

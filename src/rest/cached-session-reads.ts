@@ -11,7 +11,7 @@ const ROUTE = '/checkout-sessions/:id';
 
 /**
  * GET /checkout-sessions/:id answered from this instance's session cache before Express sees
- * the request (issue 10, README "Benchmarks"): the read the hosted page and merchants poll
+ * the request (issue 10, docs/benchmarks.md): the read the hosted page and merchants poll
  * most, at a fraction of the router's cost. It answers only what the route would answer the
  * same way: a cached session whose time is not up (getCheckoutSession's own shortcut), with
  * the same body, headers, ETag, request log line and metrics. Anything else (not cached, due

@@ -13,12 +13,16 @@ import { signedRequestOf } from './signed-request.js';
 import { clientAddressOf } from './client-address.js';
 import { readBindBody } from './bind-transaction.schema.js';
 
-/** Spec §4: create (signed), get and bind-tx (public). Each route translates and calls one domain function. */
+/**
+ * Create (signed), get and bind-tx (public): docs/api/rest.md#endpoints. Each route translates and calls one domain
+ * function.
+ */
 export function checkoutSessionsRouter(ctx: DomainContext): Router {
   const router = Router();
 
   router.post('/checkout-sessions', async (req, res) => {
-    // Authentication runs before any look at the body (DESIGN.md §4); create keeps spec §5's `{timestamp}.{rawBody}`.
+    // Authentication runs before any look at the body; create keeps `{timestamp}.{rawBody}`
+    // (docs/api/rest.md#signing-a-merchant-call).
     const result = await createSignedCheckoutSession(ctx, signedRequestOf(req, 'body'), () => {
       const parsed = parseCreateCheckout(readJsonBody(req));
       if (!parsed.ok) throw invalid(parsed.problems);
@@ -36,7 +40,7 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));
 
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
-    // The body is read after the bind is counted (README "Rate limits"): malformed binds count too.
+    // The body is read after the bind is counted (docs/api/rest.md#rate-limits): malformed binds count too.
     const request = { sessionId: req.params.id, clientAddress: clientAddressOf(req) };
     const result = await bindPayerTransaction(ctx, request, () => readBindBody(readJsonBody(req)));
     res.status(200).json(toBindResponse(result));
@@ -46,7 +50,7 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   return router;
 }
 
-// DESIGN.md §4: 1–255 printable characters, scoped to the organisation.
+// docs/api/rest.md#create-rules-and-limits: 1–255 printable characters, scoped to the organisation.
 function idempotencyKey(req: Request): string | undefined {
   const key = req.get('idempotency-key');
   if (key === undefined) return undefined;

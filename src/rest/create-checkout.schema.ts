@@ -4,7 +4,7 @@ import { isJsonObject } from '../json/decimal-json.js';
 import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput } from '../domain/create-checkout-session.js';
 import { problemsOf, required } from '../domain/input-problems.js';
 
-// Limits of spec §8 and DESIGN.md §4 "Create".
+// The limits of docs/api/rest.md#create-rules-and-limits.
 export const LIMITS = {
   items: 100,
   quantity: 1_000_000,
@@ -87,7 +87,7 @@ const item = plainObject(z.strictObject(
   'an object',
 );
 
-/** The fields of CreateCheckoutRequest (spec §2.4); payment links share some of them. */
+/** The fields of CreateCheckoutRequest (docs/api/rest.md#create-rules-and-limits); payment links share some of them. */
 export const createCheckoutFields = {
   user,
   items: z
@@ -104,7 +104,7 @@ export const createCheckoutFields = {
     .optional(),
 };
 
-/** CreateCheckoutRequest, spec §2.4. */
+/** CreateCheckoutRequest (docs/api/rest.md#create-rules-and-limits). */
 export const createCheckoutSchema = plainObject(z.strictObject(createCheckoutFields), 'a JSON object').meta({
   title: 'CreateCheckoutRequest',
 });

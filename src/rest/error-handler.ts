@@ -15,7 +15,10 @@ export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
   gone: 410,
 };
 
-/** Every error leaves as the spec §7 body; anything unexpected is a logged 500 without internals. */
+/**
+ * Every error leaves as the error body (docs/api/rest.md#errors); anything unexpected is a logged 500 without
+ * internals.
+ */
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (res.headersSent) return;
   if (error instanceof DomainError) {

@@ -7,7 +7,7 @@ import { methodNotAllowed } from './error-handler.js';
 import { listEventsQuerySchema } from './webhook-endpoints.schema.js';
 import { authenticate } from './webhook-endpoints.routes.js';
 
-/** GET /events: the signed events feed for reconciliation (README "Events feed"). */
+/** GET /events: the signed events feed for reconciliation (docs/api/webhooks.md#events-feed). */
 export function eventsRouter(ctx: DomainContext): Router {
   const router = Router();
   router.get('/events', async (req, res) => {

@@ -1,7 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 
-/** A transport-level refusal (malformed JSON, 413, 415, unknown route) with the spec §7 body. */
+/**
+ * A transport-level refusal (malformed JSON, 413, 415, unknown route) with the error body
+ * (docs/api/rest.md#errors).
+ */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
@@ -13,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-/** Spec §7: `{ statusCode, message, error }`, the body of every error. */
+/** docs/api/rest.md#errors: `{ statusCode, message, error }`, the body of every error. */
 export const errorBodySchema = z.strictObject({
   statusCode: z.int(),
   message: z

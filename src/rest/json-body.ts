@@ -3,7 +3,7 @@ import { parseJsonExact } from '../json/decimal-json.js';
 import { Decimal } from '../domain/money.js';
 import { HttpError } from './http-error.js';
 
-/** DESIGN.md §4: a body over 100 KB is refused with 413. */
+/** A body over 100 KB is refused with 413 (docs/api/rest.md#errors). */
 export const BODY_LIMIT_BYTES = 100 * 1024;
 /** Deeper JSON is refused before parsing: no request needs it, and recursion must stay bounded. */
 export const MAX_JSON_DEPTH = 32;

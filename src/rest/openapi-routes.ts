@@ -27,8 +27,8 @@ export interface RouteDoc {
   readonly path: string;
   readonly summary: string;
   /**
-   * false: public. 'body': create, spec §5's `{timestamp}.{rawBody}`. 'request':
-   * `{timestamp}.{METHOD}.{path?query}.{rawBody}` (README "Signing a merchant call").
+   * false: public. 'body': create, `{timestamp}.{rawBody}`. 'request':
+   * `{timestamp}.{METHOD}.{path?query}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call).
    */
   readonly signed: false | 'body' | 'request';
   /** The zod schema the route validates its body with (a request schema carries a `title`, its type's name). */
@@ -41,7 +41,7 @@ export interface RouteDoc {
   readonly headers?: readonly { name: string; description: string }[];
 }
 
-// Every signed route answers 429 once an address fails too many signature checks (README "Rate limits").
+// Every signed route answers 429 once an address fails too many signature checks (docs/api/rest.md#rate-limits).
 const SIGNED_BODY_ERRORS = [400, 401, 404, 413, 415, 429] as const;
 
 /** Every REST operation Kassa serves. */

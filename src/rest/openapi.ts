@@ -8,7 +8,7 @@ import { ROUTES, type RouteDoc } from './openapi-routes.js';
 export { ROUTES, type RouteDoc } from './openapi-routes.js';
 
 /**
- * The OpenAPI 3.1 document of the REST API (spec §9: version 1.0.0), assembled
+ * The OpenAPI 3.1 document of the REST API (docs/api/webhooks.md#openapi: version 1.0.0), assembled
  * from the route table (openapi-routes.ts) and generated from the zod schemas the
  * routes validate with and the views are typed by (openapi-components.ts), and its
  * plain HTML page. test/e2e/openapi.test.ts checks that every route Express serves

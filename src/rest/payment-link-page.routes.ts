@@ -31,7 +31,7 @@ const UNAVAILABLE: Record<Exclude<PaymentLinkState, 'active'>, [number, string, 
   used_up: [409, 'message.usedUpTitle', 'message.usedUpText'],
 };
 
-/** The payment link page `{checkout_base_url}/l/<id>` (README "Payment links"). */
+/** The payment link page `{checkout_base_url}/l/<id>` (docs/hosted-pages.md#payment-links). */
 export function paymentLinkPageRouter(ctx: DomainContext): Router {
   const template = readFileSync(`${WEB_DIR}link.html`, 'utf8');
   const router = Router();

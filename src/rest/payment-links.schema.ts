@@ -8,7 +8,7 @@ import { isJsonObject } from '../json/decimal-json.js';
 import { problemsOf, required } from '../domain/input-problems.js';
 import { createCheckoutFields, jsonNumber, LIMITS } from './create-checkout.schema.js';
 
-/** The REST bodies of /payment-links (README "Payment links"); also the source of their OpenAPI schemas. */
+/** The REST bodies of /payment-links (docs/hosted-pages.md#payment-links); also the source of their OpenAPI schemas. */
 // The create body's own rules for the fields a link shares with it (items, currency, lifetime, metadata).
 const createShape = createCheckoutFields;
 

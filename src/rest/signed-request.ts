@@ -4,7 +4,7 @@ import { clientAddressOf } from './client-address.js';
 import { rawBytes } from './json-body.js';
 
 /**
- * The signed parts of a merchant call. `covers: 'body'` is create's spec §5
+ * The signed parts of a merchant call. `covers: 'body'` is create's
  * scheme (`{timestamp}.{rawBody}`); `'request'` adds the method and the request
  * target, the path and query exactly as in the request line, not decoded.
  */

@@ -22,7 +22,10 @@ import {
   updateWebhookEndpointBodySchema,
 } from './webhook-endpoints.schema.js';
 
-/** A signed management call: the signature covers timestamp, method, path and query, and body (README "Signing a merchant call"). */
+/**
+ * A signed management call: the signature covers timestamp, method, path and query, and body
+ * (docs/api/rest.md#signing-a-merchant-call).
+ */
 export function authenticate(ctx: DomainContext, req: Request): Promise<Merchant> {
   return authenticateMerchant(ctx, signedRequestOf(req, 'request'));
 }

@@ -11,7 +11,7 @@ import { postJson } from './http-post.js';
 const CLAIM_ENDPOINTS = 20;
 /**
  * Deliveries of one endpoint leased together and attempted one after another, in event order
- * (README "Webhooks and events"): a backlog drains without a claim per delivery. A failed
+ * (docs/api/webhooks.md#how-delivery-works): a backlog drains without a claim per delivery. A failed
  * attempt gives the rest of its batch back, so a receiver that is down costs one timeout per pass.
  */
 const CLAIM_PER_ENDPOINT = 25;

@@ -7,7 +7,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession, expectErrorBody, UUID } from '../support/rest-kassa.js';
 import { signedRequest } from '../support/webhooks.js';
 
-/** GET /events: the signed feed merchants reconcile with (README "Events feed"). */
+/** GET /events: the signed feed merchants reconcile with (docs/api/webhooks.md#events-feed). */
 
 let kassa: TestKassa;
 let merchant: TestMerchant;

@@ -135,7 +135,7 @@ describe('networks', () => {
 });
 
 describe('bindTransaction', () => {
-  it('binds, answers the spec §2.6 fields in camelCase, and a replay answers idempotent: true', async () => {
+  it('binds, answers the fields of the bind answer in camelCase, and a replay answers idempotent: true', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
     const tx = newHash();
     const input = { txHash: tx, chainId: '0x38', cryptoCurrency: 'BNB', payerWalletAddress: PAYER.toUpperCase().replace('0X', '0x') };

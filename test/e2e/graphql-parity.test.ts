@@ -64,7 +64,7 @@ function expectSameRefusal(outcome: Awaited<ReturnType<typeof bindBoth>>) {
 /**
  * Two sessions made alike, one per API: the same request, each of its own merchant with
  * the same networks (on one wallet the second would quote amounts one step higher, to be
- * unique: README "Payment rules").
+ * unique: docs/payment-rules.md, rule 4).
  */
 const twins = async (network?: string, overrides: Record<string, unknown> = {}) => {
   const owners = [await createMerchant(kassa.ctx, { network }), await createMerchant(kassa.ctx, { network })];

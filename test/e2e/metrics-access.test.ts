@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 /**
- * Who may read GET /metrics (README "Running in production"): `kassa serve`'s own wiring
+ * Who may read GET /metrics (docs/operations.md#running-in-production): `kassa serve`'s own wiring
  * (src/server.ts), in this process, over real HTTP on a database of this file's own.
  */
 

@@ -26,7 +26,7 @@ afterAll(async () => {
   await kassa?.close();
 });
 
-// Payers' keys on the public route: at least 16 characters (README "Payment links").
+// Payers' keys on the public route: at least 16 characters (docs/hosted-pages.md#payment-links).
 const KEY_1 = 'visit-1-5f0c2a9e8b7d';
 const KEY_2 = 'visit-2-0a1b2c3d4e5f';
 const KEY_RULE = 'Idempotency-Key must be 16 to 255 printable ASCII characters on this public route (a random value, such as a UUID)';

@@ -5,7 +5,10 @@ import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 
-/** README "Operations": one JSON line per request, under its X-Request-Id, with secrets redacted. */
+/**
+ * docs/operations.md#data-and-operations (Logs): one JSON line per request, under its X-Request-Id, with secrets
+ * redacted.
+ */
 
 const lines: Array<Record<string, any>> = [];
 const sink = new Writable({

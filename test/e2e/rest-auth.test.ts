@@ -7,7 +7,7 @@ import { signPayload } from '../../src/domain/signatures.js';
 import { createHmac } from 'node:crypto';
 import { createSession, expectErrorBody, postCreate, writtenRows } from '../support/rest-kassa.js';
 
-/** Spec §5 and DESIGN.md §4 "Authentication": the signed headers of POST /checkout-sessions. */
+/** docs/api/rest.md#signing-a-merchant-call: the signed headers of POST /checkout-sessions. */
 
 const MISSING = 'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required';
 const UNKNOWN_KEY = 'Invalid API key: X-Service-Key is not a known key';
@@ -46,7 +46,7 @@ function signedHeaders(key: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, timestam
 describe('a correctly signed call', () => {
   it('is accepted, and the signature is the hex HMAC-SHA256 of "{timestamp}.{rawBody}"', async () => {
     const timestamp = String(Date.now());
-    // Our own HMAC and the service's agree, so the scheme is the one spec §5 states.
+    // Our own HMAC and the service's agree, so the scheme is the one docs/api/rest.md#signing-a-merchant-call states.
     expect(hmac(merchant.apiSecret, timestamp, body)).toBe(signPayload(merchant.apiSecret, timestamp, body));
     const response = await post(signedHeaders(merchant, timestamp));
     expect(response.status).toBe(201);

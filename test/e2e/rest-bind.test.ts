@@ -7,8 +7,8 @@ import { startTestChain, type TestChain } from '../support/chain.js';
 import { PUBLIC_FIELDS, controllableClock, createSession, expectErrorBody, expectedOption, postBind, uniqueOffset, assetStep } from '../support/rest-kassa.js';
 
 /**
- * POST /checkout-sessions/:id/bind-tx: spec §2.5, §2.6, §4.2 and README "Payment rules"
- * (a bind is a hint, not a lock). A real anvil serves the `local` network, so a bind of a
+ * POST /checkout-sessions/:id/bind-tx: docs/api/rest.md#bind-rules and docs/payment-rules.md,
+ * rule 3 (a bind is a hint, not a lock). A real anvil serves the `local` network, so a bind of a
  * mined transaction is verified at once from its receipt; hashes the chain does not know
  * lock nothing.
  */
@@ -47,7 +47,7 @@ async function pay(view: Record<string, any>, ticker: string, from = 3) {
   return chain.pay(wallet, ticker as 'ETH', option(view, ticker).amount, { from });
 }
 
-describe('200: the spec §2.6 body', () => {
+describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
   it('a mined transaction that pays the session: binds, locks the asset and answers idempotent false', async () => {
     const created = await session();
     const sent = await pay(created, 'ETH');

@@ -7,7 +7,7 @@ import { createApiKey } from '../../src/domain/api-keys.js';
 import { controllableClock, createSession, expectErrorBody, isEmbedded, postBind, postCreate, writtenRows } from '../support/rest-kassa.js';
 
 /**
- * DESIGN.md §4 "Create" (Idempotency-Key) and "Bind" under concurrency: many
+ * docs/api/rest.md#create-rules-and-limits (Idempotency-Key) and #bind-rules under concurrency: many
  * requests at once over real HTTP, one outcome in the database.
  *
  * Embedded mode: pglite-socket 0.2.17 serialises
@@ -161,7 +161,7 @@ describe('Idempotency-Key', () => {
   });
 });
 
-describe('unique amounts (README "Payment rules")', () => {
+describe('unique amounts (docs/payment-rules.md, rule 4)', () => {
   const usdt = (view: Record<string, any>) => view.crypto_options.find((option: { ticker: string }) => option.ticker === 'USDT').amount as string;
 
   it('20 parallel creates of one basket on one wallet → 20 different amounts, each claimed once', async () => {
@@ -193,7 +193,7 @@ describe('unique amounts (README "Payment rules")', () => {
   });
 });
 
-describe('bind races (transactions unknown to the chain: a bind is a hint, README "Payment rules")', () => {
+describe('bind races (transactions unknown to the chain: a bind is a hint, docs/payment-rules.md, rule 3)', () => {
   it('20 parallel binds of one unknown transaction to 20 sessions → all accepted, none locks its session', async () => {
     const sessions: string[] = [];
     for (let i = 0; i < 20; i += 1) sessions.push((await createSession(kassa, merchant, checkoutRequest())).session_id);

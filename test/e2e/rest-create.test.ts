@@ -24,7 +24,10 @@ import {
   writtenRows,
 } from '../support/rest-kassa.js';
 
-/** POST /checkout-sessions: spec §2.2, §2.4, §4.1 and DESIGN.md §4 "Create", "Amounts and quotes". */
+/**
+ * POST /checkout-sessions: docs/api/rest.md#create-rules-and-limits and #the-merchant-view;
+ * docs/payment-rules.md#quotes.
+ */
 
 let kassa: TestKassa;
 let merchant: TestMerchant;
@@ -35,7 +38,7 @@ beforeAll(async () => {
 });
 afterAll(() => kassa?.close());
 
-describe('201: the merchant view of spec §2.2', () => {
+describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
   it('answers every field with its type and value', async () => {
     const body = checkoutRequest({
       user: { id: 'customer-42', email: 'payer@example.com', username: 'payer42' },

@@ -6,7 +6,7 @@ import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import type { RatesProvider } from '../../src/domain/rates-ports.js';
 import { UUID, createSession, expectErrorBody, postBind, postCreate } from '../support/rest-kassa.js';
 
-/** DESIGN.md §4 "Errors": every error on every route has the spec §7 body; transport refusals; health; request ids. */
+/** docs/api/rest.md#errors: every error on every route has the error body; transport refusals; health; request ids. */
 
 const INTERNAL_DETAIL = 'rates-db.internal:5432 refused: password=hunter2';
 let kassa: TestKassa;

@@ -4,7 +4,10 @@ import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { PUBLIC_FIELDS, controllableClock, createSession, expectErrorBody } from '../support/rest-kassa.js';
 
-/** GET /checkout-sessions/:id: spec §2.1, §4.3 and DESIGN.md §4 "Get", "Status machine" (expiry at read time). */
+/**
+ * GET /checkout-sessions/:id: docs/api/rest.md#the-public-view, docs/payment-rules.md#statuses (expiry at read
+ * time).
+ */
 
 const time = controllableClock();
 let kassa: TestKassa;
@@ -20,7 +23,7 @@ afterEach(() => time.release());
 const publicPart = (view: Record<string, unknown>) => Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, view[field]]));
 
 describe('200: the public view', () => {
-  it('has exactly the fields of spec §2.1 with the values of the create response', async () => {
+  it('has exactly the fields of the public view with the values of the create response', async () => {
     const created = await createSession(
       kassa,
       merchant,

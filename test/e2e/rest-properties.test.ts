@@ -21,7 +21,7 @@ import {
 
 /**
  * Property tests over real HTTP: whatever arrives, the service answers with a
- * deliberate status (never 5xx) and, when it refuses, the spec §7 error body.
+ * deliberate status (never 5xx) and, when it refuses, the error body (docs/api/rest.md#errors).
  * numRuns stays modest so the embedded project (≈10× slower) stays quick.
  */
 

@@ -41,7 +41,7 @@ afterEach(async () => {
   for (const kassa of opened.splice(0)) await kassa.close();
 });
 
-/** The 429 of spec §7's body with a Retry-After in whole seconds within the window. */
+/** The 429 with the error body (docs/api/rest.md#errors) and a Retry-After in whole seconds within the window. */
 function expectTooMany(response: Response, message: RegExp, windowSeconds = 60): number {
   expectErrorBody(response, 429, message);
   expect(response.body.error).toBe('Too Many Requests');
@@ -210,7 +210,9 @@ describe('where the counters live', () => {
     expect(await first.runtime.db.prisma.rateLimitCounter.count()).toBeGreaterThan(0);
   });
 
-  it.skipIf(isEmbedded)('PostgreSQL: the failed-signature block reaches another instance only at the address’s next failure there (README "Rate limits")', async () => {
+  // As docs/api/rest.md#rate-limits says ("Failed signatures on several instances").
+  it.skipIf(isEmbedded)('PostgreSQL: the failed-signature block reaches another instance only at the address’s ' +
+    'next failure there', async () => {
     const env = { KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
     // A window of its own: the tests before it counted failures from 127.0.0.1 in the shared database (still within the ±5 minutes of signatures).
     const clock = () => new Date(testClock().getTime() + 3 * 60_000);

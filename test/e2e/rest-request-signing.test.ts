@@ -8,7 +8,7 @@ import { controllableClock, expectErrorBody, isEmbedded, writtenRows } from '../
 
 /**
  * Issue 11 A: every signed route but create signs `{ts}.{METHOD}.{path?query}.{body}`,
- * create keeps spec §5's `{ts}.{rawBody}`, and no signature is accepted twice
+ * create keeps `{ts}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call), and no signature is accepted twice
  * (the replay cache is in the database, so it holds across instances and restarts).
  * Signatures here are computed independently of src/domain/signatures.ts.
  */
@@ -34,7 +34,7 @@ function signRequest(merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, metho
   };
 }
 
-/** Spec §5 for create: `{ts}.{rawBody}`. */
+/** Create: `{ts}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call). */
 function signCreate(merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, body: string, timestamp = nextTimestamp()): Signed {
   return {
     headers: {
@@ -134,7 +134,7 @@ describe('one instance', () => {
       expectErrorBody(await send(kassa, 'get', query, signRequest(merchant, 'GET', reordered)), 401, BAD_REQUEST_SIGNATURE);
     });
 
-    it('refuses the management scheme on create, which keeps spec §5', async () => {
+    it('refuses the management scheme on create, which keeps its own', async () => {
       const body = JSON.stringify(checkoutRequest());
       expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signRequest(merchant, 'POST', '/checkout-sessions', body), body), 401, BAD_CREATE_SIGNATURE);
       expect((await send(kassa, 'post', '/checkout-sessions', signCreate(merchant, body), body)).status).toBe(201);

@@ -180,12 +180,13 @@ describe('KassaClient', () => {
     const target = call.url.slice(kassa.url.length);
     expect(target).toBe(`/events?limit=3&session_id=${sessionId}`);
     const timestamp = call.headers['X-Service-Timestamp']!;
-    // Independently: HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{body}` (README "Signing a merchant call").
+    // Independently: HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{body}`
+    // (docs/api/rest.md#signing-a-merchant-call).
     expect(call.headers['X-Service-Signature']).toBe(createHmac('sha256', owner.apiSecret).update(`${timestamp}.GET.${target}.`).digest('hex'));
     const replay = await fetch(call.url, { headers: call.headers });
     expect(replay.status).toBe(401);
     expect(((await replay.json()) as { message: string }).message).toMatch(/^Replayed request/);
-    // Create keeps spec §5: `{timestamp}.{rawBody}`.
+    // Create keeps `{timestamp}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call).
     await own.createCheckoutSession(checkoutRequest() as never);
     const create = sent.at(-1)!;
     const body = JSON.stringify(checkoutRequest());

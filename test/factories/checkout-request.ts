@@ -1,4 +1,4 @@
-/** A valid CreateCheckoutRequest (spec §2.4); override any part. */
+/** A valid CreateCheckoutRequest (docs/api/rest.md#create-rules-and-limits); override any part. */
 export function checkoutRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     user: { id: 'customer-1', email: 'payer@example.com' },

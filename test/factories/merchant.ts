@@ -33,7 +33,7 @@ const usedTimestamps = new Set<number>();
 /**
  * `at`, or the next millisecond not yet used by this process: Kassa accepts a
  * signature once, so two identical requests signed in one millisecond would
- * be one request sent twice (README "Signing a merchant call").
+ * be one request sent twice (docs/api/rest.md#signing-a-merchant-call).
  */
 export function freshTimestamp(at: number = Date.now()): number {
   let timestamp = at;
@@ -43,8 +43,8 @@ export function freshTimestamp(at: number = Date.now()): number {
 }
 
 /**
- * The string a merchant signs (README "Signing a merchant call"), written here
- * independently of src/domain/signatures.ts: create keeps spec §5's
+ * The string a merchant signs (docs/api/rest.md#signing-a-merchant-call), written
+ * here independently of src/domain/signatures.ts: create keeps
  * `{timestamp}.{rawBody}`; every other signed route signs
  * `{timestamp}.{METHOD}.{path?query}.{rawBody}`.
  */

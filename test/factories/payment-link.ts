@@ -2,7 +2,7 @@ import type { Test } from 'supertest';
 import { freshTimestamp, signed, type TestMerchant } from './merchant.js';
 import type { TestKassa } from '../support/kassa.js';
 
-/** A valid POST /payment-links body (README "Payment links"); override any part. */
+/** A valid POST /payment-links body (docs/hosted-pages.md#payment-links); override any part. */
 export function paymentLinkRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name: 'Coffee subscription',

@@ -23,7 +23,7 @@ import {
 } from '../support/cli-process.js';
 
 /**
- * The operator CLI contract (DESIGN.md §1, §5) on PostgreSQL and on the embedded database,
+ * The operator CLI contract (docs/operations.md#cli-reference) on PostgreSQL and on the embedded database,
  * and the first-run experience of `npm start` in development mode. `kassa serve` runs as a
  * real child process (`node bin/kassa.js serve`), and so do the checks of the binary's own
  * exit codes and messages; the other commands run in-process (`kassa(…)`, the same code

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
 import { assertCliBuilt, hasStackTrace, killAllKassaProcesses, runKassa, runKassaInProcess } from '../support/cli-process.js';
 
-/** loadConfig (DESIGN.md §5: config only from the environment, validated at start with clear errors). */
+/** loadConfig (docs/operations.md#configuration: only from the environment, validated at start with clear errors). */
 
 const dirs: string[] = [];
 function dataDir(): string {
@@ -22,7 +22,7 @@ const HEX_KEY = randomBytes(32).toString('hex');
 /** A test-mode environment of its own data dir, plus `extra`. */
 const env = (extra: Env = {}): Env => ({ KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir(), ...extra });
 
-/** The least a production start needs (README "Running in production"). */
+/** The least a production start needs (docs/operations.md#running-in-production). */
 const productionEnv = (extra: Env = {}): Env => ({
   KASSA_ENV: 'production',
   KASSA_DATA_DIR: dataDir(),
@@ -153,7 +153,8 @@ describe('validation', () => {
   });
 
   it('rejects an RPC URL that is not a URL', () => {
-    // DESIGN.md §5 "validated at start": a typo in an RPC URL must not surface later as a watcher failure.
+    // Validated at start (docs/operations.md#configuration): a typo in an RPC URL must not surface later as a
+    // watcher failure.
     expect(problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://bsc.example/rpc,bsc-node:8545' }))).toEqual([
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc-node:8545")',
     ]);
@@ -281,7 +282,7 @@ describe('defaults', () => {
     expect(config.demo).toBe(false);
   });
 
-  it('confirmations per network from the registry (DESIGN.md §4)', () => {
+  it('confirmations per network from the registry (docs/operations.md#configuration)', () => {
     const config = loadConfig(env({ KASSA_NETWORKS: 'ethereum,bsc,polygon,base,arbitrum,local' }));
     expect(Object.fromEntries(config.networks.map((n) => [n.slug, n.confirmations]))).toEqual({
       ethereum: 12,

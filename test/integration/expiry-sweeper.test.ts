@@ -8,8 +8,8 @@ import { createMerchant, signed, type TestMerchant } from '../factories/merchant
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 
 /**
- * DESIGN.md §3: several Kassa processes may share one database, so the expiry
- * sweep must be safe with two instances running. Two real instances on one
+ * Several Kassa processes may share one database, so the expiry sweep must be
+ * safe with two instances running (docs/payment-rules.md#statuses). Two real instances on one
  * PostgreSQL database, a clock both share, moved past expiry.
  */
 

@@ -15,7 +15,7 @@ import { startTestKassa, TEST_ENV, type TestKassa } from '../support/kassa.js';
 import { postCreate } from '../support/rest-kassa.js';
 
 /**
- * Master-key rotation on a real database (README "Running in production"): secrets sealed under
+ * Master-key rotation on a real database (docs/operations.md#running-in-production): secrets sealed under
  * key A (and one in the v1 format of before key ids), Kassa moved to key B with A as previous,
  * `kassa keys rotate-master`, then B alone. And a ciphertext copied onto another row.
  */

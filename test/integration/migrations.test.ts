@@ -10,7 +10,7 @@ import { assertCliBuilt, killAllKassaProcesses, parseJsonOutput, runKassa } from
 
 /**
  * `kassa migrate` records migrations in `_prisma_migrations` exactly as
- * `prisma migrate deploy` does (DESIGN.md §2), on fresh, empty PostgreSQL
+ * `prisma migrate deploy` does (docs/decisions/0001), on fresh, empty PostgreSQL
  * databases of this file's own (no template).
  */
 

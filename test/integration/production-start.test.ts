@@ -12,7 +12,7 @@ import { adminQuery, urlFor } from '../support/databases.js';
 import { cleanEnv, freePort, hasStackTrace, parseJsonOutput, runKassaInProcess, signedCreate, type KassaRun } from '../support/cli-process.js';
 
 /**
- * Production start (README "Running in production"): migrations only through `kassa migrate`,
+ * Production start (docs/operations.md#running-in-production): migrations only through `kassa migrate`,
  * and a copy of the checkout installed with `npm ci --omit=dev` (no compiler, no test tools)
  * that starts with `npm start` from the shipped dist/ and serves a signed create.
  */
@@ -83,7 +83,7 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
       KASSA_NETWORKS: 'bsc',
       KASSA_WATCHER: 'false',
       KASSA_COINGECKO_URL: `http://127.0.0.1:${(coingecko.address() as AddressInfo).port}/api/v3`,
-      // One source, knowingly (production asks for two by default: README "Payment rules" 8).
+      // One source, knowingly (production asks for two by default: docs/payment-rules.md, rule 8).
       KASSA_RATES_SOURCES: 'coingecko',
       KASSA_RATES_MIN_SOURCES: '1',
       KASSA_METRICS_TOKEN: randomBytes(16).toString('hex'),

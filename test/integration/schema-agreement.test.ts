@@ -10,7 +10,7 @@ import { introspectShape, type IntrospectedShape } from '../support/schema-intro
 import { expectedShape } from '../support/schema-shape.js';
 
 /**
- * DESIGN.md §2: migrations are hand-written SQL, so nothing but this test keeps
+ * docs/decisions/0001: migrations are hand-written SQL, so nothing but this test keeps
  * prisma/schema.prisma (what Prisma Client queries) and the migrated database
  * (what `kassa migrate` creates) in step. schema.prisma is read with Prisma's own
  * parser; the database with pg_catalog, on a database of this file's own.

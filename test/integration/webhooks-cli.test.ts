@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 async function organisationWithKey() {
-  // A wallet of its own: a receiving wallet belongs to one organisation (README "Payment rules").
+  // A wallet of its own: a receiving wallet belongs to one organisation (docs/decisions/0015).
   const wallet = `0x${randomBytes(20).toString('hex')}`;
   const org = parseJsonOutput<{ id: string }>(await kassa(['orgs', 'create', '--name', 'Hooks', '--wallet', wallet, '--json'], env));
   const key = parseJsonOutput<{ api_key: string; api_secret: string }>(await kassa(['keys', 'create', '--org', org.id, '--json'], env));

@@ -12,7 +12,7 @@ import { signedRequest } from '../support/webhooks.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * In production webhook URLs must be https (README "Running in production"): refused when an
+ * In production webhook URLs must be https (docs/operations.md#running-in-production): refused when an
  * endpoint is registered or changed (REST and CLI), and at delivery for an endpoint that was
  * registered before the switch. Two Kassa instances on one database: a test-mode one that
  * registered a plain-http endpoint, and a production one.

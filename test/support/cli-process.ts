@@ -191,7 +191,7 @@ export async function killAllKassaProcesses(): Promise<void> {
   children.clear();
 }
 
-/** A small valid create request (spec §2.4). */
+/** A small valid create request (docs/api/rest.md#create-rules-and-limits). */
 export const CHECKOUT_BODY = JSON.stringify({
   user: { id: 'customer-cli', email: 'payer@example.com' },
   items: [{ name: 'Coffee beans', quantity: 2, unit_price: 12.5 }],
@@ -199,8 +199,9 @@ export const CHECKOUT_BODY = JSON.stringify({
 });
 
 /**
- * POST /checkout-sessions signed as a merchant does it (spec §5): X-Service-Signature is the
- * hex HMAC-SHA256 of `${timestamp}.${body}` computed here, independently of Kassa's code.
+ * POST /checkout-sessions signed as a merchant does it (docs/api/rest.md#signing-a-merchant-call):
+ * X-Service-Signature is the hex HMAC-SHA256 of `${timestamp}.${body}` computed here, independently
+ * of Kassa's code.
  */
 export async function signedCreate(baseUrl: string, credentials: { apiKey: string; apiSecret: string }, body = CHECKOUT_BODY) {
   const timestamp = String(Date.now());

@@ -61,7 +61,7 @@ const REGISTRY = (
 
 /** The networks test/support/kassa.ts enables (TEST_ENV), on which test merchants get a wallet. */
 export const TEST_NETWORKS = ['local', 'bsc', 'ethereum'] as const;
-/** A quoted amount may be raised by this many steps to be unique on its wallet (README "Payment rules"). */
+/** A quoted amount may be raised by this many steps to be unique on its wallet (docs/payment-rules.md, rule 4). */
 export const MAX_UNIQUE_STEPS = 100;
 
 /**
@@ -177,7 +177,7 @@ export function postBind(kassa: TestKassa, sessionId: string, body: unknown): Te
 const INTERNALS = /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
 
 /**
- * Asserts the spec §7 error body: exactly statusCode, message and error, JSON,
+ * Asserts the error body (docs/api/rest.md#errors): exactly statusCode, message and error, JSON,
  * the given status, its standard name, and nothing internal.
  */
 export function expectErrorBody(response: Response, status: number, message?: string | string[] | RegExp): void {

@@ -1,6 +1,6 @@
 // The field sets of the spec's views, written out from the spec (not from src/), for exact-shape checks.
 
-/** Spec §2.1, exactly. */
+/** docs/api/rest.md#the-public-view, exactly. */
 export const PUBLIC_FIELDS = [
   'session_id',
   'status',
@@ -25,7 +25,7 @@ export const PUBLIC_FIELDS = [
   'user',
 ] as const;
 
-/** Spec §2.2: the public fields plus these. */
+/** docs/api/rest.md#the-merchant-view: the public fields plus these. */
 export const MERCHANT_ONLY_FIELDS = [
   'organisation_id',
   'organisation_name',

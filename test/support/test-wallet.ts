@@ -2,8 +2,8 @@ import type { Page } from 'playwright-core';
 import type { TestChain } from './chain.js';
 
 /**
- * An EIP-1193 wallet injected into a page for the browser tests (README "Hosted checkout
- * page"): announced through EIP-6963 and as window.ethereum, each request forwarded to the
+ * An EIP-1193 wallet injected into a page for the browser tests (docs/hosted-pages.md#hosted-checkout-page):
+ * announced through EIP-6963 and as window.ethereum, each request forwarded to the
  * test's anvil, whose default accounts are unlocked, so `eth_sendTransaction` really sends.
  * `refuse` makes the wallet decline with EIP-1193's 4001, as a payer pressing "Reject" does.
  * `beforeSend` holds eth_sendTransaction open, as a wallet waiting for the payer's confirmation does.

@@ -68,7 +68,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   return receiver;
 }
 
-/** Verifies X-Service-Signature the way the README tells merchants to, independently of src/. */
+/** Verifies X-Service-Signature the way docs/api/webhooks.md tells merchants to, independently of src/. */
 export function signatureValid(secret: string, headers: IncomingHttpHeaders, rawBody: string): boolean {
   const timestamp = String(headers['x-service-timestamp']);
   const expected = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest();

@@ -6,7 +6,7 @@ import { typescriptFiles } from '../support/import-graph.js';
 import type { ImportEdge } from '../support/import-graph.js';
 
 /**
- * The layering of STYLE.md "Layers", checked on every `npm test`: the domain is a leaf (it
+ * The layering of docs/decisions/0018, checked on every `npm test`: the domain is a leaf (it
  * defines ports; the outer layers implement them), the transports never reach the generated
  * Prisma client (src/db is the only code that does), and the domain has no import cycle.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bindInputProblems, type BindTransactionInput } from '../../src/domain/bind-transaction.schema.js';
 
-// Spec §2.5 and DESIGN.md §4 "Bind": the well-formedness of the bind fields.
+// docs/api/rest.md#bind-rules: the well-formedness of the bind fields.
 
 const TX = `0x${'ab'.repeat(32)}`;
 const PAYER = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';

@@ -3,7 +3,7 @@ import { parseJsonExact } from '../../src/json/decimal-json.js';
 import { Decimal } from '../../src/domain/money.js';
 import { LIMITS, parseCreateCheckout } from '../../src/rest/create-checkout.schema.js';
 
-// Spec §2.4 and §8, DESIGN.md §4 "Create" and "Errors": every problem, named by field path.
+// docs/api/rest.md#create-rules-and-limits and #errors: every problem, named by field path.
 
 const USER = { id: 'customer-1', email: 'payer@example.com' };
 const ITEM = { name: 'Coffee beans', quantity: 2, unit_price: 12.5 };
@@ -310,7 +310,7 @@ describe('parseCreateCheckout: problems', () => {
 });
 
 describe('LIMITS', () => {
-  it('holds the limits of spec §8 and DESIGN.md §4', () => {
+  it('holds the limits of docs/api/rest.md#create-rules-and-limits', () => {
     expect(LIMITS).toEqual({
       items: 100,
       quantity: 1_000_000,

@@ -50,7 +50,7 @@ describe('GraphQL error mapping', () => {
     const error = toGraphqlError(new DomainError('invalid', ['a is wrong', 'b is wrong']));
     expect(error.message).toBe('a is wrong; b is wrong');
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', messages: ['a is wrong', 'b is wrong'] });
-    // A rate limit also says when to retry (README "Rate limits").
+    // A rate limit also says when to retry (docs/api/rest.md#rate-limits).
     const limited = toGraphqlError(new RateLimitedError('graphql', 12, { limit: 600, windowSeconds: 60 }));
     expect(limited.extensions).toEqual({ code: 'TOO_MANY_REQUESTS', messages: [limited.message], retryAfterSeconds: 12 });
   });
@@ -99,7 +99,7 @@ describe('GraphQL parsing', () => {
 
 describe('GraphQL config', () => {
   const base = { KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-graphql-config-')), LOG_LEVEL: 'silent' };
-  // The least production starts with (README "Running in production").
+  // The least production starts with (docs/operations.md#running-in-production).
   const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32), CHECKOUT_BASE_URL: 'https://pay.example.com', DATABASE_URL: 'postgresql://db.example/kassa' };
 
   it('introspection and Sandbox: on in development, off in production unless enabled', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILE_PATH } from '../support/graphql-schema-file.js';
 import { printGraphqlSchema } from '../../src/graphql/schema.js';
 
-/** The committed schema.graphql is what the code builds; integrators and the README rely on it. */
+/** The committed schema.graphql is what the code builds; integrators and docs/api/graphql.md rely on it. */
 describe('schema.graphql', () => {
   it('matches the schema built from src/graphql', async () => {
     const committed = readFileSync(SCHEMA_FILE_PATH, 'utf8');

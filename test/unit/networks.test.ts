@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ASSET_IDS, ASSET_TICKERS } from '../../src/domain/assets.js';
 import { assetsOn, assetsOnAny, normaliseChainId, type Network } from '../../src/domain/networks.js';
 
-// DESIGN.md §4 "Assets and networks", with the registry as shipped in config/networks.json.
+// docs/payment-rules.md#networks-and-wallets, with the registry as shipped in config/networks.json.
 
 const registryFile = fileURLToPath(new URL('../../config/networks.json', import.meta.url));
 const registry = (JSON.parse(readFileSync(registryFile, 'utf8')) as { networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }> }).networks.map(
@@ -35,7 +35,7 @@ describe('the shipped registry', () => {
     ]);
   });
 
-  it('has the default confirmations of DESIGN.md §4 "Payment policy"', () => {
+  it('has the default confirmations of docs/operations.md#configuration', () => {
     expect(Object.fromEntries(registry.map((n) => [n.slug, n.confirmations]))).toEqual({
       ethereum: 12,
       bsc: 15,
@@ -128,7 +128,7 @@ describe('normaliseChainId', () => {
   });
 
   it.each([
-    '0X38', // only the lower-case 0x prefix is accepted (DESIGN.md §4 writes 0x38)
+    '0X38', // only the lower-case 0x prefix is accepted (docs/api/rest.md#bind-rules writes 0x38)
     '056',
     '0',
     '00',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPayerIdentity, type PayerIdentityInput } from '../../src/domain/payer-identity.js';
 import { parseCreateCheckout } from '../../src/rest/create-checkout.schema.js';
 
-// README "Payment links": what a payer types on a link's page ends up in webhooks, events and
+// docs/hosted-pages.md#payment-links: what a payer types on a link's page ends up in webhooks, events and
 // merchants' dashboards, so it is held to the merchant create schema's rules and more.
 
 const ALL = ['email', 'telegram', 'username'] as const;

@@ -6,7 +6,7 @@ import { NO_HOLDS, transition, type SessionState } from '../../src/domain/status
 import type { CheckoutSessionStatus } from '../../src/domain/checkout-session.js';
 
 /**
- * README "Payment rules", as properties over random quotes, token decimals (0, 6, 8, 18)
+ * docs/payment-rules.md (rules 4 and 5), as properties over random quotes, token decimals (0, 6, 8, 18)
  * and payments: amounts are whole units of the token, a session is paid exactly when the
  * base units received reach the base units required, money is credited at most once and
  * never more than arrived.

@@ -8,7 +8,7 @@ import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-p
 import type { AttributionCandidates } from '../../src/domain/payment-ports.js';
 import { attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
 
-// README "Payment rules": who a scanned transfer pays, and how a bound transaction is judged.
+// docs/payment-rules.md, rules 2 and 3: who a scanned transfer pays, and how a bound transaction is judged.
 
 // --- builders -------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ import { redactUrl, redactUrlsIn } from '../../src/config/redact-url.js';
 import { createLogger } from '../../src/logging.js';
 
 /**
- * README "Configuration" (KASSA_RPC_URLS_<SLUG>): an RPC URL in a configuration error or a log
+ * docs/operations.md#configuration (KASSA_RPC_URLS_<SLUG>): an RPC URL in a configuration error or a log
  * line shows its scheme and host only; user info, path, query and fragment (where providers
  * put API keys) become `/***`, whatever the user info holds.
  */

@@ -2,8 +2,8 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isSealedUnderCurrentKey, keyId, openSecret, sealSecret, type SecretRow } from '../../src/domain/secret-box.js';
 
-// DESIGN.md §4 "Authentication": API secrets stored with AES-256-GCM under KASSA_MASTER_KEY;
-// README "Running in production": key ids and row binding for master-key rotation.
+// docs/decisions/0014: API secrets stored with AES-256-GCM under KASSA_MASTER_KEY;
+// docs/operations.md#running-in-production: key ids and row binding for master-key rotation.
 
 const KEY = Buffer.from('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', 'hex');
 const OLD_KEY = Buffer.from('1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100', 'hex');

@@ -9,7 +9,7 @@ import {
   timestampWithinTolerance,
 } from '../../src/domain/signatures.js';
 
-// Spec §5: hex HMAC-SHA256 of `{timestamp}.{rawBody}` keyed with the API secret.
+// docs/api/rest.md#signing-a-merchant-call: hex HMAC-SHA256 of `{timestamp}.{rawBody}` keyed with the API secret.
 
 const SECRET = 'sk_test_0123456789abcdef';
 const TIMESTAMP = '1736942400000';
@@ -54,7 +54,8 @@ describe('signPayload', () => {
   });
 });
 
-// Every signed route but create: hex HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{rawBody}` (README "Signing a merchant call").
+// Every signed route but create: hex HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{rawBody}`
+// (docs/api/rest.md#signing-a-merchant-call).
 describe('signRequest', () => {
   it('matches known vectors computed with openssl', () => {
     // printf '%s' '1736942400000.GET./events?after=abc&limit=10.' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'

@@ -12,7 +12,7 @@ import {
   type Transition,
 } from '../../src/domain/status-machine.js';
 
-// README "Payment rules" and "Status machine", one row per rule.
+// docs/payment-rules.md (its rules and #statuses), one row per rule.
 
 const EXPIRES = new Date('2025-01-15T13:00:00.000Z');
 const MIN = 60_000;
@@ -392,7 +392,7 @@ const failureRows: Row[] = [
   ),
 ];
 
-describe('transition (README "Payment rules")', () => {
+describe('transition (docs/payment-rules.md)', () => {
   describe.each([
     ['confirmed payments on an open session', paymentRows],
     ['payments reversed by a reorganisation', reversalRows],

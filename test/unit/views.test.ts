@@ -9,7 +9,7 @@ import {
 import { Decimal } from '../../src/domain/money.js';
 import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 
-// Spec §2.1 (public view) and §2.2 (merchant view).
+// docs/api/rest.md#the-public-view and #the-merchant-view.
 const PUBLIC_KEYS: string[] = [...PUBLIC_FIELDS];
 const MERCHANT_EXTRA_KEYS: string[] = [...MERCHANT_ONLY_FIELDS];
 
@@ -104,7 +104,7 @@ const BOUND = {
 };
 
 describe('toPublicView', () => {
-  it('has exactly the fields of spec §2.1', () => {
+  it('has exactly the fields of the public view (docs/api/rest.md#the-public-view)', () => {
     expect(Object.keys(toPublicView(session())).sort()).toEqual([...PUBLIC_KEYS].sort());
     expect(Object.keys(toPublicView(session()).user).sort()).toEqual(['email', 'id', 'telegram_id', 'username']);
     expect(Object.keys(toPublicView(session()).crypto_options[0]!).sort()).toEqual(['amount', 'id', 'ticker', 'unit_price_fiat']);
@@ -192,7 +192,7 @@ describe('toPublicView', () => {
 describe('toMerchantView', () => {
   const BASE = 'https://pay.example.com';
 
-  it('adds exactly the fields of spec §2.2 to the public view', () => {
+  it('adds exactly the fields of the merchant view (docs/api/rest.md#the-merchant-view) to the public view', () => {
     const merchant = toMerchantView(session(), BASE);
     expect(Object.keys(merchant).sort()).toEqual([...PUBLIC_KEYS, ...MERCHANT_EXTRA_KEYS].sort());
     const publicPart = Object.fromEntries(Object.entries(merchant).filter(([key]) => PUBLIC_KEYS.includes(key)));

@@ -1,6 +1,6 @@
 /** What the client throws: Kassa's error answers, no answer at all, and a webhook that does not verify. */
 
-/** An answer other than 2xx, with Kassa's error body (spec §7); status 0 for a KassaNetworkError. */
+/** An answer other than 2xx, with Kassa's error body (docs/api/rest.md#errors); status 0 for a KassaNetworkError. */
 export class KassaError extends Error {
   override readonly name: string = 'KassaError';
   /** Every problem (a 400 lists several). */

@@ -1,8 +1,8 @@
 /**
  * @kassa/client — a dependency-free client for Kassa's REST API (Node 20+:
- * node:crypto and the global fetch). Signs merchant calls (spec §5 for create,
- * method, path and query too for the others), sends idempotency keys on create,
- * pages the events feed and verifies webhooks.
+ * node:crypto and the global fetch). Signs merchant calls (the body for create,
+ * method, path and query too for the others: docs/api/rest.md#signing-a-merchant-call),
+ * sends idempotency keys on create, pages the events feed and verifies webhooks.
  *
  * The wire types are generated from Kassa's OpenAPI document (types.ts, `npm run
  * client:types` in the Kassa checkout); the names below are this package's own.

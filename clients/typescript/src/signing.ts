@@ -2,9 +2,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WebhookVerificationError } from './errors.js';
 import type { Event } from './types.js';
 
-/** Kassa's signatures: of merchant calls (spec §5 for create; method, path and query too for others) and webhooks. */
+/**
+ * Kassa's signatures: of merchant calls (the body for create; method, path and query too for others:
+ * docs/api/rest.md#signing-a-merchant-call) and webhooks.
+ */
 
-/** Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: Kassa's scheme for webhooks and for creating a session (spec §5). */
+/**
+ * Hex HMAC-SHA256 of `{timestamp}.{rawBody}`: Kassa's scheme for webhooks and for creating a session
+ * (docs/api/rest.md#signing-a-merchant-call).
+ */
 export function sign(secret: string, timestamp: string, rawBody: string | Uint8Array): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 }
