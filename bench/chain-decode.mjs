@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { decodeEventLog, parseAbi } from 'viem';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { blocksOf, decodeTransferLogs, tokenIndex, addressTopic, TRANSFER_TOPIC } = await import(path.join(root, 'dist/chain/transfer-logs.js'));
+const { blocksOf, decodeTransferLogs, tokenIndex, addressTopic, TRANSFER_TOPIC } = await import(
+  path.join(root, 'dist/chain/transfer-logs.js')
+);
 
 const registry = JSON.parse(readFileSync(path.join(root, 'config/networks.json'), 'utf8'));
 const network = { ...registry.networks.find((n) => n.slug === 'bsc'), rpcUrls: [] };
@@ -71,12 +73,14 @@ export function runChainDecodeBench(seconds = 3) {
     seconds,
   );
   const base = measure('Transfer logs — viem decodeEventLog baseline', baseline, logs, seconds);
-  if (kassa.matchedPerBatch !== base.matchedPerBatch) throw new Error(`decoders disagree: ${kassa.matchedPerBatch} vs ${base.matchedPerBatch}`);
+  if (kassa.matchedPerBatch !== base.matchedPerBatch)
+    throw new Error(`decoders disagree: ${kassa.matchedPerBatch} vs ${base.matchedPerBatch}`);
   return { kassa, baseline: base, ratio: kassa.logsPerSecond / base.logsPerSecond };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const result = runChainDecodeBench(Number(process.env.BENCH_SECONDS ?? 3));
-  for (const r of [result.kassa, result.baseline]) console.log(`${r.name.padEnd(48)}${Math.round(r.logsPerSecond).toLocaleString('en')} logs/s`);
+  for (const r of [result.kassa, result.baseline])
+    console.log(`${r.name.padEnd(48)}${Math.round(r.logsPerSecond).toLocaleString('en')} logs/s`);
   console.log(`ratio (Kassa ÷ baseline): ${result.ratio.toFixed(2)}`);
 }

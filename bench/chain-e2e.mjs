@@ -38,11 +38,20 @@ async function waitReady(url) {
 
 function serve(env, port) {
   // BENCH_WATCHER_NODE_ARGS (e.g. --cpu-prof) are given to the watching instance only, to profile it.
-  const nodeArgs = env.KASSA_WATCHER === 'true' && process.env.BENCH_WATCHER_NODE_ARGS ? process.env.BENCH_WATCHER_NODE_ARGS.split(' ') : [];
-  return spawn('node', [...nodeArgs, path.join(root, 'bin/kassa.js'), 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', process.env.BENCH_DEBUG ? 'inherit' : 'ignore', 'inherit'] });
+  const nodeArgs =
+    env.KASSA_WATCHER === 'true' && process.env.BENCH_WATCHER_NODE_ARGS
+      ? process.env.BENCH_WATCHER_NODE_ARGS.split(' ')
+      : [];
+  return spawn('node', [...nodeArgs, path.join(root, 'bin/kassa.js'), 'serve'], {
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', process.env.BENCH_DEBUG ? 'inherit' : 'ignore', 'inherit'],
+  });
 }
 
-const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
+const stop = (child) =>
+  new Promise((resolve) =>
+    child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')),
+  );
 
 export async function runChainE2eBench({ databaseUrl, sessions = Number(process.env.BENCH_CHAIN_SESSIONS ?? 200) }) {
   const { startAnvil } = await import('../dist/chain/anvil.js');
@@ -68,7 +77,8 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
       LOG_LEVEL: 'warn',
       KASSA_RATE_LIMIT_CREATE: '1000000/1m',
     };
-    const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+    const cli = (...args) =>
+      JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
     cli('migrate');
     const wallet = `0x${randomBytes(20).toString('hex')}`;
     const org = cli('orgs', 'create', '--name', 'Chain bench', '--wallet', wallet);
@@ -85,16 +95,26 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     let timestamp = Date.now();
     for (let i = 0; i < sessions; i++) {
       // 37 different baskets: several sessions share each base amount, and Kassa makes them unique.
-      const body = JSON.stringify({ user: { id: 'chain-bench', email: 'b@example.com' }, items: [{ name: 'Item', quantity: 1 + (i % 37), unit_price: 25 }], currency: 'USD' });
+      const body = JSON.stringify({
+        user: { id: 'chain-bench', email: 'b@example.com' },
+        items: [{ name: 'Item', quantity: 1 + (i % 37), unit_price: 25 }],
+        currency: 'USD',
+      });
       timestamp = Math.max(Date.now(), timestamp + 1);
       const signature = createHmac('sha256', key.api_secret).update(`${timestamp}.${body}`).digest('hex');
       const response = await fetch(`${url}/checkout-sessions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-service-key': key.api_key, 'x-service-timestamp': String(timestamp), 'x-service-signature': signature },
+        headers: {
+          'content-type': 'application/json',
+          'x-service-key': key.api_key,
+          'x-service-timestamp': String(timestamp),
+          'x-service-signature': signature,
+        },
         body,
       });
       const created = await response.json();
-      if (response.status !== 201) throw new Error(`chain bench: create answered ${response.status}: ${JSON.stringify(created)}`);
+      if (response.status !== 201)
+        throw new Error(`chain bench: create answered ${response.status}: ${JSON.stringify(created)}`);
       amounts.push(created.crypto_options.find((o) => o.ticker === 'USDT').amount);
     }
     await stop(creator);
@@ -106,7 +126,9 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     const publicClient = createPublicClient({ chain, transport: http(anvil.url) });
     const startBlock = await publicClient.getBlockNumber({ cacheTime: 0 });
     const payers = [2, 3, 4, 5].map((index) => sandboxAccount(index));
-    const nonces = await Promise.all(payers.map((account) => publicClient.getTransactionCount({ address: account.address })));
+    const nonces = await Promise.all(
+      payers.map((account) => publicClient.getTransactionCount({ address: account.address })),
+    );
     const hashes = [];
     for (const [i, amount] of amounts.entries()) {
       const p = i % payers.length;
@@ -131,7 +153,12 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     pool.on('error', () => {}); // a connection cut while the bench tears down is not a result
     const watcherPort = await freePort();
     const watcher = serve(
-      { ...env, KASSA_WATCHER: 'true', KASSA_WATCH_INTERVAL_MS: '100', KASSA_SCAN_BACKFILL_BLOCKS: String(Number(endBlock - startBlock) + 5) },
+      {
+        ...env,
+        KASSA_WATCHER: 'true',
+        KASSA_WATCH_INTERVAL_MS: '100',
+        KASSA_SCAN_BACKFILL_BLOCKS: String(Number(endBlock - startBlock) + 5),
+      },
       watcherPort,
     );
     children.push(watcher);
@@ -140,15 +167,34 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     const started = Date.now();
     let paid = 0;
     while (paid < sessions) {
-      if (Date.now() - started > 300_000) throw new Error(`chain bench: only ${paid} of ${sessions} sessions paid after 300 s`);
+      if (Date.now() - started > 300_000)
+        throw new Error(`chain bench: only ${paid} of ${sessions} sessions paid after 300 s`);
       await new Promise((r) => setTimeout(r, 100));
-      paid = Number((await pool.query(`SELECT count(*)::int AS n FROM checkout_sessions WHERE organisation_id = $1 AND status = 'paid'`, [org.id])).rows[0].n);
+      paid = Number(
+        (
+          await pool.query(
+            `SELECT count(*)::int AS n FROM checkout_sessions WHERE organisation_id = $1 AND status = 'paid'`,
+            [org.id],
+          )
+        ).rows[0].n,
+      );
     }
     const secondsTaken = (Date.now() - started) / 1000;
-    const overpaid = Number((await pool.query(`SELECT count(*)::int AS n FROM checkout_sessions WHERE organisation_id = $1 AND overpaid`, [org.id])).rows[0].n);
+    const overpaid = Number(
+      (
+        await pool.query(`SELECT count(*)::int AS n FROM checkout_sessions WHERE organisation_id = $1 AND overpaid`, [
+          org.id,
+        ])
+      ).rows[0].n,
+    );
     await pool.end();
     if (overpaid > 0) throw new Error(`chain bench: ${overpaid} sessions overpaid`);
-    return { transfers: sessions, seconds: secondsTaken, perSecond: sessions / secondsTaken, blocks: Number(endBlock - startBlock) };
+    return {
+      transfers: sessions,
+      seconds: secondsTaken,
+      perSecond: sessions / secondsTaken,
+      blocks: Number(endBlock - startBlock),
+    };
   } finally {
     for (const child of children) await stop(child);
     await anvil.stop();
@@ -162,7 +208,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   await client.connect();
   await client.query(`CREATE DATABASE "${name}"`);
   try {
-    console.log(await runChainE2eBench({ databaseUrl: Object.assign(new URL(admin), { pathname: `/${name}` }).toString() }));
+    console.log(
+      await runChainE2eBench({ databaseUrl: Object.assign(new URL(admin), { pathname: `/${name}` }).toString() }),
+    );
   } finally {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await client.end();

@@ -15,45 +15,187 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const target = process.argv[2] ?? 'create';
 const admin = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const name = `kassa_prof_${process.pid}`;
-const q = async (sql) => { const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(sql); await c.end(); };
+const q = async (sql) => {
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(sql);
+  await c.end();
+};
 await q(`CREATE DATABASE "${name}"`);
 await q(`ALTER DATABASE "${name}" SET track_functions = 'pl'`);
 if (process.env.PROF_LOG) await q(`ALTER DATABASE "${name}" SET log_statement = 'all'`);
 const profDir = mkdtempSync(path.join(tmpdir(), 'prof-'));
 // bind asks a chain: a live anvil on the local network.
-const anvil = target === 'bind' ? await (await import('../dist/chain/anvil.js')).startAnvil({ port: 9545 + (process.pid % 400) }) : null;
-const env = { ...process.env, DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`, KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')), KASSA_ENV: 'development', KASSA_DEMO: 'false', KASSA_SANDBOX: 'false', KASSA_WATCHER: 'false', LOG_LEVEL: 'warn', KASSA_RATE_LIMIT_CREATE: '1000000/1m', KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m', PORT: String(3377 + (process.pid % 500)), HOST: '127.0.0.1', KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m', ...(anvil ? { KASSA_RPC_URLS_LOCAL: anvil.url } : {}) };
-const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+const anvil =
+  target === 'bind'
+    ? await (await import('../dist/chain/anvil.js')).startAnvil({ port: 9545 + (process.pid % 400) })
+    : null;
+const env = {
+  ...process.env,
+  DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`,
+  KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')),
+  KASSA_ENV: 'development',
+  KASSA_DEMO: 'false',
+  KASSA_SANDBOX: 'false',
+  KASSA_WATCHER: 'false',
+  LOG_LEVEL: 'warn',
+  KASSA_RATE_LIMIT_CREATE: '1000000/1m',
+  KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
+  PORT: String(3377 + (process.pid % 500)),
+  HOST: '127.0.0.1',
+  KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
+  ...(anvil ? { KASSA_RPC_URLS_LOCAL: anvil.url } : {}),
+};
+const cli = (...args) =>
+  JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
 cli('migrate');
 const org = cli('orgs', 'create', '--name', 'P', '--wallet', `0x${randomBytes(20).toString('hex')}`);
 const key = cli('keys', 'create', '--org', org.id);
-const child = spawn('node', [...(process.env.PROF_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(process.env.PROF_NO_CPU ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]), path.join(root, 'bin/kassa.js'), 'serve'], { env, stdio: ['ignore', process.env.PROF_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'] });
-for (let i = 0; i < 200; i++) { try { if ((await fetch(`http://127.0.0.1:${env.PORT}/ready`)).ok) break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
+const child = spawn(
+  'node',
+  [
+    ...(process.env.PROF_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ...(process.env.PROF_NO_CPU ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),
+    path.join(root, 'bin/kassa.js'),
+    'serve',
+  ],
+  { env, stdio: ['ignore', process.env.PROF_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'] },
+);
+for (let i = 0; i < 200; i++) {
+  try {
+    if ((await fetch(`http://127.0.0.1:${env.PORT}/ready`)).ok) break;
+  } catch {}
+  await new Promise((r) => setTimeout(r, 100));
+}
 let ts = 0;
-const sign = () => { const quantity = 1 + Math.floor(Math.random() * 999); const body = JSON.stringify({ user: { id: 'u', email: 'u@example.com' }, items: [{ name: 'x', quantity, unit_price: 19.99 }], currency: 'USD' }); ts = Math.max(Date.now(), ts + 1); return { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': key.api_key, 'x-service-timestamp': String(ts), 'x-service-signature': createHmac('sha256', key.api_secret).update(`${ts}.${body}`).digest('hex') } }; };
+const sign = () => {
+  const quantity = 1 + Math.floor(Math.random() * 999);
+  const body = JSON.stringify({
+    user: { id: 'u', email: 'u@example.com' },
+    items: [{ name: 'x', quantity, unit_price: 19.99 }],
+    currency: 'USD',
+  });
+  ts = Math.max(Date.now(), ts + 1);
+  return {
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-service-key': key.api_key,
+      'x-service-timestamp': String(ts),
+      'x-service-signature': createHmac('sha256', key.api_secret).update(`${ts}.${body}`).digest('hex'),
+    },
+  };
+};
 const created = await (await fetch(`http://127.0.0.1:${env.PORT}/checkout-sessions`, sign())).json();
 // Binds go to sessions of their own (one candidate each, as payers bind): made first.
 const bindTargets = [];
 let nextTarget = 0;
 if (target === 'bind') {
-  await autocannon({ connections: 16, amount: 3000, url: `http://127.0.0.1:${env.PORT}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...sign() }), onResponse: (status, body) => status === 201 && bindTargets.push(JSON.parse(body).session_id) }] });
+  await autocannon({
+    connections: 16,
+    amount: 3000,
+    url: `http://127.0.0.1:${env.PORT}/checkout-sessions`,
+    requests: [
+      {
+        setupRequest: (r) => ({ ...r, ...sign() }),
+        onResponse: (status, body) => status === 201 && bindTargets.push(JSON.parse(body).session_id),
+      },
+    ],
+  });
 }
-const opts = target === 'create' ? { url: `http://127.0.0.1:${env.PORT}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...sign() }) }] }
-  : target === 'graphql' ? { url: `http://127.0.0.1:${env.PORT}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoOptions { ticker amount } totalAmountFiat } }', variables: { id: created.session_id } }) }
-  : target === 'bind' ? { url: `http://127.0.0.1:${env.PORT}`, requests: [{ setupRequest: (r) => ({ ...r, method: 'POST', path: `/checkout-sessions/${bindTargets[nextTarget++ % bindTargets.length]}/bind-tx`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '31337', crypto_currency: 'USDT' }) }) }] }
-  : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
-const cpuOf = (pid) => { try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10; } catch { return 0; } };
-const pgPids = async () => { const c = new pg.Client({ connectionString: admin }); await c.connect(); const r = await c.query(`select pid from pg_stat_activity where datname = $1`, [name]); await c.end(); return r.rows.map((x) => x.pid); };
-const sysOf = (pid) => { try { return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]) * 10; } catch { return 0; } };
-const before = { node: cpuOf(child.pid), nodeSys: sysOf(child.pid), pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])) };
+const opts =
+  target === 'create'
+    ? {
+        url: `http://127.0.0.1:${env.PORT}/checkout-sessions`,
+        requests: [{ setupRequest: (r) => ({ ...r, ...sign() }) }],
+      }
+    : target === 'graphql'
+      ? {
+          url: `http://127.0.0.1:${env.PORT}/graphql`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            query:
+              'query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoOptions { ticker amount } totalAmountFiat } }',
+            variables: { id: created.session_id },
+          }),
+        }
+      : target === 'bind'
+        ? {
+            url: `http://127.0.0.1:${env.PORT}`,
+            requests: [
+              {
+                setupRequest: (r) => ({
+                  ...r,
+                  method: 'POST',
+                  path: `/checkout-sessions/${bindTargets[nextTarget++ % bindTargets.length]}/bind-tx`,
+                  headers: { 'content-type': 'application/json' },
+                  body: JSON.stringify({
+                    tx_hash: `0x${randomBytes(32).toString('hex')}`,
+                    chain_id: '31337',
+                    crypto_currency: 'USDT',
+                  }),
+                }),
+              },
+            ],
+          }
+        : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
+const cpuOf = (pid) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+};
+const pgPids = async () => {
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  const r = await c.query(`select pid from pg_stat_activity where datname = $1`, [name]);
+  await c.end();
+  return r.rows.map((x) => x.pid);
+};
+const sysOf = (pid) => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]) * 10;
+  } catch {
+    return 0;
+  }
+};
+const before = {
+  node: cpuOf(child.pid),
+  nodeSys: sysOf(child.pid),
+  pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])),
+};
 if (process.env.PROF_SNAPSHOT) setTimeout(() => child.kill('SIGUSR2'), 4000);
-const result = await autocannon({ connections: 16, duration: Number(process.env.PROF_SECONDS ?? 8), ...(process.env.PROF_RATE ? { overallRate: Number(process.env.PROF_RATE) } : {}), ...opts });
+const result = await autocannon({
+  connections: 16,
+  duration: Number(process.env.PROF_SECONDS ?? 8),
+  ...(process.env.PROF_RATE ? { overallRate: Number(process.env.PROF_RATE) } : {}),
+  ...opts,
+});
 console.log('p50', result.latency.p50, 'p99', result.latency.p99, 'max', result.latency.max);
 const pids = await pgPids();
 const pgCpu = pids.reduce((sum, p) => sum + cpuOf(p) - (before.pg.get(p) ?? 0), 0);
-console.log('CPU ms per request: node', ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3), '(of it in the kernel', ((sysOf(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')', 'postgres', (pgCpu / result.requests.total).toFixed(3));
+console.log(
+  'CPU ms per request: node',
+  ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3),
+  '(of it in the kernel',
+  ((sysOf(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')',
+  'postgres',
+  (pgCpu / result.requests.total).toFixed(3),
+);
 console.log(target, 'req/s', result.requests.average, 'non2xx', result.non2xx);
-{ const c = new pg.Client({ connectionString: env.DATABASE_URL }); await c.connect(); const r = await c.query(`select funcname, calls, round(total_time::numeric/calls,3) as ms_per_call, round(self_time::numeric/calls,3) as self_ms from pg_stat_user_functions where calls > 0`); for (const row of r.rows) console.log('pl/pgsql', row.funcname, row.calls, 'calls', row.ms_per_call, 'ms per call'); await c.end(); }
+{
+  const c = new pg.Client({ connectionString: env.DATABASE_URL });
+  await c.connect();
+  const r = await c.query(
+    `select funcname, calls, round(total_time::numeric/calls,3) as ms_per_call, round(self_time::numeric/calls,3) as self_ms from pg_stat_user_functions where calls > 0`,
+  );
+  for (const row of r.rows) console.log('pl/pgsql', row.funcname, row.calls, 'calls', row.ms_per_call, 'ms per call');
+  await c.end();
+}
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await q(`DROP DATABASE "${name}" WITH (FORCE)`);
@@ -63,14 +205,34 @@ const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(path.join(profDir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();
-const dt = profile.timeDeltas; let total = 0;
-profile.samples.forEach((id, i) => { const n = byId.get(id); const cf = n.callFrame; const url = cf.url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/\/[^ ]*?\/(?=dist|src)/, ''); const key = `${cf.functionName || '(anon)'} ${url}:${cf.lineNumber}`; self.set(key, (self.get(key) ?? 0) + dt[i]); total += dt[i]; });
+const dt = profile.timeDeltas;
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const n = byId.get(id);
+  const cf = n.callFrame;
+  const url = cf.url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/\/[^ ]*?\/(?=dist|src)/, '');
+  const key = `${cf.functionName || '(anon)'} ${url}:${cf.lineNumber}`;
+  self.set(key, (self.get(key) ?? 0) + dt[i]);
+  total += dt[i];
+});
 const byFile = new Map();
-for (const [k, v] of self) { const file = k.split(' ')[1].split(':')[0].replace(/(nm\/(@[^/]+\/)?[^/]+).*/, '$1'); byFile.set(file, (byFile.get(file) ?? 0) + v); }
+for (const [k, v] of self) {
+  const file = k
+    .split(' ')[1]
+    .split(':')[0]
+    .replace(/(nm\/(@[^/]+\/)?[^/]+).*/, '$1');
+  byFile.set(file, (byFile.get(file) ?? 0) + v);
+}
 console.log('--- by package/file (self %)');
-[...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25).forEach(([k, v]) => console.log((100 * v / total).toFixed(1).padStart(5), k));
+[...byFile]
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 25)
+  .forEach(([k, v]) => console.log(((100 * v) / total).toFixed(1).padStart(5), k));
 console.log('--- top functions');
-[...self].sort((a, b) => b[1] - a[1]).slice(0, 25).forEach(([k, v]) => console.log((100 * v / total).toFixed(1).padStart(5), k.slice(0, 150)));
+[...self]
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 25)
+  .forEach(([k, v]) => console.log(((100 * v) / total).toFixed(1).padStart(5), k.slice(0, 150)));
 // parents of the hottest native frames
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n);
@@ -78,13 +240,20 @@ const chains = new Map();
 profile.samples.forEach((id, i) => {
   const n = byId.get(id);
   if (n.callFrame.functionName !== (process.env.PROF_FN ?? 'writev')) return;
-  let p = parent.get(id); const names = [];
-  for (let d = 0; d < 8 && p; d++, p = parent.get(p.id)) names.push(`${p.callFrame.functionName || 'anon'}@${p.callFrame.url.split('/').slice(-2).join('/')}:${p.callFrame.lineNumber}`);
+  let p = parent.get(id);
+  const names = [];
+  for (let d = 0; d < 8 && p; d++, p = parent.get(p.id))
+    names.push(
+      `${p.callFrame.functionName || 'anon'}@${p.callFrame.url.split('/').slice(-2).join('/')}:${p.callFrame.lineNumber}`,
+    );
   const k = names.join(' < ');
   chains.set(k, (chains.get(k) ?? 0) + dt[i]);
 });
 console.log('--- callers of', process.env.PROF_FN ?? 'writev');
-[...chains].sort((a, b) => b[1] - a[1]).slice(0, 6).forEach(([k, v]) => console.log((100 * v / total).toFixed(1).padStart(5), k.slice(0, 600)));
+[...chains]
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 6)
+  .forEach(([k, v]) => console.log(((100 * v) / total).toFixed(1).padStart(5), k.slice(0, 600)));
 // Inclusive time of Kassa's own functions (dist/): where a request's time goes, callees included.
 {
   const inclusive = new Map();
@@ -102,5 +271,8 @@ console.log('--- callers of', process.env.PROF_FN ?? 'writev');
     }
   });
   console.log('--- inclusive, Kassa functions');
-  [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROF_TOP ?? 40)).forEach(([k, v]) => console.log((100 * v / total).toFixed(1).padStart(5), k.slice(0, 150)));
+  [...inclusive]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(process.env.PROF_TOP ?? 40))
+    .forEach(([k, v]) => console.log(((100 * v) / total).toFixed(1).padStart(5), k.slice(0, 150)));
 }

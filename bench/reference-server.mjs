@@ -30,13 +30,31 @@ app.get('/checkout-sessions/:id', async (req, res) => {
   if (!row) return res.status(404).json({ statusCode: 404, message: 'not found', error: 'Not Found' });
   const s = row.s;
   res.json({
-    session_id: s.id, status: s.status, source: s.source, from_payment_link: s.from_payment_link, anonymous: s.anonymous,
-    requires_payer_identity: s.requires_payer_identity, identity_options: s.identity_options, product_payment_link_id: s.product_payment_link_id,
-    total_amount_crypto: fixed(s.total_amount_crypto), crypto_currency: s.crypto_currency,
-    crypto_options: row.q.map((q) => ({ ticker: q.ticker, id: q.asset_id, unit_price_fiat: fixed(q.unit_price_fiat), amount: fixed(q.amount) })),
-    fiat_currency: s.fiat_currency, total_amount_fiat: fixed(s.total_amount_fiat), wallet_address: row.n[0]?.wallet_address ?? '',
-    supported_networks: s.supported_networks, expires_at: new Date(s.expires_at).toISOString(), overpaid: s.overpaid, bound_tx_hash: s.bound_tx_hash,
-    payer_wallet_address: s.payer_wallet_address, chain_id: s.chain_id,
+    session_id: s.id,
+    status: s.status,
+    source: s.source,
+    from_payment_link: s.from_payment_link,
+    anonymous: s.anonymous,
+    requires_payer_identity: s.requires_payer_identity,
+    identity_options: s.identity_options,
+    product_payment_link_id: s.product_payment_link_id,
+    total_amount_crypto: fixed(s.total_amount_crypto),
+    crypto_currency: s.crypto_currency,
+    crypto_options: row.q.map((q) => ({
+      ticker: q.ticker,
+      id: q.asset_id,
+      unit_price_fiat: fixed(q.unit_price_fiat),
+      amount: fixed(q.amount),
+    })),
+    fiat_currency: s.fiat_currency,
+    total_amount_fiat: fixed(s.total_amount_fiat),
+    wallet_address: row.n[0]?.wallet_address ?? '',
+    supported_networks: s.supported_networks,
+    expires_at: new Date(s.expires_at).toISOString(),
+    overpaid: s.overpaid,
+    bound_tx_hash: s.bound_tx_hash,
+    payer_wallet_address: s.payer_wallet_address,
+    chain_id: s.chain_id,
     user: { id: s.user_id, email: s.user_email, telegram_id: s.user_telegram_id, username: s.user_username },
   });
 });
@@ -45,14 +63,20 @@ function signatureValid(req, rawBody) {
   const key = req.get('x-service-key');
   const timestamp = req.get('x-service-timestamp');
   const signature = req.get('x-service-signature') ?? '';
-  if (key !== template.apiKey || !/^\d{1,16}$/.test(timestamp ?? '') || Math.abs(Date.now() - Number(timestamp)) > 300_000) return false;
+  if (
+    key !== template.apiKey ||
+    !/^\d{1,16}$/.test(timestamp ?? '') ||
+    Math.abs(Date.now() - Number(timestamp)) > 300_000
+  )
+    return false;
   const expected = createHmac('sha256', template.apiSecret).update(`${timestamp}.`).update(rawBody).digest();
   const given = Buffer.from(signature, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 app.post('/checkout-sessions', express.raw({ type: 'application/json', limit: '100kb' }), async (req, res) => {
-  if (!signatureValid(req, req.body)) return res.status(401).json({ statusCode: 401, message: 'Invalid signature', error: 'Unauthorized' });
+  if (!signatureValid(req, req.body))
+    return res.status(401).json({ statusCode: 401, message: 'Invalid signature', error: 'Unauthorized' });
   const body = JSON.parse(req.body.toString('utf8'));
   const id = randomUUID();
   const item = body.items[0];
@@ -71,13 +95,31 @@ app.post('/checkout-sessions', express.raw({ type: 'application/json', limit: '1
      h AS (INSERT INTO checkout_session_status_history (session_id, to_status, cause) SELECT id, 'waiting_payment', 'created by merchant API' FROM s)
      INSERT INTO outbox_events (id, organisation_id, session_id, type, payload) SELECT $19, $2, id, 'checkout_session.created', $20 FROM s`,
     [
-      id, template.organisationId, body.currency, template.total, template.networks, body.user.id, body.user.email,
-      item.name, item.quantity, String(item.unit_price),
-      quotes.map((_, i) => i), quotes.map((q) => q.ticker), quotes.map((q) => q.id), quotes.map((q) => q.unit_price_fiat), quotes.map((q) => q.amount),
-      template.networks[0], template.chainId, template.wallet, randomUUID(), JSON.stringify({ session_id: id, ...body }),
+      id,
+      template.organisationId,
+      body.currency,
+      template.total,
+      template.networks,
+      body.user.id,
+      body.user.email,
+      item.name,
+      item.quantity,
+      String(item.unit_price),
+      quotes.map((_, i) => i),
+      quotes.map((q) => q.ticker),
+      quotes.map((q) => q.id),
+      quotes.map((q) => q.unit_price_fiat),
+      quotes.map((q) => q.amount),
+      template.networks[0],
+      template.chainId,
+      template.wallet,
+      randomUUID(),
+      JSON.stringify({ session_id: id, ...body }),
     ],
   );
-  res.status(201).json({ session_id: id, status: 'waiting_payment', total_amount_fiat: template.total, crypto_options: quotes });
+  res
+    .status(201)
+    .json({ session_id: id, status: 'waiting_payment', total_amount_fiat: template.total, crypto_options: quotes });
 });
 
 const server = app.listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));

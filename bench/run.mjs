@@ -68,7 +68,9 @@ async function waitFor(url, ok = (r) => r.ok) {
 /** Resident set size of a process in MB (Linux /proc). */
 function rssMb(pid) {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
     return Math.round(Number(line.split(/\s+/)[1]) / 1024);
   } catch {
     return null;
@@ -91,7 +93,9 @@ async function backendPids(database) {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])).rows.map((row) => row.pid);
+    return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])).rows.map(
+      (row) => row.pid,
+    );
   } finally {
     await client.end();
   }
@@ -103,11 +107,20 @@ async function backendPids(database) {
  */
 async function metered(meter, run) {
   if (!meter) return run();
-  const before = { server: cpuMs(meter.pid), backends: new Map((await backendPids(meter.database)).map((pid) => [pid, cpuMs(pid)])) };
+  const before = {
+    server: cpuMs(meter.pid),
+    backends: new Map((await backendPids(meter.database)).map((pid) => [pid, cpuMs(pid)])),
+  };
   const result = await run();
   const backends = await backendPids(meter.database);
   const database = backends.reduce((sum, pid) => sum + cpuMs(pid) - (before.backends.get(pid) ?? 0), 0);
-  return { ...result, cpu: { server: (cpuMs(meter.pid) - before.server) / result.total, database: meter.database ? database / result.total : null } };
+  return {
+    ...result,
+    cpu: {
+      server: (cpuMs(meter.pid) - before.server) / result.total,
+      database: meter.database ? database / result.total : null,
+    },
+  };
 }
 
 /** Samples a process's RSS while `work` runs; returns work's result and the peak. */
@@ -132,7 +145,13 @@ function loadOnce(name, options) {
       if (error) return reject(error);
       const bad = result.non2xx + result.errors + result.timeouts;
       if (bad > 0) return reject(new Error(`${name}: ${bad} failed requests of ${result.requests.total}`));
-      resolve({ name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total });
+      resolve({
+        name,
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        total: result.requests.total,
+      });
     });
   });
 }
@@ -140,7 +159,13 @@ function loadOnce(name, options) {
 /** The same load at half the measured maximum rate: the latency an operator sees with headroom. */
 async function halfLoad(name, max, options) {
   const run = await load(`${name} at half load`, { ...options, overallRate: Math.max(1, Math.floor(max.rps / 2)) });
-  return { name: `${name} at ${Math.floor(max.rps / 2)} req/s`, rps: run.rps, p50: run.p50, p99: run.p99, total: run.total };
+  return {
+    name: `${name} at ${Math.floor(max.rps / 2)} req/s`,
+    rps: run.rps,
+    p50: run.p50,
+    p99: run.p99,
+    total: run.total,
+  };
 }
 
 /** `kassa serve` started as `npm start` starts it (package.json), so its memory is what an operator sees. */
@@ -169,7 +194,11 @@ function stop(child) {
 /** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */
 function basket() {
   const quantity = 1 + Math.floor(Math.random() * 999);
-  return JSON.stringify({ user: { id: `bench-${quantity}`, email: 'bench@example.com' }, items: [{ name: 'Bench item', quantity, unit_price: 19.99 }], currency: 'USD' });
+  return JSON.stringify({
+    user: { id: `bench-${quantity}`, email: 'bench@example.com' },
+    items: [{ name: 'Bench item', quantity, unit_price: 19.99 }],
+    currency: 'USD',
+  });
 }
 
 /** Signed create requests, each with a timestamp of its own (Kassa accepts a signature once). */
@@ -196,11 +225,19 @@ function signer(key) {
 async function startKassaFor(label, env) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+  const cli = (...args) =>
+    JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
   if (env.DATABASE_URL) cli('migrate');
   const child = spawnKassa(env, port);
   await waitFor(`${url}/ready`);
-  const org = cli('orgs', 'create', '--name', `Bench Shop ${label}`, '--wallet', `0x${randomBytes(20).toString('hex')}`);
+  const org = cli(
+    'orgs',
+    'create',
+    '--name',
+    `Bench Shop ${label}`,
+    '--wallet',
+    `0x${randomBytes(20).toString('hex')}`,
+  );
   const key = cli('keys', 'create', '--org', org.id);
   const sign = signer(key);
   const first = sign();
@@ -248,7 +285,10 @@ async function postgresSection(report) {
     wallet: kassa.created.wallet_address,
     quotes: kassa.created.crypto_options,
   };
-  const reference = fork(path.join(root, 'bench/reference-server.mjs'), { env: { ...env, PORT: String(refPort), BENCH_TEMPLATE: JSON.stringify(template) }, stdio: 'inherit' });
+  const reference = fork(path.join(root, 'bench/reference-server.mjs'), {
+    env: { ...env, PORT: String(refPort), BENCH_TEMPLATE: JSON.stringify(template) },
+    stdio: 'inherit',
+  });
   children.add(reference);
   const getPath = `/checkout-sessions/${kassa.created.session_id}`;
   await waitFor(refUrl + getPath);
@@ -257,8 +297,16 @@ async function postgresSection(report) {
 
   // Warm both up so JIT, pools and caches are comparable.
   for (const url of [kassa.url, refUrl]) await load('warmup', { url: url + getPath, duration: 2 });
-  await load('warmup', { url: `${kassa.url}/checkout-sessions`, duration: 2, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] });
-  await load('warmup', { url: `${refUrl}/checkout-sessions`, duration: 2, requests: [{ setupRequest: (r) => ({ ...r, ...refSign() }) }] });
+  await load('warmup', {
+    url: `${kassa.url}/checkout-sessions`,
+    duration: 2,
+    requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }],
+  });
+  await load('warmup', {
+    url: `${refUrl}/checkout-sessions`,
+    duration: 2,
+    requests: [{ setupRequest: (r) => ({ ...r, ...refSign() }) }],
+  });
 
   const results = {};
   const database = new URL(databaseUrl).pathname.slice(1);
@@ -266,46 +314,69 @@ async function postgresSection(report) {
   const refMeter = { pid: reference.pid, database };
   const k = await withPeakRss(kassa.child.pid, async () => {
     results.getKassa = await load('GET session — Kassa', { url: kassa.url + getPath }, kassaMeter);
-    results.graphql = await load('GraphQL checkoutSession — Kassa', {
-      url: `${kassa.url}/graphql`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } }),
-    }, kassaMeter);
+    results.graphql = await load(
+      'GraphQL checkoutSession — Kassa',
+      {
+        url: `${kassa.url}/graphql`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } }),
+      },
+      kassaMeter,
+    );
     const createdIds = [];
-    results.createKassa = await load('POST create — Kassa (signed)', {
-      url: `${kassa.url}/checkout-sessions`,
-      requests: [
-        {
-          setupRequest: (r) => ({ ...r, ...kassa.sign() }),
-          onResponse: (status, body) => {
-            if (status === 201) createdIds.push(JSON.parse(body).session_id);
+    results.createKassa = await load(
+      'POST create — Kassa (signed)',
+      {
+        url: `${kassa.url}/checkout-sessions`,
+        requests: [
+          {
+            setupRequest: (r) => ({ ...r, ...kassa.sign() }),
+            onResponse: (status, body) => {
+              if (status === 201) createdIds.push(JSON.parse(body).session_id);
+            },
           },
-        },
-      ],
-    }, kassaMeter);
+        ],
+      },
+      kassaMeter,
+    );
     // A fresh bind of a hash no chain knows on each session just created (the first candidate of each).
     let next = 0;
-    results.bind = await load('POST bind-tx — Kassa', {
-      url: kassa.url,
-      requests: [
-        {
-          setupRequest: (r) => ({
-            ...r,
-            method: 'POST',
-            path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '31337', crypto_currency: 'USDT' }),
-          }),
-        },
-      ],
-    }, kassaMeter);
+    results.bind = await load(
+      'POST bind-tx — Kassa',
+      {
+        url: kassa.url,
+        requests: [
+          {
+            setupRequest: (r) => ({
+              ...r,
+              method: 'POST',
+              path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                tx_hash: `0x${randomBytes(32).toString('hex')}`,
+                chain_id: '31337',
+                crypto_currency: 'USDT',
+              }),
+            }),
+          },
+        ],
+      },
+      kassaMeter,
+    );
     results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, { url: kassa.url + getPath });
-    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, { url: `${kassa.url}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] });
+    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, {
+      url: `${kassa.url}/checkout-sessions`,
+      requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }],
+    });
   });
   const r = await withPeakRss(reference.pid, async () => {
     results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
-    results.createRef = await load('POST create — reference (signed)', { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] }, refMeter);
+    results.createRef = await load(
+      'POST create — reference (signed)',
+      { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] },
+      refMeter,
+    );
   });
   report.postgres = {
     results,
@@ -342,7 +413,11 @@ async function embeddedSection(report) {
   const k = await withPeakRss(kassa.child.pid, async () => {
     const meter = { pid: kassa.child.pid, database: null };
     results.get = await load('GET session — Kassa embedded', { url: kassa.url + getPath }, meter);
-    results.create = await load('POST create — Kassa embedded (signed)', { url: `${kassa.url}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] }, meter);
+    results.create = await load(
+      'POST create — Kassa embedded (signed)',
+      { url: `${kassa.url}/checkout-sessions`, requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }] },
+      meter,
+    );
   });
   report.embedded = { results, rss: { idle: kassa.idleRss, peak: k.peakRss } };
   await stop(kassa.child);
@@ -362,16 +437,32 @@ async function webhooksSection(report) {
 
 function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
-  const cpu = (r) => (r.cpu ? `${r.cpu.server.toFixed(2)}${r.cpu.database === null ? '' : ` + ${r.cpu.database.toFixed(2)}`}` : '');
-  const row = (r) => console.log(`${pad(r.name, 52)}${pad(r.rps.toFixed(0), 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${cpu(r)}`);
+  const cpu = (r) =>
+    r.cpu ? `${r.cpu.server.toFixed(2)}${r.cpu.database === null ? '' : ` + ${r.cpu.database.toFixed(2)}`}` : '';
+  const row = (r) =>
+    console.log(`${pad(r.name, 52)}${pad(r.rps.toFixed(0), 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${cpu(r)}`);
   const header = `${pad('target', 52)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}CPU ms/request (server + PostgreSQL)`;
   console.log(`\nKassa benchmark — ${seconds} s per target, ${connections} connections, Node ${process.version}`);
   if (report.postgres) {
     const { results, rss, ratios } = report.postgres;
     console.log(`\nPostgreSQL\n${header}`);
-    for (const key of ['getKassa', 'getRef', 'graphql', 'createKassa', 'createRef', 'bind', 'getKassaHalf', 'createKassaHalf']) row(results[key]);
-    console.log(`RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`);
-    console.log(`ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET`);
+    for (const key of [
+      'getKassa',
+      'getRef',
+      'graphql',
+      'createKassa',
+      'createRef',
+      'bind',
+      'getKassaHalf',
+      'createKassaHalf',
+    ])
+      row(results[key]);
+    console.log(
+      `RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`,
+    );
+    console.log(
+      `ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET`,
+    );
   }
   if (report.embedded) {
     const { results, rss } = report.embedded;
@@ -382,13 +473,21 @@ function print(report) {
   }
   if (report.chain) {
     const { decode, e2e } = report.chain;
-    console.log(`\nChain\n${pad('Transfer logs decoded and matched — Kassa', 52)}${Math.round(decode.kassa.logsPerSecond)} logs/s`);
-    console.log(`${pad("Transfer logs — viem decodeEventLog baseline", 52)}${Math.round(decode.baseline.logsPerSecond)} logs/s (ratio ${decode.ratio.toFixed(1)})`);
-    console.log(`${pad(`Matched transfers end to end (${e2e.transfers} sessions, one wallet)`, 52)}${e2e.perSecond.toFixed(1)} transfers/s (${e2e.seconds.toFixed(1)} s)`);
+    console.log(
+      `\nChain\n${pad('Transfer logs decoded and matched — Kassa', 52)}${Math.round(decode.kassa.logsPerSecond)} logs/s`,
+    );
+    console.log(
+      `${pad('Transfer logs — viem decodeEventLog baseline', 52)}${Math.round(decode.baseline.logsPerSecond)} logs/s (ratio ${decode.ratio.toFixed(1)})`,
+    );
+    console.log(
+      `${pad(`Matched transfers end to end (${e2e.transfers} sessions, one wallet)`, 52)}${e2e.perSecond.toFixed(1)} transfers/s (${e2e.seconds.toFixed(1)} s)`,
+    );
   }
   if (report.webhooks) {
     const w = report.webhooks;
-    console.log(`\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`);
+    console.log(
+      `\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`,
+    );
   }
 }
 

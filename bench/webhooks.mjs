@@ -32,8 +32,14 @@ async function waitReady(url) {
 }
 
 const serve = (env, port) =>
-  spawn('node', [path.join(root, 'bin/kassa.js'), 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
-const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
+  spawn('node', [path.join(root, 'bin/kassa.js'), 'serve'], {
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+const stop = (child) =>
+  new Promise((resolve) =>
+    child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')),
+  );
 
 export async function runWebhooksBench({ databaseUrl, events = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 500) }) {
   const received = new Set();
@@ -59,9 +65,17 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
       LOG_LEVEL: 'warn',
       KASSA_RATE_LIMIT_CREATE: '1000000/1m',
     };
-    const cli = (...args) => JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+    const cli = (...args) =>
+      JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
     cli('migrate');
-    const org = cli('orgs', 'create', '--name', 'Hooks bench', '--wallet', '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65');
+    const org = cli(
+      'orgs',
+      'create',
+      '--name',
+      'Hooks bench',
+      '--wallet',
+      '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65',
+    );
     const key = cli('keys', 'create', '--org', org.id);
     cli('webhooks', 'add', '--org', org.id, '--url', `http://127.0.0.1:${receiver.address().port}/hooks`);
 
@@ -72,7 +86,11 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
     await waitReady(`http://127.0.0.1:${port}`);
     let timestamp = Date.now();
     for (let i = 0; i < events; i++) {
-      const body = JSON.stringify({ user: { id: `hooks-${i}`, email: 'h@example.com' }, items: [{ name: 'Item', quantity: 1 + i, unit_price: 3 }], currency: 'USD' });
+      const body = JSON.stringify({
+        user: { id: `hooks-${i}`, email: 'h@example.com' },
+        items: [{ name: 'Item', quantity: 1 + i, unit_price: 3 }],
+        currency: 'USD',
+      });
       timestamp = Math.max(Date.now(), timestamp + 1);
       const response = await fetch(`http://127.0.0.1:${port}/checkout-sessions`, {
         method: 'POST',
@@ -93,7 +111,8 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
     const started = Date.now();
     let first = 0;
     while (received.size < events) {
-      if (Date.now() - started > 300_000) throw new Error(`webhooks bench: ${received.size} of ${events} delivered after 300 s`);
+      if (Date.now() - started > 300_000)
+        throw new Error(`webhooks bench: ${received.size} of ${events} delivered after 300 s`);
       if (first === 0 && received.size > 0) first = Date.now();
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -114,7 +133,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   await client.connect();
   await client.query(`CREATE DATABASE "${name}"`);
   try {
-    console.log(await runWebhooksBench({ databaseUrl: Object.assign(new URL(admin), { pathname: `/${name}` }).toString() }));
+    console.log(
+      await runWebhooksBench({ databaseUrl: Object.assign(new URL(admin), { pathname: `/${name}` }).toString() }),
+    );
   } finally {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await client.end();

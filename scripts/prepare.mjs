@@ -12,15 +12,20 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // tell: npm installs them as optional peers of @prisma/client and viem even with --omit=dev,
 // where the type definitions the build needs (@types/*) are missing.
 const { devDependencies } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
-const compilerInstalled = Object.keys(devDependencies).every((name) => existsSync(path.join(root, 'node_modules', name, 'package.json')));
-const built = existsSync(path.join(root, 'dist/cli/main.js')) && existsSync(path.join(root, 'dist/generated/prisma/client.js'));
+const compilerInstalled = Object.keys(devDependencies).every((name) =>
+  existsSync(path.join(root, 'node_modules', name, 'package.json')),
+);
+const built =
+  existsSync(path.join(root, 'dist/cli/main.js')) && existsSync(path.join(root, 'dist/generated/prisma/client.js'));
 
 if (compilerInstalled) {
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
   const build = spawnSync(npm[0], [...npm.slice(1), 'run', 'build'], { cwd: root, stdio: 'inherit' });
   process.exit(build.status ?? 1);
 } else if (built) {
-  process.stderr.write('kassa: installed without devDependencies, so nothing is compiled: using the dist/ built before by `npm run build`.\n');
+  process.stderr.write(
+    'kassa: installed without devDependencies, so nothing is compiled: using the dist/ built before by `npm run build`.\n',
+  );
 } else {
   process.stderr.write(
     'kassa: cannot build: the devDependencies (TypeScript, Prisma) are not installed and there is no dist/. ' +

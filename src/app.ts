@@ -24,22 +24,39 @@ export interface AppDependencies {
   readonly logger: Logger;
   readonly readiness: Readiness;
   readonly metrics?: Metrics;
-  /** The GraphQL API's middleware (src/graphql/graphql-server.ts); it parses its own bodies, so it goes before rawBody. */
+  /**
+   * The GraphQL API's middleware (src/graphql/graphql-server.ts); it parses its own bodies, so it goes before rawBody.
+   */
   readonly graphql?: RequestHandler;
   /** Kept GraphQL answers served before Express (src/graphql/graphql-lane.ts). */
   readonly graphqlLane?: GraphqlLane;
   /** The hosted checkout page at /pay/:id (src/rest/checkout-page.routes.ts). */
   readonly checkoutPage?: CheckoutPageOptions;
-  /** Whether this port serves GET /metrics, and the bearer token it asks for (config.metrics); default: served, no token. */
+  /**
+   * Whether this port serves GET /metrics, and the bearer token it asks for (config.metrics); default: served, no
+   * token.
+   */
   readonly metricsAccess?: { readonly onMainPort: boolean; readonly token: string | null };
 }
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
-export function createApp({ ctx, logger, readiness, metrics = createMetrics(), graphql, graphqlLane, checkoutPage, metricsAccess }: AppDependencies): Express {
+export function createApp({
+  ctx,
+  logger,
+  readiness,
+  metrics = createMetrics(),
+  graphql,
+  graphqlLane,
+  checkoutPage,
+  metricsAccess,
+}: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   // Whose address rate limits count (docs/api/rest.md#rate-limits): TRUST_PROXY.
-  app.set('trust proxy', typeof ctx.requestGuard.trustProxy === 'object' ? [...ctx.requestGuard.trustProxy] : ctx.requestGuard.trustProxy);
+  app.set(
+    'trust proxy',
+    typeof ctx.requestGuard.trustProxy === 'object' ? [...ctx.requestGuard.trustProxy] : ctx.requestGuard.trustProxy,
+  );
   countRateLimitRefusals(metrics.registry, ctx.requestGuard.throttle);
   app.use(metrics.httpRequests);
   app.use(requestLog(logger));
@@ -62,7 +79,8 @@ export function createApp({ ctx, logger, readiness, metrics = createMetrics(), g
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).
   const cachedRead = cachedSessionReads(ctx, logger, metrics);
-  // Express's `app(req, res)` calls `app.handle`: the one place every request enters (listen, createServer(app), supertest).
+  // Express's `app(req, res)` calls `app.handle`: the one place every request enters (listen, createServer(app),
+  // supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
   const handle = withHandle.handle.bind(app);
   const answeredByLane = (req: IncomingMessage, res: ServerResponse) => {

@@ -15,7 +15,12 @@ export interface BackgroundJobs {
  * on one database (row locks with SKIP LOCKED, idempotent deletes), so no
  * leader election is needed.
  */
-export function startBackgroundJobs(ctx: DomainContext, config: Config, logger: Logger, metrics?: Metrics): BackgroundJobs {
+export function startBackgroundJobs(
+  ctx: DomainContext,
+  config: Config,
+  logger: Logger,
+  metrics?: Metrics,
+): BackgroundJobs {
   const running = new Set<Promise<unknown>>();
   const timers = [
     every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {

@@ -71,7 +71,8 @@ export function loadConfig(env: Env = process.env): Config {
   const production = kassaEnv === 'production';
   const port = read.integer('PORT', 3000, 0, 65535);
   const databaseUrl = read.optional('DATABASE_URL');
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must start with postgresql://');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    problems.push('DATABASE_URL must start with postgresql://');
   // Relative to the Kassa checkout, not the cwd: `npx kassa` from a subfolder must find the same database.
   const dataDir = path.resolve(PACKAGE_ROOT, read.string('KASSA_DATA_DIR', '.kassa'));
   const checkoutBaseUrl = read.url('CHECKOUT_BASE_URL', `http://localhost:${port}`).replace(/\/+$/, '');
@@ -104,7 +105,16 @@ export function loadConfig(env: Env = process.env): Config {
     payments: readPaymentsConfig(read),
     requestGuard: readRequestGuardConfig(read),
   };
-  problems.push(...unsafeCombinations(read, { env: kassaEnv, networks, rateSources: config.rates.sources, demo: config.demo, sandbox: config.sandbox, databaseUrl }));
+  problems.push(
+    ...unsafeCombinations(read, {
+      env: kassaEnv,
+      networks,
+      rateSources: config.rates.sources,
+      demo: config.demo,
+      sandbox: config.sandbox,
+      databaseUrl,
+    }),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

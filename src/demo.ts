@@ -37,9 +37,13 @@ export function readDemoCredentials(config: Config): DemoCredentials | null {
  * Development only: creates a demo organisation and API key on the first start
  * (kept in <dataDir>/demo.json so later starts reuse them) and returns them.
  */
-export async function ensureDemo(ctx: DomainContext, config: Config): Promise<{ credentials: DemoCredentials; created: boolean }> {
+export async function ensureDemo(
+  ctx: DomainContext,
+  config: Config,
+): Promise<{ credentials: DemoCredentials; created: boolean }> {
   const existing = readDemoCredentials(config);
-  if (existing && (await ctx.store.organisations.findById(existing.organisationId))) return { credentials: existing, created: false };
+  if (existing && (await ctx.store.organisations.findById(existing.organisationId)))
+    return { credentials: existing, created: false };
   // The demo wallet's private key is published with anvil: it is set on the sandbox network only,
   // never on a mainnet (config refuses the demo beside one; this holds even if that changes).
   const organisation = await createOrganisation(ctx, { name: 'Demo Shop', wallet: DEMO_WALLET, network: 'local' });

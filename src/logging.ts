@@ -9,7 +9,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     // An RPC client's error names the URL it called, API key and all: logged errors show scheme and host only.
     serializers: { err: (error: unknown) => withoutUrlSecrets(stdSerializers.err(error as Error)) },
     redact: {
-      paths: ['req.headers["x-service-signature"]', 'req.headers.authorization', 'req.headers.cookie', 'apiSecret', '*.apiSecret'],
+      paths: [
+        'req.headers["x-service-signature"]',
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'apiSecret',
+        '*.apiSecret',
+      ],
       censor: '[redacted]',
     },
   };
@@ -30,7 +36,8 @@ function withoutUrlSecrets(value: unknown, depth = 0): unknown {
 /** A merchant who pastes the secret (sk_…) into X-Service-Key must not find it in our logs. */
 export function redactMisplacedSecret<T extends { headers?: Record<string, unknown> }>(req: T): T {
   const key = req.headers?.['x-service-key'];
-  if (typeof key === 'string' && !key.startsWith('pk_')) return { ...req, headers: { ...req.headers, 'x-service-key': '[redacted]' } };
+  if (typeof key === 'string' && !key.startsWith('pk_'))
+    return { ...req, headers: { ...req.headers, 'x-service-key': '[redacted]' } };
   return req;
 }
 

@@ -37,15 +37,30 @@ export function createMetrics(): Metrics {
     labelNames: ['job', 'outcome'] as const,
     registers: [registry],
   });
-  const chainHead = new Gauge({ name: 'kassa_chain_head_block', help: 'Newest block reported by the RPC', labelNames: ['network'] as const, registers: [registry] });
-  const chainCursor = new Gauge({ name: 'kassa_chain_next_block', help: 'Next block the watcher scans', labelNames: ['network'] as const, registers: [registry] });
+  const chainHead = new Gauge({
+    name: 'kassa_chain_head_block',
+    help: 'Newest block reported by the RPC',
+    labelNames: ['network'] as const,
+    registers: [registry],
+  });
+  const chainCursor = new Gauge({
+    name: 'kassa_chain_next_block',
+    help: 'Next block the watcher scans',
+    labelNames: ['network'] as const,
+    registers: [registry],
+  });
   const paymentsRecorded = new Counter({
     name: 'kassa_payments_recorded_total',
     help: 'Transfers to watched wallets recorded',
     labelNames: ['network', 'asset'] as const,
     registers: [registry],
   });
-  const reorgs = new Counter({ name: 'kassa_chain_reorgs_total', help: 'Chain reorganisations rolled back', labelNames: ['network'] as const, registers: [registry] });
+  const reorgs = new Counter({
+    name: 'kassa_chain_reorgs_total',
+    help: 'Chain reorganisations rolled back',
+    labelNames: ['network'] as const,
+    registers: [registry],
+  });
   const timeRequest = (req: IncomingMessage, res: ServerResponse, route?: string) => {
     const end = duration.startTimer();
     res.on('finish', () => {
@@ -74,7 +89,11 @@ export function serveMetrics(metrics: Metrics, token: string | null): RequestHan
       const given = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
       // Digests of equal length, so the comparison takes the same time whatever was sent.
       if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-        next(new HttpError(401, 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>', { 'WWW-Authenticate': 'Bearer realm="kassa-metrics"' }));
+        next(
+          new HttpError(401, 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>', {
+            'WWW-Authenticate': 'Bearer realm="kassa-metrics"',
+          }),
+        );
         return;
       }
     }

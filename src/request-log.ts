@@ -35,13 +35,22 @@ export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResp
   res.setHeader('X-Request-Id', id);
   req.id = id;
   let child: Logger | null = null;
-  Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (child ??= logger.child({ reqId: id })) });
+  Object.defineProperty(req, 'log', {
+    configurable: true,
+    enumerable: false,
+    get: () => (child ??= logger.child({ reqId: id })),
+  });
   const started = performance.now();
   res.once('finish', () => {
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     logger[level](
-      { reqId: id, req: serialise(req), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) },
+      {
+        reqId: id,
+        req: serialise(req),
+        res: { statusCode: res.statusCode },
+        responseTime: Math.round(performance.now() - started),
+      },
       'request completed',
     );
   });

@@ -20,7 +20,10 @@ import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
 export interface Runtime {
   readonly db: Database;
   readonly ctx: DomainContext;
-  /** What changed in the database, whoever changed it: the caches' and GraphQL live updates' source (silent for CLI commands). */
+  /**
+   * What changed in the database, whoever changed it: the caches' and GraphQL live updates' source (silent for CLI
+   * commands).
+   */
   readonly changes: ChangeFeed;
   close(): Promise<void>;
 }
@@ -42,14 +45,21 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
   // A server runs long and serves reads: it caches, and hears every change. A CLI command does neither.
   const changes = role === 'server' ? openChangeFeed(db, config.databaseUrl, logger) : SILENT_FEED;
   const ctx: DomainContext = {
-    store: createPrismaStore(db.prisma, { feed: changes, sessionCacheSize: role === 'server' ? config.sessionCacheSize : 0 }),
+    store: createPrismaStore(db.prisma, {
+      feed: changes,
+      sessionCacheSize: role === 'server' ? config.sessionCacheSize : 0,
+    }),
     rates: createRateBook(config.rates, logger),
     networks: config.networks,
     checkoutBaseUrl: config.checkoutBaseUrl,
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
     chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
-    masterKey: { current: config.masterKey, previous: config.previousMasterKeys, refuseV1: config.secretsV1 === 'refuse' },
+    masterKey: {
+      current: config.masterKey,
+      previous: config.previousMasterKeys,
+      refuseV1: config.secretsV1 === 'refuse',
+    },
     clock: () => new Date(),
     webhooks: config.webhooks,
     resolveHost: resolveHostByDns,
@@ -70,13 +80,22 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
   return { db, ctx, changes, close };
 }
 
-/** With KASSA_MIGRATE_ON_START off (production), the schema is changed only by `kassa migrate`: refuse a database it has not brought up to date. */
+/**
+ * With KASSA_MIGRATE_ON_START off (production), the schema is changed only by `kassa migrate`: refuse a database it has
+ * not brought up to date.
+ */
 async function requireMigrated(db: Database): Promise<void> {
   const { pending, changed } = await migrationStatus(db.pool);
-  if (changed.length > 0) throw unavailable(`Migration ${changed.join(', ')} was changed after it was applied (checksum differs); restore the original migration file`);
+  if (changed.length > 0)
+    throw unavailable(
+      `Migration ${changed.join(', ')} was changed after it was applied (checksum differs); restore the original ` +
+        `migration file`,
+    );
   if (pending.length === 0) return;
-  const named = pending.length > 3 ? `${pending.slice(0, 3).join(', ')} and ${pending.length - 3} more` : pending.join(', ');
+  const named =
+    pending.length > 3 ? `${pending.slice(0, 3).join(', ')} and ${pending.length - 3} more` : pending.join(', ');
   throw unavailable(
-    `The database is missing ${pending.length} migration${pending.length === 1 ? '' : 's'} (${named}): run \`kassa migrate\` first (KASSA_MIGRATE_ON_START is off)`,
+    `The database is missing ${pending.length} migration${pending.length === 1 ? '' : 's'} (${named}): run \`kassa ` +
+      `migrate\` first (KASSA_MIGRATE_ON_START is off)`,
   );
 }

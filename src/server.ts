@@ -49,13 +49,24 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
-  const metricsServer = config.metrics.port === null ? null : await listen(createServer(createMetricsApp(metrics, config.metrics.token)), config.metrics.port, config.metrics.host);
+  const metricsServer =
+    config.metrics.port === null
+      ? null
+      : await listen(
+          createServer(createMetricsApp(metrics, config.metrics.token)),
+          config.metrics.port,
+          config.metrics.host,
+        );
   const metricsAddress = metricsServer?.address();
-  const metricsUrl = metricsAddress && typeof metricsAddress === 'object' ? `http://${config.metrics.host}:${metricsAddress.port}/metrics` : null;
+  const metricsUrl =
+    metricsAddress && typeof metricsAddress === 'object'
+      ? `http://${config.metrics.host}:${metricsAddress.port}/metrics`
+      : null;
   if (!config.metrics.onMainPort && metricsServer === null) {
     logger.warn(
       { host: config.host },
-      'GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (without them it is open only on a loopback-only HOST outside production; README "Running in production")',
+      'GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (without them it is open only on a ' +
+        'loopback-only HOST outside production; README "Running in production")',
     );
   }
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);
@@ -63,14 +74,28 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const watchers = config.watcher.enabled
     ? startChainWatchers(ctx, { ...config.watcher, droppedAfterMinutes: config.inflightGraceMinutes }, logger, metrics)
     : null;
-  logger.info({ url, metricsUrl, host: config.host, database: db.kind, env: config.env, networks: config.networks.map((n) => n.slug) }, 'kassa is listening');
+  logger.info(
+    {
+      url,
+      metricsUrl,
+      host: config.host,
+      database: db.kind,
+      env: config.env,
+      networks: config.networks.map((n) => n.slug),
+    },
+    'kassa is listening',
+  );
 
   if (config.demo) {
     const { credentials, created } = await ensureDemo(ctx, config);
-    logger.info({ organisationId: credentials.organisationId, apiKey: credentials.apiKey, created }, 'demo organisation ready');
+    logger.info(
+      { organisationId: credentials.organisationId, apiKey: credentials.apiKey, created },
+      'demo organisation ready',
+    );
     // Printed for a human at the terminal, outside the JSON log stream.
     process.stderr.write(
-      `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ${credentials.apiSecret}\n` +
+      `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ` +
+        `${credentials.apiSecret}\n` +
         `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n`,
     );
   }
@@ -120,7 +145,10 @@ async function startSandbox(config: Config, logger: Logger): Promise<SandboxChai
     // Kept beside the embedded database, so a restart continues the same chain and nothing credited is undone.
     return await startSandboxChain(local, logger, path.join(config.dataDir, 'sandbox-chain.json'));
   } catch (error) {
-    logger.error({ err: (error as Error).message }, 'the sandbox chain could not be started; local payments are not watched');
+    logger.error(
+      { err: (error as Error).message },
+      'the sandbox chain could not be started; local payments are not watched',
+    );
     return null;
   }
 }

@@ -51,7 +51,12 @@
           const row = document.createElement('tr');
           const name = cell('td', item.name, 'item-name');
           name.append(cell('span', `${item.quantity} × ${fiat(item.unitPrice)}`, 'item-detail'));
-          row.append(name, cell('td', String(item.quantity), 'num col-detail'), cell('td', fiat(item.unitPrice), 'num col-detail'), cell('td', fiat(item.totalPrice), 'num'));
+          row.append(
+            name,
+            cell('td', String(item.quantity), 'num col-detail'),
+            cell('td', fiat(item.unitPrice), 'num col-detail'),
+            cell('td', fiat(item.totalPrice), 'num'),
+          );
           return row;
         }),
       );
@@ -59,11 +64,16 @@
     } else {
       $('amount-section').hidden = false;
       $('amount-label').textContent = t('link.amount', { currency: link.currency });
-      $('amount-hint').textContent = t('link.amountHint', { min: fiat(link.amountMin), max: fiat(link.amountMax), currency: link.currency });
+      $('amount-hint').textContent = t('link.amountHint', {
+        min: fiat(link.amountMin),
+        max: fiat(link.amountMax),
+        currency: link.currency,
+      });
     }
     if (link.requiresPayerIdentity) {
       $('details').hidden = false;
-      $('details-hint').textContent = link.identityOptions.length > 1 ? t('link.detailsHintOne') : t('link.detailsHint');
+      $('details-hint').textContent =
+        link.identityOptions.length > 1 ? t('link.detailsHintOne') : t('link.detailsHint');
       $('identity-fields').replaceChildren(
         ...link.identityOptions.flatMap((kind) => {
           const field = FIELDS[kind];
@@ -118,7 +128,8 @@
     else if (marks.includes(separators.decimal)) decimal = separators.decimal;
     else if (marks.length === 1) {
       const [before, after] = typed.split(last);
-      if (/^[1-9]\d{0,2}$/.test(before) && /^\d{3}$/.test(after)) return { kind: 'ambiguous', before, mark: last, after };
+      if (/^[1-9]\d{0,2}$/.test(before) && /^\d{3}$/.test(after))
+        return { kind: 'ambiguous', before, mark: last, after };
       decimal = last;
     }
     let whole = typed;
@@ -202,7 +213,10 @@
     if (link.items.length === 0) {
       const reading = showAmount();
       if (reading.kind !== 'ok') {
-        error.textContent = reading.kind === 'empty' ? t('link.amountRange', { min: fiat(link.amountMin), max: fiat(link.amountMax), currency: link.currency }) : amountMessage(reading);
+        error.textContent =
+          reading.kind === 'empty'
+            ? t('link.amountRange', { min: fiat(link.amountMin), max: fiat(link.amountMax), currency: link.currency })
+            : amountMessage(reading);
         error.hidden = false;
         $('amount').setAttribute('aria-invalid', 'true');
         $('amount').focus();
@@ -231,7 +245,10 @@
         answer = null;
       }
       if (response.status !== 201 || !answer || !answer.session_id) {
-        const message = answer && answer.message ? [].concat(answer.message).join('\n') : t('error.server', { status: response.status });
+        const message =
+          answer && answer.message
+            ? [].concat(answer.message).join('\n')
+            : t('error.server', { status: response.status });
         throw new Error(message);
       }
       location.assign(`/pay/${encodeURIComponent(answer.session_id)}?lang=${encodeURIComponent(locale)}`);

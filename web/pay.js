@@ -20,7 +20,8 @@
     return params ? text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole)) : text;
   }
   const plurals = new Intl.PluralRules(locale);
-  const confirmationsText = (count) => t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
+  const confirmationsText = (count) =>
+    t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
 
   const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending
     paymentDetected pendingCoversDue fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash
@@ -95,7 +96,9 @@
     $('footer').hidden = false;
     status.textContent = isOpen(session) && session.paymentDetected ? t('status.detected') : statusText(session.status);
     status.className = `status status-${session.status.toLowerCase()}`;
-    $('title').textContent = { PAID: t('pay.titlePaid'), EXPIRED: t('pay.titleExpired'), FAILED: t('pay.titleFailed') }[session.status] || t('pay.title');
+    $('title').textContent =
+      { PAID: t('pay.titlePaid'), EXPIRED: t('pay.titleExpired'), FAILED: t('pay.titleFailed') }[session.status] ||
+      t('pay.title');
 
     renderSummary(session);
     renderOutcome(session);
@@ -113,7 +116,11 @@
 
     const devHint = $('dev-hint');
     devHint.hidden = !(page.developmentHints && open);
-    devHint.replaceChildren(t('dev.before'), cell('code', `npx kassa dev pay ${session.sessionId} --wait`), t('dev.after'));
+    devHint.replaceChildren(
+      t('dev.before'),
+      cell('code', `npx kassa dev pay ${session.sessionId} --wait`),
+      t('dev.after'),
+    );
     if (window.KassaWallet) window.KassaWallet.render();
   }
 
@@ -148,18 +155,26 @@
 
   function renderOutcome(session) {
     const outcome = $('outcome');
-    const texts = {
-      PAID: [
-        t('outcome.paidTitle'),
-        session.totalAmountCrypto ? t('outcome.paidTextAmount', { amount: session.totalAmountCrypto, ticker: session.cryptoCurrency }) : t('outcome.paidText'),
-      ],
-      EXPIRED: [t('outcome.expiredTitle'), t('outcome.expiredText')],
-      FAILED: [t('outcome.failedTitle'), t('outcome.failedText')],
-      PARTIAL: [
-        t('outcome.partialTitle'),
-        t('outcome.partialText', { received: session.amountReceived, ticker: session.cryptoCurrency, total: session.totalAmountCrypto, rest: owed(session) }),
-      ],
-    }[session.status] || detected(session);
+    const texts =
+      {
+        PAID: [
+          t('outcome.paidTitle'),
+          session.totalAmountCrypto
+            ? t('outcome.paidTextAmount', { amount: session.totalAmountCrypto, ticker: session.cryptoCurrency })
+            : t('outcome.paidText'),
+        ],
+        EXPIRED: [t('outcome.expiredTitle'), t('outcome.expiredText')],
+        FAILED: [t('outcome.failedTitle'), t('outcome.failedText')],
+        PARTIAL: [
+          t('outcome.partialTitle'),
+          t('outcome.partialText', {
+            received: session.amountReceived,
+            ticker: session.cryptoCurrency,
+            total: session.totalAmountCrypto,
+            rest: owed(session),
+          }),
+        ],
+      }[session.status] || detected(session);
     const wasHidden = outcome.hidden;
     outcome.hidden = !texts;
     if (!texts) return;
@@ -174,7 +189,10 @@
     if (!isOpen(session) || !session.paymentDetected) return null;
     const confirmations = session.chainId && state.networks.find((n) => n.chainId === session.chainId);
     const needed = confirmations ? ` (${confirmationsText(confirmations.confirmations)})` : '';
-    return [t('outcome.detectedTitle'), t('outcome.detectedText', { amount: session.amountPending, ticker: session.cryptoCurrency || '', needed })];
+    return [
+      t('outcome.detectedTitle'),
+      t('outcome.detectedText', { amount: session.amountPending, ticker: session.cryptoCurrency || '', needed }),
+    ];
   }
 
   /** What is still owed exactly, in the token's units, from the server's payment options. */
@@ -186,7 +204,8 @@
   /** The assets the payer can still choose, each with its amount: every quote, or only the locked asset. */
   function assetOptions(session) {
     const seen = new Map();
-    for (const option of session.paymentOptions) if (!seen.has(option.ticker)) seen.set(option.ticker, { ticker: option.ticker, amount: option.amount });
+    for (const option of session.paymentOptions)
+      if (!seen.has(option.ticker)) seen.set(option.ticker, { ticker: option.ticker, amount: option.amount });
     return [...seen.values()];
   }
 
@@ -194,7 +213,15 @@
   function networksFor(session, ticker) {
     return session.paymentOptions
       .filter((option) => option.ticker === ticker)
-      .map((option) => ({ network: state.networks.find((n) => n.slug === option.network) || { slug: option.network, name: option.network, chainId: option.chainId, confirmations: 1 }, option }));
+      .map((option) => ({
+        network: state.networks.find((n) => n.slug === option.network) || {
+          slug: option.network,
+          name: option.network,
+          chainId: option.chainId,
+          confirmations: 1,
+        },
+        option,
+      }));
   }
 
   /** The payer's bound transactions and what Kassa found about each. */
@@ -209,7 +236,8 @@
         const item = document.createElement('li');
         item.dataset.state = tx.state;
         item.append(cell('code', tx.txHash, 'break'), ' ', cell('span', txStateText(tx.state), 'tx-state'));
-        if (tx.reason) item.append(cell('p', t('transactions.notAccepted', { reason: tx.reason }), 'notice notice-error'));
+        if (tx.reason)
+          item.append(cell('p', t('transactions.notAccepted', { reason: tx.reason }), 'notice notice-error'));
         return item;
       }),
     );
@@ -217,28 +245,44 @@
 
   function renderPayment(session) {
     const options = assetOptions(session);
-    if (!options.some((option) => option.ticker === state.asset)) state.asset = options.length === 1 ? options[0].ticker : null;
-    renderChoices($('assets'), 'asset', options.map((option) => ({
-      value: option.ticker,
-      label: option.ticker,
-      detail: option.amount,
-    })), state.asset, (value) => {
-      state.asset = value;
-      state.network = null;
-      render();
-    });
+    if (!options.some((option) => option.ticker === state.asset))
+      state.asset = options.length === 1 ? options[0].ticker : null;
+    renderChoices(
+      $('assets'),
+      'asset',
+      options.map((option) => ({
+        value: option.ticker,
+        label: option.ticker,
+        detail: option.amount,
+      })),
+      state.asset,
+      (value) => {
+        state.asset = value;
+        state.network = null;
+        render();
+      },
+    );
 
     const networks = state.asset ? networksFor(session, state.asset) : [];
-    if (!networks.some((entry) => entry.network.slug === state.network)) state.network = networks[0] ? networks[0].network.slug : null;
+    if (!networks.some((entry) => entry.network.slug === state.network))
+      state.network = networks[0] ? networks[0].network.slug : null;
     $('networks').hidden = !state.asset;
-    renderChoices($('networks'), 'network', networks.map((entry) => ({
-      value: entry.network.slug,
-      label: entry.network.name,
-      detail: t(entry.option.native ? 'choose.nativeDetail' : 'choose.tokenDetail', { chainId: entry.network.chainId }),
-    })), state.network, (value) => {
-      state.network = value;
-      render();
-    });
+    renderChoices(
+      $('networks'),
+      'network',
+      networks.map((entry) => ({
+        value: entry.network.slug,
+        label: entry.network.name,
+        detail: t(entry.option.native ? 'choose.nativeDetail' : 'choose.tokenDetail', {
+          chainId: entry.network.chainId,
+        }),
+      })),
+      state.network,
+      (value) => {
+        state.network = value;
+        render();
+      },
+    );
 
     const chosen = networks.find((entry) => entry.network.slug === state.network);
     $('instructions').hidden = !chosen;
@@ -355,11 +399,14 @@
     const ackTimer = setTimeout(() => {
       if (!acknowledged) socket.close();
     }, 5000);
-    state.live = { socket, stop: () => {
-      clearTimeout(ackTimer);
-      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ id: '1', type: 'complete' }));
-      socket.close(1000);
-    } };
+    state.live = {
+      socket,
+      stop: () => {
+        clearTimeout(ackTimer);
+        if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ id: '1', type: 'complete' }));
+        socket.close(1000);
+      },
+    };
     socket.addEventListener('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: {} })));
     socket.addEventListener('message', (event) => {
       let message;
@@ -372,7 +419,13 @@
         case 'connection_ack':
           acknowledged = true;
           clearTimeout(ackTimer);
-          socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: UPDATES, variables: { id: page.sessionId } } }));
+          socket.send(
+            JSON.stringify({
+              id: '1',
+              type: 'subscribe',
+              payload: { query: UPDATES, variables: { id: page.sessionId } },
+            }),
+          );
           setLive('socket', t('live.socket'));
           break;
         case 'ping':
@@ -439,14 +492,28 @@
    */
   async function bindHash(txHash, payerWalletAddress, paid) {
     const session = state.session;
-    const chosen = paid || { ticker: state.asset, chainId: state.networks.find((n) => n.slug === state.network).chainId };
+    const chosen = paid || {
+      ticker: state.asset,
+      chainId: state.networks.find((n) => n.slug === state.network).chainId,
+    };
     const input = { txHash, chainId: chosen.chainId, cryptoCurrency: chosen.ticker };
     if (payerWalletAddress) input.payerWalletAddress = payerWalletAddress;
     const data = await graphql(BIND, { sessionId: session.sessionId, input });
     const result = data.bindTransaction;
     const current = state.session;
     const known = current.transactions.some((tx) => tx.txHash === result.boundTxHash);
-    const transactions = known ? current.transactions : [...current.transactions, { txHash: result.boundTxHash, chainId: chosen.chainId, cryptoCurrency: result.cryptoCurrency, state: 'UNVERIFIED', reason: null }];
+    const transactions = known
+      ? current.transactions
+      : [
+          ...current.transactions,
+          {
+            txHash: result.boundTxHash,
+            chainId: chosen.chainId,
+            cryptoCurrency: result.cryptoCurrency,
+            state: 'UNVERIFIED',
+            reason: null,
+          },
+        ];
     apply({ ...current, status: result.status, transactions });
     refresh();
     return result;

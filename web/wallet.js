@@ -24,7 +24,8 @@
   /** The wallets found: announced ones, else the classic injected provider. */
   function wallets() {
     if (providers.size > 0) return [...providers.values()];
-    if (window.ethereum && typeof window.ethereum.request === 'function') return [{ info: { uuid: 'injected', name: '' }, provider: window.ethereum }];
+    if (window.ethereum && typeof window.ethereum.request === 'function')
+      return [{ info: { uuid: 'injected', name: '' }, provider: window.ethereum }];
     return [];
   }
 
@@ -60,7 +61,11 @@
     if (!busy) button.textContent = name ? api.t('wallet.payWith', { wallet: name }) : api.t('wallet.pay');
     button.disabled = busy;
     const { option, network } = chosen;
-    $('wallet-hint').textContent = api.t('wallet.hint', { amount: option.amount, ticker: option.ticker, network: network.name });
+    $('wallet-hint').textContent = api.t('wallet.hint', {
+      amount: option.amount,
+      ticker: option.ticker,
+      network: network.name,
+    });
   }
 
   function progress(text) {
@@ -131,7 +136,12 @@
       // Exactly the server's base units: never recomputed here, never through a float.
       const transaction = option.native
         ? { from, to: option.walletAddress, value: hex(option.baseUnits) }
-        : { from, to: option.contractAddress, value: '0x0', data: transferData(option.walletAddress, option.baseUnits) };
+        : {
+            from,
+            to: option.contractAddress,
+            value: '0x0',
+            data: transferData(option.walletAddress, option.baseUnits),
+          };
       const hash = await provider.request({ method: 'eth_sendTransaction', params: [transaction] });
       progress(api.t('wallet.recording'));
       try {

@@ -19,7 +19,8 @@ export function anvilBinaryPath(): string {
     return require.resolve(`@foundry-rs/anvil-${os}-${arch}/bin/${name}`);
   } catch {
     throw new Error(
-      `@foundry-rs/anvil-${os}-${arch} is not installed: \`npm install --no-save @foundry-rs/anvil-${os}-${arch}\`, or run your own anvil at the local RPC URL`,
+      `@foundry-rs/anvil-${os}-${arch} is not installed: \`npm install --no-save @foundry-rs/anvil-${os}-${arch}\`, ` +
+        `or run your own anvil at the local RPC URL`,
     );
   }
 }
@@ -46,7 +47,15 @@ export interface AnvilOptions {
 /** Starts a local EVM chain and waits until it answers JSON-RPC. */
 export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const host = options.host ?? '127.0.0.1';
-  const args = ['--host', host, '--port', String(options.port), '--chain-id', String(options.chainId ?? 31337), '--silent'];
+  const args = [
+    '--host',
+    host,
+    '--port',
+    String(options.port),
+    '--chain-id',
+    String(options.chainId ?? 31337),
+    '--silent',
+  ];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
   if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '5');
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -62,7 +71,10 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const early = await Promise.race([exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 100))]);
+    const early = await Promise.race([
+      exited,
+      new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 100)),
+    ]);
     if (early !== 'running') throw new Error(`anvil exited with code ${early}: ${stderr.trim()}`);
     if (await answers(url)) break;
     if (Date.now() > deadline) {

@@ -14,8 +14,16 @@ export const UNREACHABLE_PAUSE_MS = 5_000;
  * UNREACHABLE_PAUSE_MS binds do not ask that network again, so an outage costs
  * neither every payer's wait nor the server's time.
  */
-export function createChainReader(networks: readonly Network[], timeoutMs: number, now: () => number = Date.now): ChainReader {
-  const clients = new Map(networks.filter((n) => n.rpcUrls.length > 0).map((n) => [n.slug, new ChainRpc(n.rpcUrls, timeoutMs, { retryCount: 0 })]));
+export function createChainReader(
+  networks: readonly Network[],
+  timeoutMs: number,
+  now: () => number = Date.now,
+): ChainReader {
+  const clients = new Map(
+    networks
+      .filter((n) => n.rpcUrls.length > 0)
+      .map((n) => [n.slug, new ChainRpc(n.rpcUrls, timeoutMs, { retryCount: 0 })]),
+  );
   const pausedUntil = new Map<string, number>();
   return {
     async evidence(network, txHash) {

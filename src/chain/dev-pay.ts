@@ -43,22 +43,38 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
   if (!local) throw invalid('kassa dev pay pays on the local sandbox network: enable it (KASSA_NETWORKS=local,…)');
   const url = local.rpcUrls[0];
   if (!url || (await rpcChainId(url)) !== local.chainId) {
-    throw unavailable(`no sandbox chain answers at ${url ?? '(no RPC URL)'}: start Kassa in development mode (npm start) first`);
+    throw unavailable(
+      `no sandbox chain answers at ${url ?? '(no RPC URL)'}: start Kassa in development mode (npm start) first`,
+    );
   }
   const session = await ctx.store.sessions.findById(sessionId);
   if (!session) throw notFound(`Checkout session ${sessionId} not found`);
   const wallet = session.networks.find((network) => network.network === local.slug)?.walletAddress;
-  if (!wallet) throw invalid(`checkout session ${sessionId} cannot be paid on ${local.slug}: its organisation has no wallet there`);
+  if (!wallet)
+    throw invalid(
+      `checkout session ${sessionId} cannot be paid on ${local.slug}: its organisation has no wallet there`,
+    );
 
   const onLocal = assetsOn(local);
-  if (options.asset !== undefined && !isAssetTicker(options.asset)) throw invalid(`--asset must be one of ${onLocal.join(', ')}`);
+  if (options.asset !== undefined && !isAssetTicker(options.asset))
+    throw invalid(`--asset must be one of ${onLocal.join(', ')}`);
   if (options.asset && session.cryptoCurrency && options.asset !== session.cryptoCurrency) {
     throw invalid(`--asset ${options.asset} differs from ${session.cryptoCurrency}, already locked for this session`);
   }
-  const asset = session.cryptoCurrency ?? (options.asset as AssetTicker | undefined) ?? session.quotes.find((q) => onLocal.includes(q.ticker))?.ticker;
+  const asset =
+    session.cryptoCurrency ??
+    (options.asset as AssetTicker | undefined) ??
+    session.quotes.find((q) => onLocal.includes(q.ticker))?.ticker;
   const quote = session.quotes.find((q) => q.ticker === asset);
   if (!asset || !quote || !onLocal.includes(asset)) {
-    throw invalid(`${asset ?? 'no asset'} cannot pay this session on ${local.slug} (offered there: ${session.quotes.map((q) => q.ticker).filter((t) => onLocal.includes(t)).join(', ') || 'none'})`);
+    throw invalid(
+      `${asset ?? 'no asset'} cannot pay this session on ${local.slug} (offered there: ${
+        session.quotes
+          .map((q) => q.ticker)
+          .filter((t) => onLocal.includes(t))
+          .join(', ') || 'none'
+      })`,
+    );
   }
 
   const token = local.tokens.find((t) => t.ticker === asset) ?? null;
@@ -68,18 +84,29 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     if (!/^\d+(\.\d+)?$/.test(options.amount) || new Decimal(options.amount).isZero()) {
       throw invalid('--amount must be a positive decimal number, e.g. 0.00123456');
     }
-    if (fractionalDigits(options.amount) > decimals) throw invalid(`--amount has more decimals than ${asset} has on ${local.slug} (${decimals})`);
+    if (fractionalDigits(options.amount) > decimals)
+      throw invalid(`--amount has more decimals than ${asset} has on ${local.slug} (${decimals})`);
     amount = new Decimal(options.amount);
   } else {
     if (isTerminal(session.status)) {
-      throw invalid(`checkout session ${sessionId} is ${session.status}: nothing is owed (give --amount to send a late payment anyway)`);
+      throw invalid(
+        `checkout session ${sessionId} is ${session.status}: nothing is owed (give --amount to send a late payment ` +
+          `anyway)`,
+      );
     }
     // Exactly what the payer's page asks for: quotes are whole units of the token (docs/payment-rules.md, rule 5).
     const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
     amount = owed.greaterThan(0) ? owed : quote.amount;
   }
   const units = toBaseUnitsCeil(amount, decimals);
-  const transfer = await sandboxTransfer(url, options.account ?? DEFAULT_PAYER_ACCOUNT, wallet, token?.address ?? null, units, { chainId: local.chainId });
+  const transfer = await sandboxTransfer(
+    url,
+    options.account ?? DEFAULT_PAYER_ACCOUNT,
+    wallet,
+    token?.address ?? null,
+    units,
+    { chainId: local.chainId },
+  );
 
   let bound = false;
   // A session may hold several bound transactions (a second one pays the rest after a partial payment);

@@ -38,12 +38,19 @@ export class ChainRpc {
   private readonly client: PublicClient;
 
   constructor(urls: readonly string[], timeoutMs: number, options: { retryCount?: number } = {}) {
-    const transports = urls.map((url) => http(url, { timeout: timeoutMs, retryCount: options.retryCount ?? 1, retryDelay: 200 }));
+    const transports = urls.map((url) =>
+      http(url, { timeout: timeoutMs, retryCount: options.retryCount ?? 1, retryDelay: 200 }),
+    );
     this.client = createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports) });
   }
 
   private request<T>(method: string, params: unknown[], options?: { retryCount?: number }): Promise<T> {
-    return (this.client.request as (args: { method: string; params: unknown[] }, options?: { retryCount?: number }) => Promise<T>)({ method, params }, options);
+    return (
+      this.client.request as (
+        args: { method: string; params: unknown[] },
+        options?: { retryCount?: number },
+      ) => Promise<T>
+    )({ method, params }, options);
   }
 
   async chainId(): Promise<number> {
@@ -56,15 +63,22 @@ export class ChainRpc {
 
   /** The block at `number`, or null when the chain is not that long (any more). */
   async block(number: bigint): Promise<RpcBlock | null> {
-    const block = await this.request<{ number: string; hash: string; timestamp: string } | null>('eth_getBlockByNumber', [hex(number), false]);
-    return block ? { number: BigInt(block.number), hash: block.hash.toLowerCase(), timestamp: BigInt(block.timestamp) } : null;
+    const block = await this.request<{ number: string; hash: string; timestamp: string } | null>(
+      'eth_getBlockByNumber',
+      [hex(number), false],
+    );
+    return block
+      ? { number: BigInt(block.number), hash: block.hash.toLowerCase(), timestamp: BigInt(block.timestamp) }
+      : null;
   }
 
   async blockTransactions(number: bigint): Promise<{ block: RpcBlock; transactions: RpcTransaction[] } | null> {
-    const block = await this.request<{ number: string; hash: string; timestamp: string; transactions: RawTransaction[] } | null>(
-      'eth_getBlockByNumber',
-      [hex(number), true],
-    );
+    const block = await this.request<{
+      number: string;
+      hash: string;
+      timestamp: string;
+      transactions: RawTransaction[];
+    } | null>('eth_getBlockByNumber', [hex(number), true]);
     if (!block) return null;
     return {
       block: { number: BigInt(block.number), hash: block.hash.toLowerCase(), timestamp: BigInt(block.timestamp) },
@@ -74,14 +88,18 @@ export class ChainRpc {
 
   async logs(filter: LogFilter): Promise<RawLog[]> {
     // No retry here: a range the provider refuses is split by the caller, and retrying it only waits.
-    return this.request<RawLog[]>('eth_getLogs', [
-      {
-        fromBlock: hex(filter.fromBlock),
-        toBlock: hex(filter.toBlock),
-        address: filter.addresses,
-        topics: filter.topics,
-      },
-    ], { retryCount: 0 });
+    return this.request<RawLog[]>(
+      'eth_getLogs',
+      [
+        {
+          fromBlock: hex(filter.fromBlock),
+          toBlock: hex(filter.toBlock),
+          address: filter.addresses,
+          topics: filter.topics,
+        },
+      ],
+      { retryCount: 0 },
+    );
   }
 
   async transaction(hash: string): Promise<RpcTransaction | null> {
@@ -90,7 +108,12 @@ export class ChainRpc {
   }
 
   async receipt(hash: string): Promise<RpcReceipt | null> {
-    const receipt = await this.request<{ status: string; blockNumber: string; blockHash: string; logs: RawLog[] } | null>('eth_getTransactionReceipt', [hash]);
+    const receipt = await this.request<{
+      status: string;
+      blockNumber: string;
+      blockHash: string;
+      logs: RawLog[];
+    } | null>('eth_getTransactionReceipt', [hash]);
     if (!receipt) return null;
     return {
       status: BigInt(receipt.status) === 1n ? 'success' : 'reverted',
@@ -142,8 +165,7 @@ export function isRangeTooLarge(error: unknown): boolean {
   // Throttling is not about the range: splitting would only send more requests.
   if (/(rate limit|too many requests|rate exceeded|\b429\b)/.test(text)) return false;
   return (
-    /-32005/.test(text) ||
-    /(more than|too many|exceed|limit|range|too large|response size|block range)/.test(text)
+    /-32005/.test(text) || /(more than|too many|exceed|limit|range|too large|response size|block range)/.test(text)
   );
 }
 

@@ -70,11 +70,17 @@ export async function ensureSandboxTokens(url: string, network: Network, logger?
     const expected = getContractAddress({ from: deployer.address, nonce: BigInt(nonce) });
     if (nonce !== index || expected.toLowerCase() !== token.address.toLowerCase()) {
       throw new Error(
-        `cannot deploy the sandbox ${token.ticker} token to ${token.address}: account 0 of the chain at ${url} is at nonce ${nonce}, ` +
-          `which deploys to ${expected}. Restart the sandbox chain (stop what listens there) or update config/networks.json.`,
+        `cannot deploy the sandbox ${token.ticker} token to ${token.address}: account 0 of the chain at ${url} is at ` +
+          `nonce ${nonce}, ` +
+          `which deploys to ${expected}. Restart the sandbox chain (stop what listens there) or update ` +
+          `config/networks.json.`,
       );
     }
-    const hash = await walletClient.deployContract({ abi: artefact.abi, bytecode: artefact.bytecode, args: [`Sandbox ${token.ticker}`, token.ticker, token.decimals] });
+    const hash = await walletClient.deployContract({
+      abi: artefact.abi,
+      bytecode: artefact.bytecode,
+      args: [`Sandbox ${token.ticker}`, token.ticker, token.decimals],
+    });
     await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     deployed += 1;
   }
@@ -90,7 +96,10 @@ export async function ensureSandboxTokens(url: string, network: Network, logger?
         await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
       }
     }
-    logger?.info({ url, tokens: network.tokens.map((t) => `${t.ticker}@${t.address}`) }, 'deployed and funded the sandbox tokens');
+    logger?.info(
+      { url, tokens: network.tokens.map((t) => `${t.ticker}@${t.address}`) },
+      'deployed and funded the sandbox tokens',
+    );
   }
 }
 
@@ -112,11 +121,19 @@ export async function startSandboxChain(network: Network, logger: Logger, stateF
   let anvilProcess: AnvilProcess | null = null;
   const running = await rpcChainId(url);
   if (running !== null && running !== network.chainId) {
-    throw new Error(`${url} serves chain id ${running}, not the sandbox's ${network.chainId}; free the port or set KASSA_RPC_URLS_${network.slug.toUpperCase()}`);
+    throw new Error(
+      `${url} serves chain id ${running}, not the sandbox's ${network.chainId}; free the port or set ` +
+        `KASSA_RPC_URLS_${network.slug.toUpperCase()}`,
+    );
   }
   if (running === null) {
     const { hostname, port } = new URL(url);
-    anvilProcess = await startAnvil({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 8545), chainId: network.chainId, stateFile });
+    anvilProcess = await startAnvil({
+      host: hostname.replace(/^\[|\]$/g, ''),
+      port: Number(port || 8545),
+      chainId: network.chainId,
+      stateFile,
+    });
     logger.info({ url, stateFile }, 'started the sandbox chain (anvil)');
   } else {
     logger.info({ url }, 'using the sandbox chain already running');
@@ -142,7 +159,13 @@ export async function sandboxTransfer(
   const account = sandboxAccount(fromAccount);
   const { publicClient, walletClient } = clients(url, account, options.chainId);
   const hash = tokenAddress
-    ? await walletClient.writeContract({ address: tokenAddress as Hex, abi: ERC20, functionName: 'transfer', args: [to as Hex, baseUnits], gas: options.gas })
+    ? await walletClient.writeContract({
+        address: tokenAddress as Hex,
+        abi: ERC20,
+        functionName: 'transfer',
+        args: [to as Hex, baseUnits],
+        gas: options.gas,
+      })
     : await walletClient.sendTransaction({ to: to as Hex, value: baseUnits, gas: options.gas });
   const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
   return { hash, from: account.address.toLowerCase(), status: receipt.status, blockNumber: receipt.blockNumber };

@@ -13,12 +13,25 @@ export async function readEvidence(rpc: ChainRpc, txHash: string, head?: bigint)
     if (await rpc.transaction(txHash)) return { kind: 'pending' };
     return { kind: 'missing', foundOn: null };
   }
-  const [tx, block, current] = await Promise.all([rpc.transaction(txHash), rpc.block(receipt.blockNumber), head === undefined ? rpc.blockNumber() : head]);
-  if (!block || block.hash !== receipt.blockHash) return { kind: 'pending' }; // reorganised under us: look again next time
+  const [tx, block, current] = await Promise.all([
+    rpc.transaction(txHash),
+    rpc.block(receipt.blockNumber),
+    head === undefined ? rpc.blockNumber() : head,
+  ]);
+  // reorganised under us: look again next time
+  if (!block || block.hash !== receipt.blockHash) return { kind: 'pending' };
   const transfers = receipt.logs.flatMap((log) => {
     const baseUnits = isErc20Transfer(log) ? transferValue(log.data) : null;
     if (baseUnits === null) return [];
-    return [{ tokenAddress: log.address.toLowerCase(), from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), baseUnits, logIndex: Number(BigInt(log.logIndex)) }];
+    return [
+      {
+        tokenAddress: log.address.toLowerCase(),
+        from: topicAddress(log.topics[1]!),
+        to: topicAddress(log.topics[2]!),
+        baseUnits,
+        logIndex: Number(BigInt(log.logIndex)),
+      },
+    ];
   });
   return {
     kind: 'mined',

@@ -25,7 +25,9 @@ export interface TokenInfo {
 
 /** The network's tokens by lower-case contract address. */
 export function tokenIndex(network: Network): Map<string, TokenInfo> {
-  return new Map(network.tokens.map((token) => [token.address.toLowerCase(), { ticker: token.ticker, decimals: token.decimals }]));
+  return new Map(
+    network.tokens.map((token) => [token.address.toLowerCase(), { ticker: token.ticker, decimals: token.decimals }]),
+  );
 }
 
 /** The 32-byte topic of an address (for eth_getLogs filters). */
@@ -100,7 +102,8 @@ export function decodeTransferLogs(
 export function blocksOf(logs: readonly RawLog[], wallets: ReadonlySet<string>): Map<string, bigint> {
   const blocks = new Map<string, bigint>();
   for (const log of logs) {
-    if (isErc20Transfer(log) && wallets.has(topicAddress(log.topics[2]!))) blocks.set(log.blockHash.toLowerCase(), BigInt(log.blockNumber));
+    if (isErc20Transfer(log) && wallets.has(topicAddress(log.topics[2]!)))
+      blocks.set(log.blockHash.toLowerCase(), BigInt(log.blockNumber));
   }
   return blocks;
 }

@@ -15,7 +15,10 @@ export function registerDemoCommand(program: Command): void {
     .action(async (options: { url?: string; json?: boolean }) => {
       const config = loadConfig(terminal().env);
       const credentials = readDemoCredentials(config);
-      if (!credentials) throw new Error(`no demo credentials in ${config.dataDir}: start the server once with \`npm start\` (development mode)`);
+      if (!credentials)
+        throw new Error(
+          `no demo credentials in ${config.dataDir}: start the server once with \`npm start\` (development mode)`,
+        );
       const baseUrl = options.url ?? `http://localhost:${config.port}`;
       const timestamp = String(Date.now());
       const response = await fetch(`${baseUrl}/checkout-sessions`, {

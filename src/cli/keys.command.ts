@@ -7,7 +7,13 @@ import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
 function issuedJson(key: IssuedApiKey) {
-  return { id: key.id, api_key: key.apiKey, api_secret: key.apiSecret, organisation_id: key.organisationId, created_at: key.createdAt.toISOString() };
+  return {
+    id: key.id,
+    api_key: key.apiKey,
+    api_secret: key.apiSecret,
+    organisation_id: key.organisationId,
+    created_at: key.createdAt.toISOString(),
+  };
 }
 
 function printIssued(key: IssuedApiKey, json: boolean | undefined, extra: Record<string, string> = {}): void {
@@ -54,7 +60,10 @@ export function registerKeyCommands(program: Command): void {
         return;
       }
       for (const key of list) {
-        printLine(`${key.apiKey}  ${key.state}  created ${key.createdAt.toISOString()}  last used ${key.lastUsedAt?.toISOString() ?? 'never'}`);
+        printLine(
+          `${key.apiKey}  ${key.state}  created ${key.createdAt.toISOString()}  last used ` +
+            `${key.lastUsedAt?.toISOString() ?? 'never'}`,
+        );
       }
     });
 
@@ -75,18 +84,27 @@ export function registerKeyCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (key: string, options: { graceMinutes: string; json?: boolean }) => {
       const grace = Number(options.graceMinutes);
-      if (!/^\d+$/.test(options.graceMinutes) || grace > 525_600) throw invalid('--grace-minutes must be a whole number from 0 to 525600');
+      if (!/^\d+$/.test(options.graceMinutes) || grace > 525_600)
+        throw invalid('--grace-minutes must be a whole number from 0 to 525600');
       const issued = await withRuntime((ctx) => rotateApiKey(ctx, key, grace));
       printIssued(issued, options.json, { replaces: key, old_key_expires_at: issued.oldKeyExpiresAt.toISOString() });
     });
 
   keys
     .command('rotate-master')
-    .description('re-seal every stored secret (API keys, webhook endpoints; v1 ones as v2) under KASSA_MASTER_KEY, opening them with it or KASSA_MASTER_KEY_PREVIOUS')
+    .description(
+      're-seal every stored secret (API keys, webhook endpoints; v1 ones as v2) under KASSA_MASTER_KEY, opening them ' +
+        'with it or KASSA_MASTER_KEY_PREVIOUS',
+    )
     .option('--json', 'print one JSON object')
     .action(async (options: { json?: boolean }) => {
-      const rotation = await withRuntime((ctx, runtime) => rotateMasterKey(ctx.masterKey, createStoredSecretsStore(runtime.db.prisma)));
-      const counts = (c: { resealed: number; alreadyCurrent: number }) => ({ resealed: c.resealed, already_current: c.alreadyCurrent });
+      const rotation = await withRuntime((ctx, runtime) =>
+        rotateMasterKey(ctx.masterKey, createStoredSecretsStore(runtime.db.prisma)),
+      );
+      const counts = (c: { resealed: number; alreadyCurrent: number }) => ({
+        resealed: c.resealed,
+        already_current: c.alreadyCurrent,
+      });
       if (options.json) {
         printJson({
           key_id: rotation.keyId,
@@ -98,7 +116,8 @@ export function registerKeyCommands(program: Command): void {
         return;
       }
       printLine(
-        `re-sealed ${rotation.apiKeySecrets.resealed} API key secrets and ${rotation.webhookSecrets.resealed} webhook secrets under master key ${rotation.keyId}` +
+        `re-sealed ${rotation.apiKeySecrets.resealed} API key secrets and ${rotation.webhookSecrets.resealed} ` +
+          `webhook secrets under master key ${rotation.keyId}` +
           (rotation.v1Resealed > 0 ? ` (${rotation.v1Resealed} of them from the v1 format)` : '') +
           `; ${rotation.apiKeySecrets.alreadyCurrent} and ${rotation.webhookSecrets.alreadyCurrent} already were` +
           (rotation.v1Remaining === 0 ? '; no v1 secret remains: KASSA_SECRETS_V1=refuse may be set' : ''),

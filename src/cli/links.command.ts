@@ -54,7 +54,14 @@ function createBody(options: CreateOptions): unknown {
     currency: options.currency,
     ...(options.item ? { items: options.item.map(parseItem) } : {}),
     ...(open ? { amount_fiat: { min: number(options.amountMin ?? ''), max: number(options.amountMax ?? '') } } : {}),
-    ...(options.identity !== undefined ? { identity_options: options.identity.split(',').map((kind) => kind.trim()).filter(Boolean) } : {}),
+    ...(options.identity !== undefined
+      ? {
+          identity_options: options.identity
+            .split(',')
+            .map((kind) => kind.trim())
+            .filter(Boolean),
+        }
+      : {}),
     ...(options.anonymous ? { anonymous: true } : {}),
     ...(options.maxUses !== undefined ? { max_uses: number(options.maxUses) } : {}),
     ...(options.expiresInMinutes !== undefined ? { expires_in_minutes: number(options.expiresInMinutes) } : {}),
@@ -64,22 +71,29 @@ function createBody(options: CreateOptions): unknown {
 }
 
 function describe(link: PaymentLink, url: string, state: string): string {
-  const price = link.items.length > 0 ? `${link.items.length} item(s)` : `${link.amountMin!.toFixed()}–${link.amountMax!.toFixed()}`;
+  const price =
+    link.items.length > 0
+      ? `${link.items.length} item(s)`
+      : `${link.amountMin!.toFixed()}–${link.amountMax!.toFixed()}`;
   const uses = link.maxUses === null ? `${link.uses} uses` : `${link.uses}/${link.maxUses} uses`;
   return `${link.id}  ${state.padEnd(8)}  ${link.name}  ${price} ${link.currency}  ${uses}  ${url}`;
 }
 
 export function registerLinkCommands(program: Command): void {
-  const links = program.command('links').description("an organisation's payment links (README \"Payment links\")");
+  const links = program.command('links').description('an organisation\'s payment links (README "Payment links")');
 
-  const print = (json: boolean | undefined) => (link: PaymentLink, ctx: { checkoutBaseUrl: string; clock: () => Date }) => {
-    const view = toPaymentLinkView(link, ctx.checkoutBaseUrl, ctx.clock());
-    return json ? view : describe(link, view.url, view.state);
-  };
+  const print =
+    (json: boolean | undefined) => (link: PaymentLink, ctx: { checkoutBaseUrl: string; clock: () => Date }) => {
+      const view = toPaymentLinkView(link, ctx.checkoutBaseUrl, ctx.clock());
+      return json ? view : describe(link, view.url, view.state);
+    };
 
   links
     .command('create')
-    .description('create a reusable payment link: a fixed basket (--item, repeatable) or an open amount (--amount-min/--amount-max)')
+    .description(
+      'create a reusable payment link: a fixed basket (--item, repeatable) or an open amount ' +
+        '(--amount-min/--amount-max)',
+    )
     .requiredOption('--org <id>', 'organisation id')
     .requiredOption('--name <name>', 'shown to payers; the line name of an open amount')
     .requiredOption('--currency <code>', 'ISO 4217 quote currency')
@@ -96,7 +110,9 @@ export function registerLinkCommands(program: Command): void {
     .action(async (options: CreateOptions) => {
       const parsed = parseCreatePaymentLink(createBody(options));
       if (!parsed.ok) throw invalid(parsed.problems);
-      const output = await withRuntime(async (ctx) => print(options.json)(await createPaymentLink(ctx, options.org, parsed.value), ctx));
+      const output = await withRuntime(async (ctx) =>
+        print(options.json)(await createPaymentLink(ctx, options.org, parsed.value), ctx),
+      );
       if (typeof output === 'string') printLine(output);
       else printJson(output);
     });
@@ -122,7 +138,9 @@ export function registerLinkCommands(program: Command): void {
     .requiredOption('--org <id>', 'organisation id')
     .option('--json', 'print one JSON object')
     .action(async (id: string, options: { org: string; json?: boolean }) => {
-      const output = await withRuntime(async (ctx) => print(options.json)(await getPaymentLink(ctx, options.org, checkId(id)), ctx));
+      const output = await withRuntime(async (ctx) =>
+        print(options.json)(await getPaymentLink(ctx, options.org, checkId(id)), ctx),
+      );
       if (typeof output === 'string') printLine(output);
       else printJson(output);
     });
@@ -134,9 +152,10 @@ export function registerLinkCommands(program: Command): void {
     .requiredOption('--org <id>', 'organisation id')
     .option('--json', 'print one JSON object')
     .action(async (id: string, options: { org: string; json?: boolean }) => {
-      const output = await withRuntime(async (ctx) => print(options.json)(await updatePaymentLink(ctx, options.org, checkId(id), { active: false }), ctx));
+      const output = await withRuntime(async (ctx) =>
+        print(options.json)(await updatePaymentLink(ctx, options.org, checkId(id), { active: false }), ctx),
+      );
       if (typeof output === 'string') printLine(output);
       else printJson(output);
     });
 }
-

@@ -57,37 +57,54 @@ export function registerOrganisationCommands(program: Command): void {
     .description("set an organisation's payment policy (underpayment tolerance, late-payment window)")
     .requiredOption('--org <id>', 'organisation id')
     .option('--underpayment-tolerance <percent>', 'received ≥ required × (1 − percent/100) counts as paid (default 0)')
-    .option('--late-window-minutes <minutes>', 'after expiry, transfers are recorded as late payments for this long (default 1440)')
+    .option(
+      '--late-window-minutes <minutes>',
+      'after expiry, transfers are recorded as late payments for this long (default 1440)',
+    )
     .option('--json', 'print one JSON object')
-    .action(async (options: { org: string; underpaymentTolerance?: string; lateWindowMinutes?: string; json?: boolean }) => {
-      const organisation = await withRuntime((ctx) =>
-        setPaymentPolicy(ctx, options.org, {
-          underpaymentTolerancePercent: options.underpaymentTolerance,
-          latePaymentWindowMinutes: options.lateWindowMinutes,
-        }),
-      );
-      if (options.json) printJson(organisationJson(organisation));
-      else printLine(`${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late window ${organisation.latePaymentWindowMinutes} min`);
-    });
+    .action(
+      async (options: { org: string; underpaymentTolerance?: string; lateWindowMinutes?: string; json?: boolean }) => {
+        const organisation = await withRuntime((ctx) =>
+          setPaymentPolicy(ctx, options.org, {
+            underpaymentTolerancePercent: options.underpaymentTolerance,
+            latePaymentWindowMinutes: options.lateWindowMinutes,
+          }),
+        );
+        if (options.json) printJson(organisationJson(organisation));
+        else
+          printLine(
+            `${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late ` +
+              `window ${organisation.latePaymentWindowMinutes} min`,
+          );
+      },
+    );
 
   orgs
     .command('update')
     .description("set the organisation's logo and brand colour on the hosted pages (/pay and /l)")
     .requiredOption('--org <id>', 'organisation id')
-    .option('--logo <file>', 'a PNG or WebP file of at most 100 KB, stored in the database and served by Kassa; "none" removes it')
+    .option(
+      '--logo <file>',
+      'a PNG or WebP file of at most 100 KB, stored in the database and served by Kassa; "none" removes it',
+    )
     .option('--brand-color <hex>', 'brand colour #rrggbb for the top bar and buttons; "none" removes it')
     .option('--json', 'print one JSON object')
     .action(async (options: { org: string; logo?: string; brandColor?: string; json?: boolean }) => {
-      if (options.logo === undefined && options.brandColor === undefined) throw invalid(['give --logo and/or --brand-color']);
+      if (options.logo === undefined && options.brandColor === undefined)
+        throw invalid(['give --logo and/or --brand-color']);
       let logo: Buffer | null | undefined;
       if (options.logo !== undefined && options.logo !== 'none') {
         try {
           logo = await readFile(options.logo);
         } catch (error) {
-          throw invalid([`logo file ${options.logo} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
+          throw invalid([
+            `logo file ${options.logo} cannot be read: ` +
+              `${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+          ]);
         }
       } else if (options.logo === 'none') logo = null;
-      const brandColor = options.brandColor === undefined ? undefined : options.brandColor === 'none' ? null : options.brandColor;
+      const brandColor =
+        options.brandColor === undefined ? undefined : options.brandColor === 'none' ? null : options.brandColor;
       const branding = await withRuntime((ctx) => setBranding(ctx, options.org, { brandColor, logo }));
       const view = {
         id: options.org,
@@ -96,7 +113,10 @@ export function registerOrganisationCommands(program: Command): void {
         logo_url: branding.logoSha256 ? logoPath(branding.logoSha256) : null,
       };
       if (options.json) printJson(view);
-      else printLine(`${view.id}  ${view.name}  colour ${view.brand_color ?? '(default)'}  logo ${view.logo_url ?? '(none)'}`);
+      else
+        printLine(
+          `${view.id}  ${view.name}  colour ${view.brand_color ?? '(default)'}  logo ${view.logo_url ?? '(none)'}`,
+        );
     });
 
   program

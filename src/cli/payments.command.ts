@@ -35,8 +35,11 @@ function printPayments(payments: readonly PaymentRecord[], json: boolean | undef
   if (payments.length === 0) return printLine('no payments');
   for (const p of payments) {
     printLine(
-      `${p.createdAt.toISOString()}  ${p.network}  ${describeAmount(p.amount)} ${p.asset}  ${p.from} → ${p.to}  ${p.txHash}#${p.logIndex}  ` +
-        `${p.state} (${p.confirmations} conf)  ${p.sessionId ? `session ${p.sessionId} by ${p.attribution}${p.late ? ', late' : ''}` : 'unattributed'}`,
+      `${p.createdAt.toISOString()}  ${p.network}  ${describeAmount(p.amount)} ${p.asset}  ${p.from} → ${p.to}  ` +
+        `${p.txHash}#${p.logIndex}  ` +
+        `${p.state} (${p.confirmations} conf)  ${
+          p.sessionId ? `session ${p.sessionId} by ` + `${p.attribution}${p.late ? ', late' : ''}` : 'unattributed'
+        }`,
     );
   }
 }
@@ -50,8 +53,12 @@ export function registerPaymentCommands(program: Command): void {
     .option('--limit <n>', 'at most this many, oldest first', '100')
     .option('--json', 'print a JSON array')
     .action(async (options: { limit: string; json?: boolean }) => {
-      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 10_000) throw invalid('--limit must be a whole number from 1 to 10000');
-      printPayments(await withRuntime((ctx) => ctx.store.chain.unattributedPayments(Number(options.limit))), options.json);
+      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 10_000)
+        throw invalid('--limit must be a whole number from 1 to 10000');
+      printPayments(
+        await withRuntime((ctx) => ctx.store.chain.unattributedPayments(Number(options.limit))),
+        options.json,
+      );
     });
 
   payments
@@ -63,7 +70,8 @@ export function registerPaymentCommands(program: Command): void {
       // A malformed id is "not found" like any unknown one (docs/operations.md#cli-reference, exit codes).
       const sessionId = isUuid(options.session) ? options.session.toLowerCase() : null;
       const payments = await withRuntime(async (ctx) => {
-        if (!sessionId || !(await ctx.store.sessions.findById(sessionId))) throw notFound(`Checkout session ${options.session} not found`);
+        if (!sessionId || !(await ctx.store.sessions.findById(sessionId)))
+          throw notFound(`Checkout session ${options.session} not found`);
         return ctx.store.chain.paymentsOfSession(sessionId);
       });
       printPayments(payments, options.json);

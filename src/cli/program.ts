@@ -14,7 +14,9 @@ import { reportFailure, printJson, printLine } from './output.js';
 import { terminal, withCommandRun, type Terminal } from './terminal.js';
 
 function buildProgram(io: Terminal): Command {
-  const program = new Command('kassa').description('Kassa, self-hosted crypto checkout: operator CLI').showHelpAfterError();
+  const program = new Command('kassa')
+    .description('Kassa, self-hosted crypto checkout: operator CLI')
+    .showHelpAfterError();
   // Usage errors (missing option, unknown command) exit 2 like other invalid input; commander prints them.
   // Both settings are copied to every subcommand created after them.
   program.exitOverride();

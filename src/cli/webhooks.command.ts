@@ -20,7 +20,10 @@ function printEndpoint(endpoint: WebhookEndpointRecord): void {
 
 function printDelivery(delivery: WebhookDeliveryRecord): void {
   const last = delivery.lastStatus ?? delivery.lastError ?? '-';
-  printLine(`${delivery.id}  ${delivery.status.padEnd(9)}  ${delivery.eventType}  event ${delivery.eventId}  attempts ${delivery.attempts}  last ${last}`);
+  printLine(
+    `${delivery.id}  ${delivery.status.padEnd(9)}  ${delivery.eventType}  event ${delivery.eventId}  attempts ` +
+      `${delivery.attempts}  last ${last}`,
+  );
 }
 
 export function registerWebhookCommands(program: Command): void {
@@ -35,8 +38,16 @@ export function registerWebhookCommands(program: Command): void {
     .option('--disabled', 'register it disabled')
     .option('--json', 'print one JSON object')
     .action(async (options: { org: string; url: string; events?: string; disabled?: boolean; json?: boolean }) => {
-      const events = options.events === undefined ? undefined : options.events.split(',').map((type) => type.trim()).filter(Boolean);
-      const { endpoint, secret } = await withRuntime((ctx) => createWebhookEndpoint(ctx, options.org, { url: options.url, events, enabled: !options.disabled }));
+      const events =
+        options.events === undefined
+          ? undefined
+          : options.events
+              .split(',')
+              .map((type) => type.trim())
+              .filter(Boolean);
+      const { endpoint, secret } = await withRuntime((ctx) =>
+        createWebhookEndpoint(ctx, options.org, { url: options.url, events, enabled: !options.disabled }),
+      );
       if (options.json) return printJson({ ...toEndpointView(endpoint), secret });
       printEndpoint(endpoint);
       printLine(`secret: ${secret}`);
@@ -69,8 +80,15 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<id>', 'webhook endpoint id')
     .option('--json', 'print one JSON object')
     .action(async (id: string, options: { json?: boolean }) => {
-      const { endpoint, secret, previousSecretExpiresAt } = await withRuntime((ctx) => rotateWebhookSecret(ctx, null, id));
-      if (options.json) return printJson({ ...toEndpointView(endpoint), secret, previous_secret_expires_at: previousSecretExpiresAt.toISOString() });
+      const { endpoint, secret, previousSecretExpiresAt } = await withRuntime((ctx) =>
+        rotateWebhookSecret(ctx, null, id),
+      );
+      if (options.json)
+        return printJson({
+          ...toEndpointView(endpoint),
+          secret,
+          previous_secret_expires_at: previousSecretExpiresAt.toISOString(),
+        });
       printLine(`secret: ${secret}`);
       printLine(`the previous secret keeps signing until ${previousSecretExpiresAt.toISOString()}`);
     });
@@ -82,7 +100,8 @@ export function registerWebhookCommands(program: Command): void {
     .option('--limit <n>', 'at most this many (1-1000)', '100')
     .option('--json', 'print a JSON array')
     .action(async (options: { endpoint: string; limit: string; json?: boolean }) => {
-      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 1000) throw invalid('--limit must be a whole number from 1 to 1000');
+      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 1000)
+        throw invalid('--limit must be a whole number from 1 to 1000');
       const limit = Number(options.limit);
       const list = await withRuntime((ctx) => listWebhookDeliveries(ctx, null, options.endpoint, limit));
       if (options.json) return printJson(list.map(toDeliveryView));
@@ -97,6 +116,9 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (id: string, options: { json?: boolean }) => {
       const result = await withRuntime((ctx) => redeliverWebhook(ctx, id));
       if (options.json) return printJson({ kind: result.kind, delivery_ids: result.deliveryIds });
-      printLine(`queued ${result.deliveryIds.length} ${result.deliveryIds.length === 1 ? 'delivery' : 'deliveries'}: ${result.deliveryIds.join(', ')}`);
+      printLine(
+        `queued ${result.deliveryIds.length} ${result.deliveryIds.length === 1 ? 'delivery' : 'deliveries'}: ` +
+          `${result.deliveryIds.join(', ')}`,
+      );
     });
 }

@@ -8,7 +8,10 @@ import { redactUrl } from './redact-url.js';
 export interface DeploymentConfig {
   /** Interface to listen on (HOST): 127.0.0.1 outside production unless set, 0.0.0.0 in production. */
   readonly host: string;
-  /** Apply pending migrations when a process opens the database (KASSA_MIGRATE_ON_START); off in production, where `kassa migrate` does it. */
+  /**
+   * Apply pending migrations when a process opens the database (KASSA_MIGRATE_ON_START); off in production, where
+   * `kassa migrate` does it.
+   */
   readonly migrateOnStart: boolean;
   readonly metrics: MetricsConfig;
 }
@@ -34,9 +37,13 @@ export function readDeploymentConfig(read: EnvReader, kassaEnv: KassaEnv): Deplo
   const production = kassaEnv === 'production';
   const token = read.optional('KASSA_METRICS_TOKEN');
   if (token !== null && (token.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(token))) {
-    read.problems.push(`KASSA_METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. \`openssl rand -hex 32\`)`);
+    read.problems.push(
+      `KASSA_METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. \`openssl ` +
+        `rand -hex 32\`)`,
+    );
   }
-  const metricsPort = read.optional('KASSA_METRICS_PORT') === null ? null : read.integer('KASSA_METRICS_PORT', 0, 0, 65535);
+  const metricsPort =
+    read.optional('KASSA_METRICS_PORT') === null ? null : read.integer('KASSA_METRICS_PORT', 0, 0, 65535);
   const host = read.string('HOST', production ? '0.0.0.0' : '127.0.0.1');
   return {
     host,
@@ -88,31 +95,42 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
   const production = facts.env === 'production';
   if (mainnets.length > 0 && facts.rateSources.includes('static') && facts.env !== 'test') {
     problems.push(
-      `KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet networks (${mainnets.join(', ')}); ` +
+      `KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet ` +
+        `networks (${mainnets.join(', ')}); ` +
         'use coingecko and/or coinbase, or enable only the local sandbox network',
     );
   }
   if (mainnets.length > 0 && facts.demo) {
     problems.push(
-      `KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so it cannot be used beside mainnet networks (${mainnets.join(', ')}); ` +
+      `KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so ` +
+        `it cannot be used beside mainnet networks (${mainnets.join(', ')}); ` +
         'set KASSA_DEMO=false or enable only the local sandbox network',
     );
   }
   if (production && facts.networks.some((network) => !isMainnet(network))) {
-    problems.push("KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); enable mainnet networks only");
+    problems.push(
+      'KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); ' +
+        'enable mainnet networks only',
+    );
   } else if (production && facts.sandbox) {
     problems.push('KASSA_SANDBOX: the sandbox chain cannot run in production; set KASSA_SANDBOX=false');
   }
   if (production) {
     const checkoutBaseUrl = read.optional('CHECKOUT_BASE_URL');
     if (checkoutBaseUrl === null) {
-      problems.push('CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)');
+      problems.push(
+        'CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)',
+      );
     } else if (!/^https:\/\//i.test(checkoutBaseUrl)) {
-      problems.push(`CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "${redactUrl(checkoutBaseUrl)}")`);
+      problems.push(
+        `CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got ` +
+          `"${redactUrl(checkoutBaseUrl)}")`,
+      );
     }
     if (facts.databaseUrl === null && !allowEmbedded) {
       problems.push(
-        'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one instance. ' +
+        'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one ' +
+          'instance. ' +
           'To run on it anyway, set KASSA_ALLOW_EMBEDDED_IN_PRODUCTION=true',
       );
     }

@@ -74,6 +74,9 @@ export class EnvReader {
   list(name: string, fallback: readonly string[]): string[] {
     const value = this.optional(name);
     if (value === null) return [...fallback];
-    return value.split(',').map((item) => item.trim()).filter(Boolean);
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   }
 }

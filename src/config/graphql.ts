@@ -5,7 +5,9 @@ export interface GraphqlConfig {
   readonly graphqlIntrospection: boolean;
   /** Apollo Sandbox landing page on GET /graphql (KASSA_GRAPHQL_SANDBOX); on outside production by default. */
   readonly graphqlSandbox: boolean;
-  /** Most GraphQL WebSocket connections one instance holds (KASSA_GRAPHQL_MAX_CONNECTIONS); more are refused with 503. */
+  /**
+   * Most GraphQL WebSocket connections one instance holds (KASSA_GRAPHQL_MAX_CONNECTIONS); more are refused with 503.
+   */
   readonly graphqlMaxConnections: number;
 }
 
@@ -14,7 +16,9 @@ export function readGraphqlConfig(read: EnvReader, production: boolean): Graphql
   // Sandbox explores the schema by introspection, so enabling it enables introspection unless refused outright.
   const graphqlIntrospection = read.boolean('KASSA_GRAPHQL_INTROSPECTION', !production || graphqlSandbox);
   if (graphqlSandbox && !graphqlIntrospection) {
-    read.problems.push('KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION: Apollo Sandbox reads the schema by introspection');
+    read.problems.push(
+      'KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION: Apollo Sandbox reads the schema by introspection',
+    );
   }
   const graphqlMaxConnections = read.integer('KASSA_GRAPHQL_MAX_CONNECTIONS', 1000, 1, 1_000_000);
   return { graphqlSandbox, graphqlIntrospection, graphqlMaxConnections };

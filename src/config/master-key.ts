@@ -15,7 +15,9 @@ export function readMasterKey(env: Env, production: boolean, dataDir: string, pr
     return key;
   }
   if (production) {
-    problems.push('KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)');
+    problems.push(
+      'KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)',
+    );
     return null;
   }
   const file = path.join(dataDir, 'master.key');
@@ -43,10 +45,14 @@ export function readMasterKey(env: Env, production: boolean, dataDir: string, pr
  * comma-separated, each like KASSA_MASTER_KEY); `kassa keys rotate-master` re-seals under the current one.
  */
 export function readPreviousMasterKeys(env: Env, problems: string[]): Buffer[] {
-  const given = (env.KASSA_MASTER_KEY_PREVIOUS ?? '').split(',').map((text) => text.trim()).filter(Boolean);
+  const given = (env.KASSA_MASTER_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((text) => text.trim())
+    .filter(Boolean);
   const keys = given.map(decodeKey);
   keys.forEach((key, index) => {
-    if (!key) problems.push(`KASSA_MASTER_KEY_PREVIOUS: key ${index + 1} must be 32 bytes, as 64 hex characters or base64`);
+    if (!key)
+      problems.push(`KASSA_MASTER_KEY_PREVIOUS: key ${index + 1} must be 32 bytes, as 64 hex characters or base64`);
   });
   return keys.filter((key): key is Buffer => key !== null);
 }

@@ -9,7 +9,10 @@ import type { Network } from '../domain/networks.js';
  */
 
 const wholeNumber = (min: number, max: number) =>
-  z.int({ error: `must be a whole number from ${min} to ${max}` }).min(min).max(max);
+  z
+    .int({ error: `must be a whole number from ${min} to ${max}` })
+    .min(min)
+    .max(max);
 
 /** An ERC-20 token a network carries for one of Kassa's assets. */
 const registryToken = z.object({

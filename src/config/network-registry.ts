@@ -38,7 +38,9 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
   for (const slug of enabled) {
     const entry = registry.networks.find((network) => network.slug === slug);
     if (!entry) {
-      problems.push(`KASSA_NETWORKS: unknown network "${slug}" (known: ${registry.networks.map((n) => n.slug).join(', ')})`);
+      problems.push(
+        `KASSA_NETWORKS: unknown network "${slug}" (known: ${registry.networks.map((n) => n.slug).join(', ')})`,
+      );
       continue;
     }
     const checked = registryNetworkSchema.safeParse(entry);
@@ -46,10 +48,13 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
     const rpcUrls = read.list(`KASSA_RPC_URLS_${upper}`, (checked.success && checked.data.rpcUrls) || []);
     for (const url of rpcUrls) {
       if (!/^(https?|wss?):\/\/[^\s/]+/.test(url)) {
-        problems.push(`KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${redactUrl(url)}")`);
+        problems.push(
+          `KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${redactUrl(url)}")`,
+        );
       } else if (!hasUnambiguousHost(url)) {
         problems.push(
-          `KASSA_RPC_URLS_${upper}: percent-encode "/", "?", "#" and "@" inside a URL's user info, and "@" in its path or query (%2F, %3F, %23, %40): ` +
+          `KASSA_RPC_URLS_${upper}: percent-encode "/", "?", "#" and "@" inside a URL's user info, and "@" in its ` +
+            `path or query (%2F, %3F, %23, %40): ` +
             `as written, part of the user info would be taken for the host (got "${redactUrl(url)}")`,
         );
       }

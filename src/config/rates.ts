@@ -32,7 +32,10 @@ export function readRatesConfig(read: EnvReader, production: boolean): RatesConf
   }
   const minSources = read.integer('KASSA_RATES_MIN_SOURCES', production ? 2 : 1, 1, 10);
   if (minSources > new Set(sources).size) {
-    read.problems.push(`KASSA_RATES_MIN_SOURCES is ${minSources} but KASSA_RATES_SOURCES names ${new Set(sources).size}: no asset could ever be quoted`);
+    read.problems.push(
+      `KASSA_RATES_MIN_SOURCES is ${minSources} but KASSA_RATES_SOURCES names ${new Set(sources).size}: no asset ` +
+        `could ever be quoted`,
+    );
   }
   const spread = read.string('KASSA_RATES_MAX_SPREAD_PCT', production ? '2' : 'off');
   if (spread !== 'off' && (!/^\d{1,3}(\.\d{1,4})?$/.test(spread) || Number(spread) > 100)) {

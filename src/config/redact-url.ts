@@ -17,12 +17,16 @@ export function redactUrl(text: string): string {
   const host = hostEnd === -1 ? afterUserInfo : afterUserInfo.slice(0, hostEnd);
   const more = host.length < rest.length;
   // Without an `@` there is no user info: what stands where the host stands is shown as typed.
-  const shown = !rest.includes('@') || (HOST.test(host) && DOTTED_OR_BRACKETED.test(host)) || /^localhost(:\d+)?$/i.test(host) ? host : '***';
+  const shown =
+    !rest.includes('@') || (HOST.test(host) && DOTTED_OR_BRACKETED.test(host)) || /^localhost(:\d+)?$/i.test(host)
+      ? host
+      : '***';
   return `${scheme}${shown}${more ? '/***' : ''}`;
 }
 
 // A DNS name (underscores allowed: container names), IPv4, or bracketed IPv6, with an optional numeric port.
-const HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+const HOST =
+  /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
 // After an `@`, a one-word "host" (`ops@KEY123`) is as likely a piece of a secret.
 const DOTTED_OR_BRACKETED = /^(?:[^:]+\.[^:]+|\[.*\])(?::\d+)?$/;

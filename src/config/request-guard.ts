@@ -46,7 +46,10 @@ function readRule(read: EnvReader, name: string, fallback: RateLimitRule): RateL
   const limit = match ? Number(match[1]) : 0;
   const windowSeconds = match ? Number(match[2]) * UNIT_SECONDS[match[3]!.toLowerCase()]! : 0;
   if (!match || limit < 1 || limit > MAX_LIMIT || windowSeconds < 1 || windowSeconds > MAX_WINDOW_SECONDS) {
-    read.problems.push(`${name} must be <count>/<window> such as 20/1m, 5/10s or 1000/1h (count ≥ 1, window 1s to 24h), or off (got "${value}")`);
+    read.problems.push(
+      `${name} must be <count>/<window> such as 20/1m, 5/10s or 1000/1h (count ≥ 1, window 1s to 24h), or off (got ` +
+        `"${value}")`,
+    );
     return fallback;
   }
   return { limit, windowSeconds };
@@ -54,7 +57,10 @@ function readRule(read: EnvReader, name: string, fallback: RateLimitRule): RateL
 
 const SUBNET_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
-/** TRUST_PROXY: false (default), true, a hop count, or a comma-separated list of addresses, subnets (CIDR) and loopback/linklocal/uniquelocal. */
+/**
+ * TRUST_PROXY: false (default), true, a hop count, or a comma-separated list of addresses, subnets (CIDR) and
+ * loopback/linklocal/uniquelocal.
+ */
 function readTrustProxy(read: EnvReader): TrustProxySetting {
   const value = read.optional('TRUST_PROXY');
   if (value === null || ['false', '0', 'no', 'off'].includes(value.toLowerCase())) return false;
@@ -63,11 +69,15 @@ function readTrustProxy(read: EnvReader): TrustProxySetting {
     const hops = Number(value);
     if (hops <= 100) return hops;
   }
-  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const wrong = entries.filter((entry) => !isTrustEntry(entry));
   if (entries.length === 0 || wrong.length > 0) {
     read.problems.push(
-      `TRUST_PROXY must be false, true, a hop count (1–100) or a comma-separated list of addresses, CIDR subnets and loopback, linklocal, uniquelocal (not ${wrong.map((w) => `"${w}"`).join(', ') || `"${value}"`})`,
+      `TRUST_PROXY must be false, true, a hop count (1–100) or a comma-separated list of addresses, CIDR subnets and ` +
+        `loopback, linklocal, uniquelocal (not ${wrong.map((w) => `"${w}"`).join(', ') || `"${value}"`})`,
     );
     return false;
   }

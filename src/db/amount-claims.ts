@@ -29,15 +29,22 @@ export async function claimUniqueAmounts(
     wallets: request.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
   }));
   const rows = await tx.$queryRaw<Array<{ ticker: AssetTicker; offset: number | null }>>`
-    SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step, ${maxSteps}::integer) AS "offset"
-      FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC, networks TEXT[], wallets TEXT[])`;
+    SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step,
+      ${maxSteps}::integer) AS "offset"
+      FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC,
+        networks TEXT[], wallets TEXT[])`;
   return new Map(rows.map((row) => [row.ticker, row.offset]));
 }
 
-export async function releaseAmountClaims(tx: Client, sessionId: string, keep?: { asset: AssetTicker; network: string }): Promise<void> {
+export async function releaseAmountClaims(
+  tx: Client,
+  sessionId: string,
+  keep?: { asset: AssetTicker; network: string },
+): Promise<void> {
   if (keep) {
     await tx.$executeRaw`
-      DELETE FROM payment_amount_claims WHERE session_id = ${sessionId}::uuid AND NOT (asset = ${keep.asset} AND network = ${keep.network})`;
+      DELETE FROM payment_amount_claims WHERE session_id = ${sessionId}::uuid AND NOT (asset = ${keep.asset}
+        AND network = ${keep.network})`;
   } else {
     await tx.$executeRaw`DELETE FROM payment_amount_claims WHERE session_id = ${sessionId}::uuid`;
   }

@@ -13,7 +13,13 @@ function toApiKey(row: ApiKeyRow | null): ApiKeyRecord | null {
 export class PrismaApiKeyStore implements ApiKeyStore {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async create(input: { id: string; organisationId: string; publicKey: string; secretCiphertext: string; rotatedFromId?: string }): Promise<ApiKeyRecord> {
+  async create(input: {
+    id: string;
+    organisationId: string;
+    publicKey: string;
+    secretCiphertext: string;
+    rotatedFromId?: string;
+  }): Promise<ApiKeyRecord> {
     return toApiKey(await this.prisma.apiKey.create({ data: input }));
   }
 
@@ -22,7 +28,9 @@ export class PrismaApiKeyStore implements ApiKeyStore {
   }
 
   async listForOrganisation(organisationId: string): Promise<ApiKeyRecord[]> {
-    return (await this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: { createdAt: 'asc' } })).map((row) => toApiKey(row));
+    return (await this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: { createdAt: 'asc' } })).map(
+      (row) => toApiKey(row),
+    );
   }
 
   async revoke(publicKey: string, at: Date): Promise<boolean> {

@@ -20,7 +20,9 @@ interface BoundTransactionRow {
   created_at: Date;
 }
 
-const COLUMNS = 'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason, seen_on_chain_at, created_at';
+const COLUMNS =
+  'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason, ' +
+  'seen_on_chain_at, created_at';
 
 function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
   return {
@@ -49,9 +51,15 @@ export const boundTransactions = {
   },
 
   /** Not rejected, of other open sessions: a transaction one payer bound that another wants to bind too. */
-  async ofOtherOpenSessions(client: Client, txHash: string, chainId: string, sessionId: string): Promise<BoundTransaction[]> {
+  async ofOtherOpenSessions(
+    client: Client,
+    txHash: string,
+    chainId: string,
+    sessionId: string,
+  ): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
-      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address, t.state, t.reason,
+      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
+        t.state, t.reason,
              t.seen_on_chain_at, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
@@ -61,13 +69,20 @@ export const boundTransactions = {
 
   async insert(client: Client, bound: BoundTransaction): Promise<void> {
     await client.$executeRaw`
-      INSERT INTO checkout_session_transactions (id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state,
+      INSERT INTO checkout_session_transactions (id, session_id, network, chain_id, tx_hash, crypto_currency,
+        payer_wallet_address, state,
                                                  reason, seen_on_chain_at, created_at, updated_at)
-      VALUES (${bound.id}::uuid, ${bound.sessionId}::uuid, ${bound.network}, ${bound.chainId}, ${bound.txHash}, ${bound.cryptoCurrency},
-              ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt}, ${bound.createdAt}, ${bound.createdAt})`;
+      VALUES (${bound.id}::uuid, ${bound.sessionId}::uuid, ${bound.network}, ${bound.chainId}, ${bound.txHash},
+        ${bound.cryptoCurrency},
+              ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt},
+                ${bound.createdAt}, ${bound.createdAt})`;
   },
 
-  async update(client: Client, id: string, patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date }): Promise<void> {
+  async update(
+    client: Client,
+    id: string,
+    patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },
+  ): Promise<void> {
     await client.$executeRaw`
       UPDATE checkout_session_transactions
          SET state = COALESCE(${patch.state ?? null}, state), reason = COALESCE(${patch.reason ?? null}, reason),
@@ -79,7 +94,8 @@ export const boundTransactions = {
   /** Not judged yet, of open sessions, on one chain: the watcher's work list, oldest first. */
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
-      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address, t.state, t.reason,
+      SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
+        t.state, t.reason,
              t.seen_on_chain_at, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})

@@ -3,7 +3,10 @@ import type { Branding, BrandingStore, StoredLogo } from '../domain/branding-por
 import type { ChangeFeed } from './change-feed.js';
 import { ReadCache } from './read-cache.js';
 
-/** How long a cached API key or organisation is trusted without any announcement (the feed drops it at once on a change). */
+/**
+ * How long a cached API key or organisation is trusted without any announcement (the feed drops it at once on a
+ * change).
+ */
 export const DIRECTORY_CACHE_TTL_MS = 60_000;
 const DIRECTORY_CACHE_CAPACITY = 10_000;
 
@@ -13,7 +16,11 @@ const DIRECTORY_CACHE_CAPACITY = 10_000;
  * migration 20261123140000_hot_paths), this instance's own at once on commit.
  */
 export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore {
-  const cache = new ReadCache<ApiKeyRecord>({ capacity: DIRECTORY_CACHE_CAPACITY, ttlMs: DIRECTORY_CACHE_TTL_MS, feed });
+  const cache = new ReadCache<ApiKeyRecord>({
+    capacity: DIRECTORY_CACHE_CAPACITY,
+    ttlMs: DIRECTORY_CACHE_TTL_MS,
+    feed,
+  });
   const publicKeyOf = new Map<string, string>();
   feed.subscribe('kassa_api_key', (publicKey) => cache.invalidate(publicKey));
   feed.onReset(() => cache.clear());
@@ -61,7 +68,11 @@ export function cachedOrganisations(
   feed: ChangeFeed,
   onChange: (organisationId: string) => void,
 ): OrganisationStore & BrandingStore {
-  const cache = new ReadCache<Organisation>({ capacity: DIRECTORY_CACHE_CAPACITY, ttlMs: DIRECTORY_CACHE_TTL_MS, feed });
+  const cache = new ReadCache<Organisation>({
+    capacity: DIRECTORY_CACHE_CAPACITY,
+    ttlMs: DIRECTORY_CACHE_TTL_MS,
+    feed,
+  });
   const changed = (organisationId: string) => {
     cache.invalidate(organisationId);
     onChange(organisationId);
@@ -79,9 +90,11 @@ export function cachedOrganisations(
     create: (input) => inner.create(input),
     findById: (id) => cache.read(id, () => inner.findById(id)),
     list: () => inner.list(),
-    setWallet: (organisationId, network, address) => writing(organisationId, () => inner.setWallet(organisationId, network, address)),
+    setWallet: (organisationId, network, address) =>
+      writing(organisationId, () => inner.setWallet(organisationId, network, address)),
     walletOwner: (network, address) => inner.walletOwner(network, address),
-    setPaymentPolicy: (organisationId, policy) => writing(organisationId, () => inner.setPaymentPolicy(organisationId, policy)),
+    setPaymentPolicy: (organisationId, policy) =>
+      writing(organisationId, () => inner.setPaymentPolicy(organisationId, policy)),
     brandingOf: (organisationId): Promise<Branding | null> => inner.brandingOf(organisationId),
     setBranding: (organisationId, change) => writing(organisationId, () => inner.setBranding(organisationId, change)),
     logoBySha256: (sha256): Promise<StoredLogo | null> => inner.logoBySha256(sha256),

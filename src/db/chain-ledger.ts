@@ -12,7 +12,8 @@ import { confirmExactCredit, markChanged, recordTransfer } from './payment-credi
 type Tx = Prisma.TransactionClient;
 
 const OPEN: readonly string[] = OPEN_STATUSES;
-// Under 30 s like every transaction: the events feed takes an outbox gap older than KASSA_OUTBOX_GAP_SECONDS (60) for a rollback.
+// Under 30 s like every transaction: the events feed takes an outbox gap older than KASSA_OUTBOX_GAP_SECONDS (60) for a
+// rollback.
 const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
 
 interface PaymentRow {
@@ -42,7 +43,13 @@ interface PaymentRow {
 export class PrismaChainLedger implements ChainLedger {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async leaseNetwork(network: string, chainId: string, instanceId: string, leaseSeconds: number, startBlock: bigint): Promise<bigint | null> {
+  async leaseNetwork(
+    network: string,
+    chainId: string,
+    instanceId: string,
+    leaseSeconds: number,
+    startBlock: bigint,
+  ): Promise<bigint | null> {
     await this.prisma.$executeRaw`
       INSERT INTO chain_cursors (network, chain_id, next_block) VALUES (${network}, ${chainId}, ${startBlock})
       ON CONFLICT (network) DO NOTHING`;
@@ -94,16 +101,20 @@ export class PrismaChainLedger implements ChainLedger {
         const match = attribute(await findCandidates(tx, transfer));
         const holder = await recordTransfer(tx, transfer, match, now);
         // An exact payment in an asset selects that asset, as a verified bind would.
-        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId) await confirmExactCredit(tx, holder, transfer, now);
+        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId)
+          await confirmExactCredit(tx, holder, transfer, now);
         await tx.$executeRaw`
-          INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${transfer.blockNumber}, ${transfer.blockHash})
+          INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${transfer.blockNumber},
+            ${transfer.blockHash})
           ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash`;
       }
       await tx.$executeRaw`
-        INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${range.toBlock}, ${range.toBlockHash})
+        INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${range.toBlock},
+          ${range.toBlockHash})
         ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash`;
       await tx.$executeRaw`
-        UPDATE chain_cursors SET next_block = ${range.toBlock + 1n}, updated_at = ${now} WHERE network = ${range.network}`;
+        UPDATE chain_cursors SET next_block = ${range.toBlock + 1n}, updated_at = ${now}
+          WHERE network = ${range.network}`;
       // Only recent hashes are needed to find a fork point.
       await tx.$executeRaw`
         DELETE FROM chain_blocks WHERE network = ${range.network} AND number < ${range.toBlock - 10_000n}`;
@@ -113,7 +124,8 @@ export class PrismaChainLedger implements ChainLedger {
 
   async markCaughtUp(network: string, instanceId: string, head: bigint, at: Date): Promise<void> {
     await this.prisma.$executeRaw`
-      UPDATE chain_cursors SET caught_up_at = ${at} WHERE network = ${network} AND leader = ${instanceId} AND next_block > ${head}`;
+      UPDATE chain_cursors SET caught_up_at = ${at} WHERE network = ${network} AND leader = ${instanceId}
+        AND next_block > ${head}`;
   }
 
   async rollBack(network: string, fromBlock: bigint, now: Date): Promise<number> {
@@ -127,7 +139,8 @@ export class PrismaChainLedger implements ChainLedger {
       await markChanged(tx, sessions, now);
       await tx.$executeRaw`DELETE FROM chain_blocks WHERE network = ${network} AND number >= ${fromBlock}`;
       await tx.$executeRaw`
-        UPDATE chain_cursors SET next_block = LEAST(next_block, ${fromBlock}), updated_at = ${now} WHERE network = ${network}`;
+        UPDATE chain_cursors SET next_block = LEAST(next_block, ${fromBlock}), updated_at = ${now}
+          WHERE network = ${network}`;
       return reversed.length;
     }, TRANSACTION_OPTIONS);
   }
@@ -165,8 +178,10 @@ export class PrismaChainLedger implements ChainLedger {
 
   async unattributedPayments(limit: number): Promise<PaymentRecord[]> {
     const rows = await this.prisma.$queryRaw<PaymentRow[]>`
-      SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units::text AS base_units,
-             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id, attribution, late, created_at
+      SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
+        base_units::text AS base_units,
+             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id,
+               attribution, late, created_at
         FROM payments WHERE session_id IS NULL AND state <> 'reversed'
        ORDER BY created_at, log_index LIMIT ${limit}`;
     return rows.map(toPaymentRecord);
@@ -174,8 +189,10 @@ export class PrismaChainLedger implements ChainLedger {
 
   async paymentsOfSession(sessionId: string): Promise<PaymentRecord[]> {
     const rows = await this.prisma.$queryRaw<PaymentRow[]>`
-      SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units::text AS base_units,
-             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id, attribution, late, created_at
+      SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
+        base_units::text AS base_units,
+             amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id,
+               attribution, late, created_at
         FROM payments WHERE session_id = ${sessionId}::uuid
        ORDER BY block_number, log_index`;
     return rows.map(toPaymentRecord);

@@ -66,26 +66,39 @@ interface SessionReadRow {
  * (measured; see docs/benchmarks.md). Amounts travel as text, never as
  * JSON numbers, so no float touches them.
  */
-export async function readSession(client: Client, id: string, options: { lock?: boolean } = {}): Promise<CheckoutSession | null> {
+export async function readSession(
+  client: Client,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<CheckoutSession | null> {
   // FOR UPDATE OF s: the session row is locked by the read itself (the organisation's is not).
   const lock = options.lock ? Prisma.sql`FOR UPDATE OF s` : Prisma.empty;
   const rows = await client.$queryRaw<SessionReadRow[]>`
     SELECT s.id, s.organisation_id, o.name AS organisation_name, o.deleted_at IS NOT NULL AS organisation_deleted,
-           s.owner_user_id, s.status::text AS status, s.source, s.from_payment_link, s.anonymous, s.requires_payer_identity,
-           s.identity_options, s.product_payment_link_id, s.fiat_currency, s.total_amount_fiat::text AS total_amount_fiat,
-           s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.expires_at, s.overpaid, s.bound_tx_hash,
-           s.bound_at, s.bound_tx_checked_at, s.payer_wallet_address, s.chain_id, s.failure_reason, s.amount_received::text AS amount_received,
+           s.owner_user_id, s.status::text AS status, s.source, s.from_payment_link, s.anonymous,
+             s.requires_payer_identity,
+           s.identity_options, s.product_payment_link_id, s.fiat_currency,
+             s.total_amount_fiat::text AS total_amount_fiat,
+           s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.expires_at, s.overpaid,
+             s.bound_tx_hash,
+           s.bound_at, s.bound_tx_checked_at, s.payer_wallet_address, s.chain_id, s.failure_reason,
+             s.amount_received::text AS amount_received,
            s.amount_received_late::text AS amount_received_late, s.amount_pending::text AS amount_pending, s.quoted_at,
-           o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes, s.user_id, s.user_email, s.user_telegram_id,
+           o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes,
+             s.user_id, s.user_email, s.user_telegram_id,
            s.user_username, s.metadata, s.created_at, s.updated_at,
-           COALESCE((SELECT json_agg(json_build_object('name', i.name, 'quantity', i.quantity, 'unitPrice', i.unit_price::text,
+           COALESCE((SELECT json_agg(json_build_object('name', i.name, 'quantity', i.quantity, 'unitPrice',
+             i.unit_price::text,
                        'totalPrice', i.total_price::text, 'productId', i.product_id) ORDER BY i.position)
                      FROM checkout_session_items i WHERE i.session_id = s.id), '[]'::json) AS items,
-           COALESCE((SELECT json_agg(json_build_object('ticker', q.ticker, 'assetId', q.asset_id, 'unitPriceFiat', q.unit_price_fiat::text,
+           COALESCE((SELECT json_agg(json_build_object('ticker', q.ticker, 'assetId', q.asset_id, 'unitPriceFiat',
+             q.unit_price_fiat::text,
                        'amount', q.amount::text, 'baseAmount', q.base_amount::text,
-                       'amountStep', q.amount_step::text, 'offsetSteps', q.offset_steps, 'rateSource', q.rate_source, 'ratedAt', q.rated_at, 'rounding', q.rounding) ORDER BY q.position)
+                       'amountStep', q.amount_step::text, 'offsetSteps', q.offset_steps, 'rateSource',
+                         q.rate_source, 'ratedAt', q.rated_at, 'rounding', q.rounding) ORDER BY q.position)
                      FROM checkout_session_quotes q WHERE q.session_id = s.id), '[]'::json) AS quotes,
-           COALESCE((SELECT json_agg(json_build_object('network', n.network, 'chainId', n.chain_id, 'walletAddress', n.wallet_address)
+           COALESCE((SELECT json_agg(json_build_object('network', n.network, 'chainId', n.chain_id, 'walletAddress',
+             n.wallet_address)
                        ORDER BY n.position)
                      FROM checkout_session_networks n WHERE n.session_id = s.id), '[]'::json) AS networks
       FROM checkout_sessions s

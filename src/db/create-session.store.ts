@@ -122,7 +122,11 @@ function hintKey(claim: Claim): string {
 }
 
 /** Create's one statement (docs/benchmarks.md): everything it writes, committed at once or not at all. */
-export async function createSessionInOneStatement(prisma: PrismaClient, write: NewSessionWrite, hints = new OffsetHints()): Promise<NewSessionOutcome> {
+export async function createSessionInOneStatement(
+  prisma: PrismaClient,
+  write: NewSessionWrite,
+  hints = new OffsetHints(),
+): Promise<NewSessionOutcome> {
   const { session } = write;
   const tries = write.claims.map((claim) => hints.first(claim));
   // Quotes and event carry the amounts of the steps tried: the statement rewrites only those it could not claim.
@@ -166,7 +170,11 @@ export async function createSessionInOneStatement(prisma: PrismaClient, write: N
     idempotency: write.idempotency && { key: write.idempotency.key, request_hash: write.idempotency.requestHash },
     link: write.linkUse && { id: write.linkUse.linkId, now: write.linkUse.at.toISOString() },
   };
-  let result: { offsets?: Record<string, number | null>; replay?: { request_hash: string; session_id: string }; replayed_signature?: true };
+  let result: {
+    offsets?: Record<string, number | null>;
+    replay?: { request_hash: string; session_id: string };
+    replayed_signature?: true;
+  };
   try {
     const rows = await prisma.$queryRaw<Array<{ result: typeof result }>>`
       SELECT kassa_create_checkout_session(${JSON.stringify(argument)}::jsonb) AS result`;
@@ -176,7 +184,8 @@ export async function createSessionInOneStatement(prisma: PrismaClient, write: N
     throw error;
   }
   if (result.replayed_signature) return { kind: 'replayed_signature' };
-  if (result.replay) return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
+  if (result.replay)
+    return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
   const offsets = new Map<number, number | null>();
   for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
   for (const claim of write.claims) hints.learn(claim, offsets.get(claim.position) ?? null, write.maxSteps);
@@ -199,6 +208,11 @@ function withValueAt(value: unknown, path: readonly string[], leaf: unknown): un
 /** The PostgreSQL error code behind a Prisma raw-query error, wherever this Prisma version puts it. */
 function sqlState(error: unknown): string | undefined {
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return undefined;
-  const meta = error.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string; code?: string } } } | undefined;
-  return meta?.driverAdapterError?.cause?.originalCode ?? meta?.code ?? (error.message.includes(LINK_UNAVAILABLE) ? LINK_UNAVAILABLE : undefined);
+  const meta = error.meta as
+    { code?: string; driverAdapterError?: { cause?: { originalCode?: string; code?: string } } } | undefined;
+  return (
+    meta?.driverAdapterError?.cause?.originalCode ??
+    meta?.code ??
+    (error.message.includes(LINK_UNAVAILABLE) ? LINK_UNAVAILABLE : undefined)
+  );
 }

@@ -62,7 +62,9 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
       if (owner.role === 'server') return { url: connectionUrl(owner.port), owner: false, close: async () => {} };
     }
     if (Date.now() > deadline) {
-      throw new Error(`Timed out waiting for the embedded database in ${dataDir} (held by pid ${lockPid ?? 'unknown'}).`);
+      throw new Error(
+        `Timed out waiting for the embedded database in ${dataDir} (held by pid ${lockPid ?? 'unknown'}).`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -86,12 +88,26 @@ async function initialiseInChild(pgdata: string): Promise<void> {
   const staging = `${pgdata}.init-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   const pglite = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')).href;
-  const script = 'const [url, dir, options] = process.argv.slice(1); const { PGlite } = await import(url); await (await PGlite.create(dir, JSON.parse(options))).close();';
-  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, pglite, staging, JSON.stringify(PGLITE_OPTIONS)]);
+  const script =
+    'const [url, dir, options] = process.argv.slice(1); const { PGlite } = await import(url); await (await ' +
+    'PGlite.create(dir, JSON.parse(options))).close();';
+  await promisify(execFile)(process.execPath, [
+    '--input-type=module',
+    '-e',
+    script,
+    pglite,
+    staging,
+    JSON.stringify(PGLITE_OPTIONS),
+  ]);
   renameSync(staging, pgdata);
 }
 
-async function startOwner(dataDir: string, lockFile: string, ownerFile: string, role: EmbeddedRole): Promise<EmbeddedDatabase> {
+async function startOwner(
+  dataDir: string,
+  lockFile: string,
+  ownerFile: string,
+  role: EmbeddedRole,
+): Promise<EmbeddedDatabase> {
   try {
     const pgdata = path.join(dataDir, 'pgdata');
     await initialiseInChild(pgdata);

@@ -14,7 +14,8 @@ export function paymentInFlightSql(): Prisma.Sql {
   return Prisma.sql`(EXISTS (SELECT 1 FROM payments p
                               WHERE p.session_id = s.id AND p.state = 'seen' AND p.block_time < s.expires_at)
                   OR EXISTS (SELECT 1 FROM checkout_session_transactions t
-                              WHERE t.session_id = s.id AND t.state = 'unverified' AND t.seen_on_chain_at < s.expires_at))`;
+                              WHERE t.session_id = s.id AND t.state = 'unverified'
+                                AND t.seen_on_chain_at < s.expires_at))`;
 }
 
 /**
@@ -27,7 +28,8 @@ export function chainBehindSql(graceMinutes: number): Prisma.Sql {
                              JOIN chain_cursors c ON c.network = n.network
                             WHERE n.session_id = s.id AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)
                               AND c.caught_up_at >= s.created_at - make_interval(mins => ${graceMinutes})
-                              AND c.caught_up_at < s.expires_at + make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000}))`;
+                              AND c.caught_up_at < s.expires_at
+                                                   + make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000}))`;
 }
 
 const OPEN: readonly string[] = OPEN_STATUSES;

@@ -59,7 +59,8 @@ export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DI
     try {
       await client.query(PRISMA_MIGRATIONS_TABLE);
       const { rows } = await client.query<{ migration_name: string; checksum: string }>(
-        'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+        'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at ' +
+          'IS NULL',
       );
       const done = new Map(rows.map((row) => [row.migration_name, row.checksum]));
       const applied: string[] = [];
@@ -89,14 +90,19 @@ async function applyOne(client: pg.PoolClient, migration: MigrationFile): Promis
   try {
     await client.query('BEGIN');
     await client.query(
-      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, ' +
+        '$2, $3, now(), 0)',
       [id, migration.checksum, migration.name],
     );
     await client.query(migration.sql);
-    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [
+      id,
+    ]);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
-    throw new Error(`Migration ${migration.name} failed and was rolled back: ${(error as Error).message}`, { cause: error });
+    throw new Error(`Migration ${migration.name} failed and was rolled back: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }

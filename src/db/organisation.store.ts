@@ -28,27 +28,37 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
   constructor(private readonly prisma: PrismaClient) {}
 
   async create(input: { id: string; name: string; wallets: Record<string, string> }): Promise<Organisation> {
-    const row = await walletUnique(input.wallets, () => this.prisma.organisation.create({
-      data: {
-        id: input.id,
-        name: input.name,
-        wallets: { create: Object.entries(input.wallets).map(([network, address]) => ({ network, address })) },
-      },
-      include: { wallets: { orderBy: { network: 'asc' } } },
-      omit: WITHOUT_LOGO,
-    }));
+    const row = await walletUnique(input.wallets, () =>
+      this.prisma.organisation.create({
+        data: {
+          id: input.id,
+          name: input.name,
+          wallets: { create: Object.entries(input.wallets).map(([network, address]) => ({ network, address })) },
+        },
+        include: { wallets: { orderBy: { network: 'asc' } } },
+        omit: WITHOUT_LOGO,
+      }),
+    );
     return toOrganisation(row);
   }
 
   async findById(id: string): Promise<Organisation | null> {
     // Not a UUID cannot exist; asking PostgreSQL would be an error instead of "not found".
     if (!isUuid(id)) return null;
-    const row = await this.prisma.organisation.findUnique({ where: { id }, include: { wallets: { orderBy: { network: 'asc' } } }, omit: WITHOUT_LOGO });
+    const row = await this.prisma.organisation.findUnique({
+      where: { id },
+      include: { wallets: { orderBy: { network: 'asc' } } },
+      omit: WITHOUT_LOGO,
+    });
     return row ? toOrganisation(row) : null;
   }
 
   async list(): Promise<Organisation[]> {
-    const rows = await this.prisma.organisation.findMany({ include: { wallets: { orderBy: { network: 'asc' } } }, omit: WITHOUT_LOGO, orderBy: { createdAt: 'asc' } });
+    const rows = await this.prisma.organisation.findMany({
+      include: { wallets: { orderBy: { network: 'asc' } } },
+      omit: WITHOUT_LOGO,
+      orderBy: { createdAt: 'asc' },
+    });
     return rows.map(toOrganisation);
   }
 
@@ -64,31 +74,49 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
 
   async walletOwner(network: string, address: string): Promise<string | null> {
     // Every wallet the organisation ever had, not only its current one (docs/decisions/0015).
-    const row = await this.prisma.walletOwner.findUnique({ where: { network_address: { network, address: address.toLowerCase() } } });
+    const row = await this.prisma.walletOwner.findUnique({
+      where: { network_address: { network, address: address.toLowerCase() } },
+    });
     return row?.organisationId ?? null;
   }
 
-  async setPaymentPolicy(organisationId: string, policy: { underpaymentTolerancePercent?: { toFixed(): string }; latePaymentWindowMinutes?: number }): Promise<void> {
+  async setPaymentPolicy(
+    organisationId: string,
+    policy: { underpaymentTolerancePercent?: { toFixed(): string }; latePaymentWindowMinutes?: number },
+  ): Promise<void> {
     await this.prisma.organisation.update({
       where: { id: organisationId },
-      data: { underpaymentTolerancePercent: policy.underpaymentTolerancePercent?.toFixed(), latePaymentWindowMinutes: policy.latePaymentWindowMinutes },
+      data: {
+        underpaymentTolerancePercent: policy.underpaymentTolerancePercent?.toFixed(),
+        latePaymentWindowMinutes: policy.latePaymentWindowMinutes,
+      },
     });
   }
 
   async brandingOf(organisationId: string): Promise<Branding | null> {
     if (!isUuid(organisationId)) return null;
-    const row = await this.prisma.organisation.findUnique({ where: { id: organisationId }, select: { name: true, brandColor: true, logoSha256: true } });
+    const row = await this.prisma.organisation.findUnique({
+      where: { id: organisationId },
+      select: { name: true, brandColor: true, logoSha256: true },
+    });
     return row ? { organisationName: row.name, brandColor: row.brandColor, logoSha256: row.logoSha256 } : null;
   }
 
-  async setBranding(organisationId: string, change: { brandColor?: string | null; logo?: (StoredLogo & { sha256: string }) | null }): Promise<boolean> {
+  async setBranding(
+    organisationId: string,
+    change: { brandColor?: string | null; logo?: (StoredLogo & { sha256: string }) | null },
+  ): Promise<boolean> {
     if (!isUuid(organisationId)) return false;
     const logo =
       change.logo === undefined
         ? {}
         : change.logo === null
           ? { logo: null, logoContentType: null, logoSha256: null }
-          : { logo: new Uint8Array(change.logo.bytes), logoContentType: change.logo.contentType, logoSha256: change.logo.sha256 };
+          : {
+              logo: new Uint8Array(change.logo.bytes),
+              logoContentType: change.logo.contentType,
+              logoSha256: change.logo.sha256,
+            };
     const { count } = await this.prisma.organisation.updateMany({
       where: { id: organisationId },
       data: { ...(change.brandColor !== undefined ? { brandColor: change.brandColor } : {}), ...logo },
@@ -97,7 +125,10 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
   }
 
   async logoBySha256(sha256: string): Promise<StoredLogo | null> {
-    const row = await this.prisma.organisation.findFirst({ where: { logoSha256: sha256, logo: { not: null } }, select: { logo: true, logoContentType: true } });
+    const row = await this.prisma.organisation.findFirst({
+      where: { logoSha256: sha256, logo: { not: null } },
+      select: { logo: true, logoContentType: true },
+    });
     return row?.logo ? { bytes: Buffer.from(row.logo), contentType: row.logoContentType as LogoContentType } : null;
   }
 }

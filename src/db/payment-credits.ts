@@ -4,7 +4,6 @@ import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
-import { PAYMENT_CLOCK_SKEW_MS } from '../domain/payments.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
 
@@ -16,14 +15,23 @@ type Client = Prisma.TransactionClient;
  * two instances credit it once. A row a reorganisation had reversed is revived with its new
  * block. Returns the session the transfer is credited to now (null: nobody's).
  */
-export async function recordTransfer(tx: Client, transfer: ChainTransfer, credit: Credit | null, at: Date): Promise<string | null> {
+export async function recordTransfer(
+  tx: Client,
+  transfer: ChainTransfer,
+  credit: Credit | null,
+  at: Date,
+): Promise<string | null> {
   const sessionId = credit?.sessionId ?? null;
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-    INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address, base_units, amount,
-                          block_number, block_hash, block_time, state, session_id, attribution, late, created_at, updated_at)
+    INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
+      base_units, amount,
+                          block_number, block_hash, block_time, state, session_id, attribution, late, created_at,
+                            updated_at)
     VALUES (${randomUUID()}::uuid, ${transfer.network}, ${transfer.chainId}, ${transfer.txHash}, ${transfer.logIndex},
-            ${transfer.from}, ${transfer.to}, ${transfer.asset}, ${transfer.tokenAddress}, ${transfer.baseUnits.toString()}::numeric,
-            ${transfer.amount.toFixed()}::numeric, ${transfer.blockNumber}, ${transfer.blockHash}, ${transfer.blockTime}, 'seen',
+            ${transfer.from}, ${transfer.to}, ${transfer.asset}, ${transfer.tokenAddress},
+              ${transfer.baseUnits.toString()}::numeric,
+            ${transfer.amount.toFixed()}::numeric, ${transfer.blockNumber}, ${transfer.blockHash},
+              ${transfer.blockTime}, 'seen',
             ${sessionId}::uuid, ${credit?.attribution ?? null},
             COALESCE((SELECT s.expires_at <= ${transfer.blockTime} OR s.status::text IN ('paid', 'expired', 'failed')
                         FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false),
@@ -33,7 +41,8 @@ export async function recordTransfer(tx: Client, transfer: ChainTransfer, credit
            attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
            late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late ELSE payments.late END,
            state = CASE WHEN payments.state = 'reversed' THEN 'seen' ELSE payments.state END,
-           block_number = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_number ELSE payments.block_number END,
+           block_number = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_number
+             ELSE payments.block_number END,
            block_hash = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_hash ELSE payments.block_hash END,
            block_time = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_time ELSE payments.block_time END,
            updated_at = EXCLUDED.updated_at
@@ -46,14 +55,16 @@ export async function recordTransfer(tx: Client, transfer: ChainTransfer, credit
 
 async function creditedTo(tx: Client, transfer: ChainTransfer): Promise<string | null> {
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-    SELECT session_id FROM payments WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}`;
+    SELECT session_id FROM payments WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash}
+      AND log_index = ${transfer.logIndex}`;
   return rows[0]?.session_id ?? null;
 }
 
 /** Flags sessions for settlement (their totals and status are recomputed by the watcher). */
 export async function markChanged(tx: Client, sessionIds: readonly string[], at: Date): Promise<void> {
   if (sessionIds.length === 0) return;
-  await tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at} WHERE id::text = ANY(${[...new Set(sessionIds)]})`;
+  await tx.$executeRaw`UPDATE checkout_sessions SET payments_changed_at = ${at}
+    WHERE id::text = ANY(${[...new Set(sessionIds)]})`;
 }
 
 /**
@@ -82,7 +93,9 @@ export async function lockAsset(
     RETURNING total_amount_crypto::text AS total`;
   await releaseAmountClaims(tx, sessionId, { asset, network });
   if (rows[0]) return toDecimal(rows[0].total);
-  const current = await tx.$queryRaw<Array<{ total: string }>>`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+  const current = await tx.$queryRaw<
+    Array<{ total: string }>
+  >`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
   return toDecimal(current[0]!.total);
 }
 
@@ -93,14 +106,20 @@ export async function lockAsset(
  * chain first, the credit is taken back and the transfer stays unattributed, listed for an
  * operator, rather than credited to a session that would never count it.
  */
-export async function confirmExactCredit(tx: Client, sessionId: string, transfer: ChainTransfer, at: Date): Promise<boolean> {
+export async function confirmExactCredit(
+  tx: Client,
+  sessionId: string,
+  transfer: ChainTransfer,
+  at: Date,
+): Promise<boolean> {
   await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, at, at);
   const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
     SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
   if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) return true;
   await tx.$executeRaw`
     UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at}
-     WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex} AND session_id = ${sessionId}::uuid`;
+     WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}
+       AND session_id = ${sessionId}::uuid`;
   return false;
 }
 
@@ -113,16 +132,29 @@ export async function sessionCreditedWith(tx: Client, txHash: string, chainId: s
 }
 
 /** Confirmed money split at expires_at by block time, and credited money not confirmed yet. */
-export async function paymentTotals(tx: Client, session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals> {
+export async function paymentTotals(
+  tx: Client,
+  session: CheckoutSession,
+  asset: AssetTicker,
+  chainId: string,
+): Promise<PaymentTotals> {
   const rows = await tx.$queryRaw<Array<{ on_time: string; late: string; pending: string }>>`
-    SELECT COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time < ${session.expiresAt}), 0)::text AS on_time,
-           COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time >= ${session.expiresAt}), 0)::text AS late,
+    SELECT COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time < ${session.expiresAt}),
+      0)::text AS on_time,
+           COALESCE(SUM(amount) FILTER (WHERE state = 'confirmed' AND block_time >= ${session.expiresAt}),
+             0)::text AS late,
            COALESCE(SUM(amount) FILTER (WHERE state = 'seen'), 0)::text AS pending
       FROM payments WHERE session_id = ${session.id}::uuid AND asset = ${asset} AND chain_id = ${chainId}`;
   const row = rows[0]!;
   return { onTime: toDecimal(row.on_time), late: toDecimal(row.late), pending: toDecimal(row.pending) };
 }
 
-/** The SQL condition "someone paid or is paying session `s`": a credited payment, or a bound transaction the chain knows. */
-export const PAYMENT_ACTIVITY_SQL = `(EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id AND p.state <> 'reversed')
-  OR EXISTS (SELECT 1 FROM checkout_session_transactions t WHERE t.session_id = s.id AND t.state <> 'rejected' AND t.seen_on_chain_at IS NOT NULL))`;
+/**
+ * The SQL condition "someone paid or is paying session `s`": a credited payment, or a bound transaction the chain
+ * knows.
+ */
+export const PAYMENT_ACTIVITY_SQL =
+  `(EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id AND p.state <> ` +
+  `'reversed')
+  OR EXISTS (SELECT 1 FROM checkout_session_transactions t WHERE t.session_id = s.id AND t.state <> 'rejected' AND ` +
+  `t.seen_on_chain_at IS NOT NULL))`;

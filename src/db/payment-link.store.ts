@@ -13,7 +13,12 @@ function toPaymentLink(row: Row): PaymentLink {
     organisationId: row.organisationId,
     name: row.name,
     currency: row.currency,
-    items: row.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: toDecimal(item.unitPrice), productId: item.productId })),
+    items: row.items.map((item) => ({
+      name: item.name,
+      quantity: item.quantity,
+      unitPrice: toDecimal(item.unitPrice),
+      productId: item.productId,
+    })),
     amountMin: row.amountMin === null ? null : toDecimal(row.amountMin),
     amountMax: row.amountMax === null ? null : toDecimal(row.amountMax),
     expiresInMinutes: row.expiresInMinutes,
@@ -46,7 +51,10 @@ export class PrismaPaymentLinkStore implements PaymentLinkStore {
 
   private async installationSecret(name: string): Promise<Buffer> {
     // INSERT … ON CONFLICT DO NOTHING: of instances racing on first use, one writes and all read its secret.
-    await this.prisma.installationSecret.createMany({ data: [{ name, secret: randomBytes(32) }], skipDuplicates: true });
+    await this.prisma.installationSecret.createMany({
+      data: [{ name, secret: randomBytes(32) }],
+      skipDuplicates: true,
+    });
     const row = await this.prisma.installationSecret.findUniqueOrThrow({ where: { name } });
     return Buffer.from(row.secret);
   }
@@ -71,7 +79,13 @@ export class PrismaPaymentLinkStore implements PaymentLinkStore {
         createdAt: link.createdAt,
         updatedAt: link.updatedAt,
         items: {
-          create: link.items.map((item, position) => ({ position, name: item.name, quantity: item.quantity, unitPrice: item.unitPrice.toFixed(), productId: item.productId })),
+          create: link.items.map((item, position) => ({
+            position,
+            name: item.name,
+            quantity: item.quantity,
+            unitPrice: item.unitPrice.toFixed(),
+            productId: item.productId,
+          })),
         },
       },
     });
@@ -85,7 +99,11 @@ export class PrismaPaymentLinkStore implements PaymentLinkStore {
 
   async listForOrganisation(organisationId: string): Promise<PaymentLink[]> {
     if (!isUuid(organisationId)) return [];
-    const rows = await this.prisma.paymentLink.findMany({ where: { organisationId }, include: INCLUDE, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+    const rows = await this.prisma.paymentLink.findMany({
+      where: { organisationId },
+      include: INCLUDE,
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+    });
     return rows.map(toPaymentLink);
   }
 

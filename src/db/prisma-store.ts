@@ -42,7 +42,11 @@ export const UNCACHED: StoreOptions = { feed: SILENT_FEED, sessionCacheSize: 0 }
  */
 export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = UNCACHED): Store {
   const { feed } = options;
-  const sessionCache = new ReadCache<CheckoutSession>({ capacity: options.sessionCacheSize, ttlMs: SESSION_CACHE_TTL_MS, feed });
+  const sessionCache = new ReadCache<CheckoutSession>({
+    capacity: options.sessionCacheSize,
+    ttlMs: SESSION_CACHE_TTL_MS,
+    feed,
+  });
   feed.subscribe('kassa_checkout_session', (id) => sessionCache.invalidate(id));
   feed.onReset(() => sessionCache.clear());
   const offsetHints = new OffsetHints();
@@ -91,7 +95,8 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
       const quotedBefore = new Date(now.getTime() - ttlMinutes * 60_000);
       const rows = await prisma.$queryRaw<Array<{ id: string; fiat_currency: string }>>`
         SELECT s.id, s.fiat_currency FROM checkout_sessions s
-         WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now} AND s.quoted_at <= ${quotedBefore}
+         WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now}
+           AND s.quoted_at <= ${quotedBefore}
            AND NOT ${Prisma.raw(PAYMENT_ACTIVITY_SQL)}
          ORDER BY s.quoted_at
          LIMIT ${limit}`;

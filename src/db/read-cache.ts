@@ -49,7 +49,12 @@ export class ReadCache<V> {
     this.readsInFlight.set(read, startedAt);
     try {
       const value = await load();
-      if (value !== null && this.options.feed.live && this.clearedAt <= startedAt && (this.invalidatedAt.get(key) ?? -1) <= startedAt) {
+      if (
+        value !== null &&
+        this.options.feed.live &&
+        this.clearedAt <= startedAt &&
+        (this.invalidatedAt.get(key) ?? -1) <= startedAt
+      ) {
         this.store(key, value);
       }
       return value;

@@ -34,7 +34,9 @@ export class PrismaSignatureReplayCache implements SignatureReplayCache {
   private readonly housekeeping: Housekeeping;
 
   constructor(private readonly prisma: PrismaClient) {
-    this.housekeeping = new Housekeeping((now) => prisma.$executeRaw`DELETE FROM request_signatures WHERE expires_at < ${now}`);
+    this.housekeeping = new Housekeeping(
+      (now) => prisma.$executeRaw`DELETE FROM request_signatures WHERE expires_at < ${now}`,
+    );
   }
 
   async remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean> {
@@ -84,7 +86,8 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
 
   constructor(private readonly prisma: PrismaClient) {
     this.housekeeping = new Housekeeping(async (now) => {
-      for (const [id, window] of this.windows) if (window.windowEnd <= now && window.pending === 0) this.windows.delete(id);
+      for (const [id, window] of this.windows)
+        if (window.windowEnd <= now && window.pending === 0) this.windows.delete(id);
       await prisma.$executeRaw`DELETE FROM rate_limit_counters WHERE expires_at < ${now}`;
     });
   }
@@ -109,7 +112,11 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
   private windowOf(hit: CounterHit): SharedWindow {
     const id = `${hit.key}\n${hit.windowStart.getTime()}`;
     let window = this.windows.get(id);
-    if (!window) this.windows.set(id, (window = { key: hit.key, windowStart: hit.windowStart, windowEnd: hit.windowEnd, known: 0, pending: 0 }));
+    if (!window)
+      this.windows.set(
+        id,
+        (window = { key: hit.key, windowStart: hit.windowStart, windowEnd: hit.windowEnd, known: 0, pending: 0 }),
+      );
     return window;
   }
 
@@ -126,7 +133,9 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
   /** Writes every pending hit (after any write already under way) and learns the shared counts. */
   private async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    const batch = [...this.windows.values()].filter((window) => window.pending > 0).map((window) => ({ window, count: window.pending }));
+    const batch = [...this.windows.values()]
+      .filter((window) => window.pending > 0)
+      .map((window) => ({ window, count: window.pending }));
     if (batch.length === 0) return;
     for (const { window, count } of batch) window.pending -= count;
     this.flushing = this.write(batch).finally(() => (this.flushing = null));
@@ -135,14 +144,19 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
 
   private async write(batch: ReadonlyArray<{ window: SharedWindow; count: number }>): Promise<void> {
     try {
-      const values = batch.map(({ window, count }) => Prisma.sql`(${window.key}, ${window.windowStart}, ${count}, ${window.windowEnd})`);
+      const values = batch.map(
+        ({ window, count }) => Prisma.sql`(${window.key}, ${window.windowStart}, ${count}, ${window.windowEnd})`,
+      );
       const rows = await this.prisma.$queryRaw<Array<{ key: string; window_start: Date; hits: number }>>`
         INSERT INTO rate_limit_counters (key, window_start, hits, expires_at)
         VALUES ${Prisma.join(values)}
         ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limit_counters.hits + EXCLUDED.hits
         RETURNING key, window_start, hits`;
-      const counts = new Map(rows.map((row) => [`${row.key}\n${new Date(row.window_start).getTime()}`, Number(row.hits)]));
-      for (const { window } of batch) window.known = counts.get(`${window.key}\n${window.windowStart.getTime()}`) ?? window.known;
+      const counts = new Map(
+        rows.map((row) => [`${row.key}\n${new Date(row.window_start).getTime()}`, Number(row.hits)]),
+      );
+      for (const { window } of batch)
+        window.known = counts.get(`${window.key}\n${window.windowStart.getTime()}`) ?? window.known;
     } catch (error) {
       for (const { window, count } of batch) window.pending += count;
       throw error;

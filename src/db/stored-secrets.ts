@@ -22,12 +22,29 @@ export function createStoredSecretsStore(prisma: PrismaClient): StoredSecretsPor
           const keys = await tx.$queryRaw<Array<{ id: string; sealed: string }>>`
             SELECT id::text, secret_ciphertext AS sealed FROM api_keys ORDER BY id FOR UPDATE`;
           const endpoints = await tx.$queryRaw<Array<{ id: string; sealed: string; previous: string | null }>>`
-            SELECT id::text, secret_ciphertext AS sealed, previous_secret_ciphertext AS previous FROM webhook_endpoints ORDER BY id FOR UPDATE`;
+            SELECT id::text, secret_ciphertext AS sealed, previous_secret_ciphertext AS previous
+              FROM webhook_endpoints ORDER BY id FOR UPDATE`;
           const secrets: Located[] = [
-            ...keys.map((row) => ({ sealed: row.sealed, row: { table: 'api_keys' as const, id: row.id }, column: 'secret_ciphertext' as const })),
+            ...keys.map((row) => ({
+              sealed: row.sealed,
+              row: { table: 'api_keys' as const, id: row.id },
+              column: 'secret_ciphertext' as const,
+            })),
             ...endpoints.flatMap((row) => [
-              { sealed: row.sealed, row: { table: 'webhook_endpoints' as const, id: row.id }, column: 'secret_ciphertext' as const },
-              ...(row.previous === null ? [] : [{ sealed: row.previous, row: { table: 'webhook_endpoints' as const, id: row.id }, column: 'previous_secret_ciphertext' as const }]),
+              {
+                sealed: row.sealed,
+                row: { table: 'webhook_endpoints' as const, id: row.id },
+                column: 'secret_ciphertext' as const,
+              },
+              ...(row.previous === null
+                ? []
+                : [
+                    {
+                      sealed: row.previous,
+                      row: { table: 'webhook_endpoints' as const, id: row.id },
+                      column: 'previous_secret_ciphertext' as const,
+                    },
+                  ]),
             ]),
           ];
           const replacements = reseal(secrets);
@@ -37,9 +54,11 @@ export function createStoredSecretsStore(prisma: PrismaClient): StoredSecretsPor
             if (secret.row.table === 'api_keys') {
               await tx.$executeRaw`UPDATE api_keys SET secret_ciphertext = ${next} WHERE id = ${secret.row.id}::uuid`;
             } else if (secret.column === 'secret_ciphertext') {
-              await tx.$executeRaw`UPDATE webhook_endpoints SET secret_ciphertext = ${next} WHERE id = ${secret.row.id}::uuid`;
+              await tx.$executeRaw`UPDATE webhook_endpoints SET secret_ciphertext = ${next}
+                WHERE id = ${secret.row.id}::uuid`;
             } else {
-              await tx.$executeRaw`UPDATE webhook_endpoints SET previous_secret_ciphertext = ${next} WHERE id = ${secret.row.id}::uuid`;
+              await tx.$executeRaw`UPDATE webhook_endpoints SET previous_secret_ciphertext = ${next}
+                WHERE id = ${secret.row.id}::uuid`;
             }
           }
           return secrets;

@@ -10,7 +10,14 @@ import { claimUniqueAmounts, exactAmountOwner, releaseAmountClaims } from './amo
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
-import { confirmExactCredit, lockAsset, PAYMENT_ACTIVITY_SQL, paymentTotals, recordTransfer, sessionCreditedWith } from './payment-credits.js';
+import {
+  confirmExactCredit,
+  lockAsset,
+  PAYMENT_ACTIVITY_SQL,
+  paymentTotals,
+  recordTransfer,
+  sessionCreditedWith,
+} from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
 
 type Tx = Prisma.TransactionClient;
@@ -39,18 +46,29 @@ function columnValue(field: keyof SessionPatch, value: unknown): Prisma.Sql {
   if (value === null) return Prisma.sql`NULL`;
   if (field === 'status') return Prisma.sql`${value as string}::checkout_session_status`;
   if (value instanceof Date) return Prisma.sql`${value}::timestamptz`;
-  if (typeof value === 'object' && value !== null && 'toFixed' in value) return Prisma.sql`${(value as { toFixed(): string }).toFixed()}::numeric`;
+  if (typeof value === 'object' && value !== null && 'toFixed' in value)
+    return Prisma.sql`${(value as { toFixed(): string }).toFixed()}::numeric`;
   return Prisma.sql`${value}`;
 }
 
 /** A unique-constraint violation, however this Prisma version reports a raw statement's. */
 function uniqueViolation(error: unknown): boolean {
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  const meta = error.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } } | undefined;
-  return error.code === 'P2002' || meta?.code === '23505' || meta?.driverAdapterError?.cause?.originalCode === '23505' || meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation';
+  const meta = error.meta as
+    { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } } | undefined;
+  return (
+    error.code === 'P2002' ||
+    meta?.code === '23505' ||
+    meta?.driverAdapterError?.cause?.originalCode === '23505' ||
+    meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation'
+  );
 }
 
-export async function findIdempotencyKey(client: Tx, organisationId: string, key: string): Promise<IdempotencyRecord | null> {
+export async function findIdempotencyKey(
+  client: Tx,
+  organisationId: string,
+  key: string,
+): Promise<IdempotencyRecord | null> {
   const row = await client.idempotencyKey.findUnique({ where: { organisationId_key: { organisationId, key } } });
   return row ? { requestHash: row.requestHash, sessionId: row.sessionId } : null;
 }
@@ -91,18 +109,28 @@ export class PrismaTxStore implements TxStore {
     this.touched.add(id);
     const assignments = Object.entries(patch)
       .filter(([, value]) => value !== undefined)
-      .map(([field, value]) => Prisma.sql`${Prisma.raw(SESSION_COLUMNS[field as keyof SessionPatch])} = ${columnValue(field as keyof SessionPatch, value)}`);
+      .map(([field, value]) => {
+        const key = field as keyof SessionPatch;
+        return Prisma.sql`${Prisma.raw(SESSION_COLUMNS[key])} = ${columnValue(key, value)}`;
+      });
     try {
       await this.tx.$executeRaw`UPDATE checkout_sessions SET ${Prisma.join(assignments, ', ')} WHERE id = ${id}::uuid`;
     } catch (error) {
-      if (uniqueViolation(error)) throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
+      if (uniqueViolation(error))
+        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
       throw error;
     }
   }
 
   async recordStatusChange(change: Parameters<TxStore['recordStatusChange']>[0]): Promise<void> {
     await this.tx.checkoutSessionStatusChange.create({
-      data: { sessionId: change.sessionId, fromStatus: change.from, toStatus: change.to, cause: change.cause, createdAt: change.at },
+      data: {
+        sessionId: change.sessionId,
+        fromStatus: change.from,
+        toStatus: change.to,
+        cause: change.cause,
+        createdAt: change.at,
+      },
     });
   }
 
@@ -139,7 +167,11 @@ export class PrismaTxStore implements TxStore {
     return exactAmountOwner(this.tx, transfer);
   }
 
-  async creditTransfers(transfers: readonly ChainTransfer[], credits: ReadonlyArray<Credit | null>, at: Date): Promise<Array<string | null>> {
+  async creditTransfers(
+    transfers: readonly ChainTransfer[],
+    credits: ReadonlyArray<Credit | null>,
+    at: Date,
+  ): Promise<Array<string | null>> {
     const holders: Array<string | null> = [];
     for (const [index, transfer] of transfers.entries()) {
       const credit = credits[index] ?? null;
@@ -173,7 +205,10 @@ export class PrismaTxStore implements TxStore {
     return boundTransactions.insert(this.tx, bound);
   }
 
-  updateBoundTransaction(id: string, patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date }) {
+  updateBoundTransaction(
+    id: string,
+    patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },
+  ) {
     return boundTransactions.update(this.tx, id, patch);
   }
 

@@ -27,7 +27,11 @@ export interface ApiKeySummary {
 }
 
 /** Issues a new key pair for an organisation; the secret is stored encrypted only. */
-export async function createApiKey(ctx: DomainContext, organisationId: string, rotatedFromId?: string): Promise<IssuedApiKey> {
+export async function createApiKey(
+  ctx: DomainContext,
+  organisationId: string,
+  rotatedFromId?: string,
+): Promise<IssuedApiKey> {
   const organisation = await ctx.store.organisations.findById(organisationId);
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   const apiKey = `pk_${randomBytes(16).toString('hex')}`;
@@ -60,7 +64,11 @@ export async function revokeApiKey(ctx: DomainContext, apiKey: string): Promise<
  * keep working for `graceMinutes` (0 = stop it now), so a merchant can deploy
  * the new secret without downtime.
  */
-export async function rotateApiKey(ctx: DomainContext, apiKey: string, graceMinutes: number): Promise<IssuedApiKey & { oldKeyExpiresAt: Date }> {
+export async function rotateApiKey(
+  ctx: DomainContext,
+  apiKey: string,
+  graceMinutes: number,
+): Promise<IssuedApiKey & { oldKeyExpiresAt: Date }> {
   const old = await ctx.store.apiKeys.findByPublicKey(apiKey);
   if (!old) throw notFound(`API key ${apiKey} not found`);
   const state = summarise(old, ctx.clock()).state;
@@ -72,7 +80,8 @@ export async function rotateApiKey(ctx: DomainContext, apiKey: string, graceMinu
 }
 
 function summarise(key: ApiKeyRecord, now: Date): ApiKeySummary {
-  const state: ApiKeyState = key.revokedAt && key.revokedAt <= now ? 'revoked' : key.expiresAt && key.expiresAt <= now ? 'expired' : 'active';
+  const state: ApiKeyState =
+    key.revokedAt && key.revokedAt <= now ? 'revoked' : key.expiresAt && key.expiresAt <= now ? 'expired' : 'active';
   return {
     id: key.id,
     apiKey: key.publicKey,
@@ -96,7 +105,8 @@ export async function verifyMasterKey(ctx: DomainContext): Promise<void> {
     openSecret(sample.secretCiphertext, ctx.masterKey);
   } catch {
     throw unavailable(
-      'KASSA_MASTER_KEY does not decrypt the API secrets stored in this database: start Kassa with the master key they were created under ' +
+      'KASSA_MASTER_KEY does not decrypt the API secrets stored in this database: start Kassa with the master key ' +
+        'they were created under ' +
         '(during a rotation, the old one in KASSA_MASTER_KEY_PREVIOUS)',
     );
   }

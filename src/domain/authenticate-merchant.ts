@@ -3,7 +3,14 @@ import { DomainError, unauthorised } from './errors.js';
 import { openSecret } from './secret-box.js';
 import type { ApiKeyRecord } from './organisation-ports.js';
 import { rateLimit } from './throttle.js';
-import { parseTimestampMs, SIGNATURE_TOLERANCE_MS, signatureMatches, signPayload, signRequest, timestampWithinTolerance } from './signatures.js';
+import {
+  parseTimestampMs,
+  SIGNATURE_TOLERANCE_MS,
+  signatureMatches,
+  signPayload,
+  signRequest,
+  timestampWithinTolerance,
+} from './signatures.js';
 
 export interface SignedRequest {
   readonly apiKey: string | undefined;
@@ -40,7 +47,8 @@ export interface UnusedSignature {
 }
 
 export const REPLAYED_MESSAGE =
-  'Replayed request: this X-Service-Signature was already accepted once; sign every request afresh with a new X-Service-Timestamp';
+  'Replayed request: this X-Service-Signature was already accepted once; sign every request afresh with a new ' +
+  'X-Service-Timestamp';
 
 export const MISSING_HEADERS_MESSAGE =
   'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required';
@@ -84,18 +92,33 @@ export async function authenticateMerchantDeferringReplayCheck(
 
 /** Records the signature as used; throws `unauthorised` when it was used before (a replay). */
 export async function recordSignature(ctx: DomainContext, signature: UnusedSignature): Promise<void> {
-  if (!(await ctx.requestGuard.signatures.remember(signature.apiKeyId, signature.signature, signature.keepUntil, ctx.clock()))) {
+  if (
+    !(await ctx.requestGuard.signatures.remember(
+      signature.apiKeyId,
+      signature.signature,
+      signature.keepUntil,
+      ctx.clock(),
+    ))
+  ) {
     throw unauthorised(REPLAYED_MESSAGE);
   }
 }
 
-/** Refuses an address over its limit of failed checks at once; counts every `unauthorised` that `work` throws against it. */
-export async function countingAuthFailures<T>(ctx: DomainContext, request: Pick<SignedRequest, 'clientAddress'>, work: () => Promise<T>): Promise<T> {
+/**
+ * Refuses an address over its limit of failed checks at once; counts every `unauthorised` that `work` throws against
+ * it.
+ */
+export async function countingAuthFailures<T>(
+  ctx: DomainContext,
+  request: Pick<SignedRequest, 'clientAddress'>,
+  work: () => Promise<T>,
+): Promise<T> {
   ctx.requestGuard.throttle.refuseIfBlocked('auth_failures', request.clientAddress, ctx.clock());
   try {
     return await work();
   } catch (error) {
-    if (error instanceof DomainError && error.code === 'unauthorised') await rateLimit(ctx, ['auth_failures', request.clientAddress]);
+    if (error instanceof DomainError && error.code === 'unauthorised')
+      await rateLimit(ctx, ['auth_failures', request.clientAddress]);
     throw error;
   }
 }
@@ -111,7 +134,10 @@ function openedSecret(ctx: DomainContext, key: ApiKeyRecord): string {
   return secret;
 }
 
-async function checkSignedRequest(ctx: DomainContext, request: SignedRequest): Promise<{ merchant: Merchant; signature: UnusedSignature }> {
+async function checkSignedRequest(
+  ctx: DomainContext,
+  request: SignedRequest,
+): Promise<{ merchant: Merchant; signature: UnusedSignature }> {
   const { apiKey, timestamp, signature } = request;
   if (!apiKey || !timestamp || !signature) throw unauthorised(MISSING_HEADERS_MESSAGE);
 
@@ -122,7 +148,8 @@ async function checkSignedRequest(ctx: DomainContext, request: SignedRequest): P
   if (key.expiresAt && key.expiresAt <= now) throw unauthorised('API key has expired (it was rotated)');
 
   const timestampMs = parseTimestampMs(timestamp);
-  if (timestampMs === null) throw unauthorised('Invalid X-Service-Timestamp: expected a Unix timestamp in milliseconds');
+  if (timestampMs === null)
+    throw unauthorised('Invalid X-Service-Timestamp: expected a Unix timestamp in milliseconds');
   if (!timestampWithinTolerance(timestampMs, now.getTime())) {
     throw unauthorised('X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time');
   }
@@ -135,7 +162,8 @@ async function checkSignedRequest(ctx: DomainContext, request: SignedRequest): P
   if (!signatureMatches(expected, signature)) {
     throw unauthorised(
       covered
-        ? 'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of this request'
+        ? 'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of ' +
+            'this request'
         : 'Invalid signature: X-Service-Signature does not match the request body and timestamp',
     );
   }

@@ -4,7 +4,6 @@ import { applyBoundTxVerdict, judgeBoundTransaction } from './bound-transactions
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
-import type { Decimal } from './money.js';
 import { assetsOn } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
 import { applySessionEvent } from './session-events.js';
@@ -28,7 +27,11 @@ export const MAX_UNVERIFIED_BINDS = 5;
  * asset. A pending one waits for the chain watcher; a hash the chain does not know locks
  * nothing and blocks no other bind. Rebinding the same hash is idempotent.
  */
-export async function bindTransaction(ctx: DomainContext, id: string, input: BindTransactionInput): Promise<BindResult> {
+export async function bindTransaction(
+  ctx: DomainContext,
+  id: string,
+  input: BindTransactionInput,
+): Promise<BindResult> {
   const sessionId = checkSessionId(id);
   const bind = checkBindInput(input);
   const before = await ctx.store.sessions.findById(sessionId);
@@ -49,7 +52,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     const candidates = await tx.transactionsOfSession(session.id);
     // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
     const replayed = candidates.find((c) => c.txHash === bind.txHash);
-    if (replayed) return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
+    if (replayed)
+      return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
     // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
     const closed = isTerminal(session.status);
     if (closed && !(evidence?.kind === 'mined' && lateWindowOpen(session, now))) {
@@ -61,7 +65,10 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
     const ticker = (bind.ticker ?? session.cryptoCurrency)!;
     const sessionNetwork = session.networks.find((n) => n.chainId === bind.chainId)!;
     if (candidates.filter((c) => c.state === 'unverified').length >= MAX_UNVERIFIED_BINDS) {
-      return conflict(`Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`);
+      return conflict(
+        `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until ` +
+          `they are checked`,
+      );
     }
     const onChain = evidence !== null && evidence.kind !== 'missing';
     // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
@@ -72,7 +79,8 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
       return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
     }
     const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
-    if (credited && credited !== session.id) return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
+    if (credited && credited !== session.id)
+      return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
 
     const bound: BoundTransaction = {
       id: randomUUID(),
@@ -88,16 +96,21 @@ export async function bindTransaction(ctx: DomainContext, id: string, input: Bin
       createdAt: now,
     };
     const registry = ctx.networks.find((n) => n.slug === sessionNetwork.network)!;
-    const verdict = evidence ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes) : ({ kind: 'wait', onChain: false } as const);
+    const verdict = evidence
+      ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes)
+      : ({ kind: 'wait', onChain: false } as const);
     // What the chain already proves cannot pay this session is refused, and nothing is written.
     if (verdict.kind === 'failed') return conflict(verdict.reason);
-    if (closed && verdict.kind !== 'valid') return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+    if (closed && verdict.kind !== 'valid')
+      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     await tx.insertBoundTransaction(bound);
     // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
     await tx.updateSession(session.id, { updatedAt: now });
     const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now);
     if (applied.state === 'rejected') {
-      return conflict(applied.creditedTo ? `Transaction ${bind.txHash} already paid another checkout session` : applied.reason);
+      return conflict(
+        applied.creditedTo ? `Transaction ${bind.txHash} already paid another checkout session` : applied.reason,
+      );
     }
     return bindResult(applied.state === 'verified' ? applied.session : session, ticker, bind.txHash, false);
   });
@@ -120,24 +133,36 @@ export interface BindRequest {
  * aliases, variable defaults or persisted operations cannot step around the count. `readInput`
  * runs after the count: a request refused for its shape counts too.
  */
-export async function bindPayerTransaction(ctx: DomainContext, request: BindRequest, readInput: () => BindTransactionInput): Promise<BindResult> {
+export async function bindPayerTransaction(
+  ctx: DomainContext,
+  request: BindRequest,
+  readInput: () => BindTransactionInput,
+): Promise<BindResult> {
   await throttleBind(ctx, request.sessionId, request.clientAddress);
   return bindTransaction(ctx, request.sessionId, readInput());
 }
 
-/** Whether transfers to a closed session are still recorded (as late payments): until expires_at + the organisation's window. */
+/**
+ * Whether transfers to a closed session are still recorded (as late payments): until expires_at + the organisation's
+ * window.
+ */
 function lateWindowOpen(session: CheckoutSession, now: Date): boolean {
   return now.getTime() < session.expiresAt.getTime() + session.paymentPolicy.latePaymentWindowMinutes * 60_000;
 }
 
 function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: string, idempotent: boolean): BindResult {
-  const required = session.cryptoCurrency === ticker && session.totalAmountCrypto ? session.totalAmountCrypto : session.quotes.find((q) => q.ticker === ticker)!.amount;
+  const required =
+    session.cryptoCurrency === ticker && session.totalAmountCrypto
+      ? session.totalAmountCrypto
+      : session.quotes.find((q) => q.ticker === ticker)!.amount;
   return { session, txHash, cryptoCurrency: ticker, totalAmountCrypto: required, idempotent };
 }
 
 function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError | null {
   if (bind.ticker && bind.ticker !== bound.cryptoCurrency) {
-    return conflict(`crypto_currency ${bind.ticker} differs from ${bound.cryptoCurrency}, the asset this transaction was bound for`);
+    return conflict(
+      `crypto_currency ${bind.ticker} differs from ${bound.cryptoCurrency}, the asset this transaction was bound for`,
+    );
   }
   if (bind.chainId !== bound.chainId) {
     return conflict(`chain_id ${bind.chainId} differs from ${bound.chainId}, the chain this transaction was bound on`);
@@ -145,25 +170,37 @@ function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError
   if (bind.payerWalletAddress && bound.payerWalletAddress && bind.payerWalletAddress !== bound.payerWalletAddress) {
     return conflict('payer_wallet_address differs from the one bound with this transaction');
   }
-  if (bound.state === 'rejected') return conflict(`Transaction ${bound.txHash} was rejected for this checkout session: ${bound.reason}`);
+  if (bound.state === 'rejected')
+    return conflict(`Transaction ${bound.txHash} was rejected for this checkout session: ${bound.reason}`);
   return null;
 }
 
 function checkAgainstSession(ctx: DomainContext, session: CheckoutSession, bind: CheckedBind): DomainError | null {
   if (bind.ticker && session.cryptoCurrency && bind.ticker !== session.cryptoCurrency) {
-    return conflict(`crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`);
+    return conflict(
+      `crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`,
+    );
   }
   if (session.chainId && bind.chainId !== session.chainId) {
-    return conflict(`chain_id ${bind.chainId} differs from ${session.chainId}, the chain this session is already paid on`);
+    return conflict(
+      `chain_id ${bind.chainId} differs from ${session.chainId}, the chain this session is already paid on`,
+    );
   }
   const ticker = bind.ticker ?? session.cryptoCurrency;
   if (!ticker) return invalid('crypto_currency is required: this session has no crypto currency selected yet');
   if (!session.quotes.some((quote) => quote.ticker === ticker)) {
-    return invalid(`crypto_currency ${ticker} is not offered by this session (offered: ${session.quotes.map((q) => q.ticker).join(', ')})`);
+    return invalid(
+      `crypto_currency ${ticker} is not offered by this session (offered: ` +
+        `${session.quotes.map((q) => q.ticker).join(', ')})`,
+    );
   }
   const sessionNetwork = session.networks.find((network) => network.chainId === bind.chainId);
   if (!sessionNetwork) {
-    return invalid(`chain_id ${bind.chainId} is not among this session's networks (${session.networks.map((n) => `${n.network}: ${n.chainId}`).join(', ')})`);
+    return invalid(
+      `chain_id ${bind.chainId} is not among this session's networks (${session.networks
+        .map((n) => `${n.network}: ` + `${n.chainId}`)
+        .join(', ')})`,
+    );
   }
   const network = ctx.networks.find((n) => n.slug === sessionNetwork.network);
   if (!network || !assetsOn(network).includes(ticker)) {

@@ -37,53 +37,109 @@ export function judgeBoundTransaction(
   // A transaction the node keeps pending (a nonce gap, a fee too low) may not hold a session, or its quote, for
   // ever: it waits the grace after binding, or, when expires_at falls inside that time, the grace after expires_at.
   if (evidence.kind === 'pending') {
-    const waitedUntil = bound.createdAt.getTime() + grace > session.expiresAt.getTime() ? session.expiresAt.getTime() + grace : bound.createdAt.getTime() + grace;
+    const waitedUntil =
+      bound.createdAt.getTime() + grace > session.expiresAt.getTime()
+        ? session.expiresAt.getTime() + grace
+        : bound.createdAt.getTime() + grace;
     if (now.getTime() < waitedUntil) return { kind: 'wait', onChain: true };
     const since = Math.round((now.getTime() - bound.createdAt.getTime()) / 60_000);
-    return { kind: 'failed', reason: `not mined: transaction ${hash} was still pending on ${network.slug} ${since} minute${since === 1 ? '' : 's'} after it was bound` };
+    return {
+      kind: 'failed',
+      reason:
+        `not mined: transaction ${hash} was still pending on ${network.slug} ${since} ` +
+        `minute${since === 1 ? '' : 's'} after it was bound`,
+    };
   }
   if (evidence.kind === 'missing') {
     if (evidence.foundOn) {
       return {
         kind: 'failed',
-        reason: `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
+        reason:
+          `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
+          `${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
       };
     }
     if (!graceOver) return { kind: 'wait', onChain: false };
-    return { kind: 'failed', reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding` };
+    return {
+      kind: 'failed',
+      reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding`,
+    };
   }
-  if (evidence.reverted) return { kind: 'failed', reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}` };
+  if (evidence.reverted)
+    return {
+      kind: 'failed',
+      reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}`,
+    };
   if (!minedAfterCreation(evidence.blockTime, session.createdAt)) {
     return {
       kind: 'failed',
-      reason: `mined before this checkout session was created: transaction ${hash} is in block ${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ${session.createdAt.toISOString()}`,
+      reason:
+        `mined before this checkout session was created: transaction ${hash} is in block ` +
+        `${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ` +
+        `${session.createdAt.toISOString()}`,
     };
   }
   const ticker = bound.cryptoCurrency;
   if (session.cryptoCurrency && session.cryptoCurrency !== ticker) {
-    return { kind: 'failed', reason: `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound for ${ticker}` };
+    return {
+      kind: 'failed',
+      reason:
+        `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound ` +
+        `for ${ticker}`,
+    };
   }
   if (session.chainId && session.chainId !== bound.chainId) {
-    return { kind: 'failed', reason: `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on chain ${bound.chainId}` };
+    return {
+      kind: 'failed',
+      reason:
+        `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on ` +
+        `chain ${bound.chainId}`,
+    };
   }
 
   const wallet = session.networks.find((n) => n.network === network.slug)?.walletAddress.toLowerCase() ?? '';
   const token = network.tokens.find((t) => t.ticker === ticker);
   const tokenAddress = token?.address.toLowerCase() ?? null;
-  const nameOf = (address: string) => network.tokens.find((t) => t.address.toLowerCase() === address)?.ticker ?? `token ${address}`;
+  const nameOf = (address: string) =>
+    network.tokens.find((t) => t.address.toLowerCase() === address)?.ticker ?? `token ${address}`;
   const native = network.nativeAsset;
 
   // Zero-value transfers (address-poisoning spam) prove nothing and are ignored throughout.
   const transfers = evidence.transfers.filter((t) => t.baseUnits > 0n);
-  const at = { network: network.slug, chainId: bound.chainId, txHash: hash, blockNumber: evidence.blockNumber, blockHash: evidence.blockHash, blockTime: evidence.blockTime };
+  const at = {
+    network: network.slug,
+    chainId: bound.chainId,
+    txHash: hash,
+    blockNumber: evidence.blockNumber,
+    blockHash: evidence.blockHash,
+    blockTime: evidence.blockTime,
+  };
   const paying: ChainTransfer[] = [];
   if (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n && evidence.sender) {
     const units = evidence.nativeValue;
-    paying.push({ ...at, logIndex: -1, from: evidence.sender, to: wallet, asset: ticker, tokenAddress: null, baseUnits: units, amount: fromBaseUnits(units, NATIVE_COIN_DECIMALS) });
+    paying.push({
+      ...at,
+      logIndex: -1,
+      from: evidence.sender,
+      to: wallet,
+      asset: ticker,
+      tokenAddress: null,
+      baseUnits: units,
+      amount: fromBaseUnits(units, NATIVE_COIN_DECIMALS),
+    });
   }
   if (token && tokenAddress) {
     for (const t of transfers.filter((t) => t.tokenAddress === tokenAddress && t.to === wallet)) {
-      paying.push({ ...at, logIndex: t.logIndex, from: t.from, to: wallet, asset: ticker, tokenAddress, baseUnits: t.baseUnits, amount: fromBaseUnits(t.baseUnits, token.decimals) });
+      paying.push({
+        ...at,
+        logIndex: t.logIndex,
+        from: t.from,
+        to: wallet,
+        asset: ticker,
+        tokenAddress,
+        baseUnits: t.baseUnits,
+        amount: fromBaseUnits(t.baseUnits, token.decimals),
+      });
     }
   }
   if (paying.length > 0) {
@@ -94,23 +150,48 @@ export function judgeBoundTransaction(
     if (payer && !paidBy) {
       return {
         kind: 'failed',
-        reason: `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
+        reason:
+          `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by ` +
+          `the payer wallet ${payer} named when it was bound`,
       };
     }
     return { kind: 'valid', transfers: paying };
   }
 
   const toWallet = transfers.find((t) => t.to === wallet);
-  if (toWallet) return { kind: 'failed', reason: `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; the session expects ${ticker}` };
+  if (toWallet)
+    return {
+      kind: 'failed',
+      reason:
+        `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; ` +
+        `the session expects ${ticker}`,
+    };
   if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
-    return { kind: 'failed', reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}` };
+    return {
+      kind: 'failed',
+      reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}`,
+    };
   }
   const elsewhere = tokenAddress ? transfers.find((t) => t.tokenAddress === tokenAddress) : undefined;
-  if (elsewhere) return { kind: 'failed', reason: `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session wallet ${wallet}` };
+  if (elsewhere)
+    return {
+      kind: 'failed',
+      reason:
+        `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session ` +
+        `wallet ${wallet}`,
+    };
   if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
-    return { kind: 'failed', reason: `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session wallet ${wallet}` };
+    return {
+      kind: 'failed',
+      reason:
+        `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session ` +
+        `wallet ${wallet}`,
+    };
   }
-  return { kind: 'failed', reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}` };
+  return {
+    kind: 'failed',
+    reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}`,
+  };
 }
 
 /** What became of a bound transaction once a verdict was applied. */
@@ -136,7 +217,8 @@ export async function applyBoundTxVerdict(
   now: Date,
 ): Promise<BoundTxOutcome> {
   if (verdict.kind === 'wait') {
-    if (verdict.onChain && !bound.seenOnChainAt) await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
+    if (verdict.onChain && !bound.seenOnChainAt)
+      await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
     return { state: 'unverified' };
   }
   if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
@@ -144,22 +226,50 @@ export async function applyBoundTxVerdict(
   const credits: Credit[] = [];
   for (const transfer of verdict.transfers) {
     const owner = await tx.exactAmountOwner(transfer);
-    credits.push(owner && owner !== session.id ? { sessionId: owner, attribution: 'exact_amount' } : { sessionId: session.id, attribution: 'bound_tx' });
+    credits.push(
+      owner && owner !== session.id
+        ? { sessionId: owner, attribution: 'exact_amount' }
+        : { sessionId: session.id, attribution: 'bound_tx' },
+    );
   }
   const holders = await tx.creditTransfers(verdict.transfers, credits, now);
   if (!holders.includes(session.id)) {
     const other = holders.find((holder) => holder !== null) ?? null;
-    return reject(ctx, tx, session, bound, `already credited: transaction ${bound.txHash} pays checkout session ${other}`, other, now);
+    return reject(
+      ctx,
+      tx,
+      session,
+      bound,
+      `already credited: transaction ${bound.txHash} pays checkout session ${other}`,
+      other,
+      now,
+    );
   }
-  await tx.updateBoundTransaction(bound.id, { state: 'verified', seenOnChainAt: bound.seenOnChainAt ?? now, checkedAt: now });
+  await tx.updateBoundTransaction(bound.id, {
+    state: 'verified',
+    seenOnChainAt: bound.seenOnChainAt ?? now,
+    checkedAt: now,
+  });
   await tx.updateSession(session.id, { updatedAt: now });
   let verified: CheckoutSession = session;
   if (!session.cryptoCurrency) {
     // The quote valid when the payment was sent: its block's time, or when Kassa first saw it if earlier.
     const minedAt = Math.min(...verdict.transfers.map((transfer) => transfer.blockTime.getTime()));
     const firstSeenAt = new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
-    const required = await tx.lockAsset(session.id, bound.cryptoCurrency, bound.network, bound.chainId, firstSeenAt, now);
-    verified = { ...verified, cryptoCurrency: bound.cryptoCurrency, chainId: bound.chainId, totalAmountCrypto: required };
+    const required = await tx.lockAsset(
+      session.id,
+      bound.cryptoCurrency,
+      bound.network,
+      bound.chainId,
+      firstSeenAt,
+      now,
+    );
+    verified = {
+      ...verified,
+      cryptoCurrency: bound.cryptoCurrency,
+      chainId: bound.chainId,
+      totalAmountCrypto: required,
+    };
   }
   if (!session.boundTxHash) {
     const binding = {
@@ -194,7 +304,9 @@ async function reject(
     // Only a transaction the chain knew before expires_at held the session open: when it fails, so does
     // the session (once its time is up). One the chain never knew in time changes nothing: the clock decides.
     const heldItOpen = bound.seenOnChainAt !== null && bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
-    const event = heldItOpen ? ({ kind: 'bound_tx_failed', reason, holds } as const) : ({ kind: 'clock', holds } as const);
+    const event = heldItOpen
+      ? ({ kind: 'bound_tx_failed', reason, holds } as const)
+      : ({ kind: 'clock', holds } as const);
     await applySessionEvent(ctx, tx, session, event, now);
   }
   return { state: 'rejected', reason, creditedTo };

@@ -16,8 +16,10 @@ export const MAX_LOGO_BYTES = 100 * 1024;
  * serving merchants' SVG safely would need a sanitiser we would have to trust.
  */
 export function logoContentType(bytes: Buffer): LogoContentType | null {
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
-  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
   return null;
 }
 
@@ -31,7 +33,11 @@ export interface BrandingChange {
 }
 
 /** `kassa orgs update`: sets or clears the organisation's logo and brand colour. */
-export async function setBranding(ctx: DomainContext, organisationId: string, change: BrandingChange): Promise<Branding> {
+export async function setBranding(
+  ctx: DomainContext,
+  organisationId: string,
+  change: BrandingChange,
+): Promise<Branding> {
   const problems: string[] = [];
   let brandColor: string | null | undefined;
   if (change.brandColor !== undefined) {
@@ -45,7 +51,10 @@ export async function setBranding(ctx: DomainContext, organisationId: string, ch
   let logo: (StoredLogo & { sha256: string }) | null | undefined;
   if (change.logo !== undefined) {
     if (change.logo === null) logo = null;
-    else if (change.logo.length > MAX_LOGO_BYTES) problems.push(`logo must be at most ${MAX_LOGO_BYTES / 1024} KB (it is ${Math.ceil(change.logo.length / 1024)} KB)`);
+    else if (change.logo.length > MAX_LOGO_BYTES)
+      problems.push(
+        `logo must be at most ${MAX_LOGO_BYTES / 1024} KB (it is ${Math.ceil(change.logo.length / 1024)} KB)`,
+      );
     else {
       const contentType = logoContentType(change.logo);
       if (!contentType) problems.push('logo must be a PNG or WebP image (SVG and other formats are refused)');

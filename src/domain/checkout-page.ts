@@ -9,7 +9,6 @@ import { assetsOn, NATIVE_COIN_DECIMALS } from './networks.js';
  * the time left to pay and how to pay on each enabled network.
  */
 
-
 /** Whole seconds left before `expires_at` by the domain clock; 0 once expired or settled. */
 export function secondsUntilExpiry(session: Pick<CheckoutSession, 'expiresAt' | 'status'>, now: Date): number {
   if (isTerminal(session.status)) return 0;
@@ -43,7 +42,8 @@ export function listPayableNetworks(ctx: Pick<DomainContext, 'networks'>): Payab
     chainId: String(network.chainId),
     confirmations: network.confirmations,
     assets: assetsOn(network).map((ticker): PayableAsset => {
-      if (network.nativeAsset === ticker) return { ticker, native: true, contractAddress: null, decimals: NATIVE_COIN_DECIMALS };
+      if (network.nativeAsset === ticker)
+        return { ticker, native: true, contractAddress: null, decimals: NATIVE_COIN_DECIMALS };
       const token = network.tokens.find((t) => t.ticker === ticker)!;
       return { ticker, native: false, contractAddress: token.address, decimals: token.decimals };
     }),

@@ -2,7 +2,14 @@ import type { AssetTicker } from './assets.js';
 import type { Decimal } from './money.js';
 
 /** Session statuses (docs/api/rest.md#statuses); `pending` is reserved for sessions not yet payable. */
-export const CHECKOUT_SESSION_STATUSES = ['pending', 'waiting_payment', 'partial', 'paid', 'expired', 'failed'] as const;
+export const CHECKOUT_SESSION_STATUSES = [
+  'pending',
+  'waiting_payment',
+  'partial',
+  'paid',
+  'expired',
+  'failed',
+] as const;
 export type CheckoutSessionStatus = (typeof CHECKOUT_SESSION_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly CheckoutSessionStatus[] = ['paid', 'expired', 'failed'];

@@ -26,8 +26,18 @@ import { amountClaims, priceQuotes, UNIQUE_AMOUNT_MAX_STEPS, withOffsets } from 
  */
 export interface CreateCheckoutInput {
   /** The merchant's customer; a payment link's payer may give a Telegram id instead of an email. */
-  readonly user: { readonly id: string; readonly email?: string | null; readonly username?: string; readonly telegramId?: string | null };
-  readonly items: ReadonlyArray<{ readonly name: string; readonly quantity: number; readonly unitPrice: string; readonly productId?: string }>;
+  readonly user: {
+    readonly id: string;
+    readonly email?: string | null;
+    readonly username?: string;
+    readonly telegramId?: string | null;
+  };
+  readonly items: ReadonlyArray<{
+    readonly name: string;
+    readonly quantity: number;
+    readonly unitPrice: string;
+    readonly productId?: string;
+  }>;
   readonly currency: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly expiresInMinutes?: number;
@@ -105,7 +115,10 @@ export async function createCheckoutSession(
     // Refused or not, the signature is used now: sent again, it is a replay.
     if (signature) await recordSignature(ctx, signature);
     // A retry of a request that made its session is answered with it even when a new one could not be made now.
-    const existing = idempotencyKey === undefined ? null : await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
+    const existing =
+      idempotencyKey === undefined
+        ? null
+        : await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
     if (!existing) throw error;
     return replay(ctx, existing.sessionId, existing.requestHash, requestHash);
   }
@@ -129,7 +142,10 @@ export async function createCheckoutSession(
     case 'link_unavailable':
       throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
     case 'created':
-      return { session: { ...draft, quotes: withOffsets(draft.quotes, (position) => outcome.offsets.get(position)) }, replayed: false };
+      return {
+        session: { ...draft, quotes: withOffsets(draft.quotes, (position) => outcome.offsets.get(position)) },
+        replayed: false,
+      };
   }
 }
 
@@ -160,7 +176,12 @@ export async function createSignedCheckoutSession(
 }
 
 /** The new session as it would be written, its quotes at their base amounts; nothing is stored. */
-async function draftSession(ctx: DomainContext, merchant: Merchant, input: CreateCheckoutInput, origin: SessionOrigin): Promise<CheckoutSession> {
+async function draftSession(
+  ctx: DomainContext,
+  merchant: Merchant,
+  input: CreateCheckoutInput,
+  origin: SessionOrigin,
+): Promise<CheckoutSession> {
   const organisation = await ctx.store.organisations.findById(merchant.organisationId);
   if (!organisation) throw notFound(`Organisation ${merchant.organisationId} not found`);
   if (organisation.deleted) throw unprocessable('Organisation has been deleted');
@@ -181,13 +202,15 @@ async function draftSession(ctx: DomainContext, merchant: Merchant, input: Creat
   }));
   if (networks.length === 0) {
     throw unprocessable(
-      `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); set one with \`kassa wallets set\``,
+      `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
+        `set one with \`kassa wallets set\``,
     );
   }
 
   const now = ctx.clock();
   const rates = await ctx.rates.quoteRates(currency, assetsOnAny(payableNetworks), now);
-  if (rates.length === 0) throw unavailable(`No usable exchange rate for ${currency} right now; no session was created, try again shortly`);
+  if (rates.length === 0)
+    throw unavailable(`No usable exchange rate for ${currency} right now; no session was created, try again shortly`);
 
   return {
     id: randomUUID(),
@@ -225,7 +248,12 @@ async function draftSession(ctx: DomainContext, merchant: Merchant, input: Creat
       underpaymentTolerancePercent: organisation.underpaymentTolerancePercent,
       latePaymentWindowMinutes: organisation.latePaymentWindowMinutes,
     },
-    user: { id: input.user.id, email: input.user.email ?? null, telegramId: input.user.telegramId ?? null, username: input.user.username ?? null },
+    user: {
+      id: input.user.id,
+      email: input.user.email ?? null,
+      telegramId: input.user.telegramId ?? null,
+      username: input.user.username ?? null,
+    },
     metadata: input.metadata ?? {},
     createdAt: now,
     updatedAt: now,
@@ -245,7 +273,12 @@ function priceItems(items: CreateCheckoutInput['items']): CheckoutLineItem[] {
   });
 }
 
-async function replay(ctx: DomainContext, sessionId: string, storedHash: string, requestHash: string): Promise<CreateCheckoutResult> {
+async function replay(
+  ctx: DomainContext,
+  sessionId: string,
+  storedHash: string,
+  requestHash: string,
+): Promise<CreateCheckoutResult> {
   if (storedHash !== requestHash) {
     throw conflict('Idempotency-Key was already used with a different request body');
   }
@@ -257,8 +290,18 @@ async function replay(ctx: DomainContext, sessionId: string, storedHash: string,
 function hashRequest(input: CreateCheckoutInput): string {
   const canonical = {
     // Written as before payment links existed, so stored hashes of merchant requests stay valid.
-    user: { id: input.user.id, email: input.user.email ?? null, username: input.user.username ?? null, ...(input.user.telegramId ? { telegramId: input.user.telegramId } : {}) },
-    items: input.items.map((item) => [item.name, item.quantity, new Decimal(item.unitPrice).toFixed(), item.productId ?? null]),
+    user: {
+      id: input.user.id,
+      email: input.user.email ?? null,
+      username: input.user.username ?? null,
+      ...(input.user.telegramId ? { telegramId: input.user.telegramId } : {}),
+    },
+    items: input.items.map((item) => [
+      item.name,
+      item.quantity,
+      new Decimal(item.unitPrice).toFixed(),
+      item.productId ?? null,
+    ]),
     currency: input.currency.trim().toUpperCase(),
     metadata: sortKeys(input.metadata ?? {}),
     expiresInMinutes: input.expiresInMinutes ?? DEFAULT_EXPIRES_IN_MINUTES,
@@ -269,7 +312,11 @@ function hashRequest(input: CreateCheckoutInput): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 }

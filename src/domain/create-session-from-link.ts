@@ -1,7 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
-import { createCheckoutSession, PaymentLinkUnavailable, type CreateCheckoutInput, type SessionOrigin } from './create-checkout-session.js';
+import {
+  createCheckoutSession,
+  PaymentLinkUnavailable,
+  type CreateCheckoutInput,
+  type SessionOrigin,
+} from './create-checkout-session.js';
 import { conflict, gone, invalid } from './errors.js';
 import { Decimal } from './money.js';
 import { getCheckoutSession } from './get-checkout-session.js';
@@ -53,15 +58,25 @@ export const PAYER_IDEMPOTENCY_KEY_MIN_LENGTH = 16;
  * the same key with other details is another visit, so a key never answers another payer's
  * session, and never tells whether someone else used it.
  */
-export async function createSessionFromLink(ctx: DomainContext, linkId: string, input: LinkSessionInput, idempotencyKey?: string): Promise<LinkSessionResult> {
+export async function createSessionFromLink(
+  ctx: DomainContext,
+  linkId: string,
+  input: LinkSessionInput,
+  idempotencyKey?: string,
+): Promise<LinkSessionResult> {
   const link = await findPaymentLink(ctx, linkId);
   if (idempotencyKey !== undefined && idempotencyKey.length < PAYER_IDEMPOTENCY_KEY_MIN_LENGTH) {
-    throw invalid([`Idempotency-Key must be at least ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} characters on this public route`]);
+    throw invalid([
+      `Idempotency-Key must be at least ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} characters on this public route`,
+    ]);
   }
   const visit = readVisit(link, input);
   const requestHash = sha256(JSON.stringify(visit.asked));
   // Payers' keys live beside the merchant's own keys of the organisation: scope them to the link and the visit.
-  const scopedKey = idempotencyKey === undefined ? undefined : `link:${link.id}:${sha256(JSON.stringify([idempotencyKey, requestHash]))}`;
+  const scopedKey =
+    idempotencyKey === undefined
+      ? undefined
+      : `link:${link.id}:${sha256(JSON.stringify([idempotencyKey, requestHash]))}`;
   if (scopedKey !== undefined) {
     const existing = await ctx.store.sessions.findIdempotencyKey(link.organisationId, scopedKey);
     // A retry of a visit that already made its session: no new use, even if the link is used up since.
@@ -70,7 +85,11 @@ export async function createSessionFromLink(ctx: DomainContext, linkId: string, 
   refuseUnavailable(link, ctx.clock());
   const merchant = { organisationId: link.organisationId, apiKeyId: LINK_SESSIONS_HAVE_NO_API_KEY };
   const payerKey = await ctx.store.paymentLinks.payerIdKey();
-  const checkout = checkoutInput(link, visit, payerId(payerKey, link.organisationId, visit.identity, scopedKey ?? randomUUID()));
+  const checkout = checkoutInput(
+    link,
+    visit,
+    payerId(payerKey, link.organisationId, visit.identity, scopedKey ?? randomUUID()),
+  );
   try {
     // The use is counted in the session's own write: never beyond max_uses, never for a replay or a failed create.
     return await createCheckoutSession(ctx, merchant, checkout, scopedKey, linkOrigin(link, requestHash));
@@ -105,7 +124,6 @@ function refuseUnavailable(link: PaymentLink, now: Date): void {
 // Without max_uses: the link's page hides its counts, and so does the API payers use.
 const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed`);
 
-
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;
 
 /** A visit's details as checked: the payer's identity, the open amount, and what the payer asked (for idempotency). */
@@ -113,7 +131,12 @@ interface Visit {
   readonly identity: PayerIdentity;
   /** The payer's amount as an exact decimal; null for a fixed basket. */
   readonly amount: string | null;
-  readonly asked: readonly [email: string | null, telegramId: string | null, username: string | null, amount: string | null];
+  readonly asked: readonly [
+    email: string | null,
+    telegramId: string | null,
+    username: string | null,
+    amount: string | null,
+  ];
 }
 
 /** Checks the identity and the amount against the link; every problem at once (400). */
@@ -127,7 +150,8 @@ function readVisit(link: PaymentLink, input: LinkSessionInput): Visit {
     else if (new Decimal(typed).lt(link.amountMin) || new Decimal(typed).gt(link.amountMax)) {
       problems.push(`amount must be from ${link.amountMin.toFixed()} to ${link.amountMax.toFixed()} ${link.currency}`);
     } else amount = new Decimal(typed).toFixed();
-  } else if (input.amount !== undefined) problems.push('amount is not asked for by this payment link (it has a fixed price)');
+  } else if (input.amount !== undefined)
+    problems.push('amount is not asked for by this payment link (it has a fixed price)');
   if (problems.length > 0) throw invalid(problems);
   return { identity, amount, asked: [identity.email, identity.telegramId, identity.username, amount] };
 }
@@ -137,7 +161,12 @@ function checkoutInput(link: PaymentLink, visit: Visit, userId: string): CreateC
   const items: CreateCheckoutInput['items'] =
     visit.amount !== null
       ? [{ name: link.name, quantity: 1, unitPrice: visit.amount }]
-      : link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: item.unitPrice.toFixed(), ...(item.productId ? { productId: item.productId } : {}) }));
+      : link.items.map((item) => ({
+          name: item.name,
+          quantity: item.quantity,
+          unitPrice: item.unitPrice.toFixed(),
+          ...(item.productId ? { productId: item.productId } : {}),
+        }));
   return {
     user: {
       id: userId,

@@ -12,7 +12,8 @@
  * - `rate_limited`  the caller is over a rate limit; retry later (429, src/domain/throttle.ts)
  * - `gone`          it existed but is no longer offered, e.g. an inactive or expired payment link (410)
  */
-export type DomainErrorCode = 'invalid' | 'not_found' | 'conflict' | 'unprocessable' | 'unauthorised' | 'unavailable' | 'rate_limited' | 'gone';
+export type DomainErrorCode =
+  'invalid' | 'not_found' | 'conflict' | 'unprocessable' | 'unauthorised' | 'unavailable' | 'rate_limited' | 'gone';
 
 export class DomainError extends Error {
   /** Messages meant for the caller; `invalid` may carry several, one per problem. */

@@ -23,7 +23,14 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
   const now = ctx.clock();
   if (!expiryMayBeDue(session, now)) return session;
   // Held open (a payment sent in time is confirming): nothing to write, so no row lock.
-  if (!isExpiredAt(session, now, { inflightGraceMinutes: ctx.inflightGraceMinutes }, await ctx.store.sessions.expiryHolds(session, ctx.inflightGraceMinutes))) {
+  if (
+    !isExpiredAt(
+      session,
+      now,
+      { inflightGraceMinutes: ctx.inflightGraceMinutes },
+      await ctx.store.sessions.expiryHolds(session, ctx.inflightGraceMinutes),
+    )
+  ) {
     return session;
   }
   return settleExpiry(ctx, sessionId, now);

@@ -1,5 +1,13 @@
 import { unavailable } from './errors.js';
-import { isSealedUnderCurrentKey, isV1Sealed, keyId, openSecret, sealSecret, type MasterKeys, type StoredSecret } from './secret-box.js';
+import {
+  isSealedUnderCurrentKey,
+  isV1Sealed,
+  keyId,
+  openSecret,
+  sealSecret,
+  type MasterKeys,
+  type StoredSecret,
+} from './secret-box.js';
 
 /** Every stored secret, for re-sealing (implemented in src/db/stored-secrets.ts). */
 export interface StoredSecretsPort {
@@ -73,7 +81,8 @@ export async function verifyNoV1Secrets(keys: MasterKeys, secrets: Pick<StoredSe
   const count = await secrets.countV1();
   if (count === 0) return;
   throw unavailable(
-    `KASSA_SECRETS_V1=refuse, but ${count === 1 ? '1 stored secret is' : `${count} stored secrets are`} still in the v1 format (no key id, not bound to its row): ` +
+    `KASSA_SECRETS_V1=refuse, but ${count === 1 ? '1 stored secret is' : `${count} stored secrets are`} still in the ` +
+      `v1 format (no key id, not bound to its row): ` +
       `re-seal ${count === 1 ? 'it' : 'them'} with \`kassa keys rotate-master\` under KASSA_SECRETS_V1=accept first`,
   );
 }

@@ -33,7 +33,12 @@ export function listOrganisations(ctx: DomainContext): Promise<Organisation[]> {
 }
 
 /** Sets the organisation's receiving wallet on one network (or every enabled one). */
-export async function setWallet(ctx: DomainContext, organisationId: string, address: string, network?: string): Promise<Organisation> {
+export async function setWallet(
+  ctx: DomainContext,
+  organisationId: string,
+  address: string,
+  network?: string,
+): Promise<Organisation> {
   const organisation = await ctx.store.organisations.findById(organisationId);
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   const checked = checkAddress(address);
@@ -51,23 +56,33 @@ export interface PaymentPolicyChange {
 }
 
 /** Sets the organisation's payment policy (`kassa orgs policy`, docs/operations.md#cli-reference). */
-export async function setPaymentPolicy(ctx: DomainContext, organisationId: string, change: PaymentPolicyChange): Promise<Organisation> {
+export async function setPaymentPolicy(
+  ctx: DomainContext,
+  organisationId: string,
+  change: PaymentPolicyChange,
+): Promise<Organisation> {
   const problems: string[] = [];
   let tolerance: Decimal | undefined;
   let window: number | undefined;
   if (change.underpaymentTolerancePercent !== undefined) {
     const text = change.underpaymentTolerancePercent;
-    if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || new Decimal(text).greaterThan(100)) problems.push('underpayment tolerance must be a percentage from 0 to 100 with at most 2 decimals');
+    if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || new Decimal(text).greaterThan(100))
+      problems.push('underpayment tolerance must be a percentage from 0 to 100 with at most 2 decimals');
     else tolerance = new Decimal(text);
   }
   if (change.latePaymentWindowMinutes !== undefined) {
     const text = change.latePaymentWindowMinutes;
-    if (!/^\d{1,6}$/.test(text) || Number(text) > 525_600) problems.push('late-payment window must be a whole number of minutes from 0 to 525600');
+    if (!/^\d{1,6}$/.test(text) || Number(text) > 525_600)
+      problems.push('late-payment window must be a whole number of minutes from 0 to 525600');
     else window = Number(text);
   }
   if (problems.length > 0) throw invalid(problems);
-  if (!(await ctx.store.organisations.findById(organisationId))) throw notFound(`Organisation ${organisationId} not found`);
-  await ctx.store.organisations.setPaymentPolicy(organisationId, { underpaymentTolerancePercent: tolerance, latePaymentWindowMinutes: window });
+  if (!(await ctx.store.organisations.findById(organisationId)))
+    throw notFound(`Organisation ${organisationId} not found`);
+  await ctx.store.organisations.setPaymentPolicy(organisationId, {
+    underpaymentTolerancePercent: tolerance,
+    latePaymentWindowMinutes: window,
+  });
   return (await ctx.store.organisations.findById(organisationId))!;
 }
 
@@ -76,13 +91,21 @@ export async function setPaymentPolicy(ctx: DomainContext, organisationId: strin
  * transfer can only ever be matched to sessions of one organisation. (The database's unique
  * index holds this against races too; the store reports it with the same words.)
  */
-async function checkWalletIsFree(ctx: DomainContext, organisationId: string, network: string, address: string): Promise<void> {
+async function checkWalletIsFree(
+  ctx: DomainContext,
+  organisationId: string,
+  network: string,
+  address: string,
+): Promise<void> {
   const owner = await ctx.store.organisations.walletOwner(network, address);
   if (owner && owner !== organisationId) throw walletTaken(address, network);
 }
 
 export function walletTaken(address: string, network: string) {
-  return conflict(`wallet ${address} already receives payments for another organisation on ${network}: each organisation needs its own receiving wallet`);
+  return conflict(
+    `wallet ${address} already receives payments for another organisation on ${network}: each organisation needs its ` +
+      `own receiving wallet`,
+  );
 }
 
 /**
@@ -93,7 +116,9 @@ export function walletTaken(address: string, network: string) {
 function checkAddress(address: string): string {
   if (!ADDRESS_PATTERN.test(address)) throw invalid('wallet address must match ^0x[a-fA-F0-9]{40}$');
   if (/[a-f]/.test(address.slice(2)) && /[A-F]/.test(address.slice(2)) && !isAddress(address, { strict: true })) {
-    throw invalid(`wallet address ${address} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`);
+    throw invalid(
+      `wallet address ${address} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`,
+    );
   }
   if (/^0x0{40}$/i.test(address)) throw invalid('wallet address must not be the zero address');
   return address.toLowerCase();

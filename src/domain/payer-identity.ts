@@ -49,14 +49,23 @@ function readField(kind: IdentityOption, raw: string, problems: string[]): strin
  * bidi or other invisible formatting character; an email follows the merchant create
  * schema's rule; a username holds no `<` or `>` and is stored composed (NFC).
  */
-export function checkPayerIdentity(input: PayerIdentityInput, options: readonly IdentityOption[], required: boolean): { identity: PayerIdentity; problems: string[] } {
+export function checkPayerIdentity(
+  input: PayerIdentityInput,
+  options: readonly IdentityOption[],
+  required: boolean,
+): { identity: PayerIdentity; problems: string[] } {
   const problems: string[] = [];
-  const given = (['email', 'telegram', 'username'] as const).filter((kind) => input[kind] !== undefined && input[kind] !== '');
+  const given = (['email', 'telegram', 'username'] as const).filter(
+    (kind) => input[kind] !== undefined && input[kind] !== '',
+  );
   for (const kind of given) if (!options.includes(kind)) problems.push(`${kind} is not asked for by this payment link`);
   if (required && !given.some((kind) => options.includes(kind))) {
     problems.push(options.length === 1 ? `${options[0]} is required` : `one of ${options.join(', ')} is required`);
   }
-  const asked = (kind: IdentityOption) => (input[kind] !== undefined && input[kind] !== '' && options.includes(kind) ? readField(kind, input[kind]!, problems) : null);
+  const asked = (kind: IdentityOption) =>
+    input[kind] !== undefined && input[kind] !== '' && options.includes(kind)
+      ? readField(kind, input[kind]!, problems)
+      : null;
   let email = asked('email');
   if (email !== null && (email.length > 255 || !EMAIL.test(email))) {
     problems.push('email must be an email address');
@@ -68,7 +77,8 @@ export function checkPayerIdentity(input: PayerIdentityInput, options: readonly 
     const name = TELEGRAM_USERNAME.exec(telegram);
     if (TELEGRAM_ID.test(telegram)) telegramId = telegram;
     else if (name) telegramId = `@${name[1]!.toLowerCase()}`;
-    else problems.push('telegram must be a Telegram username (@name, 5 to 32 letters, digits or _) or a numeric user id');
+    else
+      problems.push('telegram must be a Telegram username (@name, 5 to 32 letters, digits or _) or a numeric user id');
   }
   let username = asked('username');
   if (username !== null) {
@@ -103,4 +113,5 @@ export function payerId(key: Uint8Array, organisationId: string, identity: Payer
   return `payer_${mac(key, `kassa-payer:v2\n${organisationId}\n${parts.join('\n')}`)}`;
 }
 
-const mac = (key: Uint8Array, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('hex').slice(0, 32);
+const mac = (key: Uint8Array, text: string) =>
+  createHmac('sha256', key).update(text, 'utf8').digest('hex').slice(0, 32);

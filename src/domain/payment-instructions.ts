@@ -49,16 +49,31 @@ export function paymentOptions(ctx: Pick<DomainContext, 'networks'>, session: Ch
  * Checks a payer's choice of network and asset against the session (its networks, its
  * quotes, its selected asset) and the registry, and gives the instructions for it.
  */
-export function paymentInstructions(ctx: Pick<DomainContext, 'networks'>, session: CheckoutSession, choice: { network: unknown; asset: unknown }): PaymentInstructions {
+export function paymentInstructions(
+  ctx: Pick<DomainContext, 'networks'>,
+  session: CheckoutSession,
+  choice: { network: unknown; asset: unknown },
+): PaymentInstructions {
   const problems: string[] = [];
-  const sessionNetwork = typeof choice.network === 'string' ? session.networks.find((n) => n.network === choice.network) : undefined;
-  if (!sessionNetwork) problems.push(`network must be one of the session's networks: ${session.networks.map((n) => n.network).join(', ')}`);
+  const sessionNetwork =
+    typeof choice.network === 'string' ? session.networks.find((n) => n.network === choice.network) : undefined;
+  if (!sessionNetwork)
+    problems.push(
+      `network must be one of the session's networks: ${session.networks.map((n) => n.network).join(', ')}`,
+    );
   else if (session.chainId && sessionNetwork.chainId !== session.chainId) {
-    problems.push(`network must be ${session.networks.find((n) => n.chainId === session.chainId)?.network}, the network this session is paid on`);
+    problems.push(
+      `network must be ${session.networks.find((n) => n.chainId === session.chainId)?.network}, the network this ` +
+        `session is paid on`,
+    );
   }
   const quote = isAssetTicker(choice.asset) ? session.quotes.find((q) => q.ticker === choice.asset) : undefined;
-  if (!quote) problems.push(`asset must be one of the session's crypto options: ${session.quotes.map((q) => q.ticker).join(', ')}`);
-  else if (session.cryptoCurrency && session.cryptoCurrency !== quote.ticker) problems.push(`asset must be ${session.cryptoCurrency}, the session's selected crypto`);
+  if (!quote)
+    problems.push(
+      `asset must be one of the session's crypto options: ${session.quotes.map((q) => q.ticker).join(', ')}`,
+    );
+  else if (session.cryptoCurrency && session.cryptoCurrency !== quote.ticker)
+    problems.push(`asset must be ${session.cryptoCurrency}, the session's selected crypto`);
   if (problems.length > 0 || !sessionNetwork || !quote) throw invalid(problems);
 
   const asset = listPayableNetworks(ctx)
@@ -68,12 +83,26 @@ export function paymentInstructions(ctx: Pick<DomainContext, 'networks'>, sessio
   return instructions(session, sessionNetwork, quote, asset);
 }
 
-function instructions(session: CheckoutSession, network: SessionNetwork, quote: CryptoQuote, asset: PayableAsset): PaymentInstructions {
+function instructions(
+  session: CheckoutSession,
+  network: SessionNetwork,
+  quote: CryptoQuote,
+  asset: PayableAsset,
+): PaymentInstructions {
   // Once an asset is selected: what is still owed (after a partial payment, the rest, exactly).
   const due = session.cryptoCurrency === quote.ticker ? amountDue(session) : null;
-  const owed = due && due.greaterThan(0) ? due : (session.cryptoCurrency === quote.ticker && session.totalAmountCrypto) || quote.amount;
+  const owed =
+    due && due.greaterThan(0)
+      ? due
+      : (session.cryptoCurrency === quote.ticker && session.totalAmountCrypto) || quote.amount;
   const baseUnits = toBaseUnitsCeil(owed, asset.decimals);
-  const request = { chainId: network.chainId, walletAddress: network.walletAddress, contractAddress: asset.contractAddress, decimals: asset.decimals, amount: owed };
+  const request = {
+    chainId: network.chainId,
+    walletAddress: network.walletAddress,
+    contractAddress: asset.contractAddress,
+    decimals: asset.decimals,
+    amount: owed,
+  };
   return {
     network: network.network,
     chainId: network.chainId,

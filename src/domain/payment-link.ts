@@ -43,7 +43,10 @@ export interface PaymentLink {
 }
 
 /** Whether the link takes payers at `now`, and if not, why. Inactive wins over expired over used up. */
-export function paymentLinkState(link: Pick<PaymentLink, 'active' | 'expiresAt' | 'maxUses' | 'uses'>, now: Date): PaymentLinkState {
+export function paymentLinkState(
+  link: Pick<PaymentLink, 'active' | 'expiresAt' | 'maxUses' | 'uses'>,
+  now: Date,
+): PaymentLinkState {
   if (!link.active) return 'inactive';
   if (link.expiresAt !== null && link.expiresAt.getTime() <= now.getTime()) return 'expired';
   if (link.maxUses !== null && link.uses >= link.maxUses) return 'used_up';
@@ -57,7 +60,10 @@ export const requiresPayerIdentity = (link: Pick<PaymentLink, 'anonymous' | 'ide
 /** The fixed basket's total; null for an open amount. */
 export function fixedTotal(link: Pick<PaymentLink, 'items'>): Decimal | null {
   if (link.items.length === 0) return null;
-  return link.items.reduce((sum, item) => sum.plus(item.unitPrice.times(item.quantity)), link.items[0]!.unitPrice.times(0));
+  return link.items.reduce(
+    (sum, item) => sum.plus(item.unitPrice.times(item.quantity)),
+    link.items[0]!.unitPrice.times(0),
+  );
 }
 
 /** What may change on an existing link (PATCH, `kassa links deactivate`). */

@@ -5,7 +5,13 @@ import { invalid, notFound, unprocessable } from './errors.js';
 import { Decimal } from './money.js';
 import { brandingOf } from './branding.js';
 import type { Branding } from './branding-ports.js';
-import { paymentLinkState, type IdentityOption, type PaymentLink, type PaymentLinkPatch, type PaymentLinkState } from './payment-link.js';
+import {
+  paymentLinkState,
+  type IdentityOption,
+  type PaymentLink,
+  type PaymentLinkPatch,
+  type PaymentLinkState,
+} from './payment-link.js';
 import { isUuid } from './uuid.js';
 
 /** A link as the merchant asks for it, after the transport checked its shape (src/rest/payment-links.schema.ts). */
@@ -13,7 +19,12 @@ export interface CreatePaymentLinkInput {
   readonly name: string;
   readonly currency: string;
   /** A fixed basket… */
-  readonly items?: ReadonlyArray<{ readonly name: string; readonly quantity: number; readonly unitPrice: string; readonly productId?: string }>;
+  readonly items?: ReadonlyArray<{
+    readonly name: string;
+    readonly quantity: number;
+    readonly unitPrice: string;
+    readonly productId?: string;
+  }>;
   /** …or an open amount the payer chooses (exact decimal strings). */
   readonly amountFiat?: { readonly min: string; readonly max: string };
   readonly expiresInMinutes?: number;
@@ -32,7 +43,11 @@ export const DEFAULT_LINK_SESSION_MINUTES = 60;
  * price and a link expiry in the past; (422) an organisation without a receiving wallet,
  * whose payers could never pay.
  */
-export async function createPaymentLink(ctx: DomainContext, organisationId: string, input: CreatePaymentLinkInput): Promise<PaymentLink> {
+export async function createPaymentLink(
+  ctx: DomainContext,
+  organisationId: string,
+  input: CreatePaymentLinkInput,
+): Promise<PaymentLink> {
   const organisation = await ctx.store.organisations.findById(organisationId);
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
   if (organisation.deleted) throw unprocessable('Organisation has been deleted');
@@ -46,7 +61,8 @@ export async function createPaymentLink(ctx: DomainContext, organisationId: stri
   if (problems.length > 0) throw invalid(problems);
   if (!ctx.networks.some((network) => organisation.wallets[network.slug])) {
     throw unprocessable(
-      `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); set one with \`kassa wallets set\``,
+      `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
+        `set one with \`kassa wallets set\``,
     );
   }
   const identityOptions = [...new Set(input.identityOptions ?? [])];
@@ -55,7 +71,12 @@ export async function createPaymentLink(ctx: DomainContext, organisationId: stri
     organisationId,
     name: input.name.trim(),
     currency,
-    items: (input.items ?? []).map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: new Decimal(item.unitPrice), productId: item.productId ?? null })),
+    items: (input.items ?? []).map((item) => ({
+      name: item.name,
+      quantity: item.quantity,
+      unitPrice: new Decimal(item.unitPrice),
+      productId: item.productId ?? null,
+    })),
     amountMin: input.amountFiat ? new Decimal(input.amountFiat.min) : null,
     amountMax: input.amountFiat ? new Decimal(input.amountFiat.max) : null,
     expiresInMinutes: input.expiresInMinutes ?? DEFAULT_LINK_SESSION_MINUTES,
@@ -86,11 +107,21 @@ export async function getPaymentLink(ctx: DomainContext, organisationId: string,
 }
 
 /** Renames, (de)activates, changes the limits or the metadata of one of the organisation's links. */
-export async function updatePaymentLink(ctx: DomainContext, organisationId: string, id: string, patch: PaymentLinkPatch): Promise<PaymentLink> {
+export async function updatePaymentLink(
+  ctx: DomainContext,
+  organisationId: string,
+  id: string,
+  patch: PaymentLinkPatch,
+): Promise<PaymentLink> {
   await getPaymentLink(ctx, organisationId, id);
   const now = ctx.clock();
-  if (patch.expiresAt && patch.expiresAt.getTime() <= now.getTime()) throw invalid(['expires_at must be in the future']);
-  const updated = await ctx.store.paymentLinks.update(id, { ...patch, ...(patch.name !== undefined ? { name: patch.name.trim() } : {}) }, now);
+  if (patch.expiresAt && patch.expiresAt.getTime() <= now.getTime())
+    throw invalid(['expires_at must be in the future']);
+  const updated = await ctx.store.paymentLinks.update(
+    id,
+    { ...patch, ...(patch.name !== undefined ? { name: patch.name.trim() } : {}) },
+    now,
+  );
   if (!updated) throw linkNotFound(id);
   return updated;
 }

@@ -30,7 +30,8 @@ export function paymentBaseUnits(request: Pick<PaymentRequest, 'amount' | 'decim
 export function eip681Uri(request: PaymentRequest): string {
   const units = paymentBaseUnits(request).toString();
   if (request.contractAddress) {
-    return `ethereum:${request.contractAddress}@${request.chainId}/transfer?address=${request.walletAddress}&uint256=${units}`;
+    const token = `${request.contractAddress}@${request.chainId}`;
+    return `ethereum:${token}/transfer?address=${request.walletAddress}&uint256=${units}`;
   }
   return `ethereum:${request.walletAddress}@${request.chainId}?value=${units}`;
 }

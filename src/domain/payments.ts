@@ -1,4 +1,3 @@
-import type { AssetTicker } from './assets.js';
 import type { CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { Decimal, formatAmount } from './money.js';
@@ -25,8 +24,11 @@ export function minedAfterCreation(blockTime: Date, createdAt: Date): boolean {
  * wallet, a router) pays many people, so a wallet proven by one bind proves nothing about
  * the next transfer from it. (`payer_wallet` attributions of earlier versions stay readable.)
  */
-export function attributeTransfer(candidates: AttributionCandidates): { sessionId: string; attribution: Attribution } | null {
-  if (candidates.exactAmountSessionId) return { sessionId: candidates.exactAmountSessionId, attribution: 'exact_amount' };
+export function attributeTransfer(
+  candidates: AttributionCandidates,
+): { sessionId: string; attribution: Attribution } | null {
+  if (candidates.exactAmountSessionId)
+    return { sessionId: candidates.exactAmountSessionId, attribution: 'exact_amount' };
   return null;
 }
 
@@ -35,7 +37,12 @@ export function attributeTransfer(candidates: AttributionCandidates): { sessionI
  * its row lock: stores the confirmed (on time and late) and pending totals, and lets the
  * status machine judge the change, with the history row and events written with it.
  */
-export async function settleSessionPayments(ctx: DomainContext, tx: TxStore, session: CheckoutSession, now: Date): Promise<CheckoutSession> {
+export async function settleSessionPayments(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  now: Date,
+): Promise<CheckoutSession> {
   const asset = session.cryptoCurrency;
   const quote = asset ? session.quotes.find((q) => q.ticker === asset) : undefined;
   if (!asset || !session.chainId || !session.totalAmountCrypto || !quote) {
@@ -43,7 +50,10 @@ export async function settleSessionPayments(ctx: DomainContext, tx: TxStore, ses
     return session;
   }
   const totals = await tx.paymentTotals(session, asset, session.chainId);
-  const previous = { onTime: session.amountReceived.minus(session.amountReceivedLate), late: session.amountReceivedLate };
+  const previous = {
+    onTime: session.amountReceived.minus(session.amountReceivedLate),
+    late: session.amountReceivedLate,
+  };
   const received = totals.onTime.plus(totals.late);
   const confirmedChanged = !received.equals(session.amountReceived) || !totals.late.equals(session.amountReceivedLate);
   if (!confirmedChanged && totals.pending.equals(session.amountPending)) {
@@ -51,7 +61,13 @@ export async function settleSessionPayments(ctx: DomainContext, tx: TxStore, ses
     return session;
   }
   // Stored first, so the events below carry the new totals.
-  const counted: CheckoutSession = { ...session, amountReceived: received, amountReceivedLate: totals.late, amountPending: totals.pending, updatedAt: now };
+  const counted: CheckoutSession = {
+    ...session,
+    amountReceived: received,
+    amountReceivedLate: totals.late,
+    amountPending: totals.pending,
+    updatedAt: now,
+  };
   await tx.updateSession(session.id, {
     amountReceived: received,
     amountReceivedLate: totals.late,

@@ -7,7 +7,8 @@ import type { TxStore } from './ports.js';
 import type { QuotedRate } from './rates-ports.js';
 
 export const AMOUNT_ROUNDING =
-  'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to the smallest unit every network of the session can carry, plus offset_steps of that unit to be unique on the wallet';
+  'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to the smallest unit every network of the ' +
+  'session can carry, plus offset_steps of that unit to be unique on the wallet';
 
 /**
  * Most units of `amount_step` added to make an amount unique among the open sessions on
@@ -16,7 +17,10 @@ export const AMOUNT_ROUNDING =
  */
 export const UNIQUE_AMOUNT_MAX_STEPS = 100;
 
-/** Decimals of `ticker` on a network (the chain's own coin or its ERC-20 token); null when the network does not carry it. */
+/**
+ * Decimals of `ticker` on a network (the chain's own coin or its ERC-20 token); null when the network does not carry
+ * it.
+ */
 export function decimalsOn(network: Network, ticker: AssetTicker): number | null {
   if (network.nativeAsset === ticker) return NATIVE_COIN_DECIMALS;
   return network.tokens.find((token) => token.ticker === ticker)?.decimals ?? null;
@@ -36,7 +40,12 @@ function carriers(registry: readonly Network[], networks: readonly SessionNetwor
  * whole number of the asset's step on these networks, so a wallet can send it exactly
  * on each of them. Not unique yet: see {@link amountClaims} and {@link claimUniqueQuotes}.
  */
-export function priceQuotes(totalFiat: Decimal, rates: readonly QuotedRate[], registry: readonly Network[], networks: readonly SessionNetwork[]): CryptoQuote[] {
+export function priceQuotes(
+  totalFiat: Decimal,
+  rates: readonly QuotedRate[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+): CryptoQuote[] {
   return rates.map((rate) => {
     const step = amountStep(carriers(registry, networks, rate.ticker).map((c) => c.decimals));
     const baseAmount = roundUpToStep(totalFiat.dividedBy(rate.unitPriceFiat), step);
@@ -66,12 +75,18 @@ export function amountClaims(
     ticker: quote.ticker,
     baseAmount: quote.baseAmount,
     step: quote.amountStep,
-    wallets: carriers(registry, networks, quote.ticker).map(({ network, walletAddress }) => ({ network, walletAddress })),
+    wallets: carriers(registry, networks, quote.ticker).map(({ network, walletAddress }) => ({
+      network,
+      walletAddress,
+    })),
   }));
 }
 
 /** The quotes with the claimed offsets applied; an asset whose amounts were all taken (null) keeps its base amount. */
-export function withOffsets(quotes: readonly CryptoQuote[], offsetAt: (position: number) => number | null | undefined): CryptoQuote[] {
+export function withOffsets(
+  quotes: readonly CryptoQuote[],
+  offsetAt: (position: number) => number | null | undefined,
+): CryptoQuote[] {
   return quotes.map((quote, position) => {
     const offset = offsetAt(position) ?? 0;
     return { ...quote, offsetSteps: offset, amount: quote.baseAmount.plus(quote.amountStep.times(offset)) };
@@ -90,6 +105,10 @@ export async function claimUniqueQuotes(
   registry: readonly Network[],
   networks: readonly SessionNetwork[],
 ): Promise<CryptoQuote[]> {
-  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), UNIQUE_AMOUNT_MAX_STEPS);
+  const offsets = await tx.claimUniqueAmounts(
+    sessionId,
+    amountClaims(quotes, registry, networks),
+    UNIQUE_AMOUNT_MAX_STEPS,
+  );
   return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
 }

@@ -26,7 +26,8 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
     const rates = ratesByCurrency.get(fiatCurrency)!;
     const done = await ctx.store.transaction(async (tx) => {
       const session = await tx.lockSession(id);
-      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, () => tx.paymentActivity(session.id)))) return false;
+      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, () => tx.paymentActivity(session.id))))
+        return false;
       const fresh = session.quotes.map((quote) => rates.find((rate) => rate.ticker === quote.ticker));
       // Without a fresh rate for every offered asset, the old quote stands until the next round.
       if (fresh.some((rate) => rate === undefined)) return false;
@@ -35,7 +36,13 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
       const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
       await tx.replaceQuotes(session, quotes, now);
       const locked = session.cryptoCurrency ? quotes.find((q) => q.ticker === session.cryptoCurrency)!.amount : null;
-      const updated: CheckoutSession = { ...session, quotes, quotedAt: now, totalAmountCrypto: locked ?? session.totalAmountCrypto, updatedAt: now };
+      const updated: CheckoutSession = {
+        ...session,
+        quotes,
+        quotedAt: now,
+        totalAmountCrypto: locked ?? session.totalAmountCrypto,
+        updatedAt: now,
+      };
       await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
       return true;
     });
@@ -44,7 +51,12 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
   return requoted;
 }
 
-async function dueForRequote(session: CheckoutSession, now: Date, ttlMinutes: number, paymentActivity: () => Promise<boolean>): Promise<boolean> {
+async function dueForRequote(
+  session: CheckoutSession,
+  now: Date,
+  ttlMinutes: number,
+  paymentActivity: () => Promise<boolean>,
+): Promise<boolean> {
   if (isTerminal(session.status) || session.status === 'partial') return false;
   if (now.getTime() >= session.expiresAt.getTime()) return false;
   if (now.getTime() < session.quotedAt.getTime() + ttlMinutes * 60_000) return false;

@@ -35,7 +35,10 @@ export interface StoredSecret {
   readonly row: SecretRow;
 }
 
-/** A short public name of a master key: 8 hex characters of an HMAC under the key itself (nothing about the key can be learnt from it). */
+/**
+ * A short public name of a master key: 8 hex characters of an HMAC under the key itself (nothing about the key can be
+ * learnt from it).
+ */
 export function keyId(key: Buffer): string {
   return createHmac('sha256', key).update('kassa master key id').digest('hex').slice(0, 8);
 }
@@ -55,7 +58,9 @@ export function sealSecret(plaintext: string, keys: MasterKeys | Buffer, row: Se
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(additionalData(row));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v2', keyId(key), ...[iv, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url'))].join('.');
+  return ['v2', keyId(key), ...[iv, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url'))].join(
+    '.',
+  );
 }
 
 /**
@@ -68,7 +73,11 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
   if (parts[0] === 'v2' && parts.length === 5) {
     const [, id, iv, tag, ciphertext] = parts as [string, string, string, string, string];
     const key = [current, ...previous].find((candidate) => keyId(candidate) === id);
-    if (!key) throw new Error(`Secret of ${describe(stored.row)} is sealed under master key ${id}, which is neither KASSA_MASTER_KEY nor in KASSA_MASTER_KEY_PREVIOUS`);
+    if (!key)
+      throw new Error(
+        `Secret of ${describe(stored.row)} is sealed under master key ${id}, which is neither KASSA_MASTER_KEY nor ` +
+          `in KASSA_MASTER_KEY_PREVIOUS`,
+      );
     try {
       return decrypt(key, iv, tag, ciphertext, additionalData(stored.row));
     } catch {
@@ -78,7 +87,8 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
   if (parts[0] === 'v1' && parts.length === 4) {
     if (refuseV1) {
       throw new Error(
-        `Secret of ${describe(stored.row)} is in the v1 format (no key id, not bound to its row), which KASSA_SECRETS_V1=refuse refuses: ` +
+        `Secret of ${describe(stored.row)} is in the v1 format (no key id, not bound to its row), which ` +
+          `KASSA_SECRETS_V1=refuse refuses: ` +
           're-seal it with `kassa keys rotate-master` under KASSA_SECRETS_V1=accept',
       );
     }
@@ -90,7 +100,9 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
         // Not this key: try the next.
       }
     }
-    throw new Error(`Secret of ${describe(stored.row)} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`);
+    throw new Error(
+      `Secret of ${describe(stored.row)} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`,
+    );
   }
   throw new Error('Unknown sealed secret format');
 }

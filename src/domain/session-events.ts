@@ -8,7 +8,12 @@ import type { CheckoutEventType } from './event-types.js';
 import { transition, type SessionEvent, type Transition } from './status-machine.js';
 
 /** An outbox event carrying the merchant view of the session at this moment. */
-export function outboxEvent(ctx: DomainContext, session: CheckoutSession, type: CheckoutEventType, at: Date): OutboxEvent {
+export function outboxEvent(
+  ctx: DomainContext,
+  session: CheckoutSession,
+  type: CheckoutEventType,
+  at: Date,
+): OutboxEvent {
   return {
     id: randomUUID(),
     organisationId: session.organisationId,
@@ -50,7 +55,13 @@ export async function applySessionEvent(
   const failureReason = result.to === 'failed' && event.kind === 'bound_tx_failed' ? event.reason : undefined;
   await tx.updateSession(session.id, { status: result.to, overpaid: result.overpaid, failureReason, updatedAt: now });
   if (result.to !== result.from) {
-    await tx.recordStatusChange({ sessionId: session.id, from: result.from, to: result.to, cause: result.cause, at: now });
+    await tx.recordStatusChange({
+      sessionId: session.id,
+      from: result.from,
+      to: result.to,
+      cause: result.cause,
+      at: now,
+    });
     // A closed session is paid by no exact amount any more: its amounts are free for others.
     if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id);
   }

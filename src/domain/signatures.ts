@@ -16,7 +16,13 @@ export function signPayload(secret: string, timestamp: string, rawBody: Buffer |
  * not decoded. A create body is JSON, which never starts with a method name, so
  * a signature of one scheme never verifies under the other.
  */
-export function signRequest(secret: string, timestamp: string, method: string, target: string, rawBody: Buffer | string): string {
+export function signRequest(
+  secret: string,
+  timestamp: string,
+  method: string,
+  target: string,
+  rawBody: Buffer | string,
+): string {
   return createHmac('sha256', secret).update(`${timestamp}.${method}.${target}.`).update(rawBody).digest('hex');
 }
 

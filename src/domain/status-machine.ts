@@ -74,7 +74,12 @@ export interface Transition {
  * causes at `now`, or null when nothing changes. Callers persist the result,
  * its history row and its events in one transaction.
  */
-export function transition(state: SessionState, event: SessionEvent, now: Date, policy: StatusPolicy): Transition | null {
+export function transition(
+  state: SessionState,
+  event: SessionEvent,
+  now: Date,
+  policy: StatusPolicy,
+): Transition | null {
   switch (event.kind) {
     case 'clock':
       return expiryTransition(state, now, policy, event.holds);
@@ -82,7 +87,13 @@ export function transition(state: SessionState, event: SessionEvent, now: Date, 
       return paymentTransition(state, event, now, policy);
     case 'bound_tx_failed':
       if (isTerminal(state.status) || !isExpiredAt(state, now, policy, event.holds)) return null;
-      return { from: state.status, to: 'failed', overpaid: state.overpaid, cause: event.reason, events: ['checkout_session.failed'] };
+      return {
+        from: state.status,
+        to: 'failed',
+        overpaid: state.overpaid,
+        cause: event.reason,
+        events: ['checkout_session.failed'],
+      };
   }
 }
 
@@ -92,7 +103,12 @@ export function expiryMayBeDue(state: Pick<SessionState, 'status' | 'expiresAt'>
 }
 
 /** Whether the session's time is up and nothing holds it open (or the grace has ended). */
-export function isExpiredAt(state: Pick<SessionState, 'expiresAt'>, now: Date, policy: StatusPolicy, holds: ExpiryHolds): boolean {
+export function isExpiredAt(
+  state: Pick<SessionState, 'expiresAt'>,
+  now: Date,
+  policy: StatusPolicy,
+  holds: ExpiryHolds,
+): boolean {
   if (now.getTime() < state.expiresAt.getTime()) return false;
   if (!isHeld(holds)) return true;
   return now.getTime() >= graceEndsAt(state, policy).getTime();
@@ -113,21 +129,34 @@ function expiryTransition(state: SessionState, now: Date, policy: StatusPolicy, 
     from: state.status,
     to: 'expired',
     overpaid: state.overpaid,
-    cause: holds.paymentInFlight ? 'the payment in flight did not confirm within the in-flight grace' : 'session expired',
+    cause: holds.paymentInFlight
+      ? 'the payment in flight did not confirm within the in-flight grace'
+      : 'session expired',
     events: ['checkout_session.expired'],
   };
 }
 
 type PaymentsChanged = Extract<SessionEvent, { kind: 'payments_changed' }>;
 
-function paymentTransition(state: SessionState, event: PaymentsChanged, now: Date, policy: StatusPolicy): Transition | null {
+function paymentTransition(
+  state: SessionState,
+  event: PaymentsChanged,
+  now: Date,
+  policy: StatusPolicy,
+): Transition | null {
   const total = event.received.onTime.plus(event.received.late);
   const previousTotal = event.previous.onTime.plus(event.previous.late);
   if (isTerminal(state.status)) return terminalPaymentTransition(state, event, total, previousTotal);
 
-  const lateEvents: CheckoutEventType[] = event.received.late.greaterThan(event.previous.late) ? ['checkout_session.late_payment'] : [];
+  const lateEvents: CheckoutEventType[] = event.received.late.greaterThan(event.previous.late)
+    ? ['checkout_session.late_payment']
+    : [];
   if (event.received.onTime.lessThan(event.previous.onTime)) {
-    const to = coversRequired(event.received.onTime, event) ? 'paid' : event.received.onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
+    const to = coversRequired(event.received.onTime, event)
+      ? 'paid'
+      : event.received.onTime.greaterThan(0)
+        ? 'partial'
+        : 'waiting_payment';
     return {
       from: state.status,
       to,
@@ -151,25 +180,62 @@ function paymentTransition(state: SessionState, event: PaymentsChanged, now: Dat
     return { ...expired, events: [...expired.events, ...lateEvents] };
   }
   if (event.received.onTime.greaterThan(event.previous.onTime) && state.status !== 'partial') {
-    return { from: state.status, to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid', ...lateEvents] };
+    return {
+      from: state.status,
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid', ...lateEvents],
+    };
   }
-  if (lateEvents.length > 0) return { from: state.status, to: state.status, overpaid: state.overpaid, cause: 'late payment', events: lateEvents };
+  if (lateEvents.length > 0)
+    return {
+      from: state.status,
+      to: state.status,
+      overpaid: state.overpaid,
+      cause: 'late payment',
+      events: lateEvents,
+    };
   return null;
 }
 
 /** paid, expired and failed never change: money arriving or leaving afterwards is reported, not judged. */
-function terminalPaymentTransition(state: SessionState, event: PaymentsChanged, total: Decimal, previousTotal: Decimal): Transition | null {
+function terminalPaymentTransition(
+  state: SessionState,
+  event: PaymentsChanged,
+  total: Decimal,
+  previousTotal: Decimal,
+): Transition | null {
   if (total.greaterThan(previousTotal)) {
     const overpaid = state.status === 'paid' ? state.overpaid || isOverpaid(total, event) : state.overpaid;
-    return { from: state.status, to: state.status, overpaid, cause: 'late payment', events: ['checkout_session.late_payment'] };
+    return {
+      from: state.status,
+      to: state.status,
+      overpaid,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    };
   }
   if (total.lessThan(previousTotal)) {
     const cause = 'payment reversed by a chain reorganisation';
-    if (state.status !== 'paid') return { from: state.status, to: state.status, overpaid: state.overpaid, cause, events: ['checkout_session.payment_reversed'] };
+    if (state.status !== 'paid')
+      return {
+        from: state.status,
+        to: state.status,
+        overpaid: state.overpaid,
+        cause,
+        events: ['checkout_session.payment_reversed'],
+      };
     // A paid session whose money left the chain is paid no more: it shows what the rest supports.
     const onTime = event.received.onTime;
     const to = coversRequired(onTime, event) ? 'paid' : onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
-    return { from: state.status, to, overpaid: to === 'paid' && isOverpaid(onTime, event), cause, events: ['checkout_session.payment_reversed'] };
+    return {
+      from: state.status,
+      to,
+      overpaid: to === 'paid' && isOverpaid(onTime, event),
+      cause,
+      events: ['checkout_session.payment_reversed'],
+    };
   }
   return null;
 }
@@ -184,7 +250,10 @@ export function coversRequired(received: Decimal, rule: { required: Decimal; tol
  * Overpaid only beyond the organisation's tolerance (the same percentage that forgives an
  * underpayment), and never by rounding dust below the asset's smallest quoted unit.
  */
-export function isOverpaid(received: Decimal, rule: { required: Decimal; tolerancePercent: Decimal; dust: Decimal }): boolean {
+export function isOverpaid(
+  received: Decimal,
+  rule: { required: Decimal; tolerancePercent: Decimal; dust: Decimal },
+): boolean {
   const excess = received.minus(rule.required);
   const allowance = rule.required.times(rule.tolerancePercent.dividedBy(100));
   return excess.greaterThan(allowance) && excess.greaterThanOrEqualTo(rule.dust) && excess.greaterThan(0);

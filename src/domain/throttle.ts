@@ -7,7 +7,16 @@ import { isUuid } from './uuid.js';
  * subject (a client address, an API key id, a session id) in one store shared
  * by the instances (PostgreSQL) or in memory (embedded database).
  */
-export const RATE_LIMIT_NAMES = ['auth_failures', 'create', 'bind_session', 'bind_address', 'graphql', 'websocket', 'qr', 'link_sessions'] as const;
+export const RATE_LIMIT_NAMES = [
+  'auth_failures',
+  'create',
+  'bind_session',
+  'bind_address',
+  'graphql',
+  'websocket',
+  'qr',
+  'link_sessions',
+] as const;
 export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 
 export interface RateLimitRule {
@@ -38,7 +47,11 @@ export class RateLimitedError extends DomainError {
     readonly retryAfterSeconds: number,
     rule: RateLimitRule,
   ) {
-    super('rate_limited', `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s; retry after ${retryAfterSeconds} s`);
+    super(
+      'rate_limited',
+      `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s; retry after ` +
+        `${retryAfterSeconds} s`,
+    );
   }
 }
 
@@ -67,7 +80,10 @@ export class Throttle {
     readonly rules: RateLimitRules,
   ) {}
 
-  /** Counts one request for every check (one store call for all); throws RateLimitedError for the first one over its limit. */
+  /**
+   * Counts one request for every check (one store call for all); throws RateLimitedError for the first one over its
+   * limit.
+   */
   async consume(checks: readonly Check[], now: Date): Promise<void> {
     const active = checks.flatMap(([limit, subject]) => {
       const rule = this.rules[limit];
@@ -78,7 +94,12 @@ export class Throttle {
     const windows = active.map(({ limit, subject, rule }) => {
       const windowMs = rule.windowSeconds * 1000;
       const start = Math.floor(now.getTime() / windowMs) * windowMs;
-      return { key: `${limit}:${subject}`, windowStart: new Date(start), windowEnd: new Date(start + windowMs), limit: rule.limit };
+      return {
+        key: `${limit}:${subject}`,
+        windowStart: new Date(start),
+        windowEnd: new Date(start + windowMs),
+        limit: rule.limit,
+      };
     });
     const counts = await this.counters.hit(windows, now);
     active.forEach(({ limit, rule }, index) => {
@@ -132,6 +153,7 @@ export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<vo
  * the limits. Ids that are not UUIDs are refused by bind itself and not counted per session.
  */
 export function throttleBind(ctx: RateLimitContext, sessionId: string | null, clientAddress: string): Promise<void> {
-  const perSession: Check[] = sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
+  const perSession: Check[] =
+    sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
   return rateLimit(ctx, ['bind_address', clientAddress], ...perSession);
 }

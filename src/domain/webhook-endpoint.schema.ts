@@ -23,11 +23,13 @@ const url = z
   });
 
 /** Checked as an array first, so a non-array gets one message, not a length complaint as well. */
-const events = z.custom<unknown[]>(Array.isArray, { error: required('an array of event types') }).pipe(
-  z
-    .array(z.enum(WEBHOOK_EVENT_TYPES, { error: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }))
-    .max(WEBHOOK_EVENT_TYPES.length * 2, { error: `must list at most ${WEBHOOK_EVENT_TYPES.length * 2} types` }),
-);
+const events = z
+  .custom<unknown[]>(Array.isArray, { error: required('an array of event types') })
+  .pipe(
+    z
+      .array(z.enum(WEBHOOK_EVENT_TYPES, { error: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }))
+      .max(WEBHOOK_EVENT_TYPES.length * 2, { error: `must list at most ${WEBHOOK_EVENT_TYPES.length * 2} types` }),
+  );
 
 const enabled = z.boolean({ error: required('a boolean') });
 

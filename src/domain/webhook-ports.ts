@@ -85,7 +85,10 @@ export interface AttemptOutcome {
 export interface WebhookStore {
   /** Inserts the endpoint; it receives events written after this moment. */
   createEndpoint(
-    input: Omit<WebhookEndpointRecord, 'createdAt' | 'updatedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'> & { secretCiphertext: string },
+    input: Omit<
+      WebhookEndpointRecord,
+      'createdAt' | 'updatedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+    > & { secretCiphertext: string },
   ): Promise<WebhookEndpointRecord>;
   findEndpoint(id: string): Promise<WebhookEndpointRecord | null>;
   listEndpoints(organisationId: string): Promise<WebhookEndpointRecord[]>;
@@ -97,16 +100,22 @@ export interface WebhookStore {
   findEvent(id: string): Promise<StoredEvent | null>;
   /** Makes the delivery pending and due now, with a fresh give-up time. */
   redeliver(deliveryId: string, giveUpHours: number): Promise<void>;
-  /** Queues the event again for every enabled endpoint of its organisation whose filter matches; returns the delivery ids. */
+  /**
+   * Queues the event again for every enabled endpoint of its organisation whose filter matches; returns the delivery
+   * ids.
+   */
   redeliverEvent(event: StoredEvent, giveUpHours: number): Promise<string[]>;
   /**
    * Events of an organisation with seq > afterSeq and at most the final horizon
    * (no transaction still in flight can add an event below it), in seq order.
    * Reads only: the horizon moves in fanOut.
    */
-  listEvents(
-    query: { organisationId: string; afterSeq: bigint; limit: number; sessionId?: string },
-  ): Promise<StoredEvent[]>;
+  listEvents(query: {
+    organisationId: string;
+    afterSeq: bigint;
+    limit: number;
+    sessionId?: string;
+  }): Promise<StoredEvent[]>;
   /**
    * Creates deliveries for new outbox events and advances the horizon over what is final
    * (a hole open for `gapSeconds` is taken as a rolled-back transaction); returns deliveries created.

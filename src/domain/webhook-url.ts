@@ -69,7 +69,9 @@ function expandIpv6(address: string): number[] | null {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const parts = dotted[1]!.split('.').map(Number);
-    text = text.slice(0, -dotted[1]!.length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
+    text =
+      text.slice(0, -dotted[1]!.length) +
+      `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
   }
   const [head, tail] = text.split('::') as [string, string | undefined];
   const left = head ? head.split(':') : [];
@@ -77,12 +79,15 @@ function expandIpv6(address: string): number[] | null {
   const fill = tail === undefined ? 0 : 8 - left.length - right.length;
   if (fill < 0) return null;
   const groups = [...left, ...Array(fill).fill('0'), ...right].map((group) => parseInt(group, 16));
-  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
+  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff)
+    ? groups
+    : null;
 }
 
 /** Syntax rules of a webhook URL; returns the normalised URL or the problems. */
 export function webhookUrlProblems(value: unknown, field = 'url'): { url: URL | null; problems: string[] } {
-  if (typeof value !== 'string' || value.length === 0) return { url: null, problems: [`${field} must be an http(s) URL`] };
+  if (typeof value !== 'string' || value.length === 0)
+    return { url: null, problems: [`${field} must be an http(s) URL`] };
   if (value.length > 2048) return { url: null, problems: [`${field} must be at most 2048 characters`] };
   let url: URL;
   try {
@@ -139,7 +144,11 @@ export async function resolveWebhookHost(
   if (addresses.length === 0) throw invalid([`url host ${host} could not be resolved`]);
   if (!allowPrivate) {
     const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (refused) throw invalid([`url resolves to ${refused.address}, which is not a public address (private, loopback and link-local addresses are refused)`]);
+    if (refused)
+      throw invalid([
+        `url resolves to ${refused.address}, which is not a public address (private, loopback and link-local ` +
+          `addresses are refused)`,
+      ]);
   }
   return addresses[0]!;
 }

@@ -26,7 +26,12 @@ export const webhookEndpointViewSchema = z.strictObject({
 
 /** The endpoint and its signing secret: the answers of create and rotate-secret only. */
 export const webhookEndpointWithSecretSchema = webhookEndpointViewSchema
-  .extend({ secret: z.string().regex(/^whsec_[0-9a-f]{64}$/).describe('Shown only in this answer') })
+  .extend({
+    secret: z
+      .string()
+      .regex(/^whsec_[0-9a-f]{64}$/)
+      .describe('Shown only in this answer'),
+  })
   .describe('The endpoint and its signing secret (create and rotate-secret only)');
 
 /** The event as merchants receive it, in webhooks and in the feed. */

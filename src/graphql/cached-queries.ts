@@ -59,7 +59,9 @@ export class CachedQueries {
   find(key: string, ctx: DomainContext): CachedAnswer | undefined {
     const answer = this.answers.get(key);
     if (answer === undefined) return undefined;
-    const current = ctx.clock().getTime() < answer.validUntil && answer.sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session);
+    const current =
+      ctx.clock().getTime() < answer.validUntil &&
+      answer.sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session);
     if (!current) {
       this.answers.delete(key);
       return undefined;
@@ -75,16 +77,30 @@ export class CachedQueries {
   keep(
     key: string,
     ctx: DomainContext,
-    outcome: { operation: OperationDefinitionNode | undefined; errors: boolean; status: number; headers: ReadonlyArray<readonly [string, string]>; body: string },
+    outcome: {
+      operation: OperationDefinitionNode | undefined;
+      errors: boolean;
+      status: number;
+      headers: ReadonlyArray<readonly [string, string]>;
+      body: string;
+    },
     sessions: readonly CheckoutSession[],
     now: Date,
   ): void {
-    if (outcome.errors || outcome.status !== 200 || sessions.length === 0 || !readsOnlySessions(outcome.operation)) return;
+    if (outcome.errors || outcome.status !== 200 || sessions.length === 0 || !readsOnlySessions(outcome.operation))
+      return;
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
     this.answers.delete(key);
-    this.answers.set(key, { status: outcome.status, headers: outcome.headers, body, etag: weakEtag(body), sessions, validUntil: timeLeftChangesAt(sessions, now) });
+    this.answers.set(key, {
+      status: outcome.status,
+      headers: outcome.headers,
+      body,
+      etag: weakEtag(body),
+      sessions,
+      validUntil: timeLeftChangesAt(sessions, now),
+    });
     if (this.answers.size > this.capacity) this.answers.delete(this.answers.keys().next().value!);
   }
 
@@ -96,7 +112,9 @@ export class CachedQueries {
 /** A query whose every top-level field is `checkoutSession` (aliases allowed; nothing else at the root). */
 function readsOnlySessions(operation: OperationDefinitionNode | undefined): boolean {
   if (operation?.operation !== 'query') return false;
-  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value === 'checkoutSession');
+  return operation.selectionSet.selections.every(
+    (selection) => selection.kind === Kind.FIELD && selection.name.value === 'checkoutSession',
+  );
 }
 
 /** When `secondsUntilExpiry` of any of the sessions next changes (it counts whole seconds down to expiresAt). */

@@ -16,9 +16,14 @@ import { toGraphqlBindResult, toGraphqlSession } from './views.js';
 export class CheckoutSessionResolver {
   @Query(() => CheckoutSession, {
     nullable: true,
-    description: 'A checkout session by its id, as the payer sees it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one.',
+    description:
+      'A checkout session by its id, as the payer sees it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for ' +
+      'an unknown one.',
   })
-  async checkoutSession(@Arg('id', () => ID) id: string, @Ctx() { domain, trace }: GraphqlContext): Promise<CheckoutSession> {
+  async checkoutSession(
+    @Arg('id', () => ID) id: string,
+    @Ctx() { domain, trace }: GraphqlContext,
+  ): Promise<CheckoutSession> {
     const session = await getCheckoutSession(domain, id);
     const now = domain.clock();
     if (trace) {
@@ -30,10 +35,16 @@ export class CheckoutSessionResolver {
 
   @Mutation(() => BindResult, {
     description:
-      "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers idempotent: true.",
+      "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same " +
+      'rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers ' +
+      'idempotent: true.',
   })
-  async bindTransaction(@Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs, @Ctx() { domain, clientAddress }: GraphqlContext): Promise<BindResult> {
-    // Counted here, as each bind runs, with its resolved arguments: aliases and variable defaults count as they execute.
+  async bindTransaction(
+    @Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs,
+    @Ctx() { domain, clientAddress }: GraphqlContext,
+  ): Promise<BindResult> {
+    // Counted here, as each bind runs, with its resolved arguments: aliases and variable defaults count as they
+    // execute.
     const result = await bindPayerTransaction(domain, { sessionId, clientAddress }, () => ({
       tx_hash: input.txHash,
       chain_id: input.chainId,
@@ -45,19 +56,31 @@ export class CheckoutSessionResolver {
 
   @Subscription(() => CheckoutSession, {
     description:
-      'The session now, then again whenever its status, payments or binding change (whichever Kassa instance changed it). Errors as for checkoutSession.',
+      'The session now, then again whenever its status, payments or binding change (whichever Kassa instance changed ' +
+      'it). Errors as for checkoutSession.',
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id: string }, GraphqlContext>) =>
       context.updates.subscribe(checkSessionId(args.id)),
   })
-  checkoutSessionUpdated(@Root() session: DomainSession, @Arg('id', () => ID) _id: string, @Ctx() { domain }: GraphqlContext): CheckoutSession {
+  checkoutSessionUpdated(
+    @Root() session: DomainSession,
+    @Arg('id', () => ID) _id: string,
+    @Ctx() { domain }: GraphqlContext,
+  ): CheckoutSession {
     return toGraphqlSession(session, domain, domain.clock());
   }
 
   @FieldResolver(() => [BoundTransaction], {
-    description: 'The transactions bound to this session, oldest first, with what Kassa found: a rejected one says why.',
+    description:
+      'The transactions bound to this session, oldest first, with what Kassa found: a rejected one says why.',
   })
   async transactions(@Root() session: CheckoutSession, @Ctx() { domain }: GraphqlContext): Promise<BoundTransaction[]> {
     const bound = await boundTransactionsOf(domain, session.sessionId);
-    return bound.map((t) => ({ txHash: t.txHash, chainId: t.chainId, cryptoCurrency: t.cryptoCurrency as CryptoTicker, state: t.state.toUpperCase(), reason: t.reason }));
+    return bound.map((t) => ({
+      txHash: t.txHash,
+      chainId: t.chainId,
+      cryptoCurrency: t.cryptoCurrency as CryptoTicker,
+      state: t.state.toUpperCase(),
+      reason: t.reason,
+    }));
   }
 }

@@ -85,7 +85,7 @@ export class PaymentOption {
   @Field(() => String, {
     description:
       "Exactly what to send, in the token's own units: never more fractional digits than the token has " +
-      "(\"39.972006\" for a 6-decimal token). After a partial payment, exactly what is still owed.",
+      '("39.972006" for a 6-decimal token). After a partial payment, exactly what is still owed.',
   })
   amount!: string;
 
@@ -97,7 +97,7 @@ export class PaymentOption {
 }
 
 @ObjectType({
-  description: "A transaction bound to the session: a hint, verified from the chain before anything is credited.",
+  description: 'A transaction bound to the session: a hint, verified from the chain before anything is credited.',
 })
 export class BoundTransaction {
   @Field(() => String)

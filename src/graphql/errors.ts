@@ -102,7 +102,11 @@ export interface FormatErrorOptions {
  * unless in development); anything unexpected (a driver error, a bug) becomes
  * INTERNAL_SERVER_ERROR "Internal server error" and is logged instead.
  */
-export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown, options: FormatErrorOptions): GraphQLFormattedError {
+export function formatGraphqlError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  options: FormatErrorOptions,
+): GraphQLFormattedError {
   if (formatted.extensions && 'http' in formatted.extensions) {
     // An error's HTTP status request: Apollo removes it itself, a WebSocket answer must not carry it.
     const { http: _http, ...extensions } = formatted.extensions;
@@ -113,7 +117,11 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
   const code = typeof formatted.extensions?.code === 'string' ? formatted.extensions.code : undefined;
   const intended = original instanceof GraphQLError || (code !== undefined && CALLER_CODES.has(code));
   if (intended && code !== 'INTERNAL_SERVER_ERROR') {
-    if (code === 'GRAPHQL_PARSE_FAILED') formatted = { ...formatted, message: formatted.message.replace(TOKEN_LIMIT, 'Syntax Error: Token limit of $1 exceeded.') };
+    if (code === 'GRAPHQL_PARSE_FAILED')
+      formatted = {
+        ...formatted,
+        message: formatted.message.replace(TOKEN_LIMIT, 'Syntax Error: Token limit of $1 exceeded.'),
+      };
     if (options.development) return formatted;
     const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
     return { ...formatted, extensions };

@@ -5,16 +5,29 @@ import type { CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
 
 /** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
-export type GraphqlLane = (req: IncomingMessage, res: ServerResponse, handOn: () => void, answered: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+export type GraphqlLane = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  handOn: () => void,
+  answered: (req: IncomingMessage, res: ServerResponse) => void,
+) => boolean;
 
 /** Marks a request the lane counted against the GraphQL limit already (throttle.http then does not count it again). */
 export const COUNTED = Symbol('kassa.graphql.counted');
-/** Marks a request whose body the lane read and found not to be JSON (the GraphQL route answers it as the body parser would). */
+/**
+ * Marks a request whose body the lane read and found not to be JSON (the GraphQL route answers it as the body parser
+ * would).
+ */
 export const BODY_NOT_JSON = Symbol('kassa.graphql.bodyNotJson');
 /** The body as the lane read it, for the route to key the answer by (CachedQueries.key). */
 export const RAW_BODY = Symbol('kassa.graphql.rawBody');
 
-export type LaneRequest = IncomingMessage & { body?: unknown; [COUNTED]?: boolean; [BODY_NOT_JSON]?: boolean; [RAW_BODY]?: string };
+export type LaneRequest = IncomingMessage & {
+  body?: unknown;
+  [COUNTED]?: boolean;
+  [BODY_NOT_JSON]?: boolean;
+  [RAW_BODY]?: string;
+};
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
@@ -27,20 +40,34 @@ const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
  * (body-parser skips a body already read), marked as counted: nothing is counted twice, and
  * Express answers exactly as before.
  */
-export function graphqlQueryLane(ctx: DomainContext, options: { cached: CachedQueries; throttle: GraphqlThrottle; bodyLimit: number }): GraphqlLane {
+export function graphqlQueryLane(
+  ctx: DomainContext,
+  options: { cached: CachedQueries; throttle: GraphqlThrottle; bodyLimit: number },
+): GraphqlLane {
   return (req: LaneRequest, res, handOn, answered) => {
     if (req.method !== 'POST' || req.url !== '/graphql') return false;
     const { headers } = req;
     const length = Number(headers['content-length']);
     const type = headers['content-type'];
-    if (!Number.isInteger(length) || length <= 0 || length > options.bodyLimit || headers['transfer-encoding'] !== undefined) return false;
+    if (
+      !Number.isInteger(length) ||
+      length <= 0 ||
+      length > options.bodyLimit ||
+      headers['transfer-encoding'] !== undefined
+    )
+      return false;
     if (headers['content-encoding'] !== undefined || typeof type !== 'string' || !JSON_TYPE.test(type)) return false;
     // A body that never arrives whole (the client went away) ends the request here.
     void serve(req, res, handOn, answered).catch(() => res.destroy());
     return true;
   };
 
-  async function serve(req: LaneRequest, res: ServerResponse, handOn: () => void, answered: (req: IncomingMessage, res: ServerResponse) => void): Promise<void> {
+  async function serve(
+    req: LaneRequest,
+    res: ServerResponse,
+    handOn: () => void,
+    answered: (req: IncomingMessage, res: ServerResponse) => void,
+  ): Promise<void> {
     try {
       await rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
     } catch {

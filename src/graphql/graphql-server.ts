@@ -43,7 +43,9 @@ export interface GraphqlApi {
   readonly cachedQueries: CachedQueries;
   /** Serves subscriptions on the HTTP server's upgrade requests to GRAPHQL_PATH. */
   attach(server: Server): void;
-  /** Closes every WebSocket (1001) and Apollo (the runtime closes the change feed); call before closing the HTTP server. */
+  /**
+   * Closes every WebSocket (1001) and Apollo (the runtime closes the change feed); call before closing the HTTP server.
+   */
   stop(): Promise<void>;
 }
 
@@ -61,7 +63,12 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
   };
   // One watch and one read per change per session, whatever the number of its subscribers.
   const updates = sessionUpdatesFeed(changes, (id) => getCheckoutSession(ctx, id));
-  const context = (clientAddress: string, trace?: QueryTrace): GraphqlContext => ({ domain: ctx, updates, clientAddress, trace });
+  const context = (clientAddress: string, trace?: QueryTrace): GraphqlContext => ({
+    domain: ctx,
+    updates,
+    clientAddress,
+    trace,
+  });
   const cachedQueries = new CachedQueries();
   const throttle = graphqlThrottle(ctx);
 
@@ -69,14 +76,16 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     schema,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
-    // Off: an operation registered once and then sent by its hash alone would run unseen by anything that reads the query text.
+    // Off: an operation registered once and then sent by its hash alone would run unseen by anything that reads the
+    // query text.
     persistedQueries: false,
     introspection: config.graphqlIntrospection,
     includeStacktraceInErrorResponses: development,
     validationRules: protection.validationRules,
     parseOptions: GRAPHQL_PARSE_OPTIONS,
     formatError: (formatted, error) => formatGraphqlError(formatted, error, errorOptions),
-    // graphql-armor's and the landing-page plugins are typed against Apollo's CommonJS build; the runtime objects are the same.
+    // graphql-armor's and the landing-page plugins are typed against Apollo's CommonJS build; the runtime objects are
+    // the same.
     plugins: [
       traceOperations,
       rateLimitedStatus,
@@ -86,7 +95,8 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
         : ApolloServerPluginLandingPageDisabled(),
     ] as unknown as ApolloServerPlugin<GraphqlContext>[],
     logger: apolloLogger(logger),
-    // Kassa shuts down on its own signals (src/cli/main.ts); Apollo would otherwise re-raise SIGTERM and kill the process mid-shutdown.
+    // Kassa shuts down on its own signals (src/cli/main.ts); Apollo would otherwise re-raise SIGTERM and kill the
+    // process mid-shutdown.
     stopOnTerminationSignals: false,
   });
   await apollo.start();
@@ -122,8 +132,14 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
         throttle,
         context: (request) => context(throttle.addressOf(request)),
         onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
-          result.errors ? { ...result, errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)) } : undefined,
-        onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
+          result.errors
+            ? {
+                ...result,
+                errors: result.errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
+              }
+            : undefined,
+        onError: (_ctx, _id, _payload, errors) =>
+          errors.map((error) => formatGraphqlError(error.toJSON(), error, errorOptions)),
       });
     },
     async stop() {
@@ -142,7 +158,9 @@ const traceOperations: ApolloServerPlugin<GraphqlContext> = {
         if (contextValue.trace) contextValue.trace.operation = operation;
       },
       async willSendResponse({ contextValue, response }) {
-        if (contextValue.trace) contextValue.trace.errors = response.body.kind !== 'single' || response.body.singleResult.errors !== undefined;
+        if (contextValue.trace)
+          contextValue.trace.errors =
+            response.body.kind !== 'single' || response.body.singleResult.errors !== undefined;
       },
     };
   },
@@ -160,10 +178,16 @@ function apolloKeepingAnswers(
 ): RequestHandler {
   return async (req, res) => {
     const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    for (const [key, value] of Object.entries(req.headers))
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     const trace = newQueryTrace();
     const answer = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method.toUpperCase(), headers, search: new URL(req.url, 'http://kassa').search, body: req.body },
+      httpGraphQLRequest: {
+        method: req.method.toUpperCase(),
+        headers,
+        search: new URL(req.url, 'http://kassa').search,
+        body: req.body,
+      },
       context: async () => context(req, trace),
     });
     for (const [key, value] of answer.headers) res.setHeader(key, value);
@@ -173,7 +197,13 @@ function apolloKeepingAnswers(
       const raw = (req as LaneRequest)[RAW_BODY];
       const key = raw === undefined ? null : cached.key(raw, req.headers.accept);
       if (key !== null && trace.readAt !== undefined) {
-        const outcome = { operation: trace.operation, errors: trace.errors, status: res.statusCode, headers: headerPairs(res), body: answer.body.string };
+        const outcome = {
+          operation: trace.operation,
+          errors: trace.errors,
+          status: res.statusCode,
+          headers: headerPairs(res),
+          body: answer.body.string,
+        };
         cached.keep(key, ctx, outcome, trace.sessions, trace.readAt);
       }
       res.send(answer.body.string);
@@ -196,7 +226,8 @@ function headerPairs(res: Response): Array<[string, string]> {
 
 /** A body the lane (graphql-lane.ts) read and found not to be JSON: answered as express.json answers one. */
 const bodyReadByLane: RequestHandler = (req, _res, next) => {
-  if ((req as Request & { [BODY_NOT_JSON]?: boolean })[BODY_NOT_JSON]) return next(Object.assign(new Error('Malformed JSON'), { status: 400, type: 'entity.parse.failed' }));
+  if ((req as Request & { [BODY_NOT_JSON]?: boolean })[BODY_NOT_JSON])
+    return next(Object.assign(new Error('Malformed JSON'), { status: 400, type: 'entity.parse.failed' }));
   next();
 };
 
@@ -209,7 +240,8 @@ const bodyAlwaysSet: RequestHandler = (req, _res, next) => {
 /** Body-parser refusals on /graphql, answered the GraphQL way (an `errors` list) with the HTTP status. */
 const transportErrors: ErrorRequestHandler = (error, _req, res, next) => {
   const typed = error as { type?: string; status?: number; limit?: number };
-  if (res.headersSent || typeof typed?.status !== 'number' || typed.status < 400 || typed.status >= 500) return next(error);
+  if (res.headersSent || typeof typed?.status !== 'number' || typed.status < 400 || typed.status >= 500)
+    return next(error);
   const [code, message] =
     typed.type === 'entity.too.large'
       ? ['PAYLOAD_TOO_LARGE', `Request body is larger than the limit of ${Math.round((typed.limit ?? 0) / 1024)} KB`]

@@ -6,7 +6,9 @@ import { Network } from './network.types.js';
 
 @Resolver(() => Network)
 export class NetworkResolver {
-  @Query(() => [Network], { description: 'The networks this Kassa accepts payments on, with what the page needs to build a payment.' })
+  @Query(() => [Network], {
+    description: 'The networks this Kassa accepts payments on, with what the page needs to build a payment.',
+  })
   networks(@Ctx() { domain }: GraphqlContext): Network[] {
     return listPayableNetworks(domain).map((network) => ({
       ...network,

@@ -20,7 +20,8 @@ export class PaymentLinkResolver {
   @Query(() => PaymentLink, {
     nullable: true,
     description:
-      'A payment link by its id, as its payers see it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one. ' +
+      'A payment link by its id, as its payers see it. Errors: BAD_USER_INPUT for a malformed id, NOT_FOUND for an ' +
+      'unknown one. ' +
       'An inactive, expired or used-up link is only its id and state: every other field is null.',
   })
   async paymentLink(@Arg('id', () => ID) id: string, @Ctx() { domain }: GraphqlContext): Promise<PaymentLink> {
@@ -32,7 +33,12 @@ export class PaymentLinkResolver {
       id: link.id,
       name: link.name,
       currency: link.currency,
-      items: link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: formatAmount(item.unitPrice), totalPrice: formatAmount(item.unitPrice.times(item.quantity)) })),
+      items: link.items.map((item) => ({
+        name: item.name,
+        quantity: item.quantity,
+        unitPrice: formatAmount(item.unitPrice),
+        totalPrice: formatAmount(item.unitPrice.times(item.quantity)),
+      })),
       totalAmountFiat: total ? formatAmount(total) : null,
       amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
       amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
@@ -63,7 +69,10 @@ const unavailableLink = (id: string, state: PaymentLinkState): PaymentLink => ({
 /** The merchant on a checkout session: name, logo and colour for the page's header. */
 @Resolver(() => CheckoutSession)
 export class CheckoutSessionMerchantResolver {
-  @FieldResolver(() => Merchant, { nullable: true, description: 'The merchant as the hosted page shows it (name, logo, brand colour).' })
+  @FieldResolver(() => Merchant, {
+    nullable: true,
+    description: 'The merchant as the hosted page shows it (name, logo, brand colour).',
+  })
   async merchant(@Root() session: CheckoutSession, @Ctx() { domain }: GraphqlContext): Promise<Merchant | null> {
     if (!session.organisationId) return null;
     const branding = await brandingOf(domain, session.organisationId);

@@ -11,7 +11,10 @@ export enum PaymentLinkState {
   EXPIRED = 'expired',
   USED_UP = 'used_up',
 }
-registerEnumType(PaymentLinkState, { name: 'PaymentLinkState', description: 'Whether a payment link takes payers now, and if not, why.' });
+registerEnumType(PaymentLinkState, {
+  name: 'PaymentLinkState',
+  description: 'Whether a payment link takes payers now, and if not, why.',
+});
 sameValues<`${PaymentLinkState}`, DomainLinkState>(true);
 
 @ObjectType({ description: 'The merchant as the hosted pages show it: name, logo (served by Kassa) and brand colour.' })
@@ -19,10 +22,13 @@ export class Merchant {
   @Field(() => String)
   name!: string;
 
-  @Field(() => String, { nullable: true, description: 'Path of the logo on this Kassa (/brand/logo/<sha256>); null without a logo.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Path of the logo on this Kassa (/brand/logo/<sha256>); null without a logo.',
+  })
   logoUrl!: string | null;
 
-  @Field(() => String, { nullable: true, description: 'Brand colour #rrggbb; null for Kassa\'s own.' })
+  @Field(() => String, { nullable: true, description: "Brand colour #rrggbb; null for Kassa's own." })
   brandColor!: string | null;
 }
 
@@ -43,8 +49,10 @@ export class PaymentLinkItem {
 
 @ObjectType({
   description:
-    'A payment link as its payers see it (README "Payment links"): what is sold, what is asked, whether it takes payers. ' +
-    'A link that takes no payers (state other than ACTIVE) shows only its id and state; every other field is then null.',
+    'A payment link as its payers see it (README "Payment links"): what is sold, what is asked, whether it takes ' +
+    'payers. ' +
+    'A link that takes no payers (state other than ACTIVE) shows only its id and state; every other field is then ' +
+    'null.',
 })
 export class PaymentLink {
   @Field(() => ID)
@@ -56,10 +64,16 @@ export class PaymentLink {
   @Field(() => String, { nullable: true, description: 'Quote currency (ISO 4217). Null unless the link is ACTIVE.' })
   currency!: string | null;
 
-  @Field(() => [PaymentLinkItem], { nullable: true, description: 'The fixed basket; empty for an open amount. Null unless the link is ACTIVE.' })
+  @Field(() => [PaymentLinkItem], {
+    nullable: true,
+    description: 'The fixed basket; empty for an open amount. Null unless the link is ACTIVE.',
+  })
   items!: PaymentLinkItem[] | null;
 
-  @Field(() => DecimalScalar, { nullable: true, description: 'Total of the fixed basket; null for an open amount, or unless the link is ACTIVE.' })
+  @Field(() => DecimalScalar, {
+    nullable: true,
+    description: 'Total of the fixed basket; null for an open amount, or unless the link is ACTIVE.',
+  })
   totalAmountFiat!: string | null;
 
   @Field(() => DecimalScalar, { nullable: true, description: 'Open amount: the least the payer may choose.' })
@@ -68,7 +82,10 @@ export class PaymentLink {
   @Field(() => DecimalScalar, { nullable: true, description: 'Open amount: the most the payer may choose.' })
   amountMax!: string | null;
 
-  @Field(() => [String], { nullable: true, description: 'What the payer is asked for: email, telegram, username. Null unless the link is ACTIVE.' })
+  @Field(() => [String], {
+    nullable: true,
+    description: 'What the payer is asked for: email, telegram, username. Null unless the link is ACTIVE.',
+  })
   identityOptions!: string[] | null;
 
   @Field(() => Boolean, { nullable: true, description: 'Null unless the link is ACTIVE.' })

@@ -55,5 +55,9 @@ export function graphqlProtection(options: { introspection: boolean }): GraphqlP
  * GraphQL's own rules, and its introspection rule when introspection is off.
  */
 export function allValidationRules(protection: GraphqlProtection): ValidationRule[] {
-  return [...specifiedRules, ...protection.validationRules, ...(protection.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  return [
+    ...specifiedRules,
+    ...protection.validationRules,
+    ...(protection.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+  ];
 }

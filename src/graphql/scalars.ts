@@ -8,7 +8,9 @@ function toWireDecimal(value: unknown): string {
   if (value instanceof Decimal) return formatAmount(value);
   if (typeof value === 'string' && DECIMAL_TEXT.test(value)) return formatAmount(new Decimal(value));
   // A JS number here would be a bug (amounts are never floats); refuse rather than round.
-  throw new GraphQLError(`Decimal cannot represent ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`);
+  throw new GraphQLError(
+    `Decimal cannot represent ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`,
+  );
 }
 
 /**
@@ -20,11 +22,13 @@ export const DecimalScalar = new GraphQLScalarType({
   description: 'A decimal amount as a string with exactly 8 fractional digits, e.g. "12.50000000". Never a float.',
   serialize: toWireDecimal,
   parseValue(value) {
-    if (typeof value !== 'string' || !DECIMAL_TEXT.test(value)) throw new GraphQLError('Decimal must be a string such as "12.5" (at most 8 fractional digits)');
+    if (typeof value !== 'string' || !DECIMAL_TEXT.test(value))
+      throw new GraphQLError('Decimal must be a string such as "12.5" (at most 8 fractional digits)');
     return new Decimal(value);
   },
   parseLiteral(ast) {
-    if (ast.kind !== Kind.STRING || !DECIMAL_TEXT.test(ast.value)) throw new GraphQLError('Decimal must be a string such as "12.5" (at most 8 fractional digits)');
+    if (ast.kind !== Kind.STRING || !DECIMAL_TEXT.test(ast.value))
+      throw new GraphQLError('Decimal must be a string such as "12.5" (at most 8 fractional digits)');
     return new Decimal(ast.value);
   },
 });
@@ -32,8 +36,10 @@ export const DecimalScalar = new GraphQLScalarType({
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/;
 
 function toDate(value: unknown): Date {
-  const date = value instanceof Date ? value : typeof value === 'string' && ISO_8601.test(value) ? new Date(value) : null;
-  if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 date-time such as "2026-11-21T19:00:00.000Z"');
+  const date =
+    value instanceof Date ? value : typeof value === 'string' && ISO_8601.test(value) ? new Date(value) : null;
+  if (!date || Number.isNaN(date.getTime()))
+    throw new GraphQLError('DateTime must be an ISO 8601 date-time such as "2026-11-21T19:00:00.000Z"');
   return date;
 }
 

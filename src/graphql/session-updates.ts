@@ -42,7 +42,10 @@ export interface SessionUpdates {
   close(): void;
 }
 
-export function sessionUpdatesFeed(changes: SessionChanges, read: (sessionId: string) => Promise<CheckoutSession>): SessionUpdates {
+export function sessionUpdatesFeed(
+  changes: SessionChanges,
+  read: (sessionId: string) => Promise<CheckoutSession>,
+): SessionUpdates {
   const watches = new Map<string, SessionWatch>();
   return {
     async subscribe(sessionId) {
@@ -130,8 +133,14 @@ class SessionWatch {
         }
         if (this.stopped) return;
         this.watchExpiry(session);
-        // The public view, the money in flight and the row's last change (a bind, a verdict): what the payer's page shows.
-        const fingerprint = JSON.stringify([toPublicView(session), session.amountReceived, session.amountPending, session.updatedAt]);
+        // The public view, the money in flight and the row's last change (a bind, a verdict): what the payer's page
+        // shows.
+        const fingerprint = JSON.stringify([
+          toPublicView(session),
+          session.amountReceived,
+          session.amountPending,
+          session.updatedAt,
+        ]);
         for (const subscriber of readers) subscriber.deliver(session, fingerprint);
       } while (this.again && !this.stopped);
     } finally {
@@ -162,7 +171,10 @@ class SubscriberStream {
   readonly iterator: AsyncIterableIterator<CheckoutSession>;
   private start!: { resolve: () => void; reject: (error: unknown) => void };
   private readonly queue: CheckoutSession[] = [];
-  private readonly waiting: Array<{ resolve: (result: IteratorResult<CheckoutSession>) => void; reject: (error: unknown) => void }> = [];
+  private readonly waiting: Array<{
+    resolve: (result: IteratorResult<CheckoutSession>) => void;
+    reject: (error: unknown) => void;
+  }> = [];
   private failure: unknown = null;
   private done = false;
   private lastSent: string | null = null;

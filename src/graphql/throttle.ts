@@ -17,11 +17,18 @@ import { toGraphqlError } from './errors.js';
  * (bindPayerTransaction in src/domain/bind-transaction.ts, the call REST bind-tx makes too).
  */
 export interface GraphqlThrottle {
-  /** Express middleware before the body parser and Apollo: over the limit → HTTP 429 with Retry-After and a TOO_MANY_REQUESTS error. */
+  /**
+   * Express middleware before the body parser and Apollo: over the limit → HTTP 429 with Retry-After and a
+   * TOO_MANY_REQUESTS error.
+   */
   readonly http: RequestHandler;
   /** A WebSocket upgrade: null to accept, or the refusal to answer it with. */
-  admitConnection(request: IncomingMessage): Promise<{ status: number; body: string; headers: Record<string, string> } | null>;
-  /** One operation over a WebSocket, before it is parsed: null to go on, or the error to send as its `error` message. */
+  admitConnection(
+    request: IncomingMessage,
+  ): Promise<{ status: number; body: string; headers: Record<string, string> } | null>;
+  /**
+   * One operation over a WebSocket, before it is parsed: null to go on, or the error to send as its `error` message.
+   */
   admitOperation(request: IncomingMessage): Promise<GraphQLError | null>;
   /** The client's address of a WebSocket's upgrade request, by TRUST_PROXY as for HTTP. */
   addressOf(request: IncomingMessage): string;
@@ -53,7 +60,10 @@ export function graphqlThrottle(ctx: DomainContext): GraphqlThrottle {
         return {
           status: 429,
           body: JSON.stringify(errorBody(429, error.message)),
-          headers: { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': String(error.retryAfterSeconds) },
+          headers: {
+            'Content-Type': 'application/json; charset=utf-8',
+            'Retry-After': String(error.retryAfterSeconds),
+          },
         };
       }
     },
@@ -73,5 +83,8 @@ export function graphqlThrottle(ctx: DomainContext): GraphqlThrottle {
 }
 
 function tooManyRequests(res: Response, error: RateLimitedError): void {
-  res.status(429).set('Retry-After', String(error.retryAfterSeconds)).json({ errors: [toGraphqlError(error).toJSON()] });
+  res
+    .status(429)
+    .set('Retry-After', String(error.retryAfterSeconds))
+    .json({ errors: [toGraphqlError(error).toJSON()] });
 }

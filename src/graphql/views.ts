@@ -16,7 +16,11 @@ import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './che
  * how to pay are added; the payer's identity (user, payer wallet) is left out: anyone
  * with the session id can read this, and the page does not need it.
  */
-export function toGraphqlSession(session: DomainSession, ctx: Pick<DomainContext, 'networks'>, now: Date): CheckoutSession {
+export function toGraphqlSession(
+  session: DomainSession,
+  ctx: Pick<DomainContext, 'networks'>,
+  now: Date,
+): CheckoutSession {
   let view = graphqlViews.get(session);
   if (!view) graphqlViews.set(session, (view = timelessView(session, ctx)));
   return { ...view, secondsUntilExpiry: secondsUntilExpiry(session, now) };
@@ -28,7 +32,10 @@ export function toGraphqlSession(session: DomainSession, ctx: Pick<DomainContext
  */
 const graphqlViews = new WeakMap<DomainSession, Omit<CheckoutSession, 'secondsUntilExpiry'>>();
 
-function timelessView(session: DomainSession, ctx: Pick<DomainContext, 'networks'>): Omit<CheckoutSession, 'secondsUntilExpiry'> {
+function timelessView(
+  session: DomainSession,
+  ctx: Pick<DomainContext, 'networks'>,
+): Omit<CheckoutSession, 'secondsUntilExpiry'> {
   const view = toPublicView(session);
   return {
     sessionId: view.session_id,
@@ -54,7 +61,9 @@ function timelessView(session: DomainSession, ctx: Pick<DomainContext, 'networks
     expiresAt: view.expires_at,
     // Never claims more than arrived: the confirmed total rounds down, what is owed rounds up.
     amountReceived: formatAmount(session.amountReceived.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
-    amountDue: session.totalAmountCrypto ? formatAmount(amountDue(session)!.toDecimalPlaces(8, Decimal.ROUND_CEIL)) : null,
+    amountDue: session.totalAmountCrypto
+      ? formatAmount(amountDue(session)!.toDecimalPlaces(8, Decimal.ROUND_CEIL))
+      : null,
     amountPending: formatAmount(session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN)),
     paymentDetected: session.amountPending.greaterThan(0),
     pendingCoversDue: pendingCoversDue(session),

@@ -19,7 +19,10 @@ export interface WebSocketOptions<Context> {
   readonly logger: Logger;
   /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
   readonly maxConnections: number;
-  /** Rate limits per client address: connections at the upgrade, every operation at subscribe before it is parsed (src/graphql/throttle.ts). */
+  /**
+   * Rate limits per client address: connections at the upgrade, every operation at subscribe before it is parsed
+   * (src/graphql/throttle.ts).
+   */
   readonly throttle?: Pick<GraphqlThrottle, 'admitConnection' | 'admitOperation'>;
   readonly onNext: NonNullable<ServerOptions['onNext']>;
   readonly onError: NonNullable<ServerOptions['onError']>;
@@ -58,7 +61,10 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
  *   the socket with the WebSocket code `ws` chose (1009 for an oversized
  *   message) and is logged as a warning; nothing is written to stderr.
  */
-export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocketServer, options: WebSocketOptions<Context>): { dispose(): Promise<void> } {
+export function serveGraphqlOverWebSocket<Context extends object>(
+  wss: WebSocketServer,
+  options: WebSocketOptions<Context>,
+): { dispose(): Promise<void> } {
   const { schema, rules, context, logger } = options;
   const log = logger.child({ component: 'graphql-ws' });
   const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
@@ -72,7 +78,8 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
         log.debug({ id }, 'graphql websocket: subscription refused, too many on this connection');
         return [
           new GraphQLError(
-            `Too many subscriptions on this connection: at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} may run at once; complete one before starting another`,
+            `Too many subscriptions on this connection: at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} may run at once; ` +
+              `complete one before starting another`,
             { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
           ),
         ];
@@ -86,7 +93,13 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
       }
       const invalid = validate(schema, document, rules);
       if (invalid.length > 0) return invalid.map((error) => refusal(error, 'GRAPHQL_VALIDATION_FAILED'));
-      return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context(ctx.extra.request) };
+      return {
+        schema,
+        document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+        contextValue: context(ctx.extra.request),
+      };
     },
     onNext: options.onNext,
     onError: options.onError,
@@ -95,7 +108,10 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
   wss.options.handleProtocols = handleProtocols;
   wss.options.verifyClient = (info, accept) => {
     if (wss.clients.size >= options.maxConnections) {
-      log.warn({ maxConnections: options.maxConnections }, 'graphql websocket: connection refused, the instance holds the most it may');
+      log.warn(
+        { maxConnections: options.maxConnections },
+        'graphql websocket: connection refused, the instance holds the most it may',
+      );
       return accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
     }
     if (!options.throttle) return accept(true);
@@ -111,7 +127,10 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
   wss.on('connection', (socket, request) => {
     socket.once('error', (error) => {
       // `ws` emits only what it refused in the client's frames, after starting the close itself.
-      log.warn({ error: error.message, code: (error as { code?: string }).code, remoteAddress: request.socket.remoteAddress }, 'graphql websocket: connection closed on a protocol error from the client');
+      log.warn(
+        { error: error.message, code: (error as { code?: string }).code, remoteAddress: request.socket.remoteAddress },
+        'graphql websocket: connection closed on a protocol error from the client',
+      );
       if (socket.readyState === socket.OPEN) socket.close(CloseCode.BadRequest, 'Bad request');
     });
 
@@ -142,7 +161,8 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
             } catch (error) {
               // A bug of ours (client mistakes are answered above): logged with its stack, the socket closed.
               log.error({ err: error }, 'graphql websocket: unexpected error handling a message');
-              if (socket.readyState === socket.OPEN) socket.close(CloseCode.InternalServerError, 'Internal server error');
+              if (socket.readyState === socket.OPEN)
+                socket.close(CloseCode.InternalServerError, 'Internal server error');
             }
           }),
       },
@@ -152,7 +172,9 @@ export function serveGraphqlOverWebSocket<Context extends object>(wss: WebSocket
     socket.once('close', (code, reason) => {
       if (pongWait) clearTimeout(pongWait);
       clearInterval(pinger);
-      closed(code, String(reason)).catch((error: unknown) => log.error({ err: error }, 'graphql websocket: error while closing'));
+      closed(code, String(reason)).catch((error: unknown) =>
+        log.error({ err: error }, 'graphql websocket: error while closing'),
+      );
     });
   });
 

@@ -53,14 +53,16 @@ export class CoinbaseRatesSource implements RatesSource {
     const data = isJsonObject(body) ? body.data : undefined;
     if (!isJsonObject(data)) return malformed(`expected {"data": {...}}, got ${describeJsonValue(body)}`);
     // A different base currency would turn every price into nonsense, so refuse it.
-    if (data.currency !== currency) return malformed(`data.currency is ${describeJsonValue(data.currency)}, not "${currency}"`);
+    if (data.currency !== currency)
+      return malformed(`data.currency is ${describeJsonValue(data.currency)}, not "${currency}"`);
     const rates = data.rates;
     if (!isJsonObject(rates)) return malformed(`data.rates is ${describeJsonValue(rates)}`);
     for (const ticker of tickers) {
       const raw = rates[ticker];
       if (raw === undefined || raw === null) continue;
       const rate = readDecimal(raw);
-      if (!rate || !rate.isFinite() || rate.lt(0)) return malformed(`data.rates.${ticker} is ${describeJsonValue(raw)}`);
+      if (!rate || !rate.isFinite() || rate.lt(0))
+        return malformed(`data.rates.${ticker} is ${describeJsonValue(raw)}`);
       // A zero rate means Coinbase has no market for the pair: no price, not an infinite one.
       if (rate.isZero()) continue;
       result.set(ticker, { price: new Decimal(1).dividedBy(rate), asOf });

@@ -37,8 +37,10 @@ export class CoinGeckoRatesSource implements RatesSource {
   priceUrl(fiat: string, tickers: readonly AssetTicker[]): string {
     const ids = [...new Set(tickers.map((ticker) => ASSET_IDS[ticker]))];
     // Built by hand so the commas stay literal, as in CoinGecko's own examples.
-    return `${this.baseUrl}/simple/price?ids=${ids.join(',')}&vs_currencies=${fiat.toLowerCase()}` +
-      '&include_last_updated_at=true&precision=full';
+    return (
+      `${this.baseUrl}/simple/price?ids=${ids.join(',')}&vs_currencies=${fiat.toLowerCase()}` +
+      '&include_last_updated_at=true&precision=full'
+    );
   }
 
   async fetchRates(fiat: string, tickers: readonly AssetTicker[]): Promise<Map<AssetTicker, SourceRate>> {

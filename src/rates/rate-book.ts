@@ -14,7 +14,10 @@ export interface RateBookOptions {
   readonly refreshSeconds: number;
   /** An asset fewer sources price (freshly) is not quoted (KASSA_RATES_MIN_SOURCES; 1 when absent). */
   readonly minSources?: number;
-  /** An asset whose fresh prices differ by more than this percentage of the lowest is not quoted (KASSA_RATES_MAX_SPREAD_PCT; no limit when absent). */
+  /**
+   * An asset whose fresh prices differ by more than this percentage of the lowest is not quoted
+   * (KASSA_RATES_MAX_SPREAD_PCT; no limit when absent).
+   */
   readonly maxSpreadPercent?: number | null;
 }
 
@@ -75,7 +78,14 @@ export class RateBook implements RatesProvider {
         used.push({ name: answer.source.name, rate });
       }
       if (used.length === 0) continue;
-      if (!this.agrees(currency, ticker, used.map(({ rate }) => rate.price))) continue;
+      if (
+        !this.agrees(
+          currency,
+          ticker,
+          used.map(({ rate }) => rate.price),
+        )
+      )
+        continue;
       const unitPriceFiat = median(used.map(({ rate }) => rate.price)).toDecimalPlaces(
         UNIT_PRICE_DECIMALS,
         Decimal.ROUND_HALF_UP,
@@ -99,7 +109,8 @@ export class RateBook implements RatesProvider {
     if (prices.length < needed) {
       this.logger?.warn(
         { currency, ticker, prices: prices.length, needed },
-        `not quoting ${ticker} in ${currency}: ${prices.length} fresh price${prices.length === 1 ? '' : 's'}, ${needed} needed (KASSA_RATES_MIN_SOURCES)`,
+        `not quoting ${ticker} in ${currency}: ${prices.length} fresh price${prices.length === 1 ? '' : 's'}, ` +
+          `${needed} needed (KASSA_RATES_MIN_SOURCES)`,
       );
       return false;
     }
@@ -110,8 +121,15 @@ export class RateBook implements RatesProvider {
     const spread = high.minus(low).dividedBy(low).times(100);
     if (spread.lessThanOrEqualTo(limit)) return true;
     this.logger?.warn(
-      { currency, ticker, low: low.toString(), high: high.toString(), spreadPercent: spread.toDecimalPlaces(4).toString() },
-      `not quoting ${ticker} in ${currency}: its sources disagree by ${spread.toDecimalPlaces(2).toString()}% (from ${low.toString()} to ${high.toString()}), more than KASSA_RATES_MAX_SPREAD_PCT ${limit}%`,
+      {
+        currency,
+        ticker,
+        low: low.toString(),
+        high: high.toString(),
+        spreadPercent: spread.toDecimalPlaces(4).toString(),
+      },
+      `not quoting ${ticker} in ${currency}: its sources disagree by ${spread.toDecimalPlaces(2).toString()}% (from ` +
+        `${low.toString()} to ${high.toString()}), more than KASSA_RATES_MAX_SPREAD_PCT ${limit}%`,
     );
     return false;
   }
@@ -160,7 +178,11 @@ export function createRatesSources(config: RatesConfig): RatesSource[] {
   const build: Record<RatesSourceName, () => RatesSource> = {
     static: () => new StaticRatesSource({ file: config.staticFile, json: config.staticJson }),
     coingecko: () =>
-      new CoinGeckoRatesSource({ baseUrl: config.coingeckoUrl, apiKey: config.coingeckoApiKey, timeoutMs: config.timeoutMs }),
+      new CoinGeckoRatesSource({
+        baseUrl: config.coingeckoUrl,
+        apiKey: config.coingeckoApiKey,
+        timeoutMs: config.timeoutMs,
+      }),
     coinbase: () => new CoinbaseRatesSource({ baseUrl: config.coinbaseUrl, timeoutMs: config.timeoutMs }),
   };
   return [...new Set(config.sources)].map((name) => build[name]());

@@ -93,7 +93,10 @@ export function parseStaticRates(text: string, origin: string): StaticRates {
       if (!isAssetTicker(ticker)) fail(`${where}.${ticker}: unknown asset (known: ${ASSET_TICKERS.join(', ')})`);
       const price = readDecimal(value);
       if (!price || !price.isFinite() || !price.gt(0)) {
-        fail(`${where}.${ticker} must be a decimal price greater than 0, e.g. "97250.12" (got ${describeJsonValue(value)})`);
+        fail(
+          `${where}.${ticker} must be a decimal price greater than 0, e.g. "97250.12" (got ` +
+            `${describeJsonValue(value)})`,
+        );
       }
       prices.set(ticker as AssetTicker, price as Decimal);
     }

@@ -18,7 +18,11 @@ const ROUTE = '/checkout-sessions/:id';
  * to expire, a conditional request, a request with a body, a query string) returns false and
  * goes through Express as before.
  */
-export function cachedSessionReads(ctx: DomainContext, logger: Logger, metrics: Metrics): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function cachedSessionReads(
+  ctx: DomainContext,
+  logger: Logger,
+  metrics: Metrics,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (req.method !== 'GET' || req.url === undefined) return false;
     const match = SESSION_PATH.exec(req.url);

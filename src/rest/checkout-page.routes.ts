@@ -32,7 +32,12 @@ export interface CheckoutPageOptions {
 /** The hosted pages' Content-Security-Policy (src/rest/hosted-page.ts). */
 export const CHECKOUT_PAGE_CSP = HOSTED_PAGE_CSP;
 
-const ASSETS: Record<string, string> = { 'pay.js': 'text/javascript', 'link.js': 'text/javascript', 'wallet.js': 'text/javascript', 'pay.css': 'text/css' };
+const ASSETS: Record<string, string> = {
+  'pay.js': 'text/javascript',
+  'link.js': 'text/javascript',
+  'wallet.js': 'text/javascript',
+  'pay.css': 'text/css',
+};
 const PAGE_DATA_SLOT = '<!--kassa:page-data-->';
 
 /** The hosted checkout page (`checkout_url`), the pages' scripts and styles, and the payment QR code. */
@@ -63,13 +68,16 @@ export function checkoutPageRouter(ctx: DomainContext, options: CheckoutPageOpti
       brand: brandColors(branding),
       addChain: addableChains(ctx),
     };
-    res.status(200).type('html').send(
-      renderTemplate(template, lang, {
-        'page-data': jsonScript('kassa-page-data', pageData),
-        merchant: merchantHeader(branding ?? fallbackBranding(session.organisationName), lang),
-        languages: languageSwitch(lang, `/pay/${session.id}`),
-      }),
-    );
+    res
+      .status(200)
+      .type('html')
+      .send(
+        renderTemplate(template, lang, {
+          'page-data': jsonScript('kassa-page-data', pageData),
+          merchant: merchantHeader(branding ?? fallbackBranding(session.organisationName), lang),
+          languages: languageSwitch(lang, `/pay/${session.id}`),
+        }),
+      );
   });
   router.all('/pay/:id', methodNotAllowed(['GET']));
 
@@ -85,7 +93,8 @@ export function checkoutPageRouter(ctx: DomainContext, options: CheckoutPageOpti
   return router;
 }
 
-const fallbackBranding = (name: string | null): Branding | null => (name ? { organisationName: name, brandColor: null, logoSha256: null } : null);
+const fallbackBranding = (name: string | null): Branding | null =>
+  name ? { organisationName: name, brandColor: null, logoSha256: null } : null;
 
 /**
  * EIP-3085 parameters for chains a wallet may not know: only the development sandbox
@@ -114,8 +123,13 @@ async function readSessionForPage(ctx: DomainContext, id: string, res: Response,
   } catch (error) {
     if (!(error instanceof DomainError) || (error.code !== 'invalid' && error.code !== 'not_found')) throw error;
     const [status, title, text] =
-      error.code === 'invalid' ? [400, 'message.badLinkTitle', 'message.badLinkText'] : [404, 'message.noSessionTitle', 'message.noSessionText'];
-    res.status(status).type('html').send(messagePage(lang, title, text));
+      error.code === 'invalid'
+        ? [400, 'message.badLinkTitle', 'message.badLinkText']
+        : [404, 'message.noSessionTitle', 'message.noSessionText'];
+    res
+      .status(status)
+      .type('html')
+      .send(messagePage(lang, title, text));
     return null;
   }
 }

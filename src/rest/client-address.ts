@@ -54,7 +54,9 @@ export function addressKey(address: string): string {
   const headGroups = head ? head.split(':') : [];
   const tailGroups = bare.includes('::') ? (tail ? tail.split(':') : []) : [];
   // An embedded IPv4 tail (::1.2.3.4) is in the host half: it never reaches the /64.
-  const groups = bare.includes('::') ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups] : headGroups;
+  const groups = bare.includes('::')
+    ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+    : headGroups;
   return `${groups
     .slice(0, 4)
     .map((group) => parseInt(group, 16).toString(16))

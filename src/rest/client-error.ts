@@ -14,7 +14,12 @@ export function answerClientErrors(server: Server): void {
       return;
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'HPE_URI_TOO_LONG' ? 414 : 400;
-    const message = status === 431 ? 'Request headers are too large' : status === 414 ? 'Request URI is too long' : 'Malformed HTTP request';
+    const message =
+      status === 431
+        ? 'Request headers are too large'
+        : status === 414
+          ? 'Request URI is too long'
+          : 'Malformed HTTP request';
     const body = JSON.stringify(errorBody(status, message));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

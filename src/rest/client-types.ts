@@ -17,8 +17,21 @@ const HEADER = `// Generated from Kassa's OpenAPI document (GET /openapi.json) b
 
 /** Keywords that say nothing about the TypeScript type (validation and documentation only). */
 const IGNORED = new Set([
-  'description', 'title', 'default', 'format', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'required', 'additionalProperties',
+  'description',
+  'title',
+  'default',
+  'format',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'required',
+  'additionalProperties',
 ]);
 const UNDERSTOOD = new Set([...IGNORED, '$ref', 'enum', 'const', 'type', 'properties', 'items', 'oneOf', 'anyOf']);
 
@@ -69,12 +82,19 @@ function typeOf(schema: Json, indent: string, where: string): string {
   assertUnderstood(schema, where);
   if (typeof schema.$ref === 'string') return schema.$ref.replace(/^#\/components\/schemas\//, '');
   const union = (schema.oneOf ?? schema.anyOf) as Json[] | undefined;
-  if (union) return unionOf(union.map((option, index) => typeOf(option, indent, `${where}.oneOf.${index}`)), indent);
+  if (union)
+    return unionOf(
+      union.map((option, index) => typeOf(option, indent, `${where}.oneOf.${index}`)),
+      indent,
+    );
   if (Array.isArray(schema.enum)) return unionOf(schema.enum.map(literal), indent);
   if ('const' in schema) return literal(schema.const);
   if (schema.type === undefined) return 'unknown';
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
-  return unionOf(types.map((type) => simpleType(type, schema, indent, where)), indent);
+  return unionOf(
+    types.map((type) => simpleType(type, schema, indent, where)),
+    indent,
+  );
 }
 
 /** `a | b`, or one member a line when that would be long. */

@@ -41,8 +41,14 @@ const integer = (min: number, max: number) =>
 
 const unitPrice = jsonNumber
   .refine((value) => value.gte(0), { error: 'must not be less than 0', abort: true })
-  .refine((value) => value.lte(LIMITS.unitPrice), { error: `must not be greater than ${LIMITS.unitPrice}`, abort: true })
-  .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, { error: 'must have at most 8 decimal places', abort: true })
+  .refine((value) => value.lte(LIMITS.unitPrice), {
+    error: `must not be greater than ${LIMITS.unitPrice}`,
+    abort: true,
+  })
+  .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, {
+    error: 'must have at most 8 decimal places',
+    abort: true,
+  })
   .transform((value) => value.toFixed())
   .meta({
     type: 'number',
@@ -53,7 +59,10 @@ const unitPrice = jsonNumber
 
 const metadata = z
   .custom<Record<string, unknown>>(isJsonObject, { error: 'must be an object' })
-  .refine((value) => Object.keys(value).length <= LIMITS.metadataKeys, { error: `must not have more than ${LIMITS.metadataKeys} keys`, abort: true })
+  .refine((value) => Object.keys(value).length <= LIMITS.metadataKeys, {
+    error: `must not have more than ${LIMITS.metadataKeys} keys`,
+    abort: true,
+  })
   .transform((value, context) => {
     const problems: Array<{ path: string[]; message: string }> = [];
     const plain = plainJson(value, [], problems) as Record<string, unknown>;
@@ -68,17 +77,19 @@ const metadata = z
 const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
   z.custom<unknown>(isJsonObject, { error: required(what) }).pipe(schema);
 
-const user = plainObject(z.strictObject(
-  {
+const user = plainObject(
+  z.strictObject({
     id: text(LIMITS.text),
-    email: z.email({ error: required('an email') }).max(LIMITS.text, { error: `must be shorter than or equal to ${LIMITS.text} characters` }),
+    email: z
+      .email({ error: required('an email') })
+      .max(LIMITS.text, { error: `must be shorter than or equal to ${LIMITS.text} characters` }),
     username: text(LIMITS.text).optional(),
   }),
   'an object',
 );
 
-const item = plainObject(z.strictObject(
-  {
+const item = plainObject(
+  z.strictObject({
     name: text(LIMITS.itemName),
     quantity: integer(1, LIMITS.quantity),
     unit_price: unitPrice,
@@ -110,7 +121,9 @@ export const createCheckoutSchema = plainObject(z.strictObject(createCheckoutFie
 });
 
 /** Validates a parsed create body; returns the domain input or every problem, named by field path. */
-export function parseCreateCheckout(body: unknown): { ok: true; input: CreateCheckoutInput } | { ok: false; problems: string[] } {
+export function parseCreateCheckout(
+  body: unknown,
+): { ok: true; input: CreateCheckoutInput } | { ok: false; problems: string[] } {
   const result = createCheckoutSchema.safeParse(body);
   if (!result.success) return { ok: false, problems: problemsOf(result.error) };
   const { user, items, currency, metadata, expires_in_minutes } = result.data;
@@ -118,7 +131,12 @@ export function parseCreateCheckout(body: unknown): { ok: true; input: CreateChe
     ok: true,
     input: {
       user,
-      items: items.map((i) => ({ name: i.name, quantity: i.quantity, unitPrice: i.unit_price, productId: i.product_id })),
+      items: items.map((i) => ({
+        name: i.name,
+        quantity: i.quantity,
+        unitPrice: i.unit_price,
+        productId: i.product_id,
+      })),
       currency,
       metadata,
       expiresInMinutes: expires_in_minutes,
@@ -138,7 +156,9 @@ function plainJson(value: unknown, path: string[], problems: Array<{ path: strin
   }
   if (Array.isArray(value)) return value.map((inner, index) => plainJson(inner, [...path, String(index)], problems));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plainJson(inner, [...path, key], problems)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [key, plainJson(inner, [...path, key], problems)]),
+    );
   }
   return value;
 }

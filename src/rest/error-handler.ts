@@ -49,7 +49,8 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 
 /** Answers 405 for a known path with a method it does not serve. */
 export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
-  return (req, _res, next) => next(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}`, { Allow: allowed.join(', ') }));
+  return (req, _res, next) =>
+    next(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}`, { Allow: allowed.join(', ') }));
 }
 
 // body-parser (inside express.raw) raises these before our code runs.
@@ -59,7 +60,10 @@ function bodyParserStatus(error: unknown): { code: number; message: string } | n
   const typed = error as { type?: string; status?: number; limit?: number };
   switch (typed?.type) {
     case 'entity.too.large':
-      return { code: 413, message: `Request body is larger than the limit of ${Math.round((typed.limit ?? 0) / 1024)} KB` };
+      return {
+        code: 413,
+        message: `Request body is larger than the limit of ${Math.round((typed.limit ?? 0) / 1024)} KB`,
+      };
     case 'request.aborted':
       return { code: 400, message: 'Request body was not received completely' };
     case 'encoding.unsupported':

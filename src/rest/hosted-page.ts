@@ -21,18 +21,24 @@ export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
  * page's host and port, wss: to an https: one); a bare `ws: wss:` would allow sockets to any host.
  */
 export const HOSTED_PAGE_CSP =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; " +
+  "frame-ancestors 'none'";
 
 export type Catalogue = Readonly<Record<string, string>>;
 
 export const DEFAULT_LANGUAGE = 'en';
 const CATALOGUES: ReadonlyMap<string, Catalogue> = loadCatalogues();
 /** The languages the pages speak, English first. */
-export const LANGUAGES: readonly string[] = [DEFAULT_LANGUAGE, ...[...CATALOGUES.keys()].filter((lang) => lang !== DEFAULT_LANGUAGE).sort()];
+export const LANGUAGES: readonly string[] = [
+  DEFAULT_LANGUAGE,
+  ...[...CATALOGUES.keys()].filter((lang) => lang !== DEFAULT_LANGUAGE).sort(),
+];
 
 function loadCatalogues(): Map<string, Catalogue> {
   const catalogues = new Map<string, Catalogue>();
-  for (const file of readdirSync(`${WEB_DIR}i18n`).filter((name) => /^[a-z]{2}\.json$/.test(name)).sort()) {
+  for (const file of readdirSync(`${WEB_DIR}i18n`)
+    .filter((name) => /^[a-z]{2}\.json$/.test(name))
+    .sort()) {
     catalogues.set(file.slice(0, 2), JSON.parse(readFileSync(`${WEB_DIR}i18n/${file}`, 'utf8')) as Catalogue);
   }
   const english = catalogues.get(DEFAULT_LANGUAGE);
@@ -70,7 +76,10 @@ export function chooseLanguage(req: Request): string {
 }
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
+  );
 }
 
 /** `{name}` placeholders of a catalogue text, filled with `params`. */
@@ -102,14 +111,22 @@ export function languageSwitch(lang: string, path: string): string {
       ? `<a href="${escapeHtml(path)}?lang=${code}" lang="${code}" hreflang="${code}" aria-current="true">${name}</a>`
       : `<a href="${escapeHtml(path)}?lang=${code}" lang="${code}" hreflang="${code}">${name}</a>`;
   });
-  return `<nav class="languages" aria-label="${escapeHtml(catalogue(lang)['language.switch']!)}">${links.join('')}</nav>`;
+  return (
+    `<nav class="languages" ` +
+    `aria-label="${escapeHtml(catalogue(lang)['language.switch']!)}">${links.join('')}</nav>`
+  );
 }
 
 /** The merchant at the top of the page: logo (served by Kassa) and name. */
 export function merchantHeader(branding: Branding | null, lang: string): string {
   if (!branding) return '';
-  const logo = branding.logoSha256 ? `<img class="merchant-logo" src="${logoPath(branding.logoSha256)}" alt="" width="40" height="40">` : '';
-  return `<div class="merchant" aria-label="${escapeHtml(catalogue(lang)['merchant.label']!)}">${logo}<span class="merchant-name">${escapeHtml(branding.organisationName)}</span></div>`;
+  const logo = branding.logoSha256
+    ? `<img class="merchant-logo" src="${logoPath(branding.logoSha256)}" alt="" width="40" height="40">`
+    : '';
+  return (
+    `<div class="merchant" aria-label="${escapeHtml(catalogue(lang)['merchant.label']!)}">${logo}<span ` +
+    `class="merchant-name">${escapeHtml(branding.organisationName)}</span></div>`
+  );
 }
 
 /** The brand colour and the text colour readable on it, for the page script to apply (CSP forbids inline styles). */

@@ -33,7 +33,8 @@ export function readJsonBody(req: Request): unknown {
     throw new HttpError(415, 'Content-Type must be application/json');
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
-  if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
+  if (charset && charset !== 'utf-8' && charset !== 'utf8')
+    throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
   const bytes = rawBytes(req);
   if (bytes.length === 0) throw new HttpError(400, ['Request body must be a JSON object']);
   let text: string;
@@ -42,7 +43,8 @@ export function readJsonBody(req: Request): unknown {
   } catch {
     throw new HttpError(400, ['Request body is not valid UTF-8']);
   }
-  if (nestingDepth(text) > MAX_JSON_DEPTH) throw new HttpError(400, [`Request body is nested deeper than ${MAX_JSON_DEPTH} levels`]);
+  if (nestingDepth(text) > MAX_JSON_DEPTH)
+    throw new HttpError(400, [`Request body is nested deeper than ${MAX_JSON_DEPTH} levels`]);
   let body: unknown;
   try {
     body = parseJsonExact(text);
@@ -76,11 +78,16 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 function unstorableStrings(value: unknown, path: string): string[] {
   const name = path || 'body';
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? [`${name} must not contain NUL characters or unpaired surrogates`] : [];
+  if (typeof value === 'string')
+    return UNSTORABLE.test(value) ? [`${name} must not contain NUL characters or unpaired surrogates`] : [];
   if (value === null || typeof value !== 'object' || value instanceof Decimal) return [];
-  const entries = Array.isArray(value) ? value.map((inner, index) => [String(index), inner] as const) : Object.entries(value);
+  const entries = Array.isArray(value)
+    ? value.map((inner, index) => [String(index), inner] as const)
+    : Object.entries(value);
   return entries.flatMap(([key, inner]) => [
-    ...(UNSTORABLE.test(key) ? [`property names in ${name} must not contain NUL characters or unpaired surrogates`] : []),
+    ...(UNSTORABLE.test(key)
+      ? [`property names in ${name} must not contain NUL characters or unpaired surrogates`]
+      : []),
     ...unstorableStrings(inner, path ? `${path}.${key}` : key),
   ]);
 }

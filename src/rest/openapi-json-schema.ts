@@ -38,7 +38,7 @@ function override(ctx: { zodSchema: unknown; jsonSchema: Json }): void {
 /** A request schema (what is sent: `io: 'input'`) or a standalone response schema (`'output'`). */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
   const options = { target: TARGET, io, unrepresentable: 'any', override: override as never } as const;
-  return tidy(z.toJSONSchema(schema, options) as Json);
+  return tidy(z.toJSONSchema(schema, options) as Json) as Json;
 }
 
 /** The named schemas of a registry, with `$ref`s between them to `#/components/schemas/<id>`. */
@@ -46,7 +46,7 @@ export function componentSchemasOf(registry: z.core.$ZodRegistry<{ id: string }>
   const uri = (id: string) => `#/components/schemas/${id}`;
   const options = { target: TARGET, io: 'output', uri, override: override as never } as const;
   const { schemas } = z.toJSONSchema(registry, options) as { schemas: Record<string, Json> };
-  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, tidy(schema)]));
+  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, tidy(schema) as Json]));
 }
 
 const SAFE_INTEGER_BOUNDS = new Set([Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
@@ -56,7 +56,7 @@ const SAFE_INTEGER_BOUNDS = new Set([Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_IN
  * `format: uuid` and `date-time` (the format says it); the ±2^53 bounds of `z.int()`. Unions
  * are written as `oneOf`: ours are disjoint (a value and null, a string and a number).
  */
-function tidy(schema: unknown): any {
+function tidy(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(tidy);
   if (schema === null || typeof schema !== 'object') return schema;
   const node = schema as Json;

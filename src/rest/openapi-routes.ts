@@ -61,8 +61,7 @@ export const ROUTES: readonly RouteDoc[] = [
     headers: [
       {
         name: 'Idempotency-Key',
-        description:
-          '1–255 printable ASCII characters, scoped to the organisation, remembered ≥ 24 h',
+        description: '1–255 printable ASCII characters, scoped to the organisation, remembered ≥ 24 h',
       },
     ],
   },
@@ -210,7 +209,7 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'get',
     path: '/brand/logo/:sha256',
-    summary: "An organisation's logo, named by its sha256 (README \"Branding and languages\")",
+    summary: 'An organisation\'s logo, named by its sha256 (README "Branding and languages")',
     signed: false,
     ok: { status: 200, description: 'The PNG or WebP image, cacheable for good', contentType: 'image/png' },
     errors: [400, 404],

@@ -44,15 +44,33 @@ export const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
   for (const route of ROUTES) {
-    const parameters: Json[] = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
+    const parameters: Json[] = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string', format: 'uuid' },
+    }));
     if (route.query) {
       const schema = jsonSchemaOf(route.query) as { properties?: Record<string, Json>; required?: string[] };
       for (const [name, property] of Object.entries(schema.properties ?? {})) {
         const { description, ...rest } = property;
-        parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
+        parameters.push({
+          name,
+          in: 'query',
+          required: schema.required?.includes(name) ?? false,
+          schema: rest,
+          ...(description ? { description } : {}),
+        });
       }
     }
-    for (const header of route.headers ?? []) parameters.push({ name: header.name, in: 'header', required: false, description: header.description, schema: { type: 'string' } });
+    for (const header of route.headers ?? [])
+      parameters.push({
+        name: header.name,
+        in: 'header',
+        required: false,
+        description: header.description,
+        schema: { type: 'string' },
+      });
     const responses: Record<string, Json> = {
       [route.ok.status]: {
         description: route.ok.description,
@@ -64,7 +82,17 @@ export function buildOpenApiDocument(): Json {
       },
     };
     for (const status of [...route.errors, 500]) {
-      const retryAfter = status === 429 ? { headers: { 'Retry-After': { description: 'Seconds until the limit’s window ends', schema: { type: 'integer', minimum: 1 } } } } : {};
+      const retryAfter =
+        status === 429
+          ? {
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds until the limit’s window ends',
+                  schema: { type: 'integer', minimum: 1 },
+                },
+              },
+            }
+          : {};
       responses[status] = { description: ERROR_TEXT[status] ?? 'Error', ...retryAfter, content: json(ref('Error')) };
     }
     const body = route.body ? jsonSchemaOf(route.body) : null;
@@ -85,8 +113,11 @@ export function buildOpenApiDocument(): Json {
       title: 'Kassa REST API',
       version: '1.0.0',
       description:
-        'Self-hosted crypto checkout. Every error has the body {statusCode, message, error}; a method a path does not serve answers 405 with Allow; a request over a rate limit answers 429 with Retry-After (seconds). ' +
-        'Signed operations carry X-Service-Key, X-Service-Timestamp and X-Service-Signature (see the ServiceSignature scheme): create signs `{timestamp}.{rawBody}` (spec §5), every other signed operation `{timestamp}.{METHOD}.{path?query}.{rawBody}`, and a signature is accepted once. ' +
+        'Self-hosted crypto checkout. Every error has the body {statusCode, message, error}; a method a path does ' +
+        'not serve answers 405 with Allow; a request over a rate limit answers 429 with Retry-After (seconds). ' +
+        'Signed operations carry X-Service-Key, X-Service-Timestamp and X-Service-Signature (see the ' +
+        'ServiceSignature scheme): create signs `{timestamp}.{rawBody}` (spec §5), every other signed operation ' +
+        '`{timestamp}.{METHOD}.{path?query}.{rawBody}`, and a signature is accepted once. ' +
         'Webhooks POST the Event schema with X-Service-Event-Id, X-Service-Timestamp and X-Service-Signature.',
     },
     paths,
@@ -97,16 +128,19 @@ export function buildOpenApiDocument(): Json {
 /** The string an operation's X-Service-Signature is the HMAC of. */
 function signingNote(route: RouteDoc): string {
   const once = 'Each signature is accepted once: a replay answers 401.';
-  if (route.signed === 'body') return `Signed (spec §5): X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.{rawBody}\`. ${once}`;
+  if (route.signed === 'body')
+    return `Signed (spec §5): X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.{rawBody}\`. ${once}`;
   const query = route.query ? '?…{query as sent}' : '';
   const body = route.method === 'get' || route.method === 'delete' ? '' : '{rawBody}';
   return (
-    `Signed: X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.${route.method.toUpperCase()}.${openApiPath(route.path)}${query}.${body}\`` +
+    `Signed: X-Service-Signature is the hex HMAC-SHA256 of ` +
+    `\`{timestamp}.${route.method.toUpperCase()}.${openApiPath(route.path)}${query}.${body}\`` +
     `${query ? ' (without `?…` when there is no query)' : ''}, with the path and query exactly as sent. ${once}`
   );
 }
 
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escape = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** A plain HTML rendering of the document: no scripts, no CDN. */
 export function renderDocsPage(document: Json): string {
@@ -117,15 +151,29 @@ export function renderDocsPage(document: Json): string {
         const responses = Object.entries(operation.responses as Record<string, { description: string }>)
           .map(([status, response]) => `<li><code>${status}</code> ${escape(response.description)}</li>`)
           .join('');
-        const body = (operation.requestBody as { content: Record<string, { schema: Json }> } | undefined)?.content['application/json']?.schema;
-        return `<section><h2><code>${method.toUpperCase()} ${escape(path)}</code>${operation.security ? ' <small>signed</small>' : ''}</h2><p>${escape(String(operation.summary))}</p>${
-          body ? `<details><summary>Request body</summary><pre>${escape(JSON.stringify(body, null, 2))}</pre></details>` : ''
+        const body = (operation.requestBody as { content: Record<string, { schema: Json }> } | undefined)?.content[
+          'application/json'
+        ]?.schema;
+        return `<section><h2><code>${method.toUpperCase()} ${escape(path)}</code>${
+          operation.security ? ' ' + '<small>signed</small>' : ''
+        }</h2><p>${escape(String(operation.summary))}</p>${
+          body
+            ? `<details><summary>Request body</summary><pre>${escape(JSON.stringify(body, null, 2))}</pre></details>`
+            : ''
         }<ul>${responses}</ul></section>`;
       }),
     )
     .join('\n');
   const info = document.info as { title: string; version: string; description: string };
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(info.title)} ${info.version}</title><style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}code,pre{background:#f4f4f4}pre{padding:.5rem;overflow:auto}small{color:#a60}</style></head><body><h1>${escape(info.title)} <small>${info.version}</small></h1><p>${escape(info.description)}</p><p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>${sections}</body></html>`;
+  const style =
+    'body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}' +
+    'code,pre{background:#f4f4f4}pre{padding:.5rem;overflow:auto}small{color:#a60}';
+  return [
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">`,
+    `<title>${escape(info.title)} ${info.version}</title><style>${style}</style></head><body>`,
+    `<h1>${escape(info.title)} <small>${info.version}</small></h1><p>${escape(info.description)}</p>`,
+    `<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>${sections}</body></html>`,
+  ].join('');
 }
 
 export function openApiRouter(): Router {

@@ -4,10 +4,29 @@ import type { DomainContext } from '../domain/context.js';
 import { brandingOf } from '../domain/branding.js';
 import { DomainError } from '../domain/errors.js';
 import { formatAmount } from '../domain/money.js';
-import { fixedTotal, paymentLinkState, requiresPayerIdentity, type PaymentLink, type PaymentLinkState } from '../domain/payment-link.js';
+import {
+  fixedTotal,
+  paymentLinkState,
+  requiresPayerIdentity,
+  type PaymentLink,
+  type PaymentLinkState,
+} from '../domain/payment-link.js';
 import { findPaymentLink } from '../domain/payment-links.js';
 import { methodNotAllowed } from './error-handler.js';
-import { brandColors, catalogue, chooseLanguage, escapeHtml, format, hostedPageHeaders, jsonScript, languageSwitch, merchantHeader, messagePage, renderTemplate, WEB_DIR } from './hosted-page.js';
+import {
+  brandColors,
+  catalogue,
+  chooseLanguage,
+  escapeHtml,
+  format,
+  hostedPageHeaders,
+  jsonScript,
+  languageSwitch,
+  merchantHeader,
+  messagePage,
+  renderTemplate,
+  WEB_DIR,
+} from './hosted-page.js';
 
 /** What the link page shows: never the organisation id, the metadata or the counts. */
 export function publicLinkData(link: PaymentLink) {
@@ -16,7 +35,12 @@ export function publicLinkData(link: PaymentLink) {
     id: link.id,
     name: link.name,
     currency: link.currency,
-    items: link.items.map((item) => ({ name: item.name, quantity: item.quantity, unitPrice: formatAmount(item.unitPrice), totalPrice: formatAmount(item.unitPrice.times(item.quantity)) })),
+    items: link.items.map((item) => ({
+      name: item.name,
+      quantity: item.quantity,
+      unitPrice: formatAmount(item.unitPrice),
+      totalPrice: formatAmount(item.unitPrice.times(item.quantity)),
+    })),
     totalAmountFiat: total ? formatAmount(total) : null,
     amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
     amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
@@ -44,27 +68,39 @@ export function paymentLinkPageRouter(ctx: DomainContext): Router {
       link = await findPaymentLink(ctx, req.params.id);
     } catch (error) {
       if (!(error instanceof DomainError) || (error.code !== 'invalid' && error.code !== 'not_found')) throw error;
-      const [status, title, text] = error.code === 'invalid' ? [400, 'message.badLinkTitle', 'message.badLinkText'] : [404, 'message.noLinkTitle', 'message.noLinkText'];
-      res.status(status).type('html').send(messagePage(lang, title, text));
+      const [status, title, text] =
+        error.code === 'invalid'
+          ? [400, 'message.badLinkTitle', 'message.badLinkText']
+          : [404, 'message.noLinkTitle', 'message.noLinkText'];
+      res
+        .status(status)
+        .type('html')
+        .send(messagePage(lang, title, text));
       return;
     }
     const branding = await brandingOf(ctx, link.organisationId);
     const state = paymentLinkState(link, ctx.clock());
     if (state !== 'active') {
       const [status, title, text] = UNAVAILABLE[state];
-      res.status(status).type('html').send(messagePage(lang, title, text, branding));
+      res
+        .status(status)
+        .type('html')
+        .send(messagePage(lang, title, text, branding));
       return;
     }
     const pageData = { link: publicLinkData(link), lang, messages: catalogue(lang), brand: brandColors(branding) };
-    res.status(200).type('html').send(
-      renderTemplate(template, lang, {
-        'page-data': jsonScript('kassa-page-data', pageData),
-        title: escapeHtml(format(catalogue(lang)['link.documentTitle']!, { name: link.name })),
-        name: escapeHtml(link.name),
-        merchant: merchantHeader(branding, lang),
-        languages: languageSwitch(lang, `/l/${link.id}`),
-      }),
-    );
+    res
+      .status(200)
+      .type('html')
+      .send(
+        renderTemplate(template, lang, {
+          'page-data': jsonScript('kassa-page-data', pageData),
+          title: escapeHtml(format(catalogue(lang)['link.documentTitle']!, { name: link.name })),
+          name: escapeHtml(link.name),
+          merchant: merchantHeader(branding, lang),
+          languages: languageSwitch(lang, `/l/${link.id}`),
+        }),
+      );
   });
   router.all('/l/:id', methodNotAllowed(['GET']));
   return router;

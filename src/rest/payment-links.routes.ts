@@ -36,7 +36,10 @@ function payerIdempotencyKey(req: Request): string | undefined {
   const key = req.get('idempotency-key');
   if (key === undefined) return undefined;
   if (!PAYER_KEY.test(key) || key.trim() !== key) {
-    throw invalid([`Idempotency-Key must be ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} to 255 printable ASCII characters on this public route (a random value, such as a UUID)`]);
+    throw invalid([
+      `Idempotency-Key must be ${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH} to 255 printable ASCII characters on this public ` +
+        `route (a random value, such as a UUID)`,
+    ]);
   }
   return key;
 }
@@ -47,7 +50,8 @@ function payerIdempotencyKey(req: Request): string | undefined {
  */
 export function paymentLinksRouter(ctx: DomainContext): Router {
   const router = Router();
-  const view = (link: Parameters<typeof toPaymentLinkView>[0]) => toPaymentLinkView(link, ctx.checkoutBaseUrl, ctx.clock());
+  const view = (link: Parameters<typeof toPaymentLinkView>[0]) =>
+    toPaymentLinkView(link, ctx.checkoutBaseUrl, ctx.clock());
 
   router.post('/payment-links', async (req, res) => {
     const merchant = await authenticate(ctx, req);

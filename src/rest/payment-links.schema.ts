@@ -20,8 +20,14 @@ const name = z
 
 const price = jsonNumber
   .refine((value) => value.gt(0), { error: 'must be greater than 0', abort: true })
-  .refine((value) => value.lte(LIMITS.unitPrice), { error: `must not be greater than ${LIMITS.unitPrice}`, abort: true })
-  .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, { error: 'must have at most 8 decimal places', abort: true })
+  .refine((value) => value.lte(LIMITS.unitPrice), {
+    error: `must not be greater than ${LIMITS.unitPrice}`,
+    abort: true,
+  })
+  .refine((value) => value.decimalPlaces() <= LIMITS.unitPriceDecimals, {
+    error: 'must have at most 8 decimal places',
+    abort: true,
+  })
   .transform((value) => value.toFixed())
   .meta({ type: 'number', exclusiveMinimum: 0, maximum: Number(LIMITS.unitPrice) });
 
@@ -44,12 +50,17 @@ const maxUses = z.union(
   { error: `must be an integer from 1 to ${MAX_USES}, or null` },
 );
 
-const linkExpiry = z.union([z.null(), z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, or null' })], {
-  error: 'must be an ISO 8601 date-time with a time zone, or null',
-});
+const linkExpiry = z.union(
+  [z.null(), z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, or null' })],
+  {
+    error: 'must be an ISO 8601 date-time with a time zone, or null',
+  },
+);
 
 const identityOptions = z
-  .array(z.enum(IDENTITY_OPTIONS, { error: `must be one of ${IDENTITY_OPTIONS.join(', ')}` }), { error: required('an array') })
+  .array(z.enum(IDENTITY_OPTIONS, { error: `must be one of ${IDENTITY_OPTIONS.join(', ')}` }), {
+    error: required('an array'),
+  })
   .max(IDENTITY_OPTIONS.length, { error: `must list at most ${IDENTITY_OPTIONS.length} options` })
   .refine((list) => new Set(list).size === list.length, { error: 'must not repeat an option' });
 
@@ -61,12 +72,16 @@ export const createPaymentLinkSchema = z
     items: createShape.items
       .optional()
       .describe('A fixed basket, as in create (spec §2.4). Exactly one of items and amount_fiat.'),
-    amount_fiat: amountFiat.optional().describe('An open amount: the payer chooses from min to max (JSON numbers, > 0, at most 8 decimals).'),
+    amount_fiat: amountFiat
+      .optional()
+      .describe('An open amount: the payer chooses from min to max (JSON numbers, > 0, at most 8 decimals).'),
     currency: createShape.currency,
     expires_in_minutes: createShape.expires_in_minutes.describe(
       'Lifetime of each session created from the link: 5 to 10080, default 60.',
     ),
-    identity_options: identityOptions.optional().describe('What the payer is asked for: any of email, telegram, username (at least one of them must be given).'),
+    identity_options: identityOptions
+      .optional()
+      .describe('What the payer is asked for: any of email, telegram, username (at least one of them must be given).'),
     anonymous: bool.optional().describe('Ask for no identity. Default: true when identity_options is empty.'),
     max_uses: maxUses.optional().describe('How many sessions the link may create; null or omitted: no limit.'),
     active: bool.optional().describe('Default true.'),
@@ -78,35 +93,48 @@ export const createPaymentLinkSchema = z
       context.addIssue({ code: 'custom', path: [], message: 'must have exactly one of items and amount_fiat' });
     }
     const options = body.identity_options ?? [];
-    if (body.anonymous === true && options.length > 0) context.addIssue({ code: 'custom', path: ['identity_options'], message: 'must be empty when anonymous is true' });
+    if (body.anonymous === true && options.length > 0)
+      context.addIssue({ code: 'custom', path: ['identity_options'], message: 'must be empty when anonymous is true' });
     if (body.anonymous === false && options.length === 0) {
-      context.addIssue({ code: 'custom', path: ['identity_options'], message: 'must name at least one of email, telegram, username unless anonymous is true' });
+      context.addIssue({
+        code: 'custom',
+        path: ['identity_options'],
+        message: 'must name at least one of email, telegram, username unless anonymous is true',
+      });
     }
   })
   .meta({ title: 'CreatePaymentLinkRequest' });
 
-export const updatePaymentLinkSchema = z.strictObject({
-  name: name.optional(),
-  active: bool.optional(),
-  max_uses: maxUses.optional(),
-  expires_at: linkExpiry.optional(),
-  metadata: createShape.metadata,
-}).meta({ title: 'UpdatePaymentLinkRequest' });
+export const updatePaymentLinkSchema = z
+  .strictObject({
+    name: name.optional(),
+    active: bool.optional(),
+    max_uses: maxUses.optional(),
+    expires_at: linkExpiry.optional(),
+    metadata: createShape.metadata,
+  })
+  .meta({ title: 'UpdatePaymentLinkRequest' });
 
-const identityText = z.string({ error: required('a string') }).max(255, { error: 'must be shorter than or equal to 255 characters' });
+const identityText = z
+  .string({ error: required('a string') })
+  .max(255, { error: 'must be shorter than or equal to 255 characters' });
 
 /** What the payer sends to POST /payment-links/:id/sessions. */
-export const linkSessionSchema = z.strictObject({
-  email: identityText.optional().describe('When the link asks for email.'),
-  telegram: identityText.optional().describe('When the link asks for telegram: @username or a numeric user id.'),
-  username: identityText.optional().describe('When the link asks for username.'),
-  amount: z
-    .union([z.string(), jsonNumber.transform((value) => value.toFixed()).meta({ type: 'number' })], {
-      error: 'must be a decimal number',
-    })
-    .optional()
-    .describe('Open-amount links only: the amount in the link currency, at most 8 decimals (a string or a JSON number).'),
-}).meta({ title: 'LinkSessionRequest' });
+export const linkSessionSchema = z
+  .strictObject({
+    email: identityText.optional().describe('When the link asks for email.'),
+    telegram: identityText.optional().describe('When the link asks for telegram: @username or a numeric user id.'),
+    username: identityText.optional().describe('When the link asks for username.'),
+    amount: z
+      .union([z.string(), jsonNumber.transform((value) => value.toFixed()).meta({ type: 'number' })], {
+        error: 'must be a decimal number',
+      })
+      .optional()
+      .describe(
+        'Open-amount links only: the amount in the link currency, at most 8 decimals (a string or a JSON number).',
+      ),
+  })
+  .meta({ title: 'LinkSessionRequest' });
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 

@@ -44,7 +44,12 @@ function endpointId(req: Request): string {
  * body's and, when the URL's syntax is fine but something else is wrong, the
  * URL's address check too (it would otherwise only show up on the next try).
  */
-async function body<T extends { url?: unknown }>(ctx: DomainContext, parsed: T | { problems: string[] }, raw: unknown, pathProblems: string[] = []): Promise<T> {
+async function body<T extends { url?: unknown }>(
+  ctx: DomainContext,
+  parsed: T | { problems: string[] },
+  raw: unknown,
+  pathProblems: string[] = [],
+): Promise<T> {
   const bodyProblems = parsed && typeof parsed === 'object' && 'problems' in parsed ? parsed.problems : [];
   if (pathProblems.length === 0 && bodyProblems.length === 0) return parsed as T;
   const url = raw && typeof raw === 'object' && 'url' in raw ? (raw as { url: unknown }).url : undefined;
@@ -73,13 +78,19 @@ export function webhookEndpointsRouter(ctx: DomainContext): Router {
 
   router.get('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
-    res.status(200).json(toEndpointView(await getWebhookEndpoint(ctx, merchant.organisationId, endpointId(req)), ctx.clock()));
+    res
+      .status(200)
+      .json(toEndpointView(await getWebhookEndpoint(ctx, merchant.organisationId, endpointId(req)), ctx.clock()));
   });
   router.patch('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);
     const raw = readJsonBody(req);
     const input = await body(ctx, parseBody(updateWebhookEndpointBodySchema, raw), raw, idProblems(req));
-    res.status(200).json(toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()));
+    res
+      .status(200)
+      .json(
+        toEndpointView(await updateWebhookEndpoint(ctx, merchant.organisationId, endpointId(req), input), ctx.clock()),
+      );
   });
   router.delete('/webhook-endpoints/:id', async (req, res) => {
     const merchant = await authenticate(ctx, req);

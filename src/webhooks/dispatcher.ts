@@ -33,13 +33,21 @@ export function leaseMs(config: Pick<WebhookSettings, 'timeoutMs'>): number {
 }
 
 /** The request body and headers of one attempt (the timestamp is Unix milliseconds, as in inbound calls). */
-export function buildWebhookRequest(ctx: DomainContext, claim: ClaimedDelivery, now: Date): { body: string; headers: Record<string, string> } {
+export function buildWebhookRequest(
+  ctx: DomainContext,
+  claim: ClaimedDelivery,
+  now: Date,
+): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify(toEventEnvelope(claim.event));
   const timestamp = String(now.getTime());
   const signatures = activeSecrets(ctx, claim.endpoint, now).map((secret) => signPayload(secret, timestamp, body));
   return {
     body,
-    headers: { 'X-Service-Event-Id': claim.event.id, 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signatures.join(',') },
+    headers: {
+      'X-Service-Event-Id': claim.event.id,
+      'X-Service-Timestamp': timestamp,
+      'X-Service-Signature': signatures.join(','),
+    },
   };
 }
 
@@ -54,15 +62,35 @@ async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logge
   });
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
-  await ctx.store.webhooks.recordAttempt(claim, { ok, ...result, error, retryDelayMs: retryDelayMs(claim.attempt, config) });
-  const log = { deliveryId: claim.deliveryId, endpointId: claim.endpoint.id, eventId: claim.event.id, attempt: claim.attempt, status: result.statusCode, latencyMs: Math.round(result.latencyMs) };
+  await ctx.store.webhooks.recordAttempt(claim, {
+    ok,
+    ...result,
+    error,
+    retryDelayMs: retryDelayMs(claim.attempt, config),
+  });
+  const log = {
+    deliveryId: claim.deliveryId,
+    endpointId: claim.endpoint.id,
+    eventId: claim.event.id,
+    attempt: claim.attempt,
+    status: result.statusCode,
+    latencyMs: Math.round(result.latencyMs),
+  };
   if (ok) logger.info(log, 'webhook delivered');
   else logger.warn({ ...log, error }, 'webhook attempt failed');
   return ok;
 }
 
-/** One endpoint's batch, in order; after a failure, or once the round's time is up, the rest is given back for a later pass. */
-async function attemptInOrder(ctx: DomainContext, claims: readonly ClaimedDelivery[], logger: Logger, deadline: number): Promise<number> {
+/**
+ * One endpoint's batch, in order; after a failure, or once the round's time is up, the rest is given back for a later
+ * pass.
+ */
+async function attemptInOrder(
+  ctx: DomainContext,
+  claims: readonly ClaimedDelivery[],
+  logger: Logger,
+  deadline: number,
+): Promise<number> {
   for (const [index, claim] of claims.entries()) {
     const ok = await attempt(ctx, claim, logger);
     if (!ok || Date.now() >= deadline) {
@@ -86,12 +114,19 @@ export async function runWebhookRound(ctx: DomainContext, logger: Logger): Promi
   // Keep going while there is due work (one delivery per endpoint per pass, so a backlog drains
   // in passes), but hand back within a few seconds so shutdown never waits long.
   while (Date.now() - started < ROUND_BUDGET_MS) {
-    await ctx.store.webhooks.fanOut({ gapSeconds: config.outboxGapSeconds, giveUpHours: config.giveUpHours, batch: 500 });
+    await ctx.store.webhooks.fanOut({
+      gapSeconds: config.outboxGapSeconds,
+      giveUpHours: config.giveUpHours,
+      batch: 500,
+    });
     const claims = await ctx.store.webhooks.claimDue(CLAIM_ENDPOINTS, CLAIM_PER_ENDPOINT, leaseMs(config));
     if (claims.length === 0) break;
     const byEndpoint = new Map<string, ClaimedDelivery[]>();
-    for (const claim of claims) byEndpoint.set(claim.endpoint.id, [...(byEndpoint.get(claim.endpoint.id) ?? []), claim]);
-    const made = await Promise.all([...byEndpoint.values()].map((batch) => attemptInOrder(ctx, batch, logger, started + ROUND_BUDGET_MS)));
+    for (const claim of claims)
+      byEndpoint.set(claim.endpoint.id, [...(byEndpoint.get(claim.endpoint.id) ?? []), claim]);
+    const made = await Promise.all(
+      [...byEndpoint.values()].map((batch) => attemptInOrder(ctx, batch, logger, started + ROUND_BUDGET_MS)),
+    );
     attempts += made.reduce((sum, count) => sum + count, 0);
   }
   return attempts;

@@ -30,13 +30,17 @@ export async function postJson(
   const elapsed = () => performance.now() - started;
   const url = new URL(target);
   // An endpoint registered before production: refused at every attempt (and so, in time, given up).
-  if (options.httpsOnly && url.protocol !== 'https:') return { statusCode: null, error: `refused: ${HTTPS_ONLY_PROBLEM}`, responseExcerpt: null, latencyMs: 0 };
+  if (options.httpsOnly && url.protocol !== 'https:')
+    return { statusCode: null, error: `refused: ${HTTPS_ONLY_PROBLEM}`, responseExcerpt: null, latencyMs: 0 };
   let resolved: { address: string; family: 4 | 6 };
   let dnsTimer: NodeJS.Timeout | undefined;
   try {
     // Name resolution counts against the attempt's timeout too, so an attempt never outlives its lease.
     const timedOut = new Promise<never>((_resolve, reject) => {
-      dnsTimer = setTimeout(() => reject(new Error(`timeout after ${options.timeoutMs} ms resolving ${url.hostname}`)), options.timeoutMs);
+      dnsTimer = setTimeout(
+        () => reject(new Error(`timeout after ${options.timeoutMs} ms resolving ${url.hostname}`)),
+        options.timeoutMs,
+      );
     });
     resolved = await Promise.race([resolveWebhookHost(url, options.allowPrivate, options.resolveHost), timedOut]);
   } catch (error) {
@@ -49,7 +53,8 @@ export async function postJson(
   const remainingMs = Math.max(1, options.timeoutMs - elapsed());
   // Connect to the address that passed the check, not to a second DNS answer.
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [resolved]);
+    if ((lookupOptions as { all?: boolean }).all)
+      (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [resolved]);
     else callback(null, resolved.address, resolved.family);
   };
   const client = url.protocol === 'https:' ? https : http;
@@ -66,7 +71,12 @@ export async function postJson(
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'Kassa-Webhooks/1.0' },
+        headers: {
+          ...headers,
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(body)),
+          'User-Agent': 'Kassa-Webhooks/1.0',
+        },
         lookup: pinned,
         agent: false,
       },
@@ -77,7 +87,8 @@ export async function postJson(
           finish({
             statusCode: response.statusCode ?? null,
             error: null,
-            responseExcerpt: size > 0 ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null,
+            responseExcerpt:
+              size > 0 ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null,
           });
         response.on('data', (chunk: Buffer) => {
           if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
@@ -88,8 +99,17 @@ export async function postJson(
         response.on('error', done);
       },
     );
-    const timer = setTimeout(() => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }), remainingMs);
-    request.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, error: error.code ? `${error.code}: ${error.message}` : error.message, responseExcerpt: null }));
+    const timer = setTimeout(
+      () => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }),
+      remainingMs,
+    );
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish({
+        statusCode: null,
+        error: error.code ? `${error.code}: ${error.message}` : error.message,
+        responseExcerpt: null,
+      }),
+    );
     request.end(body);
   });
 }

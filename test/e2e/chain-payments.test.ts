@@ -45,14 +45,22 @@ interface Checkout {
 }
 
 async function checkout(options: { wallet?: string; merchant?: TestMerchant } = {}): Promise<Checkout> {
-  const merchant = options.merchant ?? (await createMerchant(node.kassa.ctx, { wallet: options.wallet ?? randomWallet() }));
+  const merchant =
+    options.merchant ?? (await createMerchant(node.kassa.ctx, { wallet: options.wallet ?? randomWallet() }));
   const session = await createSession(node.kassa, merchant, checkoutRequest());
-  const quote = Object.fromEntries((session.crypto_options as Array<{ ticker: string; amount: string }>).map((o) => [o.ticker, o.amount]));
+  const quote = Object.fromEntries(
+    (session.crypto_options as Array<{ ticker: string; amount: string }>).map((o) => [o.ticker, o.amount]),
+  );
   return { merchant, wallet: merchant.wallet, id: session.session_id as string, quote };
 }
 
 async function bind(id: string, txHash: string, ticker: string, payer?: string) {
-  const response = await postBind(node.kassa, id, { tx_hash: txHash, chain_id: CHAIN_ID, crypto_currency: ticker, ...(payer ? { payer_wallet_address: payer } : {}) });
+  const response = await postBind(node.kassa, id, {
+    tx_hash: txHash,
+    chain_id: CHAIN_ID,
+    crypto_currency: ticker,
+    ...(payer ? { payer_wallet_address: payer } : {}),
+  });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body;
 }
@@ -70,7 +78,9 @@ async function eventTypes(id: string): Promise<string[]> {
 }
 
 async function historyOf(id: string): Promise<Array<{ from: string | null; to: string; cause: string }>> {
-  const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ from_status: string | null; to_status: string; cause: string }>>`
+  const rows = await node.kassa.runtime.db.prisma.$queryRaw<
+    Array<{ from_status: string | null; to_status: string; cause: string }>
+  >`
     SELECT from_status::text, to_status::text, cause FROM checkout_session_status_history WHERE session_id = ${id}::uuid ORDER BY id`;
   return rows.map((row) => ({ from: row.from_status, to: row.to_status, cause: row.cause }));
 }
@@ -84,11 +94,24 @@ describe('payments credited from the chain', () => {
     await bind(session.id, sent.hash, 'BTC', sent.from);
     await tick();
 
-    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, crypto_currency: 'BTC', total_amount_crypto: session.quote.BTC });
+    expect(await view(session.id)).toMatchObject({
+      status: 'paid',
+      overpaid: false,
+      crypto_currency: 'BTC',
+      total_amount_crypto: session.quote.BTC,
+    });
     expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid']);
     const [payment, ...others] = await paymentsOf(session.id);
     expect(others).toEqual([]);
-    expect(payment).toMatchObject({ txHash: sent.hash, asset: 'BTC', state: 'confirmed', attribution: 'bound_tx', from: sent.from, to: session.wallet, logIndex: 0 });
+    expect(payment).toMatchObject({
+      txHash: sent.hash,
+      asset: 'BTC',
+      state: 'confirmed',
+      attribution: 'bound_tx',
+      from: sent.from,
+      to: session.wallet,
+      logIndex: 0,
+    });
     expect(payment!.amount.toFixed(8)).toBe(session.quote.BTC);
     expect(payment!.blockNumber).toBe(sent.blockNumber);
   });
@@ -105,7 +128,9 @@ describe('payments credited from the chain', () => {
     const partial = await node.kassa.http
       .post('/graphql')
       .set('content-type', 'application/json')
-      .send({ query: `{ checkoutSession(id: "${session.id}") { status amountReceived amountDue totalAmountCrypto } }` });
+      .send({
+        query: `{ checkoutSession(id: "${session.id}") { status amountReceived amountDue totalAmountCrypto } }`,
+      });
     expect(partial.body.data.checkoutSession).toEqual({
       status: 'PARTIAL',
       amountReceived: '10.00000000',
@@ -135,7 +160,11 @@ describe('payments credited from the chain', () => {
     await bind(session.id, sent.hash, 'USDC', sent.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: true });
-    expect((await historyOf(session.id)).at(-1)).toEqual({ from: 'waiting_payment', to: 'paid', cause: 'paid in full (overpaid)' });
+    expect((await historyOf(session.id)).at(-1)).toEqual({
+      from: 'waiting_payment',
+      to: 'paid',
+      cause: 'paid in full (overpaid)',
+    });
   });
 
   it('underpayment inside the organisation tolerance → paid', async () => {
@@ -156,14 +185,21 @@ describe('payments credited from the chain', () => {
     await bind(session.id, sent.hash, 'ETH', sent.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'ETH' });
-    expect(await paymentsOf(session.id)).toEqual([expect.objectContaining({ txHash: sent.hash, logIndex: -1, asset: 'ETH', tokenAddress: null })]);
+    expect(await paymentsOf(session.id)).toEqual([
+      expect.objectContaining({ txHash: sent.hash, logIndex: -1, asset: 'ETH', tokenAddress: null }),
+    ]);
   });
 
   it('an exact amount to an unbound session is attributed when exactly one session fits, and selects the asset', async () => {
     const session = await checkout();
     await chain.pay(session.wallet, 'SOL', session.quote.SOL!);
     await tick();
-    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'SOL', total_amount_crypto: session.quote.SOL, bound_tx_hash: null });
+    expect(await view(session.id)).toMatchObject({
+      status: 'paid',
+      crypto_currency: 'SOL',
+      total_amount_crypto: session.quote.SOL,
+      bound_tx_hash: null,
+    });
     expect((await paymentsOf(session.id)).map((p) => p.attribution)).toEqual(['exact_amount']);
   });
 });
@@ -171,7 +207,11 @@ describe('payments credited from the chain', () => {
 describe('expiry and late payments', () => {
   it('underpayment, then expiry → expired', async () => {
     const session = await checkout();
-    const sent = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
+    const sent = await chain.pay(
+      session.wallet,
+      'BTC',
+      new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN),
+    );
     await bind(session.id, sent.hash, 'BTC', sent.from);
     await tick();
     expect((await view(session.id)).status).toBe('partial');
@@ -186,7 +226,11 @@ describe('expiry and late payments', () => {
 
   it('a payment after expiry inside the monitoring window → late_payment event, status unchanged', async () => {
     const session = await checkout();
-    const first = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
+    const first = await chain.pay(
+      session.wallet,
+      'BTC',
+      new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN),
+    );
     await bind(session.id, first.hash, 'BTC', first.from);
     await tick();
     time.freeze(Date.now() + 125 * MIN);
@@ -199,21 +243,36 @@ describe('expiry and late payments', () => {
     await bind(session.id, rest.hash, 'BTC', rest.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'expired' });
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired', 'tx_bound', 'late_payment']);
+    expect(await eventTypes(session.id)).toEqual([
+      'created',
+      'tx_bound',
+      'partially_paid',
+      'expired',
+      'tx_bound',
+      'late_payment',
+    ]);
     const late = (await paymentsOf(session.id)).at(-1)!;
     expect(late).toMatchObject({ txHash: rest.hash, attribution: 'bound_tx', late: true, state: 'confirmed' });
   });
 
   it('after the monitoring window the wallet is no longer watched for the session', async () => {
     const session = await checkout();
-    const first = await chain.pay(session.wallet, 'BTC', new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN));
+    const first = await chain.pay(
+      session.wallet,
+      'BTC',
+      new Decimal(session.quote.BTC!).dividedBy(2).toFixed(8, Decimal.ROUND_DOWN),
+    );
     await bind(session.id, first.hash, 'BTC', first.from);
     await tick();
     time.freeze(Date.now() + 60 * MIN + 25 * 60 * MIN);
     await expireDueSessions(node.kassa.ctx);
     const after = await chain.pay(session.wallet, 'BTC', session.quote.BTC!);
     await tick();
-    const refused = await postBind(node.kassa, session.id, { tx_hash: after.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' });
+    const refused = await postBind(node.kassa, session.id, {
+      tx_hash: after.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'BTC',
+    });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe('Checkout session is expired; it no longer accepts a transaction');
     expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'expired']);
@@ -235,7 +294,11 @@ describe('bound transactions judged by receipt and Transfer logs', () => {
     // More than the payer holds: the token contract reverts; the gas limit skips estimation so it is mined.
     const sent = await chain.pay(session.wallet, 'BTC', '999999999', { gas: 100_000n });
     expect(sent.status).toBe('reverted');
-    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'BTC', payer_wallet_address: sent.from }, `reverted: transaction ${sent.hash} reverted in block ${sent.blockNumber} on local`);
+    await refused(
+      session.id,
+      { tx_hash: sent.hash, crypto_currency: 'BTC', payer_wallet_address: sent.from },
+      `reverted: transaction ${sent.hash} reverted in block ${sent.blockNumber} on local`,
+    );
     expect((await view(session.id)).status).toBe('waiting_payment');
     expect(await eventTypes(session.id)).toEqual(['created']);
   });
@@ -244,23 +307,36 @@ describe('bound transactions judged by receipt and Transfer logs', () => {
     const session = await checkout();
     const elsewhere = randomWallet();
     const sent = await chain.pay(elsewhere, 'USDT', session.quote.USDT!);
-    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from }, `wrong recipient: transaction ${sent.hash} transfers USDT to ${elsewhere}, not to the session wallet ${session.wallet}`);
+    await refused(
+      session.id,
+      { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from },
+      `wrong recipient: transaction ${sent.hash} transfers USDT to ${elsewhere}, not to the session wallet ${session.wallet}`,
+    );
   });
 
   it('a mined transaction paying the right wallet in another asset is refused: wrong asset', async () => {
     const session = await checkout();
     const sent = await chain.pay(session.wallet, 'USDC', '5');
-    await refused(session.id, { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from }, `wrong asset: transaction ${sent.hash} transfers USDC to the session wallet; the session expects USDT`);
+    await refused(
+      session.id,
+      { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from },
+      `wrong asset: transaction ${sent.hash} transfers USDC to the session wallet; the session expects USDT`,
+    );
   });
 
   it('a pending transaction that reverts once mined is rejected with the reason; the session stays open and the payer pays again', async () => {
     const session = await checkout();
     const pending = await chain.payPending(session.wallet, 'BTC', '999999999', { gas: 100_000n, from: 6 });
-    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
+    expect(
+      (await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' }))
+        .status,
+    ).toBe(200);
     await pending.release();
     await tick();
     const bound = await node.kassa.ctx.store.sessions.transactionsOf(session.id);
-    expect(bound.map((t) => [t.state, t.reason?.replace(/block \d+/, 'block N')])).toEqual([['rejected', `reverted: transaction ${pending.hash} reverted in block N on local`]]);
+    expect(bound.map((t) => [t.state, t.reason?.replace(/block \d+/, 'block N')])).toEqual([
+      ['rejected', `reverted: transaction ${pending.hash} reverted in block N on local`],
+    ]);
     expect((await view(session.id)).status).toBe('waiting_payment');
     // A bind is a hint: the payer pays again, exactly, and that pays the session.
     await chain.pay(session.wallet, 'BTC', session.quote.BTC!, { from: 6 });
@@ -271,7 +347,10 @@ describe('bound transactions judged by receipt and Transfer logs', () => {
   it('a pending transaction bound before expiry that reverts after it: failed, with the reason', async () => {
     const session = await checkout();
     const pending = await chain.payPending(session.wallet, 'BTC', '999999999', { gas: 100_000n, from: 7 });
-    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
+    expect(
+      (await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' }))
+        .status,
+    ).toBe(200);
     // Past expiry, inside the grace: the transaction the chain knew before expires_at keeps the session open…
     time.freeze(Date.now() + 61 * MIN);
     await tick();
@@ -285,14 +364,19 @@ describe('bound transactions judged by receipt and Transfer logs', () => {
     const cause = (await historyOf(session.id)).at(-1)!;
     expect(cause).toMatchObject({ from: 'waiting_payment', to: 'failed' });
     expect(cause.cause).toMatch(new RegExp(`^reverted: transaction ${pending.hash} reverted in block \\d+ on local$`));
-    const stored = await node.kassa.runtime.db.prisma.checkoutSession.findUnique({ where: { id: session.id }, select: { failureReason: true } });
+    const stored = await node.kassa.runtime.db.prisma.checkoutSession.findUnique({
+      where: { id: session.id },
+      select: { failureReason: true },
+    });
     expect(stored?.failureReason).toBe(cause.cause);
   });
 
   it('a hash the chain never saw holds nothing open and is rejected as dropped after the grace', async () => {
     const session = await checkout();
     const unknown = `0x${randomBytes(32).toString('hex')}`;
-    expect((await postBind(node.kassa, session.id, { tx_hash: unknown, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status).toBe(200);
+    expect(
+      (await postBind(node.kassa, session.id, { tx_hash: unknown, chain_id: CHAIN_ID, crypto_currency: 'BTC' })).status,
+    ).toBe(200);
     await tick();
     expect((await view(session.id)).status).toBe('waiting_payment');
     time.freeze(Date.now() + 61 * MIN);
@@ -313,14 +397,21 @@ describe('attribution when sessions share one wallet', () => {
     expect(new Set(sessions.map((s) => s.quote.USDC)).size).toBe(3);
 
     const sent = [];
-    for (const [index, session] of sessions.entries()) sent.push(await chain.pay(wallet, 'USDC', session.quote.USDC!, { from: 3 + index }));
+    for (const [index, session] of sessions.entries())
+      sent.push(await chain.pay(wallet, 'USDC', session.quote.USDC!, { from: 3 + index }));
     // Two payers bind, in another order than they paid; the third does not: the scan finds its transfer by its amount.
     await bind(sessions[2]!.id, sent[2]!.hash, 'USDC', sent[2]!.from);
     await bind(sessions[0]!.id, sent[0]!.hash, 'USDC', sent[0]!.from);
     await tick();
     for (const [index, session] of sessions.entries()) {
-      expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, bound_tx_hash: index === 1 ? null : sent[index]!.hash });
-      expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent[index]!.hash, index === 1 ? 'exact_amount' : 'bound_tx']]);
+      expect(await view(session.id)).toMatchObject({
+        status: 'paid',
+        overpaid: false,
+        bound_tx_hash: index === 1 ? null : sent[index]!.hash,
+      });
+      expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([
+        [sent[index]!.hash, index === 1 ? 'exact_amount' : 'bound_tx'],
+      ]);
     }
     const left = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     for (const s of sent) expect(left).not.toContain(s.hash);
@@ -328,45 +419,61 @@ describe('attribution when sessions share one wallet', () => {
 });
 
 describe('chain reorganisations', () => {
-  it.each([1, 2, 3])('a reorg of depth %i rolls the payment back and credits it again when it is re-included', async (depth) => {
-    const session = await checkout();
-    const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 6 });
-    const snapshot = await chain.snapshot();
-    const hash = await chain.sendRaw(raw);
-    if (depth > 1) await chain.mine(depth - 1);
-    await bind(session.id, hash, 'USDT');
-    await tick();
-    expect((await view(session.id)).status).toBe('paid');
-    const minedIn = (await paymentsOf(session.id))[0]!.blockHash;
+  it.each([1, 2, 3])(
+    'a reorg of depth %i rolls the payment back and credits it again when it is re-included',
+    async (depth) => {
+      const session = await checkout();
+      const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 6 });
+      const snapshot = await chain.snapshot();
+      const hash = await chain.sendRaw(raw);
+      if (depth > 1) await chain.mine(depth - 1);
+      await bind(session.id, hash, 'USDT');
+      await tick();
+      expect((await view(session.id)).status).toBe('paid');
+      const minedIn = (await paymentsOf(session.id))[0]!.blockHash;
 
-    // The payment's block and the `depth - 1` after it are replaced by a longer branch without it.
-    await chain.revert(snapshot);
-    await chain.mine(depth + 1);
-    await tick();
-    expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', overpaid: false });
-    expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['reversed']);
-    expect((await historyOf(session.id)).at(-1)).toEqual({ from: 'paid', to: 'waiting_payment', cause: 'payment reversed by a chain reorganisation' });
+      // The payment's block and the `depth - 1` after it are replaced by a longer branch without it.
+      await chain.revert(snapshot);
+      await chain.mine(depth + 1);
+      await tick();
+      expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', overpaid: false });
+      expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['reversed']);
+      expect((await historyOf(session.id)).at(-1)).toEqual({
+        from: 'paid',
+        to: 'waiting_payment',
+        cause: 'payment reversed by a chain reorganisation',
+      });
 
-    // The same signed transaction is included again on the new branch.
-    expect(await chain.sendRaw(raw)).toBe(hash);
-    await tick();
-    expect((await view(session.id)).status).toBe('paid');
-    const [again, ...none] = await paymentsOf(session.id);
-    expect(none).toEqual([]);
-    expect(again).toMatchObject({ txHash: hash, state: 'confirmed' });
-    expect(again!.blockHash).not.toBe(minedIn);
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid', 'payment_reversed', 'paid']);
-  });
+      // The same signed transaction is included again on the new branch.
+      expect(await chain.sendRaw(raw)).toBe(hash);
+      await tick();
+      expect((await view(session.id)).status).toBe('paid');
+      const [again, ...none] = await paymentsOf(session.id);
+      expect(none).toEqual([]);
+      expect(again).toMatchObject({ txHash: hash, state: 'confirmed' });
+      expect(again!.blockHash).not.toBe(minedIn);
+      expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid', 'payment_reversed', 'paid']);
+    },
+  );
 });
 
 describe('binds that try to claim what another payer sent', () => {
   it('a payer wallet named at bind must be the sender: otherwise the bind is refused as wrong sender', async () => {
     const session = await checkout();
-    const sent = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(1).toFixed(6), { from: 2 });
+    const sent = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(1).toFixed(6), {
+      from: 2,
+    });
     const claimed = '0x90f79bf6eb2c4f870365e785982e1f101e93b906'; // sandbox account 3, which did not send it
-    const response = await postBind(node.kassa, session.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT', payer_wallet_address: claimed });
+    const response = await postBind(node.kassa, session.id, {
+      tx_hash: sent.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'USDT',
+      payer_wallet_address: claimed,
+    });
     expect(response.status).toBe(409);
-    expect(response.body.message).toBe(`wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`);
+    expect(response.body.message).toBe(
+      `wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`,
+    );
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
   });
@@ -375,7 +482,7 @@ describe('binds that try to claim what another payer sent', () => {
     const wallet = randomWallet();
     const merchant = await createMerchant(node.kassa.ctx, { wallet });
     const attacker = await checkout({ merchant });
-    const victim = await checkout({ merchant, });
+    const victim = await checkout({ merchant });
     const victimWallet = '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65'; // sandbox account 4
     // The attacker binds a made-up hash, naming the victim's wallet as payer.
     await bind(attacker.id, `0x${randomBytes(32).toString('hex')}`, 'USDC', victimWallet);
@@ -387,7 +494,11 @@ describe('binds that try to claim what another payer sent', () => {
     expect(await paymentsOf(attacker.id)).toEqual([]);
     // And that transaction cannot be bound to the attacker's (or any other) session afterwards.
     const other = await checkout({ merchant });
-    const refused = await postBind(node.kassa, other.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'USDC' });
+    const refused = await postBind(node.kassa, other.id, {
+      tx_hash: sent.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'USDC',
+    });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe(`Transaction ${sent.hash} already paid another checkout session`);
   });
@@ -403,7 +514,9 @@ describe('binds that try to claim what another payer sent', () => {
     await tick();
     await tick();
     expect((await view(session.id)).status).toBe('partial');
-    expect(await node.kassa.ctx.store.chain.unattributedPayments(10_000).then((rows) => rows.map((p) => p.txHash))).toContain(second.hash);
+    expect(
+      await node.kassa.ctx.store.chain.unattributedPayments(10_000).then((rows) => rows.map((p) => p.txHash)),
+    ).toContain(second.hash);
     await bind(session.id, second.hash, 'USDT');
     await tick();
     expect((await view(session.id)).status).toBe('paid');

@@ -8,7 +8,15 @@ import { PACKAGE_ROOT } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
-import { startChainKassa, startRpcProxy, startTestChain, WATCH_SETTINGS, type ChainKassa, type RpcProxy, type TestChain } from '../support/chain.js';
+import {
+  startChainKassa,
+  startRpcProxy,
+  startTestChain,
+  WATCH_SETTINGS,
+  type ChainKassa,
+  type RpcProxy,
+  type TestChain,
+} from '../support/chain.js';
 import { createSession, postBind } from '../support/rest-kassa.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
@@ -31,7 +39,9 @@ const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
 async function sessionOn(node: ChainKassa, wallet: string) {
   const merchant = await createMerchant(node.kassa.ctx, { wallet });
   const session = await createSession(node.kassa, merchant, checkoutRequest());
-  const usdt = (session.crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === 'USDT')!.amount;
+  const usdt = (session.crypto_options as Array<{ ticker: string; amount: string }>).find(
+    (o) => o.ticker === 'USDT',
+  )!.amount;
   return { id: session.session_id as string, usdt };
 }
 
@@ -51,7 +61,9 @@ async function payMany(node: ChainKassa, count: number) {
 }
 
 async function countRows(node: ChainKassa, ids: readonly string[]) {
-  const [row] = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ payments: number; paid: number; paid_events: number }>>`
+  const [row] = await node.kassa.runtime.db.prisma.$queryRaw<
+    Array<{ payments: number; paid: number; paid_events: number }>
+  >`
     SELECT (SELECT count(*)::int FROM payments WHERE session_id::text = ANY(${ids})) AS payments,
            (SELECT count(*)::int FROM checkout_sessions WHERE id::text = ANY(${ids}) AND status = 'paid') AS paid,
            (SELECT count(*)::int FROM outbox_events WHERE session_id::text = ANY(${ids}) AND type = 'checkout_session.paid') AS paid_events`;
@@ -85,7 +97,12 @@ describe('a provider that refuses large eth_getLogs ranges', () => {
     const paid = await payMany(node, 5);
     await node.watchers.tick();
     expect(refused.length).toBeGreaterThan(0);
-    expect(await countRows(node, paid.map((p) => p.id))).toEqual({ payments: 5, paid: 5, paid_events: 5 });
+    expect(
+      await countRows(
+        node,
+        paid.map((p) => p.id),
+      ),
+    ).toEqual({ payments: 5, paid: 5, paid_events: 5 });
   });
 });
 
@@ -106,18 +123,31 @@ describe('a scanner killed mid-range', () => {
       // (every time, so the RPC client's retry cannot save it). Block headers asked before that: the reorg check (1),
       // then per range the block of its transfer (for its time) and the range end (2 + 2).
       let headers = 0;
-      proxy.intercept = ({ method, params }) => (method === 'eth_getBlockByNumber' && params[1] === false && ++headers >= 6 ? 'cut' : undefined);
+      proxy.intercept = ({ method, params }) =>
+        method === 'eth_getBlockByNumber' && params[1] === false && ++headers >= 6 ? 'cut' : undefined;
       await first.watchers.tick();
-      const partial = await countRows(first, paid.map((p) => p.id));
+      const partial = await countRows(
+        first,
+        paid.map((p) => p.id),
+      );
       expect(partial.payments).toBeGreaterThan(0);
       expect(partial.payments).toBeLessThan(6);
 
       // The first instance is gone (never ticks again); a restarted one waits out its lease and carries on.
       await new Promise((resolve) => setTimeout(resolve, 1_200));
-      const restarted = startChainWatchers(second.kassa.ctx, { ...WATCH_SETTINGS, ...settings }, createLogger('silent'));
+      const restarted = startChainWatchers(
+        second.kassa.ctx,
+        { ...WATCH_SETTINGS, ...settings },
+        createLogger('silent'),
+      );
       await restarted.tick();
       await restarted.stop();
-      expect(await countRows(second, paid.map((p) => p.id))).toEqual({ payments: 6, paid: 6, paid_events: 6 });
+      expect(
+        await countRows(
+          second,
+          paid.map((p) => p.id),
+        ),
+      ).toEqual({ payments: 6, paid: 6, paid_events: 6 });
     } finally {
       await first.close();
       await second.close();
@@ -151,7 +181,12 @@ describe('two instances on one database', () => {
       if (round === 1) await new Promise((resolve) => setTimeout(resolve, 2_100)); // the lease lapses once
     }
     await Promise.all([a.watchers.tick(), b.watchers.tick()]);
-    expect(await countRows(a, paid.map((p) => p.id))).toEqual({ payments: 12, paid: 12, paid_events: 12 });
+    expect(
+      await countRows(
+        a,
+        paid.map((p) => p.id),
+      ),
+    ).toEqual({ payments: 12, paid: 12, paid_events: 12 });
     const history = await a.kassa.runtime.db.prisma.$queryRaw<Array<{ n: number }>>`
       SELECT count(*)::int AS n FROM checkout_session_status_history WHERE session_id::text = ANY(${paid.map((p) => p.id)}) AND to_status = 'paid'`;
     expect(history[0]!.n).toBe(12);
@@ -162,20 +197,36 @@ describe('two instances on one database', () => {
     const [cursor] = await a.kassa.runtime.db.prisma.$queryRaw<Array<{ next_block: bigint; leader: string }>>`
       SELECT next_block, leader FROM chain_cursors WHERE network = 'local'`;
     const stale = await ledger.recordRange(
-      { network: 'local', chainId: '31337', fromBlock: cursor!.next_block - 1n, toBlock: cursor!.next_block, toBlockHash: '0x00', transfers: [] },
+      {
+        network: 'local',
+        chainId: '31337',
+        fromBlock: cursor!.next_block - 1n,
+        toBlock: cursor!.next_block,
+        toBlockHash: '0x00',
+        transfers: [],
+      },
       cursor!.leader,
       () => null,
       new Date(),
     );
     expect(stale).toBe(false);
     const notLeader = await ledger.recordRange(
-      { network: 'local', chainId: '31337', fromBlock: cursor!.next_block, toBlock: cursor!.next_block, toBlockHash: '0x00', transfers: [] },
+      {
+        network: 'local',
+        chainId: '31337',
+        fromBlock: cursor!.next_block,
+        toBlock: cursor!.next_block,
+        toBlockHash: '0x00',
+        transfers: [],
+      },
       'someone-else',
       () => null,
       new Date(),
     );
     expect(notLeader).toBe(false);
-    const [after] = await a.kassa.runtime.db.prisma.$queryRaw<Array<{ next_block: bigint }>>`SELECT next_block FROM chain_cursors WHERE network = 'local'`;
+    const [after] = await a.kassa.runtime.db.prisma.$queryRaw<
+      Array<{ next_block: bigint }>
+    >`SELECT next_block FROM chain_cursors WHERE network = 'local'`;
     expect(after!.next_block).toBe(cursor!.next_block);
   });
 });
@@ -211,16 +262,25 @@ describe('a transaction bound on the wrong chain', () => {
     registry.networks.push({ ...local, slug: 'local-b', name: 'Second sandbox', chainId: 31338, rpcUrls: [other.url] });
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'kassa-registry-')), 'networks.json');
     writeFileSync(file, JSON.stringify(registry));
-    const node = await startChainKassa(chain.url, { env: { KASSA_NETWORKS_FILE: file, KASSA_NETWORKS: 'local,local-b' } });
+    const node = await startChainKassa(chain.url, {
+      env: { KASSA_NETWORKS_FILE: file, KASSA_NETWORKS: 'local,local-b' },
+    });
     try {
       const wallet = randomWallet();
       const session = await sessionOn(node, wallet);
       // Paid on local-b, but bound as if on local.
       const sent = await other.pay(wallet, 'USDT', session.usdt);
-      const bound = await postBind(node.kassa, session.id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'USDT', payer_wallet_address: sent.from });
+      const bound = await postBind(node.kassa, session.id, {
+        tx_hash: sent.hash,
+        chain_id: '31337',
+        crypto_currency: 'USDT',
+        payer_wallet_address: sent.from,
+      });
       expect(bound.status).toBe(200);
       await node.watchers.tick();
-      const [row] = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ status: string; state: string; reason: string }>>`
+      const [row] = await node.kassa.runtime.db.prisma.$queryRaw<
+        Array<{ status: string; state: string; reason: string }>
+      >`
         SELECT s.status::text, t.state, t.reason FROM checkout_sessions s JOIN checkout_session_transactions t ON t.session_id = s.id
          WHERE s.id = ${session.id}::uuid`;
       // The transfer itself is on local-b, one of the session's networks, for exactly its amount: that pays it.

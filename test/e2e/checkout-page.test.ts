@@ -62,7 +62,9 @@ describe('GET /pay/:id', () => {
     // No inline code and nothing from another origin.
     expect(response.text).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/);
     expect(response.text).not.toMatch(/(src|href)="(https?:)?\/\//);
-    const data = JSON.parse(/<script type="application\/json" id="kassa-page-data">(.*?)<\/script>/.exec(response.text)![1]!);
+    const data = JSON.parse(
+      /<script type="application\/json" id="kassa-page-data">(.*?)<\/script>/.exec(response.text)![1]!,
+    );
     expect(data).toMatchObject({
       sessionId: session.session_id,
       wallets: { ethereum: merchant.wallet, bsc: merchant.wallet, local: merchant.wallet },
@@ -110,7 +112,10 @@ describe('GET /pay/:id', () => {
 
   it('allows only GET', async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
-    const response = await kassa.http.post(`/pay/${session.session_id}`).set('Content-Type', 'application/json').send('{}');
+    const response = await kassa.http
+      .post(`/pay/${session.session_id}`)
+      .set('Content-Type', 'application/json')
+      .send('{}');
     expect(response.status).toBe(405);
     expect(response.headers.allow).toBe('GET');
   });
@@ -125,7 +130,13 @@ describe('GET /pay/:id/qr.svg', () => {
     expect(token.headers['content-type']).toMatch(/^image\/svg\+xml/);
     expect(Buffer.from(token.body).toString('utf8')).toMatch(/^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(token.headers['x-payment-uri']).toBe(
-      eip681Uri({ chainId: '1', walletAddress: merchant.wallet, contractAddress: USDT_ETHEREUM, decimals: 6, amount: new Decimal(usdt.amount) }),
+      eip681Uri({
+        chainId: '1',
+        walletAddress: merchant.wallet,
+        contractAddress: USDT_ETHEREUM,
+        decimals: 6,
+        amount: new Decimal(usdt.amount),
+      }),
     );
     const native = await kassa.http.get(`/pay/${session.session_id}/qr.svg?network=bsc&asset=BNB`);
     expect(native.status).toBe(200);
@@ -135,13 +146,23 @@ describe('GET /pay/:id/qr.svg', () => {
   it('refuses a network or asset the session does not offer with 400', async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
     const path = `/pay/${session.session_id}/qr.svg`;
-    for (const query of ['', '?network=ethereum', '?asset=USDT', '?network=polygon&asset=USDT', '?network=ethereum&asset=DOGE', '?network=ethereum&asset=BNB', '?network=ethereum&network=bsc&asset=USDT']) {
+    for (const query of [
+      '',
+      '?network=ethereum',
+      '?asset=USDT',
+      '?network=polygon&asset=USDT',
+      '?network=ethereum&asset=DOGE',
+      '?network=ethereum&asset=BNB',
+      '?network=ethereum&network=bsc&asset=USDT',
+    ]) {
       const response = await kassa.http.get(`${path}${query}`);
       expect(response.status, query).toBe(400);
       expect(response.body.statusCode, query).toBe(400);
     }
     expect((await kassa.http.get('/pay/nope/qr.svg?network=ethereum&asset=USDT')).status).toBe(400);
-    expect((await kassa.http.get('/pay/0b0e2a61-3a57-4f3c-9d4e-9b2f6c1d2e3f/qr.svg?network=ethereum&asset=USDT')).status).toBe(404);
+    expect(
+      (await kassa.http.get('/pay/0b0e2a61-3a57-4f3c-9d4e-9b2f6c1d2e3f/qr.svg?network=ethereum&asset=USDT')).status,
+    ).toBe(404);
   });
 
   it('once an asset and chain are selected (by a verified bind or an exact payment), offers only those', async () => {
@@ -171,7 +192,10 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
   beforeAll(async () => {
     chain = await startTestChain();
     // Three confirmations: a payment is on chain ("detected") for two blocks before it counts.
-    node = await startChainKassa(chain.url, { clock: time.clock, env: { KASSA_NETWORKS: 'local,bsc,ethereum', KASSA_CONFIRMATIONS_LOCAL: '3' } });
+    node = await startChainKassa(chain.url, {
+      clock: time.clock,
+      env: { KASSA_NETWORKS: 'local,bsc,ethereum', KASSA_CONFIRMATIONS_LOCAL: '3' },
+    });
     shop = await createMerchant(node.kassa.ctx);
   }, 60_000);
 
@@ -204,138 +228,179 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
   const openAt = (session: Record<string, any>) => `${node.kassa.url}/pay/${session.session_id}`;
   const text = (page: Page, selector: string) => page.locator(selector).innerText();
 
-  it('shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid', { timeout: 60_000 }, async () => {
-    const session = await createSession(node.kassa, shop, checkoutRequest());
-    const usdt = new Decimal(session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT').amount);
-    const page = await newPage();
-    await page.goto(openAt(session));
+  it(
+    'shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid',
+    { timeout: 60_000 },
+    async () => {
+      const session = await createSession(node.kassa, shop, checkoutRequest());
+      const usdt = new Decimal(session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT').amount);
+      const page = await newPage();
+      await page.goto(openAt(session));
 
-    // What is being paid for.
-    await page.locator('#summary').waitFor();
-    expect(await page.locator('#items tbody tr').count()).toBe(2);
-    expect(await text(page, '#items tbody')).toContain('Coffee beans');
-    expect(await text(page, '#total-fiat')).toBe('105.00 USD');
-    expect(await text(page, '#status')).toBe('Waiting for payment');
-    expect(await text(page, '#countdown')).toMatch(/^(1:00:00|59:\d\d)$/);
-    await page.locator('#live-state[data-live="socket"]').waitFor();
+      // What is being paid for.
+      await page.locator('#summary').waitFor();
+      expect(await page.locator('#items tbody tr').count()).toBe(2);
+      expect(await text(page, '#items tbody')).toContain('Coffee beans');
+      expect(await text(page, '#total-fiat')).toBe('105.00 USD');
+      expect(await text(page, '#status')).toBe('Waiting for payment');
+      expect(await text(page, '#countdown')).toMatch(/^(1:00:00|59:\d\d)$/);
+      await page.locator('#live-state[data-live="socket"]').waitFor();
 
-    // USDT on Ethereum: 6 decimals, so six digits, never eight a wallet cannot send.
-    await page.locator('#assets label', { hasText: 'USDT' }).click();
-    await page.locator('#networks label', { hasText: 'Ethereum' }).click();
-    await page.locator('#instructions').waitFor();
-    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
-    expect(await text(page, '#token-contract')).toBe(USDT_ETHEREUM);
-    expect(await text(page, '#token-decimals')).toBe('6');
-    // On BNB Smart Chain USDT has 18 decimals: the same amount.
-    await page.locator('#networks label', { hasText: 'BNB Smart Chain' }).click();
-    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(8)} USDT`);
-    // The sandbox: QR code and wallet link carry exactly the server's payment request.
-    await page.locator('#networks label', { hasText: 'Local sandbox' }).click();
-    expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
-    expect(await text(page, '#wallet')).toBe(shop.wallet);
-    await page.waitForFunction("document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0");
-    const qrSrc = await page.locator('#qr').getAttribute('src');
-    expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT`);
-    const uri = (await node.kassa.http.get(qrSrc!)).headers['x-payment-uri'];
-    expect(uri).toContain(`uint256=${usdt.times(1e6).toFixed(0)}`);
-    expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: new URL('checkout-page.png', ARTIFACTS).pathname, fullPage: true });
+      // USDT on Ethereum: 6 decimals, so six digits, never eight a wallet cannot send.
+      await page.locator('#assets label', { hasText: 'USDT' }).click();
+      await page.locator('#networks label', { hasText: 'Ethereum' }).click();
+      await page.locator('#instructions').waitFor();
+      expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
+      expect(await text(page, '#token-contract')).toBe(USDT_ETHEREUM);
+      expect(await text(page, '#token-decimals')).toBe('6');
+      // On BNB Smart Chain USDT has 18 decimals: the same amount.
+      await page.locator('#networks label', { hasText: 'BNB Smart Chain' }).click();
+      expect(await text(page, '#amount')).toBe(`${usdt.toFixed(8)} USDT`);
+      // The sandbox: QR code and wallet link carry exactly the server's payment request.
+      await page.locator('#networks label', { hasText: 'Local sandbox' }).click();
+      expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
+      expect(await text(page, '#wallet')).toBe(shop.wallet);
+      await page.waitForFunction(
+        "document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0",
+      );
+      const qrSrc = await page.locator('#qr').getAttribute('src');
+      expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT`);
+      const uri = (await node.kassa.http.get(qrSrc!)).headers['x-payment-uri'];
+      expect(uri).toContain(`uint256=${usdt.times(1e6).toFixed(0)}`);
+      expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: new URL('checkout-page.png', ARTIFACTS).pathname, fullPage: true });
 
-    // A malformed hash: the page shows GraphQL's message, which is REST's.
-    await page.getByLabel('Transaction hash').fill('0x1234');
-    await page.getByRole('button', { name: 'Confirm payment' }).click();
-    await page.locator('#bind-error').waitFor();
-    expect(await text(page, '#bind-error')).toContain('tx_hash must match');
+      // A malformed hash: the page shows GraphQL's message, which is REST's.
+      await page.getByLabel('Transaction hash').fill('0x1234');
+      await page.getByRole('button', { name: 'Confirm payment' }).click();
+      await page.locator('#bind-error').waitFor();
+      expect(await text(page, '#bind-error')).toContain('tx_hash must match');
 
-    // The payer sends half from their wallet and pastes the hash: found on chain, it pays this checkout.
-    const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_DOWN);
-    const first = await chain.pay(shop.wallet, 'USDT', half.toFixed(6), { from: 4 });
-    await page.getByLabel('Transaction hash').fill(first.hash);
-    await page.getByLabel(/Your wallet address/).fill(first.from);
-    await page.getByRole('button', { name: 'Confirm payment' }).click();
-    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: first.hash }).waitFor({ timeout: 5_000 });
-    await node.watchers.tick();
-    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
-    await page.screenshot({ path: new URL('checkout-page-detected.png', ARTIFACTS).pathname, fullPage: true });
+      // The payer sends half from their wallet and pastes the hash: found on chain, it pays this checkout.
+      const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_DOWN);
+      const first = await chain.pay(shop.wallet, 'USDT', half.toFixed(6), { from: 4 });
+      await page.getByLabel('Transaction hash').fill(first.hash);
+      await page.getByLabel(/Your wallet address/).fill(first.from);
+      await page.getByRole('button', { name: 'Confirm payment' }).click();
+      await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: first.hash }).waitFor({ timeout: 5_000 });
+      await node.watchers.tick();
+      await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+      await page.screenshot({ path: new URL('checkout-page-detected.png', ARTIFACTS).pathname, fullPage: true });
 
-    // Confirmed: partial, and the page asks for exactly the rest.
-    await confirm();
-    await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
-    const rest = usdt.minus(half);
-    expect(await text(page, '#outcome-text')).toBe(
-      `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, then enter that transaction's hash below.`,
-    );
-    expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
-    // The rest, bound like the first part: a sending address attributes nothing by itself.
-    const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
-    await page.getByLabel('Transaction hash').fill(second.hash);
-    await page.getByRole('button', { name: 'Confirm payment' }).click();
-    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: second.hash }).waitFor({ timeout: 5_000 });
-    await node.watchers.tick();
-    await confirm();
-    await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
-    expect(await text(page, '#outcome-title')).toBe('Payment received');
-    expect(await page.locator('#pay').isHidden()).toBe(true);
-    expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
-    expect(await node.kassa.http.get(`/checkout-sessions/${session.session_id}`).then((r) => r.body)).toMatchObject({ status: 'paid', overpaid: false });
-    await page.screenshot({ path: new URL('checkout-page-paid.png', ARTIFACTS).pathname, fullPage: true });
-    expect(pageProblems.get(page), pageProblems.get(page)!.join('\n')).toEqual([]);
-    await page.close();
-  });
+      // Confirmed: partial, and the page asks for exactly the rest.
+      await confirm();
+      await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
+      const rest = usdt.minus(half);
+      expect(await text(page, '#outcome-text')).toBe(
+        `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, then enter that transaction's hash below.`,
+      );
+      expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
+      // The rest, bound like the first part: a sending address attributes nothing by itself.
+      const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
+      await page.getByLabel('Transaction hash').fill(second.hash);
+      await page.getByRole('button', { name: 'Confirm payment' }).click();
+      await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: second.hash }).waitFor({ timeout: 5_000 });
+      await node.watchers.tick();
+      await confirm();
+      await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
+      expect(await text(page, '#outcome-title')).toBe('Payment received');
+      expect(await page.locator('#pay').isHidden()).toBe(true);
+      expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
+      expect(await node.kassa.http.get(`/checkout-sessions/${session.session_id}`).then((r) => r.body)).toMatchObject({
+        status: 'paid',
+        overpaid: false,
+      });
+      await page.screenshot({ path: new URL('checkout-page-paid.png', ARTIFACTS).pathname, fullPage: true });
+      expect(pageProblems.get(page), pageProblems.get(page)!.join('\n')).toEqual([]);
+      await page.close();
+    },
+  );
 
-  it('fits a 360 px phone and shows binds made elsewhere live: a hash no chain knows, then a payment that selects the asset', { timeout: 40_000 }, async () => {
-    const session = await createSession(node.kassa, shop, checkoutRequest({ items: [{ name: 'Annual subscription, team plan with priority support', quantity: 1, unit_price: 1234.5 }] }));
-    const page = await newPage();
-    await page.setViewportSize({ width: 360, height: 740 });
-    await page.goto(openAt(session));
-    await page.locator('#live-state[data-live="socket"]').waitFor();
-    await page.locator('#assets label', { hasText: 'ETH' }).click();
-    await page.locator('#instructions').waitFor();
-    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-    expect(overflow).toBe(0);
-    expect(await text(page, '#total-fiat')).toBe('1,234.50 USD');
-    await page.screenshot({ path: new URL('checkout-page-360.png', ARTIFACTS).pathname, fullPage: true });
+  it(
+    'fits a 360 px phone and shows binds made elsewhere live: a hash no chain knows, then a payment that selects the asset',
+    { timeout: 40_000 },
+    async () => {
+      const session = await createSession(
+        node.kassa,
+        shop,
+        checkoutRequest({
+          items: [{ name: 'Annual subscription, team plan with priority support', quantity: 1, unit_price: 1234.5 }],
+        }),
+      );
+      const page = await newPage();
+      await page.setViewportSize({ width: 360, height: 740 });
+      await page.goto(openAt(session));
+      await page.locator('#live-state[data-live="socket"]').waitFor();
+      await page.locator('#assets label', { hasText: 'ETH' }).click();
+      await page.locator('#instructions').waitFor();
+      const overflow = await page.evaluate<number>(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      expect(overflow).toBe(0);
+      expect(await text(page, '#total-fiat')).toBe('1,234.50 USD');
+      await page.screenshot({ path: new URL('checkout-page-360.png', ARTIFACTS).pathname, fullPage: true });
 
-    // A hash nobody's chain knows: shown as being checked; it selects nothing.
-    const unknown = txHash(515151);
-    expect((await postBind(node.kassa, session.session_id, { tx_hash: unknown, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
-    await page.locator('#bound-list li[data-state="UNVERIFIED"]', { hasText: unknown }).waitFor({ timeout: 5_000 });
-    expect(await page.locator('#assets input').count()).toBe(6);
-    // A real ETH payment on the sandbox, bound from another device: verified, and the page offers only ETH there.
-    const eth = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'ETH').amount as string;
-    const sent = await chain.pay(shop.wallet, 'ETH', eth, { from: 5 });
-    expect((await postBind(node.kassa, session.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-    await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: sent.hash }).waitFor({ timeout: 5_000 });
-    expect(await page.getByRole('radio').count()).toBe(2);
-    expect(await text(page, '#network-name')).toBe('Local sandbox (anvil) (chain id 31337)');
-    await page.close();
-  });
+      // A hash nobody's chain knows: shown as being checked; it selects nothing.
+      const unknown = txHash(515151);
+      expect(
+        (await postBind(node.kassa, session.session_id, { tx_hash: unknown, chain_id: '56', crypto_currency: 'BNB' }))
+          .status,
+      ).toBe(200);
+      await page.locator('#bound-list li[data-state="UNVERIFIED"]', { hasText: unknown }).waitFor({ timeout: 5_000 });
+      expect(await page.locator('#assets input').count()).toBe(6);
+      // A real ETH payment on the sandbox, bound from another device: verified, and the page offers only ETH there.
+      const eth = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'ETH').amount as string;
+      const sent = await chain.pay(shop.wallet, 'ETH', eth, { from: 5 });
+      expect(
+        (
+          await postBind(node.kassa, session.session_id, {
+            tx_hash: sent.hash,
+            chain_id: '31337',
+            crypto_currency: 'ETH',
+          })
+        ).status,
+      ).toBe(200);
+      await page.locator('#bound-list li[data-state="VERIFIED"]', { hasText: sent.hash }).waitFor({ timeout: 5_000 });
+      expect(await page.getByRole('radio').count()).toBe(2);
+      expect(await text(page, '#network-name')).toBe('Local sandbox (anvil) (chain id 31337)');
+      await page.close();
+    },
+  );
 
-  it('when time runs out while a payment confirms, says so instead of expiring, then shows it paid', { timeout: 40_000 }, async () => {
-    const session = await createSession(node.kassa, shop, checkoutRequest({ expires_in_minutes: 5 }));
-    const page = await newPage();
-    await page.goto(openAt(session));
-    await page.locator('#live-state[data-live="socket"]').waitFor();
-    const sol = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'SOL').amount as string;
-    await chain.pay(shop.wallet, 'SOL', sol, { from: 6 });
-    await node.watchers.tick();
-    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
-    expect(await text(page, '#outcome-title')).toBe('Payment detected');
-    // Kassa's clock passes expires_at; the page reads again and keeps the checkout open.
-    time.freeze(Date.parse(session.expires_at) + 10_000);
-    await page.reload();
-    await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
-    expect(await text(page, '#countdown-box')).toBe('Time is up: waiting for confirmations');
-    // It covers what is owed: the page does not invite the payer to pay again.
-    expect(await page.locator('#pay').isHidden()).toBe(true);
-    expect(await page.locator('#bind').isHidden()).toBe(true);
-    await page.screenshot({ path: new URL('checkout-page-time-up-detected.png', ARTIFACTS).pathname, fullPage: true });
-    await confirm();
-    expect((await node.kassa.http.get(`/checkout-sessions/${session.session_id}`)).body).toMatchObject({ status: 'paid' });
-    await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
-    await page.close();
-  });
+  it(
+    'when time runs out while a payment confirms, says so instead of expiring, then shows it paid',
+    { timeout: 40_000 },
+    async () => {
+      const session = await createSession(node.kassa, shop, checkoutRequest({ expires_in_minutes: 5 }));
+      const page = await newPage();
+      await page.goto(openAt(session));
+      await page.locator('#live-state[data-live="socket"]').waitFor();
+      const sol = session.crypto_options.find((o: { ticker: string }) => o.ticker === 'SOL').amount as string;
+      await chain.pay(shop.wallet, 'SOL', sol, { from: 6 });
+      await node.watchers.tick();
+      await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+      expect(await text(page, '#outcome-title')).toBe('Payment detected');
+      // Kassa's clock passes expires_at; the page reads again and keeps the checkout open.
+      time.freeze(Date.parse(session.expires_at) + 10_000);
+      await page.reload();
+      await page.locator('#status', { hasText: 'Payment detected' }).waitFor({ timeout: 5_000 });
+      expect(await text(page, '#countdown-box')).toBe('Time is up: waiting for confirmations');
+      // It covers what is owed: the page does not invite the payer to pay again.
+      expect(await page.locator('#pay').isHidden()).toBe(true);
+      expect(await page.locator('#bind').isHidden()).toBe(true);
+      await page.screenshot({
+        path: new URL('checkout-page-time-up-detected.png', ARTIFACTS).pathname,
+        fullPage: true,
+      });
+      await confirm();
+      expect((await node.kassa.http.get(`/checkout-sessions/${session.session_id}`)).body).toMatchObject({
+        status: 'paid',
+      });
+      await page.locator('#status', { hasText: /^Paid$/ }).waitFor({ timeout: 5_000 });
+      await page.close();
+    },
+  );
 
   it('falls back to polling when the WebSocket is refused, and shows expiry', { timeout: 30_000 }, async () => {
     const session = await createSession(node.kassa, shop, checkoutRequest());

@@ -34,7 +34,11 @@ async function page(owner: TestMerchant, query: string): Promise<Page> {
 }
 
 /** Reads every page from `cursor` on until has_more is false. */
-async function drain(owner: TestMerchant, cursor: string | null, limit: number): Promise<{ events: Page['data']; cursor: string | null }> {
+async function drain(
+  owner: TestMerchant,
+  cursor: string | null,
+  limit: number,
+): Promise<{ events: Page['data']; cursor: string | null }> {
   const events: Page['data'] = [];
   for (;;) {
     const next = await page(owner, `?limit=${limit}${cursor ? `&after=${cursor}` : ''}`);
@@ -75,23 +79,45 @@ describe('GET /events', () => {
 
   it('refuses unsigned calls and bad queries with the spec error body', async () => {
     expectErrorBody(await kassa.http.get('/events'), 401);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=0'), 400, ['limit must not be less than 1']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=101'), 400, ['limit must not be greater than 100']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=x'), 400, ['limit must be an integer from 1 to 100']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=abc'), 400, ['after must be a cursor returned as next_cursor']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=nope'), 400, ['session_id must be a UUID']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?foo=1'), 400, ['property foo should not exist']);
-    // A repeated parameter is an array to Express: named in the project's wording, not zod's.
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=1&limit=2'), 400, ['limit must be an integer from 1 to 100']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=1&after=2'), 400, ['after must be a cursor returned as next_cursor']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=a&session_id=b'), 400, ['session_id must be a UUID']);
-    // Every problem at once.
-    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=abc&limit=x&session_id=nope&foo=1'), 400, [
-      'after must be a cursor returned as next_cursor',
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=0'), 400, [
+      'limit must not be less than 1',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=101'), 400, [
+      'limit must not be greater than 100',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=x'), 400, [
       'limit must be an integer from 1 to 100',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=abc'), 400, [
+      'after must be a cursor returned as next_cursor',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=nope'), 400, [
       'session_id must be a UUID',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?foo=1'), 400, [
       'property foo should not exist',
     ]);
+    // A repeated parameter is an array to Express: named in the project's wording, not zod's.
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?limit=1&limit=2'), 400, [
+      'limit must be an integer from 1 to 100',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?after=1&after=2'), 400, [
+      'after must be a cursor returned as next_cursor',
+    ]);
+    expectErrorBody(await signedRequest(kassa, merchant, 'get', '/events?session_id=a&session_id=b'), 400, [
+      'session_id must be a UUID',
+    ]);
+    // Every problem at once.
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'get', '/events?after=abc&limit=x&session_id=nope&foo=1'),
+      400,
+      [
+        'after must be a cursor returned as next_cursor',
+        'limit must be an integer from 1 to 100',
+        'session_id must be a UUID',
+        'property foo should not exist',
+      ],
+    );
     expectErrorBody(await kassa.http.post('/events'), 405);
   });
 
@@ -101,7 +127,8 @@ describe('GET /events', () => {
     let cursor: string | null = null;
     let writing = true;
     const writes = (async () => {
-      for (let round = 0; round < 8; round++) await Promise.all(Array.from({ length: 5 }, () => createSession(kassa, owner, checkoutRequest())));
+      for (let round = 0; round < 8; round++)
+        await Promise.all(Array.from({ length: 5 }, () => createSession(kassa, owner, checkoutRequest())));
       writing = false;
     })();
     while (writing) {
@@ -111,7 +138,10 @@ describe('GET /events', () => {
     }
     await writes;
     seen.push(...(await drain(owner, cursor, 3)).events);
-    const stored = await kassa.runtime.db.prisma.outboxEvent.findMany({ where: { organisationId: owner.organisationId }, orderBy: { seq: 'asc' } });
+    const stored = await kassa.runtime.db.prisma.outboxEvent.findMany({
+      where: { organisationId: owner.organisationId },
+      orderBy: { seq: 'asc' },
+    });
     expect(stored).toHaveLength(40);
     expect(seen.map((e) => e.id)).toEqual(stored.map((e) => e.id));
   });
@@ -124,7 +154,10 @@ describe('GET /events', () => {
     try {
       const held = randomUUID();
       await client.query('BEGIN');
-      await client.query(`INSERT INTO outbox_events (id, organisation_id, type, payload) VALUES ($1, $2, 'checkout_session.created', '{}')`, [held, owner.organisationId]);
+      await client.query(
+        `INSERT INTO outbox_events (id, organisation_id, type, payload) VALUES ($1, $2, 'checkout_session.created', '{}')`,
+        [held, owner.organisationId],
+      );
       const later = await createSession(kassa, owner, checkoutRequest());
       // The later event is committed, but an earlier seq is in flight: the feed waits.
       expect((await drain(owner, start, 10)).events).toEqual([]);
@@ -136,7 +169,10 @@ describe('GET /events', () => {
       // A rolled-back transaction leaves a hole for good: after KASSA_OUTBOX_GAP_SECONDS it is stepped over.
       const after = (await drain(owner, start, 10)).cursor;
       await client.query('BEGIN');
-      await client.query(`INSERT INTO outbox_events (id, organisation_id, type, payload) VALUES ($1, $2, 'checkout_session.created', '{}')`, [randomUUID(), owner.organisationId]);
+      await client.query(
+        `INSERT INTO outbox_events (id, organisation_id, type, payload) VALUES ($1, $2, 'checkout_session.created', '{}')`,
+        [randomUUID(), owner.organisationId],
+      );
       await client.query('ROLLBACK');
       const next = await createSession(kassa, owner, checkoutRequest());
       expect((await drain(owner, after, 10)).events).toEqual([]);

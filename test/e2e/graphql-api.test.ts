@@ -38,7 +38,11 @@ describe('checkoutSession', () => {
   it('answers every public field, the line items and the seconds left, with 8-digit Decimal strings and ISO dates', async () => {
     const start = Date.now();
     time.freeze(start);
-    const created = await createSession(kassa, merchant, checkoutRequest({ expires_in_minutes: 30, metadata: { secret: 'm' } }));
+    const created = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({ expires_in_minutes: 30, metadata: { secret: 'm' } }),
+    );
     time.freeze(start + 90_500);
     const { checkoutSession: session } = await graphqlData(kassa, SESSION_QUERY, { id: created.session_id });
     time.release();
@@ -50,38 +54,85 @@ describe('checkoutSession', () => {
     expect(session.expiresAt).toBe(created.expires_at);
     expect(session.secondsUntilExpiry).toBe(30 * 60 - 91);
     expectQuotes(
-      session.cryptoOptions.map((o: Record<string, string>) => ({ ticker: o.ticker, id: o.id, unit_price_fiat: o.unitPriceFiat, amount: o.amount })),
+      session.cryptoOptions.map((o: Record<string, string>) => ({
+        ticker: o.ticker,
+        id: o.id,
+        unit_price_fiat: o.unitPriceFiat,
+        amount: o.amount,
+      })),
       '105',
       'USD',
       ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'],
     );
-    expect(session.cryptoOptions.map((o: { ticker: string }) => o.ticker)).toEqual(['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']);
+    expect(session.cryptoOptions.map((o: { ticker: string }) => o.ticker)).toEqual([
+      'BTC',
+      'ETH',
+      'USDT',
+      'USDC',
+      'BNB',
+      'SOL',
+    ]);
     expect(session.items).toEqual([
       { name: 'Coffee beans', quantity: 2, unitPrice: '12.50000000', totalPrice: '25.00000000' },
       { name: 'Grinder', quantity: 1, unitPrice: '80.00000000', totalPrice: '80.00000000' },
     ]);
     expect([session.amountPending, session.paymentDetected]).toEqual(['0.00000000', false]);
     // The same values REST shows for the public view, but the payer's identity.
-    expect(restViewOf(session)).toEqual(withoutPayerIdentity((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).body));
+    expect(restViewOf(session)).toEqual(
+      withoutPayerIdentity((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).body),
+    );
   });
 
   it("never shows the payer's identity (the merchant's customer id, email, the payer wallet): REST's merchant keeps them", async () => {
-    const created = await createSession(kassa, merchant, checkoutRequest({ user: { id: 'customer-secret-9', email: 'hidden@example.com', username: 'hidden' } }));
+    const created = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({ user: { id: 'customer-secret-9', email: 'hidden@example.com', username: 'hidden' } }),
+    );
     for (const field of ['user { id }', 'payerWalletAddress']) {
-      const error = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+      const error = await graphqlError(
+        kassa,
+        `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`,
+        { id: created.session_id },
+        'GRAPHQL_VALIDATION_FAILED',
+        { status: 400 },
+      );
       expect(error.message).toMatch(/^Cannot query field "(user|payerWalletAddress)" on type "CheckoutSession"/);
     }
-    const whole = await postGraphql(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} paymentOptions { walletAddress uri } transactions { txHash } } }`, { id: created.session_id });
+    const whole = await postGraphql(
+      kassa,
+      `query($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} paymentOptions { walletAddress uri } transactions { txHash } } }`,
+      { id: created.session_id },
+    );
     expect(JSON.stringify(whole.body)).not.toMatch(/customer-secret-9|hidden@example.com|"hidden"/);
   });
 
   it('never shows organisation, owner or product ids or metadata: the schema has no such fields', async () => {
-    const created = await createSession(kassa, merchant, checkoutRequest({ items: [{ name: 'Tea', quantity: 1, unit_price: 3, product_id: 'prod-7' }], metadata: { order: 'o-1' } }));
+    const created = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({
+        items: [{ name: 'Tea', quantity: 1, unit_price: 3, product_id: 'prod-7' }],
+        metadata: { order: 'o-1' },
+      }),
+    );
     for (const field of ['organisationId', 'ownerUserId', 'metadata', 'organisationName', 'checkoutUrl', 'createdAt']) {
-      const error = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+      const error = await graphqlError(
+        kassa,
+        `query($id: ID!) { checkoutSession(id: $id) { ${field} } }`,
+        { id: created.session_id },
+        'GRAPHQL_VALIDATION_FAILED',
+        { status: 400 },
+      );
       expect(error.message).toMatch(new RegExp(`^Cannot query field "${field}" on type "CheckoutSession"\\.`));
     }
-    const productId = await graphqlError(kassa, `query($id: ID!) { checkoutSession(id: $id) { items { productId } } }`, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+    const productId = await graphqlError(
+      kassa,
+      `query($id: ID!) { checkoutSession(id: $id) { items { productId } } }`,
+      { id: created.session_id },
+      'GRAPHQL_VALIDATION_FAILED',
+      { status: 400 },
+    );
     expect(productId.message).toMatch(/Cannot query field "productId" on type "CheckoutLineItem"/);
     const whole = await postGraphql(kassa, SESSION_QUERY, { id: created.session_id });
     expect(JSON.stringify(whole.body)).not.toMatch(new RegExp(`${merchant.organisationId}|prod-7|o-1`));
@@ -108,7 +159,10 @@ describe('checkoutSession', () => {
 
 describe('networks', () => {
   it('lists the enabled networks with chain id, assets, contracts, decimals and confirmations', async () => {
-    const { networks } = await graphqlData(kassa, '{ networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }');
+    const { networks } = await graphqlData(
+      kassa,
+      '{ networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }',
+    );
     expect(networks.map((n: { slug: string }) => n.slug)).toEqual(['local', 'bsc', 'ethereum']);
     const ethereum = networks.find((n: { slug: string }) => n.slug === 'ethereum');
     expect(ethereum).toEqual({
@@ -125,11 +179,18 @@ describe('networks', () => {
     const bsc = networks.find((n: { slug: string }) => n.slug === 'bsc');
     expect(bsc.chainId).toBe('56');
     expect(bsc.assets.map((a: { ticker: string }) => a.ticker)).toEqual(['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']);
-    expect(bsc.assets.find((a: { ticker: string }) => a.ticker === 'BNB')).toEqual({ ticker: 'BNB', native: true, contractAddress: null, decimals: 18 });
+    expect(bsc.assets.find((a: { ticker: string }) => a.ticker === 'BNB')).toEqual({
+      ticker: 'BNB',
+      native: true,
+      contractAddress: null,
+      decimals: 18,
+    });
   });
 
   it('never exposes RPC URLs (they may carry provider keys)', async () => {
-    const error = await graphqlError(kassa, '{ networks { rpcUrls } }', undefined, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+    const error = await graphqlError(kassa, '{ networks { rpcUrls } }', undefined, 'GRAPHQL_VALIDATION_FAILED', {
+      status: 400,
+    });
     expect(error.message).toMatch(/Cannot query field "rpcUrls"/);
   });
 });
@@ -138,7 +199,12 @@ describe('bindTransaction', () => {
   it('binds, answers the fields of the bind answer in camelCase, and a replay answers idempotent: true', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
     const tx = newHash();
-    const input = { txHash: tx, chainId: '0x38', cryptoCurrency: 'BNB', payerWalletAddress: PAYER.toUpperCase().replace('0X', '0x') };
+    const input = {
+      txHash: tx,
+      chainId: '0x38',
+      cryptoCurrency: 'BNB',
+      payerWalletAddress: PAYER.toUpperCase().replace('0X', '0x'),
+    };
     const first = await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input });
     expect(first.bindTransaction).toEqual({
       sessionId: created.session_id,
@@ -152,7 +218,11 @@ describe('bindTransaction', () => {
     const replay = await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input });
     expect(replay.bindTransaction).toEqual({ ...first.bindTransaction, idempotent: true });
     // No chain knows the hash here: the bind is a candidate the page can see, and locks nothing.
-    const { checkoutSession } = await graphqlData(kassa, `query($id: ID!) { checkoutSession(id: $id) { boundTxHash cryptoCurrency transactions { txHash chainId cryptoCurrency state reason } } }`, { id: created.session_id });
+    const { checkoutSession } = await graphqlData(
+      kassa,
+      `query($id: ID!) { checkoutSession(id: $id) { boundTxHash cryptoCurrency transactions { txHash chainId cryptoCurrency state reason } } }`,
+      { id: created.session_id },
+    );
     expect(checkoutSession).toEqual({
       boundTxHash: null,
       cryptoCurrency: null,
@@ -162,7 +232,12 @@ describe('bindTransaction', () => {
 
   it('BAD_USER_INPUT lists every problem as REST does; NOT_FOUND; CONFLICT', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
-    const invalid = await graphqlError(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: 'x', chainId: 'y', payerWalletAddress: 'w' } }, 'BAD_USER_INPUT');
+    const invalid = await graphqlError(
+      kassa,
+      BIND_MUTATION,
+      { sessionId: created.session_id, input: { txHash: 'x', chainId: 'y', payerWalletAddress: 'w' } },
+      'BAD_USER_INPUT',
+    );
     expect(invalid.extensions.messages).toEqual([
       'tx_hash must match ^0x[a-fA-F0-9]{64}$ (0x and 64 hex characters)',
       'chain_id must be an EIP-155 chain id, decimal ("56") or hex ("0x38")',
@@ -170,18 +245,37 @@ describe('bindTransaction', () => {
     ]);
     expect(invalid.message).toBe(invalid.extensions.messages.join('; '));
 
-    const unknown = await graphqlError(kassa, BIND_MUTATION, { sessionId: UNKNOWN_ID, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'ETH' } }, 'NOT_FOUND');
+    const unknown = await graphqlError(
+      kassa,
+      BIND_MUTATION,
+      { sessionId: UNKNOWN_ID, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'ETH' } },
+      'NOT_FOUND',
+    );
     expect(unknown.message).toBe(`Checkout session ${UNKNOWN_ID} not found`);
 
     const tx = newHash();
-    await graphqlData(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'ETH' } });
-    const conflict = await graphqlError(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDT' } }, 'CONFLICT');
+    await graphqlData(kassa, BIND_MUTATION, {
+      sessionId: created.session_id,
+      input: { txHash: tx, chainId: '1', cryptoCurrency: 'ETH' },
+    });
+    const conflict = await graphqlError(
+      kassa,
+      BIND_MUTATION,
+      { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDT' } },
+      'CONFLICT',
+    );
     expect(conflict.message).toBe('crypto_currency USDT differs from ETH, the asset this transaction was bound for');
   });
 
   it('an unknown ticker is refused by the CryptoTicker enum itself, as BAD_USER_INPUT', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
-    const error = await graphqlError(kassa, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'DOGE' } }, 'BAD_USER_INPUT', { status: 400 });
+    const error = await graphqlError(
+      kassa,
+      BIND_MUTATION,
+      { sessionId: created.session_id, input: { txHash: newHash(), chainId: '1', cryptoCurrency: 'DOGE' } },
+      'BAD_USER_INPUT',
+      { status: 400 },
+    );
     expect(error.message).toMatch(/Value "DOGE" does not exist in "CryptoTicker" enum/);
   });
 });
@@ -196,7 +290,9 @@ describe('unexpected failures', () => {
           sessions: {
             ...kassa.ctx.store.sessions,
             findById: async () => {
-              throw new Error('PrismaClientKnownRequestError P2010: SELECT * FROM checkout_sessions at Object.<anonymous> (/srv/db.ts:12:3)');
+              throw new Error(
+                'PrismaClientKnownRequestError P2010: SELECT * FROM checkout_sessions at Object.<anonymous> (/srv/db.ts:12:3)',
+              );
             },
           },
         },
@@ -210,7 +306,16 @@ describe('unexpected failures', () => {
       const updates = subscribe(broken, UPDATES_SUBSCRIPTION, { id: UNKNOWN_ID });
       await updates.completed;
       await updates.dispose();
-      expect(updates.results).toEqual([{ errors: [expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })] }]);
+      expect(updates.results).toEqual([
+        {
+          errors: [
+            expect.objectContaining({
+              message: 'Internal server error',
+              extensions: { code: 'INTERNAL_SERVER_ERROR' },
+            }),
+          ],
+        },
+      ]);
       expect(JSON.stringify(updates.results)).not.toMatch(INTERNALS);
     } finally {
       await broken.close();
@@ -221,7 +326,9 @@ describe('unexpected failures', () => {
 describe('queries that do not parse', () => {
   const counted = async (status: number) => {
     const metrics = (await kassa.http.get('/metrics')).text;
-    const line = new RegExp(`kassa_http_request_duration_seconds_count\\{method="POST",route="/graphql",status="${status}"\\} (\\d+)`).exec(metrics);
+    const line = new RegExp(
+      `kassa_http_request_duration_seconds_count\\{method="POST",route="/graphql",status="${status}"\\} (\\d+)`,
+    ).exec(metrics);
     return Number(line?.[1] ?? 0);
   };
 
@@ -248,8 +355,13 @@ describe('queries that do not parse', () => {
     const query = `{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`;
     const response = await postGraphql(kassa, query);
     expect(response.status).toBe(400);
-    expect(response.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
-    expect(response.body.errors.map((e: { message: string }) => e.message)).toContainEqual(expect.stringMatching(/Aliases limit of 15 exceeded, found 333/));
+    expect(response.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual([
+      'GRAPHQL_VALIDATION_FAILED',
+      'GRAPHQL_VALIDATION_FAILED',
+    ]);
+    expect(response.body.errors.map((e: { message: string }) => e.message)).toContainEqual(
+      expect.stringMatching(/Aliases limit of 15 exceeded, found 333/),
+    );
   });
 });
 
@@ -280,42 +392,69 @@ describe('protection', () => {
     const fields = `${SESSION_FIELDS} paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
       transactions { txHash chainId cryptoCurrency state reason }`;
     const page = `query($id: ID!) { checkoutSession(id: $id) { ${fields} } networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }`;
-    expect((await graphqlData(kassa, page, { id: created.session_id })).checkoutSession.sessionId).toBe(created.session_id);
+    expect((await graphqlData(kassa, page, { id: created.session_id })).checkoutSession.sessionId).toBe(
+      created.session_id,
+    );
     const costly = `query($id: ID!) { ${Array.from({ length: 15 }, (_, i) => `s${i}: checkoutSession(id: $id) { ${fields} }`).join(' ')} }`;
-    const error = await graphqlError(kassa, costly, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+    const error = await graphqlError(kassa, costly, { id: created.session_id }, 'GRAPHQL_VALIDATION_FAILED', {
+      status: 400,
+    });
     expect(error.message).toMatch(/Query Cost limit of 1000 exceeded, found \d+/);
   });
 
   it('refuses batched requests', async () => {
-    const response = await kassa.http.post('/graphql').set('Content-Type', 'application/json').send(JSON.stringify([{ query: '{ networks { slug } }' }, { query: '{ networks { name } }' }]));
+    const response = await kassa.http
+      .post('/graphql')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify([{ query: '{ networks { slug } }' }, { query: '{ networks { name } }' }]));
     expect(response.status).toBe(400);
-    expect(response.body.errors[0]).toMatchObject({ message: 'Operation batching disabled.', extensions: { code: 'BAD_REQUEST' } });
+    expect(response.body.errors[0]).toMatchObject({
+      message: 'Operation batching disabled.',
+      extensions: { code: 'BAD_REQUEST' },
+    });
   });
 
   it('CSRF prevention: a simple (form-like) request is refused, a preflighted GET is served', async () => {
-    const simple = await kassa.http.post('/graphql').set('Content-Type', 'text/plain').send(JSON.stringify({ query: '{ networks { slug } }' }));
+    const simple = await kassa.http
+      .post('/graphql')
+      .set('Content-Type', 'text/plain')
+      .send(JSON.stringify({ query: '{ networks { slug } }' }));
     expect(simple.status).toBe(400);
     expect(simple.body.errors[0].message).toMatch(/Cross-Site Request Forgery/);
     const plainGet = await kassa.http.get('/graphql').query({ query: '{ networks { slug } }' });
     expect(plainGet.status).toBe(400);
-    const preflighted = await kassa.http.get('/graphql').query({ query: '{ networks { slug } }' }).set('apollo-require-preflight', '1');
+    const preflighted = await kassa.http
+      .get('/graphql')
+      .query({ query: '{ networks { slug } }' })
+      .set('apollo-require-preflight', '1');
     expect(preflighted.status).toBe(200);
     expect(preflighted.body.data.networks).toHaveLength(3);
   });
 
   it('refuses a body over 100 KB with 413 in the GraphQL error form, and malformed JSON with 400', async () => {
-    const big = await kassa.http.post('/graphql').set('Content-Type', 'application/json').send(JSON.stringify({ query: `{ networks { slug } } # ${'x'.repeat(101 * 1024)}` }));
+    const big = await kassa.http
+      .post('/graphql')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ query: `{ networks { slug } } # ${'x'.repeat(101 * 1024)}` }));
     expect(big.status).toBe(413);
-    expect(big.body).toEqual({ errors: [{ message: 'Request body is larger than the limit of 100 KB', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    expect(big.body).toEqual({
+      errors: [
+        { message: 'Request body is larger than the limit of 100 KB', extensions: { code: 'PAYLOAD_TOO_LARGE' } },
+      ],
+    });
     const malformed = await kassa.http.post('/graphql').set('Content-Type', 'application/json').send('{"query":');
     expect(malformed.status).toBe(400);
-    expect(malformed.body).toEqual({ errors: [{ message: 'Malformed JSON in the request body', extensions: { code: 'BAD_REQUEST' } }] });
+    expect(malformed.body).toEqual({
+      errors: [{ message: 'Malformed JSON in the request body', extensions: { code: 'BAD_REQUEST' } }],
+    });
   });
 
   it('GraphQL requests are counted in the metrics under their own route', async () => {
     await graphqlData(kassa, '{ networks { slug } }');
     const metrics = (await kassa.http.get('/metrics')).text;
-    expect(metrics).toMatch(/kassa_http_request_duration_seconds_count\{method="POST",route="\/graphql",status="200"\} [1-9]/);
+    expect(metrics).toMatch(
+      /kassa_http_request_duration_seconds_count\{method="POST",route="\/graphql",status="200"\} [1-9]/,
+    );
   });
 
   it('REST keeps its own routes and 404 body beside /graphql', async () => {
@@ -329,8 +468,18 @@ describe('protection', () => {
     const { __schema } = await graphqlData(kassa, '{ __schema { queryType { name } } }');
     expect(__schema.queryType.name).toBe('Query');
     // The full introspection query Sandbox sends passes the depth, cost and token limits.
-    const full = await graphqlData(kassa, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
-    expect(full.__schema.types.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['CheckoutSession', 'Decimal', 'DateTime', 'CryptoTicker']));
+    const full = await graphqlData(
+      kassa,
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        inputValueDeprecation: true,
+      }),
+    );
+    expect(full.__schema.types.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['CheckoutSession', 'Decimal', 'DateTime', 'CryptoTicker']),
+    );
     const landing = await kassa.http.get('/graphql').set('Accept', 'text/html');
     expect(landing.status).toBe(200);
     expect(landing.headers['content-type']).toMatch(/^text\/html/);
@@ -338,16 +487,29 @@ describe('protection', () => {
   });
 
   it('with KASSA_GRAPHQL_INTROSPECTION and KASSA_GRAPHQL_SANDBOX off (the production default): neither is served', async () => {
-    const closed = await startTestKassa({ database: kassa.database, env: { KASSA_GRAPHQL_INTROSPECTION: 'false', KASSA_GRAPHQL_SANDBOX: 'false' } });
+    const closed = await startTestKassa({
+      database: kassa.database,
+      env: { KASSA_GRAPHQL_INTROSPECTION: 'false', KASSA_GRAPHQL_SANDBOX: 'false' },
+    });
     try {
-      const error = await graphqlError(closed, '{ __schema { queryType { name } } }', undefined, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+      const error = await graphqlError(
+        closed,
+        '{ __schema { queryType { name } } }',
+        undefined,
+        'GRAPHQL_VALIDATION_FAILED',
+        { status: 400 },
+      );
       expect(error.message).toMatch(/introspection is not allowed/i);
       const landing = await closed.http.get('/graphql').set('Accept', 'text/html');
       expect(landing.text).not.toMatch(/sandbox/i);
       // Without introspection, field suggestions would leak the schema too.
-      const typo = await graphqlError(closed, '{ networks { slugg } }', undefined, 'GRAPHQL_VALIDATION_FAILED', { status: 400 });
+      const typo = await graphqlError(closed, '{ networks { slugg } }', undefined, 'GRAPHQL_VALIDATION_FAILED', {
+        status: 400,
+      });
       expect(typo.message).not.toMatch(/Did you mean/);
-      expect(await graphqlData(closed, '{ networks { slug } }')).toEqual({ networks: [{ slug: 'local' }, { slug: 'bsc' }, { slug: 'ethereum' }] });
+      expect(await graphqlData(closed, '{ networks { slug } }')).toEqual({
+        networks: [{ slug: 'local' }, { slug: 'bsc' }, { slug: 'ethereum' }],
+      });
     } finally {
       await closed.close();
     }

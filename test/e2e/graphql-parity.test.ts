@@ -4,7 +4,14 @@ import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { PUBLIC_FIELDS, controllableClock, createSession, postBind } from '../support/rest-kassa.js';
 import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
-import { BIND_MUTATION, SESSION_QUERY, graphqlData, postGraphql, restViewOf, withoutPayerIdentity } from '../support/graphql-kassa.js';
+import {
+  BIND_MUTATION,
+  SESSION_QUERY,
+  graphqlData,
+  postGraphql,
+  restViewOf,
+  withoutPayerIdentity,
+} from '../support/graphql-kassa.js';
 
 /**
  * REST and GraphQL are two doors to one domain: the same session reads the
@@ -29,7 +36,8 @@ const UNKNOWN_ID = '7d444840-9dc0-11d1-b245-5ffdce74fad2';
 const CODE_BY_STATUS: Record<number, string> = { 400: 'BAD_USER_INPUT', 404: 'NOT_FOUND', 409: 'CONFLICT' };
 
 const restGet = async (id: string) => (await kassa.http.get(`/checkout-sessions/${id}`)).body as Record<string, any>;
-const graphqlGet = async (id: string) => (await graphqlData(kassa, SESSION_QUERY, { id })).checkoutSession as Record<string, any>;
+const graphqlGet = async (id: string) =>
+  (await graphqlData(kassa, SESSION_QUERY, { id })).checkoutSession as Record<string, any>;
 
 type RestBind = { tx_hash?: string; chain_id?: string; crypto_currency?: string; payer_wallet_address?: string };
 const toInput = (body: RestBind) => ({
@@ -76,20 +84,35 @@ const PAYER_IDENTITY = ['user', 'payer_wallet_address'];
 
 describe('reads: created over REST, read over GraphQL (and REST)', () => {
   it('every public field is identical, for several currencies, unbound and bound', async () => {
-    const shops = [merchant, await createMerchant(kassa.ctx, { network: 'ethereum' }), await createMerchant(kassa.ctx, { network: 'local' })];
+    const shops = [
+      merchant,
+      await createMerchant(kassa.ctx, { network: 'ethereum' }),
+      await createMerchant(kassa.ctx, { network: 'local' }),
+    ];
     const requests = [
       checkoutRequest(),
-      checkoutRequest({ currency: 'eur', user: { id: 'c-2', email: 'b@example.com', username: 'bee' }, expires_in_minutes: 10080 }),
+      checkoutRequest({
+        currency: 'eur',
+        user: { id: 'c-2', email: 'b@example.com', username: 'bee' },
+        expires_in_minutes: 10080,
+      }),
       checkoutRequest({ items: [{ name: 'Pin', quantity: 1000000, unit_price: 0.00000001 }] }),
     ];
     for (const [index, shop] of shops.entries()) {
       const created = await createSession(kassa, shop, requests[index]!);
       const viaGraphql = await graphqlGet(created.session_id);
       const viaRest = await restGet(created.session_id);
-      expect(Object.keys(restViewOf(viaGraphql)).sort()).toEqual(PUBLIC_FIELDS.filter((f) => !PAYER_IDENTITY.includes(f)).sort());
+      expect(Object.keys(restViewOf(viaGraphql)).sort()).toEqual(
+        PUBLIC_FIELDS.filter((f) => !PAYER_IDENTITY.includes(f)).sort(),
+      );
       expect(restViewOf(viaGraphql)).toEqual(withoutPayerIdentity(viaRest));
       expect(viaGraphql.items).toEqual(
-        created.items.map((item: Record<string, any>) => ({ name: item.name, quantity: item.quantity, unitPrice: item.unit_price, totalPrice: item.total_price })),
+        created.items.map((item: Record<string, any>) => ({
+          name: item.name,
+          quantity: item.quantity,
+          unitPrice: item.unit_price,
+          totalPrice: item.total_price,
+        })),
       );
     }
   });
@@ -100,7 +123,10 @@ describe('reads: created over REST, read over GraphQL (and REST)', () => {
     const graphqlTx = newHash();
     const body = { chain_id: '56', crypto_currency: 'USDT', payer_wallet_address: PAYER };
     const rest = await postBind(kassa, restSide, { ...body, tx_hash: restTx });
-    const graphql = await graphqlData(kassa, BIND_MUTATION, { sessionId: graphqlSide, input: toInput({ ...body, tx_hash: graphqlTx }) });
+    const graphql = await graphqlData(kassa, BIND_MUTATION, {
+      sessionId: graphqlSide,
+      input: toInput({ ...body, tx_hash: graphqlTx }),
+    });
     expect(rest.status).toBe(200);
     // The bind results agree field by field (enums aside: GraphQL's own case).
     const result = graphql.bindTransaction;
@@ -121,10 +147,19 @@ describe('reads: created over REST, read over GraphQL (and REST)', () => {
     expect(graphqlBound).toEqual(restBound);
     // Both binds are candidates the same way (hashes no chain knows: nothing is locked).
     const transactions = async (id: string) =>
-      (await graphqlData(kassa, `query($id: ID!) { checkoutSession(id: $id) { transactions { chainId cryptoCurrency state } } }`, { id })).checkoutSession.transactions;
+      (
+        await graphqlData(
+          kassa,
+          `query($id: ID!) { checkoutSession(id: $id) { transactions { chainId cryptoCurrency state } } }`,
+          { id },
+        )
+      ).checkoutSession.transactions;
     expect(await transactions(graphqlSide)).toEqual(await transactions(restSide));
     // A replay through the other door is idempotent.
-    const replay = await graphqlData(kassa, BIND_MUTATION, { sessionId: restSide, input: toInput({ ...body, tx_hash: restTx }) });
+    const replay = await graphqlData(kassa, BIND_MUTATION, {
+      sessionId: restSide,
+      input: toInput({ ...body, tx_hash: restTx }),
+    });
     expect(replay.bindTransaction).toMatchObject({ boundTxHash: restTx, idempotent: true });
   });
 
@@ -134,7 +169,9 @@ describe('reads: created over REST, read over GraphQL (and REST)', () => {
       const graphql = await postGraphql(kassa, SESSION_QUERY, { id });
       const [error] = graphql.body.errors;
       expect(error.extensions.code).toBe(CODE_BY_STATUS[rest.status]);
-      expect(error.extensions.messages).toEqual(Array.isArray(rest.body.message) ? rest.body.message : [rest.body.message]);
+      expect(error.extensions.messages).toEqual(
+        Array.isArray(rest.body.message) ? rest.body.message : [rest.body.message],
+      );
     }
   });
 });
@@ -155,7 +192,9 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
     ['tx_hash with a non-hex character', { tx_hash: `0x${'a'.repeat(63)}g` }],
     ['an empty tx_hash', { tx_hash: '' }],
     ['tx_hash with a trailing newline', { tx_hash: `0x${'a'.repeat(64)}\n` }],
-    ...['abc', '0', '0x0', '-1', '56.0', '1e3', '0x', '0xzz', ''].map((chainId) => [`chain_id ${JSON.stringify(chainId)}`, { chain_id: chainId }] as const),
+    ...['abc', '0', '0x0', '-1', '56.0', '1e3', '0x', '0xzz', ''].map(
+      (chainId) => [`chain_id ${JSON.stringify(chainId)}`, { chain_id: chainId }] as const,
+    ),
     ['payer with 39 hex characters', { payer_wallet_address: `0x${'1'.repeat(39)}` }],
     ['payer with 41 hex characters', { payer_wallet_address: `0x${'1'.repeat(41)}` }],
     ['payer without prefix', { payer_wallet_address: '1'.repeat(40) }],
@@ -184,11 +223,14 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
 
   it("a chain not among the session's networks", async () => {
     const [a, b] = await twins('local');
-    for (const chainId of ['1', '56', '137']) expectSameRefusal(await bindBoth(a, b, { tx_hash: newHash(), chain_id: chainId, crypto_currency: 'ETH' }));
+    for (const chainId of ['1', '56', '137'])
+      expectSameRefusal(await bindBoth(a, b, { tx_hash: newHash(), chain_id: chainId, crypto_currency: 'ETH' }));
   });
 
   it.each([['BNB'], ['BTC'], ['SOL']])('%s not available on chain 1', async (ticker) => {
-    expectSameRefusal(await bindBoth(restSide, graphqlSide, { tx_hash: newHash(), chain_id: '1', crypto_currency: ticker }));
+    expectSameRefusal(
+      await bindBoth(restSide, graphqlSide, { tx_hash: newHash(), chain_id: '1', crypto_currency: ticker }),
+    );
   });
 
   it('a session holding as many unverified transactions as it may', async () => {
@@ -204,7 +246,10 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
     const [a, b] = await twins();
     for (const id of [a, b]) {
       const eth = (await restGet(id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'ETH');
-      await kassa.runtime.db.prisma.checkoutSession.update({ where: { id }, data: { cryptoCurrency: 'ETH', totalAmountCrypto: eth.amount } });
+      await kassa.runtime.db.prisma.checkoutSession.update({
+        where: { id },
+        data: { cryptoCurrency: 'ETH', totalAmountCrypto: eth.amount },
+      });
     }
     expectSameRefusal(await bindBoth(a, b, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'USDT' }));
 
@@ -213,7 +258,10 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
     await postBind(kassa, c, { tx_hash: txC, chain_id: '1', crypto_currency: 'ETH' });
     await postBind(kassa, d, { tx_hash: txD, chain_id: '1', crypto_currency: 'ETH' });
     const rest = await postBind(kassa, c, { tx_hash: txC, chain_id: '56', crypto_currency: 'ETH' });
-    const graphql = await postGraphql(kassa, BIND_MUTATION, { sessionId: d, input: { txHash: txD, chainId: '56', cryptoCurrency: 'ETH' } });
+    const graphql = await postGraphql(kassa, BIND_MUTATION, {
+      sessionId: d,
+      input: { txHash: txD, chainId: '56', cryptoCurrency: 'ETH' },
+    });
     expectSameRefusal({ rest, graphql });
   });
 
@@ -238,7 +286,10 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
     for (const [restBody, graphqlChange] of cases) {
       const rest = await postBind(kassa, restSide, restBody);
       expect(rest.status).toBe(400);
-      const graphql = await postGraphql(kassa, BIND_MUTATION, { sessionId: graphqlSide, input: { ...toInput(valid()), ...graphqlChange } });
+      const graphql = await postGraphql(kassa, BIND_MUTATION, {
+        sessionId: graphqlSide,
+        input: { ...toInput(valid()), ...graphqlChange },
+      });
       expect(graphql.status).toBe(400);
       expect(graphql.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
       expect(graphql.body.errors[0].message).toMatch(/^Variable "\$input" got invalid value/);

@@ -49,30 +49,61 @@ describe('paymentLink(id)', () => {
 
   it('a used-up, inactive or expired link answers only that it is unavailable: its id and state, nothing of what it sold or whose it is', async () => {
     const unavailable = (id: string, state: string) => ({
-      id, state, name: null, currency: null, items: null, totalAmountFiat: null, amountMin: null, amountMax: null,
-      identityOptions: null, anonymous: null, requiresPayerIdentity: null, merchant: null,
+      id,
+      state,
+      name: null,
+      currency: null,
+      items: null,
+      totalAmountFiat: null,
+      amountMin: null,
+      amountMax: null,
+      identityOptions: null,
+      anonymous: null,
+      requiresPayerIdentity: null,
+      merchant: null,
     });
     const link = await createLink(kassa, shop, { identity_options: ['telegram'], max_uses: 1 });
     await visitLink(kassa, link.payment_link_id, { telegram: '123456789' });
-    expect((await graphqlData(kassa, LINK_QUERY, { id: link.payment_link_id })).paymentLink).toEqual(unavailable(link.payment_link_id, 'USED_UP'));
+    expect((await graphqlData(kassa, LINK_QUERY, { id: link.payment_link_id })).paymentLink).toEqual(
+      unavailable(link.payment_link_id, 'USED_UP'),
+    );
     await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { active: false });
-    expect((await graphqlData(kassa, LINK_QUERY, { id: link.payment_link_id })).paymentLink).toEqual(unavailable(link.payment_link_id, 'INACTIVE'));
-    const expiring = await createLink(kassa, shop, { items: undefined, amount_fiat: { min: 1, max: 5 }, identity_options: undefined });
-    await kassa.ctx.store.paymentLinks.update(expiring.payment_link_id, { expiresAt: new Date(Date.now() - 1000) }, new Date());
-    expect((await graphqlData(kassa, LINK_QUERY, { id: expiring.payment_link_id })).paymentLink).toEqual(unavailable(expiring.payment_link_id, 'EXPIRED'));
+    expect((await graphqlData(kassa, LINK_QUERY, { id: link.payment_link_id })).paymentLink).toEqual(
+      unavailable(link.payment_link_id, 'INACTIVE'),
+    );
+    const expiring = await createLink(kassa, shop, {
+      items: undefined,
+      amount_fiat: { min: 1, max: 5 },
+      identity_options: undefined,
+    });
+    await kassa.ctx.store.paymentLinks.update(
+      expiring.payment_link_id,
+      { expiresAt: new Date(Date.now() - 1000) },
+      new Date(),
+    );
+    expect((await graphqlData(kassa, LINK_QUERY, { id: expiring.payment_link_id })).paymentLink).toEqual(
+      unavailable(expiring.payment_link_id, 'EXPIRED'),
+    );
   });
 
   it('BAD_USER_INPUT for a malformed id, NOT_FOUND for an unknown one', async () => {
     const malformed = await graphqlError(kassa, LINK_QUERY, { id: 'nope' }, 'BAD_USER_INPUT');
     expect(malformed).toMatchObject({ message: 'id must be a UUID', extensions: { code: 'BAD_USER_INPUT' } });
     const unknown = await graphqlError(kassa, LINK_QUERY, { id: '00000000-0000-4000-8000-000000000000' }, 'NOT_FOUND');
-    expect(unknown).toMatchObject({ message: 'Payment link 00000000-0000-4000-8000-000000000000 not found', extensions: { code: 'NOT_FOUND' } });
+    expect(unknown).toMatchObject({
+      message: 'Payment link 00000000-0000-4000-8000-000000000000 not found',
+      extensions: { code: 'NOT_FOUND' },
+    });
   });
 
   it("a link session's merchant (name, colour, logo) and its link fields", async () => {
     const link = await createLink(kassa, shop, { identity_options: undefined });
     const session = (await visitLink(kassa, link.payment_link_id, {})).body;
-    const data = await graphqlData(kassa, `query($id: ID!) { checkoutSession(id: $id) { source fromPaymentLink productPaymentLinkId merchant { name brandColor logoUrl } } }`, { id: session.session_id });
+    const data = await graphqlData(
+      kassa,
+      `query($id: ID!) { checkoutSession(id: $id) { source fromPaymentLink productPaymentLinkId merchant { name brandColor logoUrl } } }`,
+      { id: session.session_id },
+    );
     expect(data.checkoutSession).toEqual({
       source: 'payment_link',
       fromPaymentLink: true,

@@ -5,7 +5,18 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { controllableClock, createSession, isEmbedded, postBind } from '../support/rest-kassa.js';
-import { BIND_MUTATION, UPDATES_SUBSCRIPTION, boundIn, graphqlData, openSocket, restViewOf, subscribe, withoutPayerIdentity, type LiveSocket, type LiveSubscription } from '../support/graphql-kassa.js';
+import {
+  BIND_MUTATION,
+  UPDATES_SUBSCRIPTION,
+  boundIn,
+  graphqlData,
+  openSocket,
+  restViewOf,
+  subscribe,
+  withoutPayerIdentity,
+  type LiveSocket,
+  type LiveSubscription,
+} from '../support/graphql-kassa.js';
 
 /**
  * checkoutSessionUpdated over a real WebSocket. On PostgreSQL the change is
@@ -37,54 +48,76 @@ const live = (kassa: TestKassa, id: string) => {
   open.push(subscription);
   return subscription;
 };
-const session = (result: { data?: Record<string, any> | null }) => result.data?.checkoutSessionUpdated as Record<string, any> | undefined;
+const session = (result: { data?: Record<string, any> | null }) =>
+  result.data?.checkoutSessionUpdated as Record<string, any> | undefined;
 
 describe('checkoutSessionUpdated', () => {
-  it.skipIf(isEmbedded)('sends the session now, then the bind and the expiry made by another Kassa instance on the same database', async () => {
-    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
-    const updates = live(a, created.session_id);
-    const first = session(await updates.waitFor((r) => session(r) !== undefined))!;
-    expect(restViewOf(first)).toEqual(withoutPayerIdentity((await a.http.get(`/checkout-sessions/${created.session_id}`)).body));
-    expect(first.transactions).toEqual([]);
+  it.skipIf(isEmbedded)(
+    'sends the session now, then the bind and the expiry made by another Kassa instance on the same database',
+    async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const updates = live(a, created.session_id);
+      const first = session(await updates.waitFor((r) => session(r) !== undefined))!;
+      expect(restViewOf(first)).toEqual(
+        withoutPayerIdentity((await a.http.get(`/checkout-sessions/${created.session_id}`)).body),
+      );
+      expect(first.transactions).toEqual([]);
 
-    const tx = newHash();
-    await graphqlData(b!, BIND_MUTATION, { sessionId: created.session_id, input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDC', payerWalletAddress: PAYER } });
-    const bound = session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined))!;
-    // A hash no chain knows: a candidate the payer sees, nothing locked.
-    expect(bound).toMatchObject({ status: 'WAITING_PAYMENT', cryptoCurrency: null, boundTxHash: null });
-    expect(boundIn(bound, tx)).toEqual({ txHash: tx, chainId: '1', cryptoCurrency: 'USDC', state: 'UNVERIFIED', reason: null });
+      const tx = newHash();
+      await graphqlData(b!, BIND_MUTATION, {
+        sessionId: created.session_id,
+        input: { txHash: tx, chainId: '1', cryptoCurrency: 'USDC', payerWalletAddress: PAYER },
+      });
+      const bound = session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined))!;
+      // A hash no chain knows: a candidate the payer sees, nothing locked.
+      expect(bound).toMatchObject({ status: 'WAITING_PAYMENT', cryptoCurrency: null, boundTxHash: null });
+      expect(boundIn(bound, tx)).toEqual({
+        txHash: tx,
+        chainId: '1',
+        cryptoCurrency: 'USDC',
+        state: 'UNVERIFIED',
+        reason: null,
+      });
 
-    // Instance B's clock passes expiry and the in-flight grace; its read settles the session as expired.
-    timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
-    expect((await b!.http.get(`/checkout-sessions/${created.session_id}`)).body.status).toBe('expired');
-    timeB.release();
-    const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED'))!;
-    expect(expired.secondsUntilExpiry).toBe(0);
-    // One message per change: the first, the bind, the expiry.
-    expect(updates.results.map((r) => [session(r)?.status, session(r)?.transactions.length])).toEqual([
-      ['WAITING_PAYMENT', 0],
-      ['WAITING_PAYMENT', 1],
-      ['EXPIRED', 1],
-    ]);
-  });
+      // Instance B's clock passes expiry and the in-flight grace; its read settles the session as expired.
+      timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
+      expect((await b!.http.get(`/checkout-sessions/${created.session_id}`)).body.status).toBe('expired');
+      timeB.release();
+      const expired = session(await updates.waitFor((r) => session(r)?.status === 'EXPIRED'))!;
+      expect(expired.secondsUntilExpiry).toBe(0);
+      // One message per change: the first, the bind, the expiry.
+      expect(updates.results.map((r) => [session(r)?.status, session(r)?.transactions.length])).toEqual([
+        ['WAITING_PAYMENT', 0],
+        ['WAITING_PAYMENT', 1],
+        ['EXPIRED', 1],
+      ]);
+    },
+  );
 
-  it.skipIf(isEmbedded)('keeps delivering after the LISTEN connection is cut (it reconnects and looks again)', async () => {
-    const created = await createSession(a, merchant, checkoutRequest());
-    const updates = live(a, created.session_id);
-    await updates.waitFor((r) => session(r) !== undefined);
-    const cut = await a.runtime.db.prisma.$queryRaw<Array<{ cut: boolean }>>`
+  it.skipIf(isEmbedded)(
+    'keeps delivering after the LISTEN connection is cut (it reconnects and looks again)',
+    async () => {
+      const created = await createSession(a, merchant, checkoutRequest());
+      const updates = live(a, created.session_id);
+      await updates.waitFor((r) => session(r) !== undefined);
+      const cut = await a.runtime.db.prisma.$queryRaw<Array<{ cut: boolean }>>`
       SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
        WHERE application_name = 'kassa-changes' AND datname = current_database()`;
-    expect(cut.length).toBeGreaterThanOrEqual(1);
-    const tx = newHash();
-    expect((await postBind(b!, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
-    expect(boundIn(session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('BNB');
-    // And later changes arrive over the new connection.
-    timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
-    await b!.http.get(`/checkout-sessions/${created.session_id}`);
-    timeB.release();
-    await updates.waitFor((r) => session(r)?.status === 'EXPIRED');
-  });
+      expect(cut.length).toBeGreaterThanOrEqual(1);
+      const tx = newHash();
+      expect(
+        (await postBind(b!, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status,
+      ).toBe(200);
+      expect(
+        boundIn(session(await updates.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency,
+      ).toBe('BNB');
+      // And later changes arrive over the new connection.
+      timeB.freeze(Date.parse(created.expires_at) + 61 * 60_000);
+      await b!.http.get(`/checkout-sessions/${created.session_id}`);
+      timeB.release();
+      await updates.waitFor((r) => session(r)?.status === 'EXPIRED');
+    },
+  );
 
   it('sends EXPIRED when expires_at comes, without waiting for the expiry sweep (none runs here)', async () => {
     const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
@@ -101,11 +134,20 @@ describe('checkoutSessionUpdated', () => {
   it('pushes a bind made over REST to every subscriber of that session, and nothing to others', async () => {
     const created = await createSession(a, merchant, checkoutRequest());
     const other = await createSession(a, merchant, checkoutRequest());
-    const [first, second, bystander] = [live(a, created.session_id), live(a, created.session_id), live(a, other.session_id)];
+    const [first, second, bystander] = [
+      live(a, created.session_id),
+      live(a, created.session_id),
+      live(a, other.session_id),
+    ];
     for (const s of [first, second, bystander]) await s.waitFor((r) => session(r) !== undefined);
     const tx = newHash();
-    expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-    for (const s of [first, second]) expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('ETH');
+    expect(
+      (await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status,
+    ).toBe(200);
+    for (const s of [first, second])
+      expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe(
+        'ETH',
+      );
     // The poll interval (embedded) or a notification round trip (PostgreSQL) has long passed.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(bystander.results).toHaveLength(1);
@@ -117,10 +159,24 @@ describe('checkoutSessionUpdated', () => {
     const malformed = live(a, 'nope');
     await Promise.all([unknown.completed, malformed.completed]);
     expect(unknown.results).toEqual([
-      expect.objectContaining({ errors: [expect.objectContaining({ message: 'Checkout session 7d444840-9dc0-11d1-b245-5ffdce74fad2 not found', extensions: expect.objectContaining({ code: 'NOT_FOUND' }) })] }),
+      expect.objectContaining({
+        errors: [
+          expect.objectContaining({
+            message: 'Checkout session 7d444840-9dc0-11d1-b245-5ffdce74fad2 not found',
+            extensions: expect.objectContaining({ code: 'NOT_FOUND' }),
+          }),
+        ],
+      }),
     ]);
     expect(malformed.results).toEqual([
-      expect.objectContaining({ errors: [expect.objectContaining({ message: 'id must be a UUID', extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })] }),
+      expect.objectContaining({
+        errors: [
+          expect.objectContaining({
+            message: 'id must be a UUID',
+            extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+          }),
+        ],
+      }),
     ]);
     expect(JSON.stringify([unknown.results, malformed.results])).not.toMatch(/stacktrace|node_modules/);
   });
@@ -155,11 +211,15 @@ describe('checkoutSessionUpdated', () => {
       for (const [query, message] of cases) {
         const bad = socket.subscribe(query, {});
         await bad.completed.catch(() => {});
-        expect(bad.results).toEqual([{ errors: [expect.objectContaining({ message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] }]);
+        expect(bad.results).toEqual([
+          { errors: [expect.objectContaining({ message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] },
+        ]);
       }
       // The running subscription still gets updates, and the socket takes new ones.
       const tx = newHash();
-      expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+      expect(
+        (await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status,
+      ).toBe(200);
       await running.waitFor((r) => boundIn(session(r), tx) !== undefined);
       const next = socket.subscribe(UPDATES_SUBSCRIPTION, { id: created.session_id });
       expect(boundIn(session(await next.waitFor((r) => session(r) !== undefined)), tx)?.txHash).toBe(tx);
@@ -184,13 +244,21 @@ describe('checkoutSessionUpdated', () => {
       const [ack] = await once(raw, 'message');
       expect(JSON.parse(String(ack))).toEqual({ type: 'connection_ack' });
       const closed = once(raw, 'close');
-      raw.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `{ networks { slug } } # ${'x'.repeat(101 * 1024)}` } }));
+      raw.send(
+        JSON.stringify({
+          id: '1',
+          type: 'subscribe',
+          payload: { query: `{ networks { slug } } # ${'x'.repeat(101 * 1024)}` },
+        }),
+      );
       const [code] = await closed;
       expect(code).toBe(1009);
       expect(consoleError).not.toHaveBeenCalled();
       // The other socket is untouched and still gets updates.
       const tx = newHash();
-      expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+      expect(
+        (await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH' })).status,
+      ).toBe(200);
       await bystander.waitFor((r) => boundIn(session(r), tx) !== undefined);
       expect(bystander.closeCodes).toEqual([]);
     } finally {
@@ -211,7 +279,8 @@ describe('checkoutSessionUpdated', () => {
       {
         errors: [
           expect.objectContaining({
-            message: 'Too many subscriptions on this connection: at most 20 may run at once; complete one before starting another',
+            message:
+              'Too many subscriptions on this connection: at most 20 may run at once; complete one before starting another',
             extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
           }),
         ],
@@ -219,8 +288,13 @@ describe('checkoutSessionUpdated', () => {
     ]);
 
     const tx = newHash();
-    expect((await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
-    for (const s of twenty) expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe('BNB');
+    expect(
+      (await postBind(b ?? a, created.session_id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })).status,
+    ).toBe(200);
+    for (const s of twenty)
+      expect(boundIn(session(await s.waitFor((r) => boundIn(session(r), tx) !== undefined)), tx)!.cryptoCurrency).toBe(
+        'BNB',
+      );
     for (const s of twenty) expect(s.results).toHaveLength(2);
     expect(socket.closeCodes).toEqual([]);
 
@@ -234,16 +308,25 @@ describe('checkoutSessionUpdated', () => {
   });
 
   it('KASSA_GRAPHQL_MAX_CONNECTIONS caps the sockets of one instance: one more is refused with 503, and a place frees when one closes', async () => {
-    const c = await startTestKassa({ database: isEmbedded ? undefined : a.database, env: { KASSA_GRAPHQL_MAX_CONNECTIONS: '2' } });
+    const c = await startTestKassa({
+      database: isEmbedded ? undefined : a.database,
+      env: { KASSA_GRAPHQL_MAX_CONNECTIONS: '2' },
+    });
     try {
       const viewer = await createMerchant(c.ctx);
       const created = await createSession(c, viewer, checkoutRequest());
-      const [first, second] = [subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }), subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id })];
+      const [first, second] = [
+        subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }),
+        subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }),
+      ];
       for (const s of [first, second]) await s.waitFor((r) => session(r) !== undefined);
       const refused = async () => {
         const raw = new WebSocket(`${c.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
         raw.on('error', () => {});
-        const [, response] = (await Promise.race([once(raw, 'unexpected-response'), once(raw, 'open').then(() => [null, null])])) as [unknown, { statusCode: number } | null];
+        const [, response] = (await Promise.race([
+          once(raw, 'unexpected-response'),
+          once(raw, 'open').then(() => [null, null]),
+        ])) as [unknown, { statusCode: number } | null];
         raw.terminate();
         return response?.statusCode ?? null;
       };

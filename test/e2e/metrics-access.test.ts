@@ -60,11 +60,21 @@ describe('GET /metrics', () => {
   it('with KASSA_METRICS_TOKEN answers only `Authorization: Bearer <token>`; anything else is 401', async () => {
     const server = await serve({ ...PRODUCTION, KASSA_METRICS_TOKEN: TOKEN });
     const base = local(server);
-    for (const headers of [{} as Record<string, string>, { Authorization: `Bearer ${TOKEN.slice(1)}` }, { Authorization: `Bearer ${TOKEN}x` }, { Authorization: TOKEN }, { Authorization: `Basic ${TOKEN}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { Authorization: `Bearer ${TOKEN.slice(1)}` },
+      { Authorization: `Bearer ${TOKEN}x` },
+      { Authorization: TOKEN },
+      { Authorization: `Basic ${TOKEN}` },
+    ]) {
       const refused = await metrics(base, headers);
       expect(refused.status, JSON.stringify(headers)).toBe(401);
       expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="kassa-metrics"');
-      expect(await refused.json()).toEqual({ statusCode: 401, message: 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>', error: 'Unauthorized' });
+      expect(await refused.json()).toEqual({
+        statusCode: 401,
+        message: 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>',
+        error: 'Unauthorized',
+      });
     }
     const allowed = await metrics(base, { Authorization: `Bearer ${TOKEN}` });
     expect(allowed.status).toBe(200);
@@ -80,7 +90,10 @@ describe('GET /metrics', () => {
     expect(await separate.text()).toContain('kassa_process_cpu_user_seconds_total');
     // That listener serves nothing else.
     expect((await fetch(server.metricsUrl!.replace('/metrics', '/health'))).status).toBe(404);
-    expect((await fetch(server.metricsUrl!.replace('/metrics', '/checkout-sessions/00000000-0000-4000-8000-000000000000'))).status).toBe(404);
+    expect(
+      (await fetch(server.metricsUrl!.replace('/metrics', '/checkout-sessions/00000000-0000-4000-8000-000000000000')))
+        .status,
+    ).toBe(404);
   });
 
   it('outside production, with neither, stays open on the main port (which listens on 127.0.0.1 by default)', async () => {
@@ -89,24 +102,32 @@ describe('GET /metrics', () => {
     expect((await metrics(local(server))).status).toBe(200);
   });
 
-  it.each(['development', 'test'])('in %s, on a main port that is not loopback-only (HOST=0.0.0.0), needs the token: without one it is not served (404)', async (env) => {
-    const development: Record<string, string> = env === 'development' ? { KASSA_DEMO: 'false', KASSA_SANDBOX: 'false' } : {};
-    const open = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', ...development });
-    expect(open.server.address()).toMatchObject({ address: '0.0.0.0' });
-    const refused = await metrics(local(open));
-    expect(refused.status).toBe(404);
-    expect(await refused.json()).toEqual({ statusCode: 404, message: 'Cannot GET /metrics', error: 'Not Found' });
-    expect((await fetch(`${local(open)}/health`)).status).toBe(200);
+  it.each(['development', 'test'])(
+    'in %s, on a main port that is not loopback-only (HOST=0.0.0.0), needs the token: without one it is not served (404)',
+    async (env) => {
+      const development: Record<string, string> =
+        env === 'development' ? { KASSA_DEMO: 'false', KASSA_SANDBOX: 'false' } : {};
+      const open = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', ...development });
+      expect(open.server.address()).toMatchObject({ address: '0.0.0.0' });
+      const refused = await metrics(local(open));
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toEqual({ statusCode: 404, message: 'Cannot GET /metrics', error: 'Not Found' });
+      expect((await fetch(`${local(open)}/health`)).status).toBe(200);
 
-    const guarded = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', KASSA_METRICS_TOKEN: TOKEN, ...development });
-    expect((await metrics(local(guarded))).status).toBe(401);
-    expect((await metrics(local(guarded), { Authorization: `Bearer ${TOKEN}` })).status).toBe(200);
-  });
+      const guarded = await serve({ KASSA_ENV: env, HOST: '0.0.0.0', KASSA_METRICS_TOKEN: TOKEN, ...development });
+      expect((await metrics(local(guarded))).status).toBe(401);
+      expect((await metrics(local(guarded), { Authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    },
+  );
 
   it('is open without a token only while the main port listens on loopback alone', () => {
-    const onMainPort = (extra: Record<string, string>) => loadConfig({ KASSA_ENV: 'test', KASSA_DATA_DIR: database?.dataDir ?? '.kassa-test', ...extra }).metrics.onMainPort;
-    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1']) expect(onMainPort({ HOST: host }), host).toBe(true);
-    for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'kassa.internal', '::ffff:10.0.0.1']) expect(onMainPort({ HOST: host }), host).toBe(false);
+    const onMainPort = (extra: Record<string, string>) =>
+      loadConfig({ KASSA_ENV: 'test', KASSA_DATA_DIR: database?.dataDir ?? '.kassa-test', ...extra }).metrics
+        .onMainPort;
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1'])
+      expect(onMainPort({ HOST: host }), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'kassa.internal', '::ffff:10.0.0.1'])
+      expect(onMainPort({ HOST: host }), host).toBe(false);
     expect(onMainPort({ HOST: '0.0.0.0', KASSA_METRICS_TOKEN: TOKEN })).toBe(true);
     expect(onMainPort({ HOST: '127.0.0.1', KASSA_METRICS_PORT: '0' })).toBe(false);
   });

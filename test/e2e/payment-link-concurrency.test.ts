@@ -18,31 +18,55 @@ afterAll(async () => {
 async function kassaOn(mode: TestDatabaseMode, env: Record<string, string> = {}): Promise<TestKassa> {
   const database = await createTestDatabase(mode);
   const kassa = await startTestKassa({ database, env });
-  started.push({ ...kassa, close: async () => { await kassa.close(); await database.drop(); } } as TestKassa);
+  started.push({
+    ...kassa,
+    close: async () => {
+      await kassa.close();
+      await database.drop();
+    },
+  } as TestKassa);
   return kassa;
 }
 
 describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
-  it('20 parallel visits of a link with max_uses 5 create exactly 5 sessions; the others get 409', { timeout: 60_000 }, async () => {
-    const kassa = await kassaOn(mode);
-    const merchant = await createMerchant(kassa.ctx);
-    const link = await createLink(kassa, merchant, { max_uses: 5 });
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => visitLink(kassa, link.payment_link_id, { email: `payer${i}@example.com` })));
-    const statuses = answers.map((answer) => answer.status).sort();
-    expect(statuses.filter((status) => status === 201)).toHaveLength(5);
-    expect(statuses.filter((status) => status === 409)).toHaveLength(15);
-    for (const refused of answers.filter((answer) => answer.status === 409)) expectErrorBody(refused, 409, `Payment link ${link.payment_link_id} has been used the most times allowed`);
-    const sessions = await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } });
-    expect(sessions).toBe(5);
-    expect((await linkCall(kassa, merchant, 'get', `/payment-links/${link.payment_link_id}`)).body).toMatchObject({ uses: 5, state: 'used_up' });
-  });
+  it(
+    '20 parallel visits of a link with max_uses 5 create exactly 5 sessions; the others get 409',
+    { timeout: 60_000 },
+    async () => {
+      const kassa = await kassaOn(mode);
+      const merchant = await createMerchant(kassa.ctx);
+      const link = await createLink(kassa, merchant, { max_uses: 5 });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          visitLink(kassa, link.payment_link_id, { email: `payer${i}@example.com` }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status).sort();
+      expect(statuses.filter((status) => status === 201)).toHaveLength(5);
+      expect(statuses.filter((status) => status === 409)).toHaveLength(15);
+      for (const refused of answers.filter((answer) => answer.status === 409))
+        expectErrorBody(refused, 409, `Payment link ${link.payment_link_id} has been used the most times allowed`);
+      const sessions = await kassa.runtime.db.prisma.checkoutSession.count({
+        where: { productPaymentLinkId: link.payment_link_id },
+      });
+      expect(sessions).toBe(5);
+      expect((await linkCall(kassa, merchant, 'get', `/payment-links/${link.payment_link_id}`)).body).toMatchObject({
+        uses: 5,
+        state: 'used_up',
+      });
+    },
+  );
 
   it('one visit retried in parallel (one Idempotency-Key) makes one session and counts one use', async () => {
     const kassa = started.at(-1)!;
     const merchant = await createMerchant(kassa.ctx);
     const link = await createLink(kassa, merchant, { max_uses: 5 });
     const visit = { email: 'retrying@example.com' };
-    const answers = await Promise.all(Array.from({ length: 10 }, () => visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'retried-visit-0001' })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        visitLink(kassa, link.payment_link_id, visit, { idempotencyKey: 'retried-visit-0001' }),
+      ),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(201));
     expect(new Set(answers.map((answer) => answer.body.session_id)).size).toBe(1);
     expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
@@ -55,19 +79,23 @@ describe.each(['postgres', 'embedded'] as const)('the use and the session in one
     const merchant = await createMerchant(kassa.ctx);
     const link = await createLink(kassa, merchant, { max_uses: 1 });
     const other = await createLink(kassa, merchant);
-    const taken = (await visitLink(kassa, other.payment_link_id, { email: 'first@example.com' })).body.session_id as string;
+    const taken = (await visitLink(kassa, other.payment_link_id, { email: 'first@example.com' })).body
+      .session_id as string;
     // The write of kassa_create_checkout_session counts the use, then inserts the session, which fails
     // here (its id is taken): the whole statement is undone, the count with it.
     const store = kassa.ctx.store;
     const createSession = store.createSession;
-    (store as { createSession: typeof createSession }).createSession = (write) => createSession.call(store, { ...write, session: { ...write.session, id: taken } });
+    (store as { createSession: typeof createSession }).createSession = (write) =>
+      createSession.call(store, { ...write, session: { ...write.session, id: taken } });
     try {
       expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }), 500);
     } finally {
       (store as { createSession: typeof createSession }).createSession = createSession;
     }
     expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(0);
-    expect(await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } })).toBe(0);
+    expect(
+      await kassa.runtime.db.prisma.checkoutSession.count({ where: { productPaymentLinkId: link.payment_link_id } }),
+    ).toBe(0);
     // Its one use is still there to take.
     expect((await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' })).status).toBe(201);
     expect((await kassa.ctx.store.paymentLinks.findById(link.payment_link_id))!.uses).toBe(1);
@@ -82,7 +110,11 @@ describe('the visit rate limit', () => {
     expect((await visitLink(kassa, link.payment_link_id, {})).status).toBe(201);
     expect((await visitLink(kassa, link.payment_link_id, {})).status).toBe(201);
     const refused = await visitLink(kassa, link.payment_link_id, {});
-    expectErrorBody(refused, 429, /^Too many checkout sessions started from payment links by this address: at most 2 per 3600 s; retry after \d+ s$/);
+    expectErrorBody(
+      refused,
+      429,
+      /^Too many checkout sessions started from payment links by this address: at most 2 per 3600 s; retry after \d+ s$/,
+    );
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
   });
 });

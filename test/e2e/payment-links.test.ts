@@ -29,16 +29,41 @@ afterAll(async () => {
 // Payers' keys on the public route: at least 16 characters (docs/hosted-pages.md#payment-links).
 const KEY_1 = 'visit-1-5f0c2a9e8b7d';
 const KEY_2 = 'visit-2-0a1b2c3d4e5f';
-const KEY_RULE = 'Idempotency-Key must be 16 to 255 printable ASCII characters on this public route (a random value, such as a UUID)';
+const KEY_RULE =
+  'Idempotency-Key must be 16 to 255 printable ASCII characters on this public route (a random value, such as a UUID)';
 
 const LINK_FIELDS = [
-  'payment_link_id', 'organisation_id', 'url', 'name', 'currency', 'items', 'amount_fiat', 'total_amount_fiat', 'expires_in_minutes',
-  'identity_options', 'anonymous', 'requires_payer_identity', 'max_uses', 'uses', 'active', 'state', 'expires_at', 'metadata', 'created_at', 'updated_at',
+  'payment_link_id',
+  'organisation_id',
+  'url',
+  'name',
+  'currency',
+  'items',
+  'amount_fiat',
+  'total_amount_fiat',
+  'expires_in_minutes',
+  'identity_options',
+  'anonymous',
+  'requires_payer_identity',
+  'max_uses',
+  'uses',
+  'active',
+  'state',
+  'expires_at',
+  'metadata',
+  'created_at',
+  'updated_at',
 ].sort();
 
 describe('POST /payment-links', () => {
   it('creates a fixed-basket link: 201 with its id and url {checkout_base_url}/l/<id>', async () => {
-    const response = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ max_uses: 3, metadata: { campaign: 'spring' }, expires_in_minutes: 30 }));
+    const response = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ max_uses: 3, metadata: { campaign: 'spring' }, expires_in_minutes: 30 }),
+    );
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     const link = response.body;
     expect(Object.keys(link).sort()).toEqual(LINK_FIELDS);
@@ -49,7 +74,13 @@ describe('POST /payment-links', () => {
       name: 'Coffee subscription',
       currency: 'USD',
       items: [
-        { name: 'Coffee beans', quantity: 2, unit_price: '12.50000000', total_price: '25.00000000', product_id: 'beans-1kg' },
+        {
+          name: 'Coffee beans',
+          quantity: 2,
+          unit_price: '12.50000000',
+          total_price: '25.00000000',
+          product_id: 'beans-1kg',
+        },
         { name: 'Grinder', quantity: 1, unit_price: '80.00000000', total_price: '80.00000000', product_id: null },
       ],
       amount_fiat: null,
@@ -69,46 +100,126 @@ describe('POST /payment-links', () => {
   });
 
   it('creates an open-amount link the payer prices, anonymous when no identity is asked', async () => {
-    const link = await createLink(kassa, shop, { items: undefined, amount_fiat: { min: 5, max: 500.5 }, identity_options: undefined, currency: 'eur' });
-    expect(link).toMatchObject({ items: null, amount_fiat: { min: '5.00000000', max: '500.50000000' }, total_amount_fiat: null, currency: 'EUR', anonymous: true, requires_payer_identity: false, identity_options: [], expires_in_minutes: 60 });
+    const link = await createLink(kassa, shop, {
+      items: undefined,
+      amount_fiat: { min: 5, max: 500.5 },
+      identity_options: undefined,
+      currency: 'eur',
+    });
+    expect(link).toMatchObject({
+      items: null,
+      amount_fiat: { min: '5.00000000', max: '500.50000000' },
+      total_amount_fiat: null,
+      currency: 'EUR',
+      anonymous: true,
+      requires_payer_identity: false,
+      identity_options: [],
+      expires_in_minutes: 60,
+    });
   });
 
   it('refuses a bad body with 400 listing every problem', async () => {
-    const both = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ amount_fiat: { min: 10, max: 5 }, identity_options: ['email', 'phone'], max_uses: 0, expires_at: 'tomorrow', extra: 1 }));
+    const both = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({
+        amount_fiat: { min: 10, max: 5 },
+        identity_options: ['email', 'phone'],
+        max_uses: 0,
+        expires_at: 'tomorrow',
+        extra: 1,
+      }),
+    );
     expectErrorBody(both, 400);
-    expect(both.body.message).toEqual(expect.arrayContaining([
-      'property extra should not exist',
-      'amount_fiat max must not be less than min',
-      'identity_options.1 must be one of email, telegram, username',
-      'max_uses must be an integer from 1 to 1000000000, or null',
-      'expires_at must be an ISO 8601 date-time with a time zone, or null',
-    ]));
-    const neither = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ items: undefined, name: '' }));
+    expect(both.body.message).toEqual(
+      expect.arrayContaining([
+        'property extra should not exist',
+        'amount_fiat max must not be less than min',
+        'identity_options.1 must be one of email, telegram, username',
+        'max_uses must be an integer from 1 to 1000000000, or null',
+        'expires_at must be an ISO 8601 date-time with a time zone, or null',
+      ]),
+    );
+    const neither = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ items: undefined, name: '' }),
+    );
     expectErrorBody(neither, 400, ['name should not be empty', 'body must have exactly one of items and amount_fiat']);
-    const contradicting = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ anonymous: true }));
+    const contradicting = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ anonymous: true }),
+    );
     expectErrorBody(contradicting, 400, ['identity_options must be empty when anonymous is true']);
-    const nobody = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ anonymous: false, identity_options: [] }));
-    expectErrorBody(nobody, 400, ['identity_options must name at least one of email, telegram, username unless anonymous is true']);
-    const items = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ items: [{ name: 'x', quantity: 0, unit_price: -1 }] }));
-    expectErrorBody(items, 400, ['items.0.quantity must not be less than 1', 'items.0.unit_price must not be less than 0']);
+    const nobody = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ anonymous: false, identity_options: [] }),
+    );
+    expectErrorBody(nobody, 400, [
+      'identity_options must name at least one of email, telegram, username unless anonymous is true',
+    ]);
+    const items = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ items: [{ name: 'x', quantity: 0, unit_price: -1 }] }),
+    );
+    expectErrorBody(items, 400, [
+      'items.0.quantity must not be less than 1',
+      'items.0.unit_price must not be less than 0',
+    ]);
     const currency = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ currency: 'XYZ' }));
     expectErrorBody(currency, 400, [expect.stringMatching(/^currency XYZ is not supported/)] as never);
-    const past = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ expires_at: new Date(Date.now() - 60_000).toISOString() }));
+    const past = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ expires_at: new Date(Date.now() - 60_000).toISOString() }),
+    );
     expectErrorBody(past, 400, ['expires_at must be in the future']);
     expectErrorBody(await linkCall(kassa, shop, 'post', '/payment-links', '[]'), 400, ['body must be a JSON object']);
   });
 
   it('is signed: 401 without or with a wrong signature, before the body is looked at', async () => {
     const unsigned = await kassa.http.post('/payment-links').set('Content-Type', 'application/json').send('{');
-    expectErrorBody(unsigned, 401, 'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required');
-    const wrong = await linkCall(kassa, { apiKey: shop.apiKey, apiSecret: 'sk_wrong' }, 'post', '/payment-links', paymentLinkRequest());
+    expectErrorBody(
+      unsigned,
+      401,
+      'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required',
+    );
+    const wrong = await linkCall(
+      kassa,
+      { apiKey: shop.apiKey, apiSecret: 'sk_wrong' },
+      'post',
+      '/payment-links',
+      paymentLinkRequest(),
+    );
     expectErrorBody(wrong, 401, /^Invalid signature/);
   });
 
   it('answers 422 for an organisation without a receiving wallet, 415 for a non-JSON body, 405 for other methods', async () => {
     const walletless = await createMerchant(kassa.ctx, { wallet: null });
-    expectErrorBody(await linkCall(kassa, walletless, 'post', '/payment-links', paymentLinkRequest()), 422, /no receiving wallet/);
-    const form = await linkCall(kassa, shop, 'post', '/payment-links', 'a=1').set('Content-Type', 'application/x-www-form-urlencoded');
+    expectErrorBody(
+      await linkCall(kassa, walletless, 'post', '/payment-links', paymentLinkRequest()),
+      422,
+      /no receiving wallet/,
+    );
+    const form = await linkCall(kassa, shop, 'post', '/payment-links', 'a=1').set(
+      'Content-Type',
+      'application/x-www-form-urlencoded',
+    );
     expectErrorBody(form, 415);
     const put = await kassa.http.put('/payment-links');
     expectErrorBody(put, 405);
@@ -124,7 +235,9 @@ describe('GET and PATCH /payment-links', () => {
     expect(list.status).toBe(200);
     expect(Object.keys(list.body)).toEqual(['data']);
     expect(list.body.data[0].payment_link_id).toBe(mine.payment_link_id);
-    expect(list.body.data.every((link: { organisation_id: string }) => link.organisation_id === shop.organisationId)).toBe(true);
+    expect(
+      list.body.data.every((link: { organisation_id: string }) => link.organisation_id === shop.organisationId),
+    ).toBe(true);
   });
 
   it('shows one link; 404 for an unknown one or another organisation’s, 400 for a malformed id', async () => {
@@ -132,7 +245,11 @@ describe('GET and PATCH /payment-links', () => {
     const shown = await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`);
     expect(shown.status).toBe(200);
     expect(shown.body).toEqual(link);
-    expectErrorBody(await linkCall(kassa, other, 'get', `/payment-links/${link.payment_link_id}`), 404, `Payment link ${link.payment_link_id} not found`);
+    expectErrorBody(
+      await linkCall(kassa, other, 'get', `/payment-links/${link.payment_link_id}`),
+      404,
+      `Payment link ${link.payment_link_id} not found`,
+    );
     expectErrorBody(await linkCall(kassa, shop, 'get', '/payment-links/00000000-0000-4000-8000-000000000000'), 404);
     expectErrorBody(await linkCall(kassa, shop, 'get', '/payment-links/nope'), 400, ['id must be a UUID']);
     expectErrorBody(await kassa.http.get(`/payment-links/${link.payment_link_id}`), 401);
@@ -141,23 +258,53 @@ describe('GET and PATCH /payment-links', () => {
 
   it('renames, deactivates and changes the limits; refuses what cannot change', async () => {
     const link = await createLink(kassa, shop);
-    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { name: 'Renamed', active: false, max_uses: 10, metadata: { v: 2 } });
+    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
+      name: 'Renamed',
+      active: false,
+      max_uses: 10,
+      metadata: { v: 2 },
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'Renamed', active: false, state: 'inactive', max_uses: 10, metadata: { v: 2 } });
-    const cleared = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { max_uses: null, active: true });
+    expect(patched.body).toMatchObject({
+      name: 'Renamed',
+      active: false,
+      state: 'inactive',
+      max_uses: 10,
+      metadata: { v: 2 },
+    });
+    const cleared = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
+      max_uses: null,
+      active: true,
+    });
     expect(cleared.body).toMatchObject({ max_uses: null, active: true, state: 'active' });
     const immutable = await linkCall(kassa, shop, 'patch', `/payment-links/nope`, { currency: 'EUR', active: 'no' });
-    expectErrorBody(immutable, 400, ['id must be a UUID', 'active must be a boolean', 'property currency should not exist']);
-    expectErrorBody(await linkCall(kassa, other, 'patch', `/payment-links/${link.payment_link_id}`, { active: false }), 404);
-    const past = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { expires_at: '2000-01-01T00:00:00Z' });
+    expectErrorBody(immutable, 400, [
+      'id must be a UUID',
+      'active must be a boolean',
+      'property currency should not exist',
+    ]);
+    expectErrorBody(
+      await linkCall(kassa, other, 'patch', `/payment-links/${link.payment_link_id}`, { active: false }),
+      404,
+    );
+    const past = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
+      expires_at: '2000-01-01T00:00:00Z',
+    });
     expectErrorBody(past, 400, ['expires_at must be in the future']);
   });
 });
 
 describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
   it('creates a session with the link’s fields and the payer’s identity; 201 with the public view and checkout_url', async () => {
-    const link = await createLink(kassa, shop, { identity_options: ['email', 'telegram'], metadata: { campaign: 'spring' }, expires_in_minutes: 30 });
-    const response = await visitLink(kassa, link.payment_link_id, { email: 'payer@example.com', telegram: '@Payer_One' });
+    const link = await createLink(kassa, shop, {
+      identity_options: ['email', 'telegram'],
+      metadata: { campaign: 'spring' },
+      expires_in_minutes: 30,
+    });
+    const response = await visitLink(kassa, link.payment_link_id, {
+      email: 'payer@example.com',
+      telegram: '@Payer_One',
+    });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     const session = response.body;
     expect(Object.keys(session).sort()).toEqual([...PUBLIC_FIELDS, 'checkout_url'].sort());
@@ -180,14 +327,19 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     const again = await visitLink(kassa, link.payment_link_id, { email: 'PAYER@example.com', telegram: '@payer_one' });
     expect(again.body.user.id).toBe(session.user.id);
     // The merchant's view and the created event say which link; metadata and items come from the link.
-    const event = await kassa.runtime.db.prisma.outboxEvent.findFirst({ where: { sessionId: session.session_id, type: 'checkout_session.created' } });
+    const event = await kassa.runtime.db.prisma.outboxEvent.findFirst({
+      where: { sessionId: session.session_id, type: 'checkout_session.created' },
+    });
     expect(event!.payload).toMatchObject({
       product_payment_link_id: link.payment_link_id,
       source: 'payment_link',
       from_payment_link: true,
       organisation_name: 'Bean Shop',
       metadata: { campaign: 'spring' },
-      items: [{ name: 'Coffee beans', quantity: 2, product_id: 'beans-1kg' }, { name: 'Grinder', quantity: 1 }],
+      items: [
+        { name: 'Coffee beans', quantity: 2, product_id: 'beans-1kg' },
+        { name: 'Grinder', quantity: 1 },
+      ],
     });
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(2);
   });
@@ -200,11 +352,17 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
       'telegram must be a Telegram username (@name, 5 to 32 letters, digits or _) or a numeric user id',
     ]);
     // The body's shape is checked first, as for create; then the link's rules, all at once.
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', other: 1 }), 400, ['property other should not exist']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', username: 'bob', amount: '5' }), 400, [
-      'username is not asked for by this payment link',
-      'amount is not asked for by this payment link (it has a fixed price)',
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', other: 1 }), 400, [
+      'property other should not exist',
     ]);
+    expectErrorBody(
+      await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', username: 'bob', amount: '5' }),
+      400,
+      [
+        'username is not asked for by this payment link',
+        'amount is not asked for by this payment link (it has a fixed price)',
+      ],
+    );
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
   });
 
@@ -213,13 +371,25 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     for (const email of ['"><svg/onload=alert(1)>@x.yz', '<b>@a.bc']) {
       expectErrorBody(await visitLink(kassa, link.payment_link_id, { email }), 400, ['email must be an email address']);
     }
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'pay\u202eer@example.com', telegram: '\ufeff@alice_1', username: 'bob\u009b' }), 400, [
-      'email must not contain control or invisible formatting characters (found U+202E)',
-      'telegram must not contain control or invisible formatting characters (found U+FEFF)',
-      'username must not contain control or invisible formatting characters (found U+009B)',
+    expectErrorBody(
+      await visitLink(kassa, link.payment_link_id, {
+        email: 'pay\u202eer@example.com',
+        telegram: '\ufeff@alice_1',
+        username: 'bob\u009b',
+      }),
+      400,
+      [
+        'email must not contain control or invisible formatting characters (found U+202E)',
+        'telegram must not contain control or invisible formatting characters (found U+FEFF)',
+        'username must not contain control or invisible formatting characters (found U+009B)',
+      ],
+    );
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }), 400, [
+      'username must not contain < or >',
     ]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }), 400, ['username must not contain < or >']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }), 400, ['username must not contain control or invisible formatting characters (found U+202E)']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }), 400, [
+      'username must not contain control or invisible formatting characters (found U+202E)',
+    ]);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
     const accepted = await visitLink(kassa, link.payment_link_id, { username: "  O'Brien & Söhne " });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
@@ -227,36 +397,76 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
   });
 
   it('prices an open amount at the payer’s choice within the link’s range, as one line item', async () => {
-    const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
+    const link = await createLink(kassa, shop, {
+      name: 'Donation',
+      items: undefined,
+      amount_fiat: { min: 1, max: 100 },
+      identity_options: undefined,
+    });
     const session = await visitLink(kassa, link.payment_link_id, { amount: '12.34' });
     expect(session.status, JSON.stringify(session.body)).toBe(201);
-    expect(session.body).toMatchObject({ total_amount_fiat: '12.34000000', anonymous: true, requires_payer_identity: false, identity_options: [], user: { email: null, telegram_id: null, username: null } });
+    expect(session.body).toMatchObject({
+      total_amount_fiat: '12.34000000',
+      anonymous: true,
+      requires_payer_identity: false,
+      identity_options: [],
+      user: { email: null, telegram_id: null, username: null },
+    });
     expect(session.body.user.id).toMatch(/^anon_[0-9a-f]{32}$/);
-    const merchantView = await kassa.runtime.db.prisma.checkoutSessionItem.findMany({ where: { sessionId: session.body.session_id } });
-    expect(merchantView.map((item) => [item.name, item.quantity, item.unitPrice.toString()])).toEqual([['Donation', 1, '12.34']]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '100.01' }), 400, ['amount must be from 1 to 100 USD']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '1e3' }), 400, ['amount must be a decimal number with at most 8 decimal places']);
+    const merchantView = await kassa.runtime.db.prisma.checkoutSessionItem.findMany({
+      where: { sessionId: session.body.session_id },
+    });
+    expect(merchantView.map((item) => [item.name, item.quantity, item.unitPrice.toString()])).toEqual([
+      ['Donation', 1, '12.34'],
+    ]);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '100.01' }), 400, [
+      'amount must be from 1 to 100 USD',
+    ]);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '1e3' }), 400, [
+      'amount must be a decimal number with at most 8 decimal places',
+    ]);
     expectErrorBody(await visitLink(kassa, link.payment_link_id, {}), 400, ['amount is required']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', amount: 5 }), 400, ['email is not asked for by this payment link']);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', amount: 5 }), 400, [
+      'email is not asked for by this payment link',
+    ]);
   });
 
   it('an inactive or expired link answers 410, a used-up one 409; unknown 404, malformed 400', async () => {
     const inactive = await createLink(kassa, shop, { active: false });
-    expectErrorBody(await visitLink(kassa, inactive.payment_link_id, { email: 'a@b.example' }), 410, `Payment link ${inactive.payment_link_id} is no longer active`);
+    expectErrorBody(
+      await visitLink(kassa, inactive.payment_link_id, { email: 'a@b.example' }),
+      410,
+      `Payment link ${inactive.payment_link_id} is no longer active`,
+    );
     const expiresAt = new Date(time.clock().getTime() + 60_000).toISOString();
     const expiring = await createLink(kassa, shop, { expires_at: expiresAt });
     time.freeze(Date.parse(expiresAt) + 1);
     try {
-      expectErrorBody(await visitLink(kassa, expiring.payment_link_id, { email: 'a@b.example' }), 410, `Payment link ${expiring.payment_link_id} expired at ${expiresAt}`);
+      expectErrorBody(
+        await visitLink(kassa, expiring.payment_link_id, { email: 'a@b.example' }),
+        410,
+        `Payment link ${expiring.payment_link_id} expired at ${expiresAt}`,
+      );
     } finally {
       time.release();
     }
     const once = await createLink(kassa, shop, { max_uses: 1 });
     expect((await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' })).status).toBe(201);
     // The page hides counts, and so does its API: the 409 does not say what max_uses is.
-    expectErrorBody(await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' }), 409, `Payment link ${once.payment_link_id} has been used the most times allowed`);
-    expect((await linkCall(kassa, shop, 'get', `/payment-links/${once.payment_link_id}`)).body).toMatchObject({ uses: 1, state: 'used_up' });
-    expectErrorBody(await visitLink(kassa, '00000000-0000-4000-8000-000000000000', {}), 404, 'Payment link 00000000-0000-4000-8000-000000000000 not found');
+    expectErrorBody(
+      await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' }),
+      409,
+      `Payment link ${once.payment_link_id} has been used the most times allowed`,
+    );
+    expect((await linkCall(kassa, shop, 'get', `/payment-links/${once.payment_link_id}`)).body).toMatchObject({
+      uses: 1,
+      state: 'used_up',
+    });
+    expectErrorBody(
+      await visitLink(kassa, '00000000-0000-4000-8000-000000000000', {}),
+      404,
+      'Payment link 00000000-0000-4000-8000-000000000000 not found',
+    );
     expectErrorBody(await visitLink(kassa, 'nope', {}), 400, ['id must be a UUID']);
     expectErrorBody(await visitLink(kassa, once.payment_link_id, '{'), 400);
     expectErrorBody(await kassa.http.get(`/payment-links/${once.payment_link_id}/sessions`), 405);
@@ -273,25 +483,42 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     expect(retry.body.session_id).toBe(first.body.session_id);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
     expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_2 }), 409);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, [KEY_RULE]);
+    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, [
+      KEY_RULE,
+    ]);
   });
 
   it('takes only keys of at least 16 characters on this public route: a short one could be guessed', async () => {
     const link = await createLink(kassa, shop, { identity_options: undefined });
-    for (const key of ['visit-1', '1', 'k'.repeat(15)]) expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }), 400, [KEY_RULE]);
+    for (const key of ['visit-1', '1', 'k'.repeat(15)])
+      expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }), 400, [KEY_RULE]);
     expect((await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(16) })).status).toBe(201);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
   });
 
   it('scopes a key to what the payer sent: the same key with other details or another amount is another visit, never the first payer’s session', async () => {
     const link = await createLink(kassa, shop, { identity_options: ['email'] });
-    const first = await visitLink(kassa, link.payment_link_id, { email: 'first@example.com' }, { idempotencyKey: KEY_1 });
-    const other = await visitLink(kassa, link.payment_link_id, { email: 'second@example.com' }, { idempotencyKey: KEY_1 });
+    const first = await visitLink(
+      kassa,
+      link.payment_link_id,
+      { email: 'first@example.com' },
+      { idempotencyKey: KEY_1 },
+    );
+    const other = await visitLink(
+      kassa,
+      link.payment_link_id,
+      { email: 'second@example.com' },
+      { idempotencyKey: KEY_1 },
+    );
     expect(other.status, JSON.stringify(other.body)).toBe(201);
     expect(other.headers['idempotent-replayed']).toBeUndefined();
     expect(other.body.session_id).not.toBe(first.body.session_id);
     expect(other.body.user.email).toBe('second@example.com');
-    const open = await createLink(kassa, shop, { items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined });
+    const open = await createLink(kassa, shop, {
+      items: undefined,
+      amount_fiat: { min: 1, max: 100 },
+      identity_options: undefined,
+    });
     const five = await visitLink(kassa, open.payment_link_id, { amount: '5' }, { idempotencyKey: KEY_1 });
     const six = await visitLink(kassa, open.payment_link_id, { amount: '6' }, { idempotencyKey: KEY_1 });
     expect(six.status, JSON.stringify(six.body)).toBe(201);
@@ -304,10 +531,19 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
   });
 
   it('a retry after the merchant changed the link’s name or metadata is still the same visit (only what the payer sent counts)', async () => {
-    const link = await createLink(kassa, shop, { name: 'Donation', items: undefined, amount_fiat: { min: 1, max: 100 }, identity_options: undefined, metadata: { campaign: 'spring' } });
+    const link = await createLink(kassa, shop, {
+      name: 'Donation',
+      items: undefined,
+      amount_fiat: { min: 1, max: 100 },
+      identity_options: undefined,
+      metadata: { campaign: 'spring' },
+    });
     const first = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
     expect(first.status).toBe(201);
-    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { name: 'Donation (renamed)', metadata: { campaign: 'summer' } });
+    const patched = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
+      name: 'Donation (renamed)',
+      metadata: { campaign: 'summer' },
+    });
     expect(patched.status).toBe(200);
     const retry = await visitLink(kassa, link.payment_link_id, { amount: '12.5' }, { idempotencyKey: KEY_1 });
     expect(retry.status, JSON.stringify(retry.body)).toBe(201);
@@ -337,8 +573,17 @@ describe('user.id of a link session', () => {
     // Another installation that knows the organisation id (all that was needed to recompute the old unkeyed hash).
     const elsewhere = await startTestKassa();
     try {
-      await elsewhere.ctx.store.organisations.create({ id: shop.organisationId, name: 'Bean Shop', wallets: { local: shop.wallet } });
-      const copy = await createPaymentLink(elsewhere.ctx, shop.organisationId, { name: 'Copy', currency: 'USD', items: [{ name: 'x', quantity: 1, unitPrice: '1' }], identityOptions: ['email'] });
+      await elsewhere.ctx.store.organisations.create({
+        id: shop.organisationId,
+        name: 'Bean Shop',
+        wallets: { local: shop.wallet },
+      });
+      const copy = await createPaymentLink(elsewhere.ctx, shop.organisationId, {
+        name: 'Copy',
+        currency: 'USD',
+        items: [{ name: 'x', quantity: 1, unitPrice: '1' }],
+        identityOptions: ['email'],
+      });
       const there = await visitLink(elsewhere, copy.id, { email: 'guess@example.com' });
       expect(there.status, JSON.stringify(there.body)).toBe(201);
       expect(there.body.user.id).toMatch(/^payer_[0-9a-f]{32}$/);
@@ -368,14 +613,28 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
     const page = await kassa.http.get(`/l/${link.payment_link_id}`).set('Accept-Language', 'fr-CH, de;q=0.8, en;q=0.5');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.headers['content-security-policy']).toBe("default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    expect(page.headers['content-security-policy']).toBe(
+      "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.text).toContain('<html lang="de">');
     expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/);
     expect(page.text).not.toMatch(/(src|href)="(https?:)?\/\//);
-    const data = JSON.parse(/<script type="application\/json" id="kassa-page-data">(.*?)<\/script>/.exec(page.text)![1]!);
+    const data = JSON.parse(
+      /<script type="application\/json" id="kassa-page-data">(.*?)<\/script>/.exec(page.text)![1]!,
+    );
     // The payer sees the basket, never the organisation id, metadata or counts.
-    expect(Object.keys(data.link).sort()).toEqual(['amountMax', 'amountMin', 'currency', 'id', 'identityOptions', 'items', 'name', 'requiresPayerIdentity', 'totalAmountFiat']);
+    expect(Object.keys(data.link).sort()).toEqual([
+      'amountMax',
+      'amountMin',
+      'currency',
+      'id',
+      'identityOptions',
+      'items',
+      'name',
+      'requiresPayerIdentity',
+      'totalAmountFiat',
+    ]);
     expect(page.text).not.toContain(shop.organisationId);
 
     await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, { active: false });
@@ -388,13 +647,18 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
     expect(usedUp.status).toBe(409);
     expect(usedUp.text).toContain('This payment link has been used up');
     expect((await kassa.http.get('/l/nope')).status).toBe(400);
-    expect((await kassa.http.get('/l/00000000-0000-4000-8000-000000000000')).text).toContain('This payment link does not exist');
+    expect((await kassa.http.get('/l/00000000-0000-4000-8000-000000000000')).text).toContain(
+      'This payment link does not exist',
+    );
     expect((await kassa.http.post(`/l/${once.payment_link_id}`)).status).toBe(405);
   });
 
   it('serves a logo as the image it is, from Kassa, cacheable for good; 400 and 404 otherwise', async () => {
     const { setBranding } = await import('../../src/domain/branding.js');
-    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('rest of a png')]);
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.from('rest of a png'),
+    ]);
     const branding = await setBranding(kassa.ctx, shop.organisationId, { logo: png });
     const logo = await kassa.http.get(`/brand/logo/${branding.logoSha256}`);
     expect(logo.status).toBe(200);
@@ -404,7 +668,9 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
     expect(logo.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(Buffer.from(logo.body).equals(png)).toBe(true);
     const page = await kassa.http.get(`/l/${(await createLink(kassa, shop)).payment_link_id}`);
-    expect(page.text).toContain(`<img class="merchant-logo" src="/brand/logo/${branding.logoSha256}" alt="" width="40" height="40">`);
+    expect(page.text).toContain(
+      `<img class="merchant-logo" src="/brand/logo/${branding.logoSha256}" alt="" width="40" height="40">`,
+    );
     expectErrorBody(await kassa.http.get('/brand/logo/nope'), 400);
     expectErrorBody(await kassa.http.get(`/brand/logo/${'0'.repeat(64)}`), 404);
   });

@@ -56,7 +56,9 @@ interface Checkout {
 async function checkout(options: { merchant?: TestMerchant; body?: Record<string, unknown> } = {}): Promise<Checkout> {
   const merchant = options.merchant ?? (await createMerchant(node.kassa.ctx, { wallet: randomWallet() }));
   const session = await createSession(node.kassa, merchant, checkoutRequest(options.body));
-  const quote = Object.fromEntries((session.crypto_options as Array<{ ticker: string; amount: string }>).map((o) => [o.ticker, o.amount]));
+  const quote = Object.fromEntries(
+    (session.crypto_options as Array<{ ticker: string; amount: string }>).map((o) => [o.ticker, o.amount]),
+  );
   return { merchant, wallet: merchant.wallet, id: session.session_id as string, quote };
 }
 
@@ -97,12 +99,19 @@ describe('1. a transfer pays only a session created before it was mined, on its 
     // Later, a session priced to that amount is created and the old transfer is bound to it.
     // 90 s later: beyond the 30 s clock skew allowed between a block's time and the session's creation.
     time.freeze(Date.now() + 90_000);
-    const later = await checkout({ merchant, body: { items: [{ name: 'Exactly that', quantity: 1, unit_price: 104.5 }], currency: 'USD' } });
+    const later = await checkout({
+      merchant,
+      body: { items: [{ name: 'Exactly that', quantity: 1, unit_price: 104.5 }], currency: 'USD' },
+    });
     const refused = await bind(later.id, { tx_hash: sent.hash, crypto_currency: 'USDT' });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toMatch(/mined before this checkout session was created/);
     await confirmAll();
-    expect(await view(later.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null, bound_tx_hash: null });
+    expect(await view(later.id)).toMatchObject({
+      status: 'waiting_payment',
+      crypto_currency: null,
+      bound_tx_hash: null,
+    });
     expect(await paymentsOf(later.id)).toEqual([]);
     expect(await unattributed()).toContain(sent.hash);
   });
@@ -124,12 +133,25 @@ describe('1. a transfer pays only a session created before it was mined, on its 
 
   it('a transaction from another sender than the payer wallet named at bind is never credited, by either of two instances', async () => {
     // The embedded database is served by one process: a second instance cannot open it.
-    const second = embedded ? node : await startChainKassa(chain.url, { clock: time.clock, database: node.kassa.database, env: { KASSA_CONFIRMATIONS_LOCAL: '3' } });
+    const second = embedded
+      ? node
+      : await startChainKassa(chain.url, {
+          clock: time.clock,
+          database: node.kassa.database,
+          env: { KASSA_CONFIRMATIONS_LOCAL: '3' },
+        });
     try {
       const session = await checkout();
       const claimed = '0x90f79bf6eb2c4f870365e785982e1f101e93b906'; // sandbox account 3: it did not send this
-      const sent = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(1).toFixed(6), { from: 2 });
-      const refused = await postBind(second.kassa, session.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT', payer_wallet_address: claimed });
+      const sent = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(1).toFixed(6), {
+        from: 2,
+      });
+      const refused = await postBind(second.kassa, session.id, {
+        tx_hash: sent.hash,
+        chain_id: CHAIN_ID,
+        crypto_currency: 'USDT',
+        payer_wallet_address: claimed,
+      });
       expect(refused.status).toBe(409);
       expect(refused.body.message).toMatch(/^wrong sender: /);
       await chain.mine(3);
@@ -145,9 +167,13 @@ describe('1. a transfer pays only a session created before it was mined, on its 
   it('two organisations cannot share a receiving wallet on a network', async () => {
     const wallet = randomWallet();
     await createMerchant(node.kassa.ctx, { wallet, network: 'local' });
-    await expect(createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet, network: 'local' })).rejects.toThrow(/already receives payments for another organisation/);
+    await expect(createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet, network: 'local' })).rejects.toThrow(
+      /already receives payments for another organisation/,
+    );
     const other = await createOrganisation(node.kassa.ctx, { name: 'Other' });
-    await expect(setWallet(node.kassa.ctx, other.id, wallet.toUpperCase().replace('0X', '0x'), 'local')).rejects.toThrow(/already receives payments for another organisation/);
+    await expect(
+      setWallet(node.kassa.ctx, other.id, wallet.toUpperCase().replace('0X', '0x'), 'local'),
+    ).rejects.toThrow(/already receives payments for another organisation/);
   });
 });
 
@@ -157,7 +183,9 @@ describe('2. exact payments in a token of 6 decimals are exact', () => {
     // 105 USD / 1.0002 = 104.979004199…: 104.97900420 to 8 digits, but USDT has 6 on this chain.
     expect(session.quote.USDT).toMatch(/^\d+\.\d{6}00$/);
     const options = await graphqlSession(session.id, 'paymentOptions { network ticker decimals amount baseUnits uri }');
-    const usdt = options.paymentOptions.find((o: { network: string; ticker: string }) => o.network === 'local' && o.ticker === 'USDT');
+    const usdt = options.paymentOptions.find(
+      (o: { network: string; ticker: string }) => o.network === 'local' && o.ticker === 'USDT',
+    );
     expect(usdt.decimals).toBe(6);
     expect(usdt.amount).toBe(new Decimal(session.quote.USDT!).toFixed(6));
     expect(usdt.baseUnits).toBe(new Decimal(session.quote.USDT!).times(1e6).toFixed(0));
@@ -168,7 +196,12 @@ describe('2. exact payments in a token of 6 decimals are exact', () => {
     const paid = await devPay(node.kassa.ctx, session.id, { asset: 'USDT' });
     expect(paid.amount).toBe(usdt.amount);
     await confirmAll();
-    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, crypto_currency: 'USDT', total_amount_crypto: session.quote.USDT });
+    expect(await view(session.id)).toMatchObject({
+      status: 'paid',
+      overpaid: false,
+      crypto_currency: 'USDT',
+      total_amount_crypto: session.quote.USDT,
+    });
   });
 });
 
@@ -177,7 +210,10 @@ describe('3. on time means sent on time', () => {
     const session = await checkout();
     await chain.pay(session.wallet, 'USDC', session.quote.USDC!, { from: 4 });
     await node.watchers.tick();
-    expect(await graphqlSession(session.id, 'status paymentDetected')).toEqual({ status: 'WAITING_PAYMENT', paymentDetected: true });
+    expect(await graphqlSession(session.id, 'status paymentDetected')).toEqual({
+      status: 'WAITING_PAYMENT',
+      paymentDetected: true,
+    });
 
     time.freeze(Date.now() + 61 * MIN);
     await node.watchers.tick();
@@ -223,15 +259,27 @@ describe('4. a bind is a hint, not a lock', () => {
 
     const half = new Decimal(session.quote.USDT!).dividedBy(2).toFixed(6);
     const sent = await chain.pay(session.wallet, 'USDT', half, { from: 5 });
-    const real = await bind(session.id, { tx_hash: sent.hash, crypto_currency: 'USDT', payer_wallet_address: sent.from });
+    const real = await bind(session.id, {
+      tx_hash: sent.hash,
+      crypto_currency: 'USDT',
+      payer_wallet_address: sent.from,
+    });
     expect(real.status, JSON.stringify(real.body)).toBe(200);
-    expect(real.body).toMatchObject({ bound_tx_hash: sent.hash, crypto_currency: 'USDT', total_amount_crypto: session.quote.USDT });
+    expect(real.body).toMatchObject({
+      bound_tx_hash: sent.hash,
+      crypto_currency: 'USDT',
+      total_amount_crypto: session.quote.USDT,
+    });
     // The junk hash is also free for another session.
     const other = await checkout({ merchant: session.merchant });
     expect((await bind(other.id, { tx_hash: junk, crypto_currency: 'ETH' })).status).toBe(200);
 
     await confirmAll();
-    expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT', bound_tx_hash: sent.hash });
+    expect(await view(session.id)).toMatchObject({
+      status: 'partial',
+      crypto_currency: 'USDT',
+      bound_tx_hash: sent.hash,
+    });
     // A second transfer is attached by a second bind, verified by the same rules.
     const rest = new Decimal(session.quote.USDT!).minus(half).toFixed(6);
     const second = await chain.pay(session.wallet, 'USDT', rest, { from: 6 });
@@ -247,11 +295,18 @@ describe('4. a bind is a hint, not a lock', () => {
   it("another session's bind of a transfer cannot take it from the session whose exact amount it is", async () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const victim = await checkout({ merchant });
-    const attacker = await checkout({ merchant, body: { items: [{ name: 'Sticker', quantity: 1, unit_price: 1 }], currency: 'USD' } });
+    const attacker = await checkout({
+      merchant,
+      body: { items: [{ name: 'Sticker', quantity: 1, unit_price: 1 }], currency: 'USD' },
+    });
     const raw = await chain.signPayment(merchant.wallet, 'USDC', victim.quote.USDC!, { from: 7 });
     const hash = await chain.sendRaw(raw);
     // The attacker binds first, naming the victim's wallet as payer.
-    await bind(attacker.id, { tx_hash: hash, crypto_currency: 'USDC', payer_wallet_address: '0x14dc79964da2c08b23698b3d3cc7ca32193d9955' });
+    await bind(attacker.id, {
+      tx_hash: hash,
+      crypto_currency: 'USDC',
+      payer_wallet_address: '0x14dc79964da2c08b23698b3d3cc7ca32193d9955',
+    });
     await confirmAll();
     expect(await view(victim.id)).toMatchObject({ status: 'paid', overpaid: false });
     expect(await view(attacker.id)).toMatchObject({ status: 'waiting_payment' });
@@ -265,9 +320,11 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     const sessions = await Promise.all(Array.from({ length: 50 }, () => checkout({ merchant })));
     const amounts = sessions.map((s) => s.quote.USDT!);
     expect(new Set(amounts).size).toBe(50);
-    for (const amount of amounts) expect(new Decimal(amount).minus(sessions[0]!.quote.USDT!).abs().lessThanOrEqualTo('0.0001')).toBe(true);
+    for (const amount of amounts)
+      expect(new Decimal(amount).minus(sessions[0]!.quote.USDT!).abs().lessThanOrEqualTo('0.0001')).toBe(true);
     const hashes: string[] = [];
-    for (const [index, session] of sessions.entries()) hashes.push((await chain.pay(merchant.wallet, 'USDT', session.quote.USDT!, { from: 2 + (index % 8) })).hash);
+    for (const [index, session] of sessions.entries())
+      hashes.push((await chain.pay(merchant.wallet, 'USDT', session.quote.USDT!, { from: 2 + (index % 8) })).hash);
     await node.watchers.tick();
     await confirmAll();
     const views = await Promise.all(sessions.map((s) => view(s.id)));
@@ -278,32 +335,44 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
   });
 
   // Skipped on the embedded database: it is served by one process; a second instance cannot open it.
-  it.skipIf(embedded)('scan and bind racing on two instances credit the transfer exactly once, to its session', async () => {
-    const second = await startChainKassa(chain.url, { clock: time.clock, database: node.kassa.database, env: { KASSA_CONFIRMATIONS_LOCAL: '3' } });
-    try {
-      const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
-      const sessions = await Promise.all(Array.from({ length: 6 }, () => checkout({ merchant })));
-      const sent: Array<{ hash: string }> = [];
-      for (const [index, session] of sessions.entries()) sent.push(await chain.pay(merchant.wallet, 'BTC', session.quote.BTC!, { from: 2 + index }));
-      await Promise.all([
-        node.watchers.tick(),
-        second.watchers.tick(),
-        ...sessions.map((session, index) =>
-          postBind(index % 2 ? second.kassa : node.kassa, session.id, { tx_hash: sent[index]!.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' }),
-        ),
-      ]);
-      await chain.mine(3);
-      await Promise.all([node.watchers.tick(), second.watchers.tick()]);
-      await Promise.all([node.watchers.tick(), second.watchers.tick()]);
-      for (const [index, session] of sessions.entries()) {
-        expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
-        expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([sent[index]!.hash]);
-        expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid']);
+  it.skipIf(embedded)(
+    'scan and bind racing on two instances credit the transfer exactly once, to its session',
+    async () => {
+      const second = await startChainKassa(chain.url, {
+        clock: time.clock,
+        database: node.kassa.database,
+        env: { KASSA_CONFIRMATIONS_LOCAL: '3' },
+      });
+      try {
+        const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+        const sessions = await Promise.all(Array.from({ length: 6 }, () => checkout({ merchant })));
+        const sent: Array<{ hash: string }> = [];
+        for (const [index, session] of sessions.entries())
+          sent.push(await chain.pay(merchant.wallet, 'BTC', session.quote.BTC!, { from: 2 + index }));
+        await Promise.all([
+          node.watchers.tick(),
+          second.watchers.tick(),
+          ...sessions.map((session, index) =>
+            postBind(index % 2 ? second.kassa : node.kassa, session.id, {
+              tx_hash: sent[index]!.hash,
+              chain_id: CHAIN_ID,
+              crypto_currency: 'BTC',
+            }),
+          ),
+        ]);
+        await chain.mine(3);
+        await Promise.all([node.watchers.tick(), second.watchers.tick()]);
+        await Promise.all([node.watchers.tick(), second.watchers.tick()]);
+        for (const [index, session] of sessions.entries()) {
+          expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
+          expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([sent[index]!.hash]);
+          expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid']);
+        }
+      } finally {
+        await second.close();
       }
-    } finally {
-      await second.close();
-    }
-  });
+    },
+  );
 
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
     const session = await checkout();
@@ -335,7 +404,12 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
         rates: {
           supportsCurrency: (fiat: string) => fiat === 'USD',
           quoteRates: async (_fiat: string, tickers: readonly string[], now: Date) =>
-            tickers.map((ticker) => ({ ticker, unitPriceFiat: new Decimal(prices[ticker]!), source: 'test', ratedAt: now })),
+            tickers.map((ticker) => ({
+              ticker,
+              unitPriceFiat: new Decimal(prices[ticker]!),
+              source: 'test',
+              ratedAt: now,
+            })),
         } as never,
       },
     });
@@ -343,8 +417,15 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
   afterAll(() => priced?.close());
 
   const create = async (merchant: TestMerchant) => {
-    const body = await createSession(priced.kassa, merchant, checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }] }));
-    return { id: body.session_id as string, btc: body.crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount as string };
+    const body = await createSession(
+      priced.kassa,
+      merchant,
+      checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }] }),
+    );
+    return {
+      id: body.session_id as string,
+      btc: body.crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount as string,
+    };
   };
   const requote = async () => {
     const { requoteDueSessions } = await import('../../src/domain/requote-sessions.js');
@@ -360,17 +441,29 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     prices.BTC = '80000';
     time.freeze(Date.now() + 29 * MIN);
     await requote();
-    expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe('0.00100000');
+    expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe(
+      '0.00100000',
+    );
 
     time.freeze(Date.now() + 31 * MIN);
     await requote();
     const after = await read(session.id);
-    expect(after.crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC')).toMatchObject({ unit_price_fiat: '80000.00000000', amount: '0.00125000' });
-    const changes = await priced.kassa.runtime.db.prisma.$queryRaw<Array<{ ticker: string; old_unit_price_fiat: string; new_unit_price_fiat: string }>>`
+    expect(after.crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC')).toMatchObject({
+      unit_price_fiat: '80000.00000000',
+      amount: '0.00125000',
+    });
+    const changes = await priced.kassa.runtime.db.prisma.$queryRaw<
+      Array<{ ticker: string; old_unit_price_fiat: string; new_unit_price_fiat: string }>
+    >`
       SELECT ticker, old_unit_price_fiat::text, new_unit_price_fiat::text FROM checkout_session_quote_changes
        WHERE session_id = ${session.id}::uuid AND ticker = 'BTC'`;
-    expect(changes).toEqual([{ ticker: 'BTC', old_unit_price_fiat: '100000.00000000', new_unit_price_fiat: '80000.00000000' }]);
-    const events = await priced.kassa.runtime.db.prisma.outboxEvent.findMany({ where: { sessionId: session.id }, orderBy: { seq: 'asc' } });
+    expect(changes).toEqual([
+      { ticker: 'BTC', old_unit_price_fiat: '100000.00000000', new_unit_price_fiat: '80000.00000000' },
+    ]);
+    const events = await priced.kassa.runtime.db.prisma.outboxEvent.findMany({
+      where: { sessionId: session.id },
+      orderBy: { seq: 'asc' },
+    });
     expect(events.map((e) => e.type)).toEqual(['checkout_session.created', 'checkout_session.quote_updated']);
   });
 
@@ -385,7 +478,11 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     await requote();
     await chain.mine(3);
     await priced.watchers.tick();
-    expect(await read(session.id)).toMatchObject({ status: 'paid', overpaid: false, total_amount_crypto: '0.00100000' });
+    expect(await read(session.id)).toMatchObject({
+      status: 'paid',
+      overpaid: false,
+      total_amount_crypto: '0.00100000',
+    });
   });
 
   it('a transfer mined before a re-pricing and bound after it is judged against the quote valid when it was mined', async () => {
@@ -398,8 +495,14 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     prices.BTC = '50000';
     time.freeze(Date.now() + 31 * MIN);
     await requote();
-    expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe('0.00200000');
-    const bound = await postBind(priced.kassa, session.id, { tx_hash: sent.hash, chain_id: CHAIN_ID, crypto_currency: 'BTC' });
+    expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe(
+      '0.00200000',
+    );
+    const bound = await postBind(priced.kassa, session.id, {
+      tx_hash: sent.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'BTC',
+    });
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
     expect(bound.body.total_amount_crypto).toBe('0.00100000');
     await chain.mine(3);
@@ -418,10 +521,16 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     const victim = await checkout({ merchant });
     const hotWallet = 2; // sandbox account 2 stands in for an exchange's hot wallet
     // A customer's withdrawal net of fees, before and after the attacker proves the hot wallet as "their" payer wallet.
-    const before = await chain.pay(merchant.wallet, 'USDT', new Decimal(victim.quote.USDT!).minus('0.5').toFixed(6), { from: hotWallet });
+    const before = await chain.pay(merchant.wallet, 'USDT', new Decimal(victim.quote.USDT!).minus('0.5').toFixed(6), {
+      from: hotWallet,
+    });
     await confirmAll();
     const own = await chain.pay(merchant.wallet, 'USDT', '3', { from: hotWallet });
-    const proven = await bind(attacker.id, { tx_hash: own.hash, crypto_currency: 'USDT', payer_wallet_address: own.from });
+    const proven = await bind(attacker.id, {
+      tx_hash: own.hash,
+      crypto_currency: 'USDT',
+      payer_wallet_address: own.from,
+    });
     expect(proven.status, JSON.stringify(proven.body)).toBe(200);
     const after = await chain.pay(merchant.wallet, 'USDT', '7.25', { from: hotWallet });
     await confirmAll();
@@ -438,16 +547,37 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const victim = await checkout({ merchant });
     const attacker = await checkout({ merchant, body: sticker });
-    const pending = await chain.payPending(merchant.wallet, 'USDC', new Decimal(victim.quote.USDC!).minus(1).toFixed(6), { from: 3 });
+    const pending = await chain.payPending(
+      merchant.wallet,
+      'USDC',
+      new Decimal(victim.quote.USDC!).minus(1).toFixed(6),
+      { from: 3 },
+    );
     try {
-      expect((await bind(attacker.id, { tx_hash: pending.hash, crypto_currency: 'USDC', payer_wallet_address: randomWallet() })).status).toBe(200);
-      const own = await bind(victim.id, { tx_hash: pending.hash, crypto_currency: 'USDC', payer_wallet_address: '0x90f79bf6eb2c4f870365e785982e1f101e93b906' });
+      expect(
+        (
+          await bind(attacker.id, {
+            tx_hash: pending.hash,
+            crypto_currency: 'USDC',
+            payer_wallet_address: randomWallet(),
+          })
+        ).status,
+      ).toBe(200);
+      const own = await bind(victim.id, {
+        tx_hash: pending.hash,
+        crypto_currency: 'USDC',
+        payer_wallet_address: '0x90f79bf6eb2c4f870365e785982e1f101e93b906',
+      });
       expect(own.status, JSON.stringify(own.body)).toBe(200);
     } finally {
       await pending.release();
     }
     await confirmAll();
-    expect(await view(victim.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC', bound_tx_hash: pending.hash });
+    expect(await view(victim.id)).toMatchObject({
+      status: 'partial',
+      crypto_currency: 'USDC',
+      bound_tx_hash: pending.hash,
+    });
     expect(await paymentsOf(attacker.id)).toEqual([]);
   });
 
@@ -464,7 +594,14 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
       await node.watchers.tick();
       const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ state: string; reason: string }>>`
         SELECT state, reason FROM checkout_session_transactions WHERE session_id = ${session.id}::uuid`;
-      expect(rows).toEqual([{ state: 'rejected', reason: expect.stringMatching(/^not mined: transaction 0x[0-9a-f]{64} was still pending on local 6[01] minutes after it was bound$/) }]);
+      expect(rows).toEqual([
+        {
+          state: 'rejected',
+          reason: expect.stringMatching(
+            /^not mined: transaction 0x[0-9a-f]{64} was still pending on local 6[01] minutes after it was bound$/,
+          ),
+        },
+      ]);
       // No longer payment activity: the re-pricing round may price the session again.
       expect(await activity()).toEqual([{ active: false }]);
       expect((await view(session.id)).status).toBe('waiting_payment');
@@ -479,10 +616,16 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     await checkout({ merchant });
     await setWallet(node.kassa.ctx, merchant.organisationId, randomWallet(), 'local');
     const other = await createOrganisation(node.kassa.ctx, { name: 'Newcomer' });
-    await expect(setWallet(node.kassa.ctx, other.id, old, 'local')).rejects.toThrow(/already receives payments for another organisation/);
-    await expect(createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet: old, network: 'local' })).rejects.toThrow(/already receives payments for another organisation/);
+    await expect(setWallet(node.kassa.ctx, other.id, old, 'local')).rejects.toThrow(
+      /already receives payments for another organisation/,
+    );
+    await expect(
+      createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet: old, network: 'local' }),
+    ).rejects.toThrow(/already receives payments for another organisation/);
     // The database holds the rule too (two operators racing past the check): its trigger refuses the write.
-    await expect(node.kassa.ctx.store.organisations.setWallet(other.id, 'local', old)).rejects.toThrow(/already receives payments for another organisation/);
+    await expect(node.kassa.ctx.store.organisations.setWallet(other.id, 'local', old)).rejects.toThrow(
+      /already receives payments for another organisation/,
+    );
     // The organisation itself may go back to it.
     await setWallet(node.kassa.ctx, merchant.organisationId, old, 'local');
   });
@@ -503,14 +646,18 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     time.freeze(Date.now() + 61 * MIN);
     await node.watchers.tick();
     expect((await view(session.id)).status).toBe('expired');
-    const late = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(2).toFixed(6), { from: 6 });
+    const late = await chain.pay(session.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(2).toFixed(6), {
+      from: 6,
+    });
     const bound = await bind(session.id, { tx_hash: late.hash, crypto_currency: 'USDT' });
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
     expect(bound.body).toMatchObject({ status: 'expired', bound_tx_hash: late.hash });
     await confirmAll();
     expect(await view(session.id)).toMatchObject({ status: 'expired' });
     expect(await eventTypes(session.id)).toEqual(['created', 'expired', 'tx_bound', 'late_payment']);
-    expect(await paymentsOf(session.id)).toEqual([expect.objectContaining({ txHash: late.hash, late: true, attribution: 'bound_tx' })]);
+    expect(await paymentsOf(session.id)).toEqual([
+      expect.objectContaining({ txHash: late.hash, late: true, attribution: 'bound_tx' }),
+    ]);
     // A hash the chain does not have is still refused on a closed session.
     const unknown = await bind(session.id, { tx_hash: randomHash(), crypto_currency: 'USDT' });
     expect(unknown.status).toBe(409);

@@ -85,20 +85,23 @@ describe('the session cache', () => {
     expect((await getSession(a, id)).body.expires_at).toBe(later.toISOString());
   });
 
-  it.skipIf(isEmbedded)('a status change made by instance B (it settles the expiry) is served by A at once, though A’s own clock says open', async () => {
-    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
-    const id = created.session_id as string;
-    expect((await getSession(a, id)).body.status).toBe('waiting_payment');
-    // B reads after expires_at by its clock and settles the expiry; A's clock is still before it.
-    await other.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    time.freeze(Date.parse(created.expires_at) - 60_000);
-    const announced = heard(a, 'kassa_checkout_session', id);
-    expect((await getSession(b!, id)).body.status).toBe('expired');
-    await announced;
-    expect((await getSession(a, id)).body.status).toBe('expired');
-    const graphql = await a.http.post('/graphql').send({ query: `{ checkoutSession(id: "${id}") { status } }` });
-    expect(graphql.body.data.checkoutSession.status).toBe('EXPIRED');
-  });
+  it.skipIf(isEmbedded)(
+    'a status change made by instance B (it settles the expiry) is served by A at once, though A’s own clock says open',
+    async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const id = created.session_id as string;
+      expect((await getSession(a, id)).body.status).toBe('waiting_payment');
+      // B reads after expires_at by its clock and settles the expiry; A's clock is still before it.
+      await other.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      time.freeze(Date.parse(created.expires_at) - 60_000);
+      const announced = heard(a, 'kassa_checkout_session', id);
+      expect((await getSession(b!, id)).body.status).toBe('expired');
+      await announced;
+      expect((await getSession(a, id)).body.status).toBe('expired');
+      const graphql = await a.http.post('/graphql').send({ query: `{ checkoutSession(id: "${id}") { status } }` });
+      expect(graphql.body.data.checkoutSession.status).toBe('EXPIRED');
+    },
+  );
 
   it('expiry is exact at read time: open until the millisecond before expires_at, expired from it, cached or not', async () => {
     const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
@@ -143,20 +146,31 @@ describe('reads answered from the cache before Express (src/rest/cached-session-
     expect(viaCache.headers.etag).toMatch(/^W\/"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/);
     const given = await a.http.get(`/checkout-sessions/${id}`).set('X-Request-Id', 'trace-1');
     expect(given.headers['x-request-id']).toBe('trace-1');
-    expect((await a.http.get(`/checkout-sessions/${id}`).set('If-None-Match', viaCache.headers.etag!)).status).toBe(304);
+    expect((await a.http.get(`/checkout-sessions/${id}`).set('If-None-Match', viaCache.headers.etag!)).status).toBe(
+      304,
+    );
     // Counted when each response finished: poll, the last one may finish just after the client has it.
     const counted = async () => {
       const text = (await a.http.get('/metrics')).text;
-      return Number(/kassa_http_request_duration_seconds_count\{method="GET",route="\/checkout-sessions\/:id",status="200"\} (\d+)/.exec(text)?.[1] ?? 0);
+      return Number(
+        /kassa_http_request_duration_seconds_count\{method="GET",route="\/checkout-sessions\/:id",status="200"\} (\d+)/.exec(
+          text,
+        )?.[1] ?? 0,
+      );
     };
     await expect.poll(counted).toBeGreaterThanOrEqual(3);
   });
 });
 
 describe('GraphQL answers kept and served before Express (src/graphql/cached-queries.ts, graphql-lane.ts)', () => {
-  const QUERY = 'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
+  const QUERY =
+    'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
   const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
-    kassa.http.post('/graphql').set('Content-Type', 'application/json').set(extra).send(JSON.stringify({ query: QUERY, variables: { id } }));
+    kassa.http
+      .post('/graphql')
+      .set('Content-Type', 'application/json')
+      .set(extra)
+      .send(JSON.stringify({ query: QUERY, variables: { id } }));
 
   it("are Apollo's own answer, byte for byte and header for header, and are served again without Apollo", async () => {
     const created = await createSession(a, merchant, checkoutRequest());
@@ -174,7 +188,11 @@ describe('GraphQL answers kept and served before Express (src/graphql/cached-que
       return rest;
     };
     expect(comparable(kept.headers)).toEqual(comparable(fromApollo.headers));
-    expect(kept.body.data.checkoutSession).toMatchObject({ sessionId: id, status: 'WAITING_PAYMENT', transactions: [] });
+    expect(kept.body.data.checkoutSession).toMatchObject({
+      sessionId: id,
+      status: 'WAITING_PAYMENT',
+      transactions: [],
+    });
   });
 
   it('never outlive a change (here a bind, made through instance B), a second of the time left, or expiry', async () => {
@@ -195,7 +213,13 @@ describe('GraphQL answers kept and served before Express (src/graphql/cached-que
     const writer = b ?? a;
     const announced = heard(a, 'kassa_checkout_session', id);
     const hash = `0x${'ab'.repeat(32)}`;
-    expect((await writer.http.post(`/checkout-sessions/${id}/bind-tx`).send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (
+        await writer.http
+          .post(`/checkout-sessions/${id}/bind-tx`)
+          .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
+      ).status,
+    ).toBe(200);
     await announced;
     expect((await ask(a, id)).body.data.checkoutSession.transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
 
@@ -221,7 +245,13 @@ describe('GraphQL answers kept and served before Express (src/graphql/cached-que
 
 /** A store over A's database whose feed is live but announces nothing: what it serves fresh, it owes to its own bookkeeping. */
 function quietStore() {
-  const feed: ChangeFeed = { live: true, subscribe: () => () => {}, onReset: () => () => {}, watch: () => () => {}, close: async () => {} };
+  const feed: ChangeFeed = {
+    live: true,
+    subscribe: () => () => {},
+    onReset: () => () => {},
+    watch: () => () => {},
+    close: async () => {},
+  };
   const store = createPrismaStore(a.runtime.db.prisma, { feed, sessionCacheSize: 100 });
   return { store, ctx: { ...a.ctx, store } };
 }
@@ -234,7 +264,10 @@ describe('the API key cache', () => {
     if (b) {
       expect(await b.ctx.store.apiKeys.revoke(key.apiKey, new Date())).toBe(true);
     } else {
-      const run = await runKassaInProcess(['keys', 'revoke', key.apiKey], { ...TEST_ENV, KASSA_DATA_DIR: a.database.dataDir });
+      const run = await runKassaInProcess(['keys', 'revoke', key.apiKey], {
+        ...TEST_ENV,
+        KASSA_DATA_DIR: a.database.dataDir,
+      });
       expect(run.code, run.stderr).toBe(0);
     }
     await announced;
@@ -256,7 +289,10 @@ describe('the organisation cache', () => {
     expect((await createSession(a, shop, checkoutRequest())).wallet_address).toBe(shop.wallet);
     const moved = `0x${'5'.repeat(39)}${Math.floor(Math.random() * 10)}`;
     const announced = heard(a, 'kassa_organisation', shop.organisationId);
-    await other.query(`UPDATE organisation_wallets SET address = $2 WHERE organisation_id = $1 AND network = 'local'`, [shop.organisationId, moved]);
+    await other.query(`UPDATE organisation_wallets SET address = $2 WHERE organisation_id = $1 AND network = 'local'`, [
+      shop.organisationId,
+      moved,
+    ]);
     await announced;
     expect((await createSession(a, shop, checkoutRequest())).wallet_address).toBe(moved);
   });

@@ -37,18 +37,32 @@ const logOf = async (requestId: string) => {
 
 describe('the request log', () => {
   it('writes one line per request with its id, method, path, status and time; the signature is redacted', async () => {
-    const response = await signed(kassa.http.post('/checkout-sessions').set('X-Request-Id', 'log-test-1'), merchant, JSON.stringify(checkoutRequest()));
+    const response = await signed(
+      kassa.http.post('/checkout-sessions').set('X-Request-Id', 'log-test-1'),
+      merchant,
+      JSON.stringify(checkoutRequest()),
+    );
     expect(response.status).toBe(201);
     const line = await logOf('log-test-1');
-    expect(line).toMatchObject({ level: 30, service: 'kassa', req: { id: 'log-test-1', method: 'POST', url: '/checkout-sessions' }, res: { statusCode: 201 } });
+    expect(line).toMatchObject({
+      level: 30,
+      service: 'kassa',
+      req: { id: 'log-test-1', method: 'POST', url: '/checkout-sessions' },
+      res: { statusCode: 201 },
+    });
     expect(typeof line!.responseTime).toBe('number');
     expect(line!.req.headers['x-service-signature']).toBe('[redacted]');
     expect(line!.req.headers['x-service-key']).toBe(merchant.apiKey);
-    expect(lines.filter((candidate) => candidate.reqId === 'log-test-1' && candidate.msg === 'request completed')).toHaveLength(1);
+    expect(
+      lines.filter((candidate) => candidate.reqId === 'log-test-1' && candidate.msg === 'request completed'),
+    ).toHaveLength(1);
   });
 
   it('logs a 4xx at warn, and a secret pasted as X-Service-Key never appears', async () => {
-    const response = await kassa.http.get('/events').set('X-Request-Id', 'log-test-2').set('X-Service-Key', 'sk_live_pasted_secret');
+    const response = await kassa.http
+      .get('/events')
+      .set('X-Request-Id', 'log-test-2')
+      .set('X-Service-Key', 'sk_live_pasted_secret');
     expect(response.status).toBe(401);
     const line = await logOf('log-test-2');
     expect(line).toMatchObject({ level: 40, res: { statusCode: 401 } });

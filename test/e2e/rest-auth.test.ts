@@ -39,8 +39,16 @@ function post(headers: Record<string, string>, rawBody = body) {
   return request.send(rawBody);
 }
 
-function signedHeaders(key: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, timestamp = String(Date.now()), rawBody = body) {
-  return { 'X-Service-Key': key.apiKey, 'X-Service-Timestamp': timestamp, 'X-Service-Signature': hmac(key.apiSecret, timestamp, rawBody) };
+function signedHeaders(
+  key: Pick<TestMerchant, 'apiKey' | 'apiSecret'>,
+  timestamp = String(Date.now()),
+  rawBody = body,
+) {
+  return {
+    'X-Service-Key': key.apiKey,
+    'X-Service-Timestamp': timestamp,
+    'X-Service-Signature': hmac(key.apiSecret, timestamp, rawBody),
+  };
 }
 
 describe('a correctly signed call', () => {
@@ -113,7 +121,11 @@ describe('401 with a message that says which check failed', () => {
 
   it("with one organisation's key and another's secret", async () => {
     const other = await createMerchant(kassa.ctx);
-    expectErrorBody(await post(signedHeaders({ apiKey: merchant.apiKey, apiSecret: other.apiSecret })), 401, BAD_SIGNATURE);
+    expectErrorBody(
+      await post(signedHeaders({ apiKey: merchant.apiKey, apiSecret: other.apiSecret })),
+      401,
+      BAD_SIGNATURE,
+    );
   });
 
   it('with a revoked key, from the moment of revocation', async () => {
@@ -157,7 +169,14 @@ describe('401 with a message that says which check failed', () => {
     const headers = signedHeaders(merchant);
     const good = headers['X-Service-Signature'];
     const flipped = `${good.slice(0, -1)}${good.endsWith('0') ? '1' : '0'}`;
-    for (const signature of [flipped, good.slice(0, 63), good.slice(0, 62), `${good}00`, 'z'.repeat(64), `sha256=${good}`]) {
+    for (const signature of [
+      flipped,
+      good.slice(0, 63),
+      good.slice(0, 62),
+      `${good}00`,
+      'z'.repeat(64),
+      `sha256=${good}`,
+    ]) {
       expectErrorBody(await post({ ...headers, 'X-Service-Signature': signature }), 401, BAD_SIGNATURE);
     }
     const otherTimestamp = String(Number(headers['X-Service-Timestamp']) - 1);
@@ -168,13 +187,21 @@ describe('401 with a message that says which check failed', () => {
     const compact = JSON.stringify(checkoutRequest());
     const spaced = JSON.stringify(checkoutRequest(), null, 1);
     expectErrorBody(await post(signedHeaders(merchant, String(Date.now()), compact), spaced), 401, BAD_SIGNATURE);
-    expectErrorBody(await post(signedHeaders(merchant, String(Date.now()), compact), `${compact}\n`), 401, BAD_SIGNATURE);
+    expectErrorBody(
+      await post(signedHeaders(merchant, String(Date.now()), compact), `${compact}\n`),
+      401,
+      BAD_SIGNATURE,
+    );
   });
 
   it('and a refused call writes nothing', async () => {
     const quiet = await createMerchant(kassa.ctx);
     await post({ ...signedHeaders(quiet), 'X-Service-Signature': 'ab'.repeat(32) });
-    expect(await writtenRows(kassa, quiet.organisationId)).toMatchObject({ sessions: 0, outbox: 0, idempotencyKeys: 0 });
+    expect(await writtenRows(kassa, quiet.organisationId)).toMatchObject({
+      sessions: 0,
+      outbox: 0,
+      idempotencyKeys: 0,
+    });
   });
 });
 
@@ -206,7 +233,11 @@ describe('authentication runs before anything looks at the body', () => {
   it('a valid signature over an invalid body → 400 (then validation runs)', async () => {
     const invalid = JSON.stringify({ items: [] });
     const response = await post(signedHeaders(merchant, String(Date.now()), invalid), invalid);
-    expectErrorBody(response, 400, ['user is required', 'items must contain at least 1 element', 'currency is required']);
+    expectErrorBody(response, 400, [
+      'user is required',
+      'items must contain at least 1 element',
+      'currency is required',
+    ]);
   });
 });
 

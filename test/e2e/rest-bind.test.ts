@@ -1,10 +1,19 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
-import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
 import { setWallet } from '../../src/domain/organisations.js';
 import { startTestChain, type TestChain } from '../support/chain.js';
-import { PUBLIC_FIELDS, controllableClock, createSession, expectErrorBody, expectedOption, postBind, uniqueOffset, assetStep } from '../support/rest-kassa.js';
+import {
+  PUBLIC_FIELDS,
+  controllableClock,
+  createSession,
+  expectErrorBody,
+  expectedOption,
+  postBind,
+  uniqueOffset,
+  assetStep,
+} from '../support/rest-kassa.js';
 
 /**
  * POST /checkout-sessions/:id/bind-tx: docs/api/rest.md#bind-rules and docs/payment-rules.md,
@@ -37,9 +46,12 @@ const session = (owner: TestMerchant = merchant, overrides: Record<string, unkno
   createSession(kassa, owner, checkoutRequest(overrides));
 
 const get = async (id: string) => (await kassa.http.get(`/checkout-sessions/${id}`)).body;
-const option = (view: Record<string, any>, ticker: string) => view.crypto_options.find((o: { ticker: string }) => o.ticker === ticker);
-const eventsOf = (sessionId: string, type: string) => kassa.runtime.db.prisma.outboxEvent.findMany({ where: { sessionId, type }, orderBy: { seq: 'asc' } });
-const boundRows = (sessionId: string) => kassa.runtime.db.prisma.checkoutSessionTransaction.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' } });
+const option = (view: Record<string, any>, ticker: string) =>
+  view.crypto_options.find((o: { ticker: string }) => o.ticker === ticker);
+const eventsOf = (sessionId: string, type: string) =>
+  kassa.runtime.db.prisma.outboxEvent.findMany({ where: { sessionId, type }, orderBy: { seq: 'asc' } });
+const boundRows = (sessionId: string) =>
+  kassa.runtime.db.prisma.checkoutSessionTransaction.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' } });
 
 /** Pays the session's quote in `ticker` on the sandbox chain; the transaction is mined when this returns. */
 async function pay(view: Record<string, any>, ticker: string, from = 3) {
@@ -51,7 +63,12 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
   it('a mined transaction that pays the session: binds, locks the asset and answers idempotent false', async () => {
     const created = await session();
     const sent = await pay(created, 'ETH');
-    const response = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: sent.from });
+    const response = await postBind(kassa, created.session_id, {
+      tx_hash: sent.hash,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+      payer_wallet_address: sent.from,
+    });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({
@@ -62,7 +79,9 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
       status: 'waiting_payment',
       idempotent: false,
     });
-    expect(uniqueOffset(response.body.total_amount_crypto, expectedOption('105', 'USD', 'ETH').amount, assetStep('ETH'))).not.toBeNull();
+    expect(
+      uniqueOffset(response.body.total_amount_crypto, expectedOption('105', 'USD', 'ETH').amount, assetStep('ETH')),
+    ).not.toBeNull();
 
     // The public view now shows the lock; nothing else moved.
     const read = await get(created.session_id);
@@ -84,15 +103,27 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
     ['USDC', '56'],
     ['BNB', '56'],
     ['SOL', '31337'],
-  ])('total_amount_crypto is the quoted amount of the asset bound (%s on chain %s); a hash no chain knows locks nothing', async (ticker, chainId) => {
-    const created = await session();
-    const response = await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: ticker });
-    expect(response.status).toBe(200);
-    expect(response.body.crypto_currency).toBe(ticker);
-    expect(response.body.total_amount_crypto).toBe(option(created, ticker).amount);
-    const read = await get(created.session_id);
-    expect([read.crypto_currency, read.total_amount_crypto, read.chain_id, read.bound_tx_hash]).toEqual([null, null, null, null]);
-  });
+  ])(
+    'total_amount_crypto is the quoted amount of the asset bound (%s on chain %s); a hash no chain knows locks nothing',
+    async (ticker, chainId) => {
+      const created = await session();
+      const response = await postBind(kassa, created.session_id, {
+        tx_hash: newHash(),
+        chain_id: chainId,
+        crypto_currency: ticker,
+      });
+      expect(response.status).toBe(200);
+      expect(response.body.crypto_currency).toBe(ticker);
+      expect(response.body.total_amount_crypto).toBe(option(created, ticker).amount);
+      const read = await get(created.session_id);
+      expect([read.crypto_currency, read.total_amount_crypto, read.chain_id, read.bound_tx_hash]).toEqual([
+        null,
+        null,
+        null,
+        null,
+      ]);
+    },
+  );
 
   it('the same hash again → 200 idempotent true, and nothing is written twice', async () => {
     const created = await session();
@@ -100,7 +131,10 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
     const body = { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'BNB', payer_wallet_address: sent.from };
     const first = await postBind(kassa, created.session_id, body);
     const second = await postBind(kassa, created.session_id, body);
-    const upperCase = await postBind(kassa, created.session_id, { ...body, tx_hash: `0x${sent.hash.slice(2).toUpperCase()}` });
+    const upperCase = await postBind(kassa, created.session_id, {
+      ...body,
+      tx_hash: `0x${sent.hash.slice(2).toUpperCase()}`,
+    });
     expect(first.body.idempotent).toBe(false);
     for (const replay of [second, upperCase]) {
       expect(replay.status).toBe(200);
@@ -116,20 +150,31 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
     await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'USDC' });
     const replay = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1' });
     expect(replay.status).toBe(200);
-    expect(replay.body).toMatchObject({ crypto_currency: 'USDC', total_amount_crypto: option(created, 'USDC').amount, idempotent: true });
+    expect(replay.body).toMatchObject({
+      crypto_currency: 'USDC',
+      total_amount_crypto: option(created, 'USDC').amount,
+      idempotent: true,
+    });
   });
 
   it('accepts a hex chain_id ("0x7a69") and stores it as decimal "31337"', async () => {
     const created = await session();
     const sent = await pay(created, 'USDT', 5);
-    const response = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '0x7a69', crypto_currency: 'USDT' });
+    const response = await postBind(kassa, created.session_id, {
+      tx_hash: sent.hash,
+      chain_id: '0x7a69',
+      crypto_currency: 'USDT',
+    });
     expect(response.status).toBe(200);
     expect((await get(created.session_id)).chain_id).toBe('31337');
     const row = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({ where: { id: created.session_id } });
     expect(row.chainId).toBe('31337');
     // And "0x38" is BNB Smart Chain's 56.
     const other = await session();
-    expect((await postBind(kassa, other.session_id, { tx_hash: newHash(), chain_id: '0x38', crypto_currency: 'BNB' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, other.session_id, { tx_hash: newHash(), chain_id: '0x38', crypto_currency: 'BNB' }))
+        .status,
+    ).toBe(200);
     expect((await boundRows(other.session_id)).map((row) => row.chainId)).toEqual(['56']);
   });
 
@@ -137,7 +182,12 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
     const created = await session();
     const tx = `0x${'AbCdEf0123456789'.repeat(4)}`;
     const payer = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
-    const response = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '31337', crypto_currency: 'ETH', payer_wallet_address: payer });
+    const response = await postBind(kassa, created.session_id, {
+      tx_hash: tx,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+      payer_wallet_address: payer,
+    });
     expect(response.status).toBe(200);
     expect(response.body.bound_tx_hash).toBe(tx.toLowerCase());
     const [row] = await boundRows(created.session_id);
@@ -147,7 +197,10 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
   it('payer_wallet_address is optional', async () => {
     const created = await session();
     const sent = await pay(created, 'ETH', 6);
-    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
     expect((await get(created.session_id)).payer_wallet_address).toBeNull();
   });
 
@@ -163,10 +216,17 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
       .post('/graphql')
       .set('content-type', 'application/json')
       .send({ query: `{ checkoutSession(id: "${created.session_id}") { paymentOptions { network walletAddress } } }` });
-    const wallets = new Set(options.body.data.checkoutSession.paymentOptions.map((o: { network: string; walletAddress: string }) => `${o.network} ${o.walletAddress}`));
+    const wallets = new Set(
+      options.body.data.checkoutSession.paymentOptions.map(
+        (o: { network: string; walletAddress: string }) => `${o.network} ${o.walletAddress}`,
+      ),
+    );
     expect([...wallets].sort()).toEqual([`bsc ${bscWallet}`, `local ${shop.wallet}`]);
     const sent = await chain.pay(shop.wallet, 'ETH', option(created, 'ETH').amount, { from: 7 });
-    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
     expect(await get(created.session_id)).toMatchObject({ wallet_address: shop.wallet, chain_id: '31337' });
   });
 
@@ -175,7 +235,12 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
     const sent = await pay(created, 'SOL', 8);
     const at = Date.now();
     time.freeze(at);
-    await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'SOL', payer_wallet_address: sent.from });
+    await postBind(kassa, created.session_id, {
+      tx_hash: sent.hash,
+      chain_id: '31337',
+      crypto_currency: 'SOL',
+      payer_wallet_address: sent.from,
+    });
     const events = await eventsOf(created.session_id, 'checkout_session.tx_bound');
     expect(events).toHaveLength(1);
     expect(events[0]!.createdAt.getTime()).toBe(at);
@@ -199,13 +264,20 @@ describe('200: the bind answer (docs/api/rest.md#bind-rules)', () => {
   it('binding changes no status: no history row', async () => {
     const created = await session();
     await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' });
-    expect(await kassa.runtime.db.prisma.checkoutSessionStatusChange.count({ where: { sessionId: created.session_id } })).toBe(1);
+    expect(
+      await kassa.runtime.db.prisma.checkoutSessionStatusChange.count({ where: { sessionId: created.session_id } }),
+    ).toBe(1);
   });
 
   it('a session may hold several bound transactions: a second one is a second candidate, not a conflict', async () => {
     const created = await session();
-    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
-    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '56', crypto_currency: 'BNB' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' })).status,
+    ).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '56', crypto_currency: 'BNB' }))
+        .status,
+    ).toBe(200);
     expect((await boundRows(created.session_id)).map((row) => [row.cryptoCurrency, row.state])).toEqual([
       ['ETH', 'unverified'],
       ['BNB', 'unverified'],
@@ -247,9 +319,12 @@ describe('400: the body', () => {
     expectErrorBody(await postBind(kassa, id, {}), 400, ['tx_hash is required', 'chain_id is required']);
   });
 
-  it.each([['abc'], ['0'], ['0x0'], ['-1'], ['56.0'], ['1e3'], ['0x'], ['0xzz'], ['']])('chain_id %j', async (chainId) => {
-    expectErrorBody(await postBind(kassa, id, { ...valid(), chain_id: chainId }), 400, [CHAIN]);
-  });
+  it.each([['abc'], ['0'], ['0x0'], ['-1'], ['56.0'], ['1e3'], ['0x'], ['0xzz'], ['']])(
+    'chain_id %j',
+    async (chainId) => {
+      expectErrorBody(await postBind(kassa, id, { ...valid(), chain_id: chainId }), 400, [CHAIN]);
+    },
+  );
 
   it.each([['DOGE'], ['eth'], ['Btc'], [''], ['WBTC']])('unknown ticker %j', async (ticker) => {
     expectErrorBody(await postBind(kassa, id, { ...valid(), crypto_currency: ticker }), 400, [TICKER]);
@@ -271,13 +346,17 @@ describe('400: the body', () => {
   });
 
   it('lists every problem at once', async () => {
-    expectErrorBody(await postBind(kassa, id, { tx_hash: 'x', chain_id: 'y', crypto_currency: 'Z', payer_wallet_address: 'w', foo: 1 }), 400, [
-      'property foo should not exist',
-      TX_PATTERN,
-      CHAIN,
-      TICKER,
-      PAYER_PATTERN,
-    ]);
+    expectErrorBody(
+      await postBind(kassa, id, {
+        tx_hash: 'x',
+        chain_id: 'y',
+        crypto_currency: 'Z',
+        payer_wallet_address: 'w',
+        foo: 1,
+      }),
+      400,
+      ['property foo should not exist', TX_PATTERN, CHAIN, TICKER, PAYER_PATTERN],
+    );
   });
 
   it.each([['[]'], ['"bind"'], ['null'], ['7']])('a body that is %s', async (text) => {
@@ -306,9 +385,11 @@ describe('400: the body does not fit the session', () => {
   it('a ticker the session does not offer', async () => {
     const ethereumOnly = await createMerchant(kassa.ctx, { network: 'ethereum' });
     const created = await session(ethereumOnly);
-    expectErrorBody(await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'BTC' }), 400, [
-      'crypto_currency BTC is not offered by this session (offered: ETH, USDT, USDC)',
-    ]);
+    expectErrorBody(
+      await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'BTC' }),
+      400,
+      ['crypto_currency BTC is not offered by this session (offered: ETH, USDT, USDC)'],
+    );
   });
 
   it("a chain that is not among the session's networks", async () => {
@@ -316,9 +397,11 @@ describe('400: the body does not fit the session', () => {
     const created = await session(localOnly);
     expect(created.supported_networks).toEqual(['local']);
     for (const chainId of ['1', '56', '137']) {
-      expectErrorBody(await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: 'ETH' }), 400, [
-        `chain_id ${chainId} is not among this session's networks (local: 31337)`,
-      ]);
+      expectErrorBody(
+        await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: 'ETH' }),
+        400,
+        [`chain_id ${chainId} is not among this session's networks (local: 31337)`],
+      );
     }
   });
 
@@ -328,24 +411,37 @@ describe('400: the body does not fit the session', () => {
     ['SOL', '1', 'ethereum'],
   ])('a ticker not available on that chain (%s on chain %s)', async (ticker, chainId, network) => {
     const created = await session();
-    expectErrorBody(await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: ticker }), 400, [
-      `${ticker} is not available on chain ${chainId} (${network})`,
-    ]);
+    expectErrorBody(
+      await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: ticker }),
+      400,
+      [`${ticker} is not available on chain ${chainId} (${network})`],
+    );
   });
 });
 
 describe('404 and 409', () => {
   it('an unknown session → 404 naming it', async () => {
     const id = '7d444840-9dc0-11d1-b245-5ffdce74fad2';
-    expectErrorBody(await postBind(kassa, id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' }), 404, `Checkout session ${id} not found`);
+    expectErrorBody(
+      await postBind(kassa, id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'ETH' }),
+      404,
+      `Checkout session ${id} not found`,
+    );
   });
 
   it('a transaction the chain knows, already bound to another session (in any letter case)', async () => {
     const first = await session();
     const second = await session();
     const sent = await pay(first, 'ETH', 9);
-    expect((await postBind(kassa, first.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
-    const again = await postBind(kassa, second.session_id, { tx_hash: `0x${sent.hash.slice(2).toUpperCase()}`, chain_id: '31337', crypto_currency: 'ETH' });
+    expect(
+      (await postBind(kassa, first.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
+    const again = await postBind(kassa, second.session_id, {
+      tx_hash: `0x${sent.hash.slice(2).toUpperCase()}`,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+    });
     expectErrorBody(again, 409, `Transaction ${sent.hash} is already bound to another checkout session`);
     expect((await get(second.session_id)).bound_tx_hash).toBeNull();
   });
@@ -353,8 +449,16 @@ describe('404 and 409', () => {
   it('a transaction the chain already shows cannot pay the session → 409 with the reason, and nothing is written', async () => {
     const created = await session();
     const elsewhere = await chain.pay(`0x${'e15e'.repeat(10)}`, 'ETH', '0.01', { from: 2 });
-    const refused = await postBind(kassa, created.session_id, { tx_hash: elsewhere.hash, chain_id: '31337', crypto_currency: 'ETH' });
-    expectErrorBody(refused, 409, `wrong recipient: transaction ${elsewhere.hash} sends ETH to 0x${'e15e'.repeat(10)}, not to the session wallet ${merchant.wallet}`);
+    const refused = await postBind(kassa, created.session_id, {
+      tx_hash: elsewhere.hash,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+    });
+    expectErrorBody(
+      refused,
+      409,
+      `wrong recipient: transaction ${elsewhere.hash} sends ETH to 0x${'e15e'.repeat(10)}, not to the session wallet ${merchant.wallet}`,
+    );
     expect(await boundRows(created.session_id)).toEqual([]);
   });
 
@@ -366,7 +470,11 @@ describe('404 and 409', () => {
       where: { id: created.session_id },
       data: { cryptoCurrency: 'ETH', totalAmountCrypto: eth.amount },
     });
-    const differing = await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'USDT' });
+    const differing = await postBind(kassa, created.session_id, {
+      tx_hash: newHash(),
+      chain_id: '1',
+      crypto_currency: 'USDT',
+    });
     expectErrorBody(differing, 409, 'crypto_currency USDT differs from ETH, already locked for this session');
 
     const tx = newHash();
@@ -393,14 +501,19 @@ describe('404 and 409', () => {
 
     const read = await get(created.session_id);
     expect([read.status, read.bound_tx_hash, read.crypto_currency]).toEqual(['expired', null, null]);
-    const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: created.session_id }, orderBy: { id: 'asc' } });
+    const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({
+      where: { sessionId: created.session_id },
+      orderBy: { id: 'asc' },
+    });
     expect(history.map((h) => h.toStatus)).toEqual(['waiting_payment', 'expired']);
     expect(await eventsOf(created.session_id, 'checkout_session.expired')).toHaveLength(1);
     expect(await boundRows(created.session_id)).toEqual([]);
     // The hash stays free for a session that is still open.
     time.release();
     const open = await session();
-    expect((await postBind(kassa, open.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, open.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })).status,
+    ).toBe(200);
   });
 });
 
@@ -412,16 +525,26 @@ describe('a payment sent before expiry keeps the session open for the in-flight 
     const expiresAt = Date.parse(created.expires_at);
     const sent = await pay(created, 'ETH', 2);
     // No watcher runs here: the payment is seen (credited, not confirmed) and stays so.
-    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
 
     time.freeze(expiresAt + 30 * 60_000);
     expect((await get(created.session_id)).status).toBe('waiting_payment');
-    const replay = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' });
+    const replay = await postBind(kassa, created.session_id, {
+      tx_hash: sent.hash,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+    });
     expect(replay.body).toMatchObject({ status: 'waiting_payment', idempotent: true });
 
     time.freeze(expiresAt + 60 * 60_000);
     expect((await get(created.session_id)).status).toBe('expired');
-    const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: created.session_id }, orderBy: { id: 'asc' } });
+    const history = await kassa.runtime.db.prisma.checkoutSessionStatusChange.findMany({
+      where: { sessionId: created.session_id },
+      orderBy: { id: 'asc' },
+    });
     expect(history.map((h) => [h.toStatus, h.cause])).toEqual([
       ['waiting_payment', 'created by merchant API'],
       ['expired', 'the payment in flight did not confirm within the in-flight grace'],
@@ -434,7 +557,10 @@ describe('a payment sent before expiry keeps the session open for the in-flight 
     const created = await session(merchant, { expires_in_minutes: 5 });
     const expiresAt = Date.parse(created.expires_at);
     time.freeze(expiresAt - 1000);
-    expect((await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
     time.freeze(expiresAt);
     expect((await get(created.session_id)).status).toBe('expired');
   });
@@ -445,11 +571,18 @@ describe('a payment sent before expiry keeps the session open for the in-flight 
     const created = await session(merchant, { expires_in_minutes: 5 });
     const expiresAt = Date.parse(created.expires_at);
     const sent = await pay(created, 'ETH', 3);
-    expect((await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' })).status).toBe(200);
+    expect(
+      (await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' }))
+        .status,
+    ).toBe(200);
 
     // No read in between: the row still says waiting_payment, but the session is over.
     time.freeze(expiresAt + 61 * 60_000);
-    const replay = await postBind(kassa, created.session_id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'ETH' });
+    const replay = await postBind(kassa, created.session_id, {
+      tx_hash: sent.hash,
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+    });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ idempotent: true, status: 'expired' });
   });

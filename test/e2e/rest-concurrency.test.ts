@@ -4,7 +4,15 @@ import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
-import { controllableClock, createSession, expectErrorBody, isEmbedded, postBind, postCreate, writtenRows } from '../support/rest-kassa.js';
+import {
+  controllableClock,
+  createSession,
+  expectErrorBody,
+  isEmbedded,
+  postBind,
+  postCreate,
+  writtenRows,
+} from '../support/rest-kassa.js';
 
 /**
  * docs/api/rest.md#create-rules-and-limits (Idempotency-Key) and #bind-rules under concurrency: many
@@ -40,7 +48,9 @@ describe('Idempotency-Key', () => {
   it('20 parallel creates with one key → twenty 201 with one session, written once', async () => {
     const shop = await createMerchant(kassa.ctx);
     const body = checkoutRequest({ metadata: { order: 'parallel-1' } });
-    const responses = await Promise.all(Array.from({ length: 20 }, () => postCreate(kassa, shop, body, { idempotencyKey: 'order-parallel-1' })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => postCreate(kassa, shop, body, { idempotencyKey: 'order-parallel-1' })),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(201));
     const ids = new Set(responses.map((r) => r.body.session_id));
     expect(ids.size).toBe(1);
@@ -61,7 +71,9 @@ describe('Idempotency-Key', () => {
   it('10 parallel creates with different keys → ten sessions', async () => {
     const shop = await createMerchant(kassa.ctx);
     const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => postCreate(kassa, shop, checkoutRequest(), { idempotencyKey: `distinct-${i}` })),
+      Array.from({ length: 10 }, (_, i) =>
+        postCreate(kassa, shop, checkoutRequest(), { idempotencyKey: `distinct-${i}` }),
+      ),
     );
     expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201));
     expect(new Set(responses.map((r) => r.body.session_id)).size).toBe(10);
@@ -96,9 +108,18 @@ describe('Idempotency-Key', () => {
       checkoutRequest({ currency: 'EUR' }),
       checkoutRequest({ metadata: { note: 'changed' } }),
       checkoutRequest({ expires_in_minutes: 61 }),
-      checkoutRequest({ items: [{ name: 'Coffee beans', quantity: 3, unit_price: 12.5 }, { name: 'Grinder', quantity: 1, unit_price: 80 }] }),
+      checkoutRequest({
+        items: [
+          { name: 'Coffee beans', quantity: 3, unit_price: 12.5 },
+          { name: 'Grinder', quantity: 1, unit_price: 80 },
+        ],
+      }),
     ]) {
-      expectErrorBody(await postCreate(kassa, shop, different, { idempotencyKey: 'order-conflict' }), 409, IDEMPOTENCY_CONFLICT);
+      expectErrorBody(
+        await postCreate(kassa, shop, different, { idempotencyKey: 'order-conflict' }),
+        409,
+        IDEMPOTENCY_CONFLICT,
+      );
     }
     expect(await writtenRows(kassa, shop.organisationId)).toEqual(before);
   });
@@ -111,7 +132,9 @@ describe('Idempotency-Key', () => {
     expect(a.session_id).not.toBe(b.session_id);
     expect([a.organisation_id, b.organisation_id]).toEqual([first.organisationId, second.organisationId]);
     // And another organisation's different body under that key is no conflict.
-    const c = await postCreate(kassa, await createMerchant(kassa.ctx), checkoutRequest({ currency: 'GBP' }), { idempotencyKey: 'shared-key' });
+    const c = await postCreate(kassa, await createMerchant(kassa.ctx), checkoutRequest({ currency: 'GBP' }), {
+      idempotencyKey: 'shared-key',
+    });
     expect(c.status).toBe(201);
   });
 
@@ -130,10 +153,14 @@ describe('Idempotency-Key', () => {
     const shop = await createMerchant(kassa.ctx);
     const start = Date.now();
     time.freeze(start);
-    const first = await createSession(kassa, shop, checkoutRequest({ expires_in_minutes: 5 }), { idempotencyKey: 'order-expired' });
+    const first = await createSession(kassa, shop, checkoutRequest({ expires_in_minutes: 5 }), {
+      idempotencyKey: 'order-expired',
+    });
     expect(first.status).toBe('waiting_payment');
     time.freeze(start + 6 * 60_000);
-    const replay = await postCreate(kassa, shop, checkoutRequest({ expires_in_minutes: 5 }), { idempotencyKey: 'order-expired' });
+    const replay = await postCreate(kassa, shop, checkoutRequest({ expires_in_minutes: 5 }), {
+      idempotencyKey: 'order-expired',
+    });
     expect(replay.status).toBe(201);
     expect(replay.body.session_id).toBe(first.session_id);
     expect(replay.body.status).toBe('expired');
@@ -156,41 +183,55 @@ describe('Idempotency-Key', () => {
   });
 
   it('an invalid key on an unsigned call is still a 401', async () => {
-    const response = await kassa.http.post('/checkout-sessions').set('Idempotency-Key', '').set('Content-Type', 'application/json').send('{}');
+    const response = await kassa.http
+      .post('/checkout-sessions')
+      .set('Idempotency-Key', '')
+      .set('Content-Type', 'application/json')
+      .send('{}');
     expect(response.status).toBe(401);
   });
 });
 
 describe('unique amounts (docs/payment-rules.md, rule 4)', () => {
-  const usdt = (view: Record<string, any>) => view.crypto_options.find((option: { ticker: string }) => option.ticker === 'USDT').amount as string;
+  const usdt = (view: Record<string, any>) =>
+    view.crypto_options.find((option: { ticker: string }) => option.ticker === 'USDT').amount as string;
 
   it('20 parallel creates of one basket on one wallet → 20 different amounts, each claimed once', async () => {
     const shop = await createMerchant(kassa.ctx);
     const views = await Promise.all(Array.from({ length: 20 }, () => createSession(kassa, shop, checkoutRequest())));
     expect(new Set(views.map(usdt)).size).toBe(20);
-    const claims = await kassa.runtime.db.prisma.paymentAmountClaim.findMany({ where: { walletAddress: shop.wallet, asset: 'USDT' } });
+    const claims = await kassa.runtime.db.prisma.paymentAmountClaim.findMany({
+      where: { walletAddress: shop.wallet, asset: 'USDT' },
+    });
     expect(claims.length).toBe(20 * 3);
     expect(new Set(claims.map((claim) => `${claim.network}:${claim.amount.toFixed(8)}`)).size).toBe(claims.length);
   });
 
-  it.skipIf(isEmbedded)('two instances creating one basket at once (each guessing from its own last step) still hand out different amounts', async () => {
-    const second = await startTestKassa({ database: kassa.database });
-    try {
-      const shop = await createMerchant(kassa.ctx);
-      const views = await Promise.all(Array.from({ length: 20 }, (_, i) => createSession(i % 2 ? second : kassa, shop, checkoutRequest())));
-      expect(new Set(views.map(usdt)).size).toBe(20);
-      // A restarted instance (no guesses) finds the free amounts in the database.
-      const third = await startTestKassa({ database: kassa.database });
+  it.skipIf(isEmbedded)(
+    'two instances creating one basket at once (each guessing from its own last step) still hand out different amounts',
+    async () => {
+      const second = await startTestKassa({ database: kassa.database });
       try {
-        const more = await Promise.all(Array.from({ length: 5 }, () => createSession(third, shop, checkoutRequest())));
-        expect(new Set([...views, ...more].map(usdt)).size).toBe(25);
+        const shop = await createMerchant(kassa.ctx);
+        const views = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => createSession(i % 2 ? second : kassa, shop, checkoutRequest())),
+        );
+        expect(new Set(views.map(usdt)).size).toBe(20);
+        // A restarted instance (no guesses) finds the free amounts in the database.
+        const third = await startTestKassa({ database: kassa.database });
+        try {
+          const more = await Promise.all(
+            Array.from({ length: 5 }, () => createSession(third, shop, checkoutRequest())),
+          );
+          expect(new Set([...views, ...more].map(usdt)).size).toBe(25);
+        } finally {
+          await third.close();
+        }
       } finally {
-        await third.close();
+        await second.close();
       }
-    } finally {
-      await second.close();
-    }
-  });
+    },
+  );
 });
 
 describe('bind races (transactions unknown to the chain: a bind is a hint, docs/payment-rules.md, rule 3)', () => {
@@ -198,38 +239,62 @@ describe('bind races (transactions unknown to the chain: a bind is a hint, docs/
     const sessions: string[] = [];
     for (let i = 0; i < 20; i += 1) sessions.push((await createSession(kassa, merchant, checkoutRequest())).session_id);
     const tx = `0x${'5eed'.repeat(16)}`;
-    const responses = await Promise.all(sessions.map((id) => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })));
+    const responses = await Promise.all(
+      sessions.map((id) => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' })),
+    );
 
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
-    for (const response of responses) expect(response.body).toMatchObject({ bound_tx_hash: tx, idempotent: false, crypto_currency: 'ETH' });
+    for (const response of responses)
+      expect(response.body).toMatchObject({ bound_tx_hash: tx, idempotent: false, crypto_currency: 'ETH' });
     const prisma = kassa.runtime.db.prisma;
-    expect(await prisma.checkoutSession.count({ where: { id: { in: sessions }, OR: [{ boundTxHash: { not: null } }, { cryptoCurrency: { not: null } }] } })).toBe(0);
+    expect(
+      await prisma.checkoutSession.count({
+        where: { id: { in: sessions }, OR: [{ boundTxHash: { not: null } }, { cryptoCurrency: { not: null } }] },
+      }),
+    ).toBe(0);
     expect(await prisma.checkoutSessionTransaction.count({ where: { txHash: tx } })).toBe(20);
-    expect(await prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: { in: sessions } } })).toBe(0);
+    expect(
+      await prisma.outboxEvent.count({ where: { type: 'checkout_session.tx_bound', sessionId: { in: sessions } } }),
+    ).toBe(0);
   });
 
   it(`20 parallel binds of different transactions to one session → ${MAX_UNVERIFIED_BINDS} accepted, the rest 409 until they are checked`, async () => {
     const { session_id: id } = await createSession(kassa, merchant, checkoutRequest());
     const hashes = Array.from({ length: 20 }, (_, i) => `0x${(i + 1).toString(16).padStart(64, 'd')}`);
-    const responses = await Promise.all(hashes.map((tx) => postBind(kassa, id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })));
+    const responses = await Promise.all(
+      hashes.map((tx) => postBind(kassa, id, { tx_hash: tx, chain_id: '56', crypto_currency: 'BNB' })),
+    );
 
     expect(responses.filter((r) => r.status === 200)).toHaveLength(MAX_UNVERIFIED_BINDS);
     const lost = responses.filter((r) => r.status !== 200);
     expect(lost).toHaveLength(20 - MAX_UNVERIFIED_BINDS);
     for (const response of lost) {
-      expectErrorBody(response, 409, `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`);
+      expectErrorBody(
+        response,
+        409,
+        `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until they are checked`,
+      );
     }
-    expect(await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id } })).toBe(MAX_UNVERIFIED_BINDS);
-    expect((await kassa.http.get(`/checkout-sessions/${id}`)).body).toMatchObject({ bound_tx_hash: null, crypto_currency: null });
+    expect(await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id } })).toBe(
+      MAX_UNVERIFIED_BINDS,
+    );
+    expect((await kassa.http.get(`/checkout-sessions/${id}`)).body).toMatchObject({
+      bound_tx_hash: null,
+      crypto_currency: null,
+    });
   });
 
   it('20 parallel binds of the same transaction to one session → one first bind, nineteen idempotent', async () => {
     const { session_id: id } = await createSession(kassa, merchant, checkoutRequest());
     const tx = `0x${'1de0'.repeat(16)}`;
-    const responses = await Promise.all(Array.from({ length: 20 }, () => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'USDT' })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => postBind(kassa, id, { tx_hash: tx, chain_id: '1', crypto_currency: 'USDT' })),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(responses.filter((r) => r.body.idempotent === false)).toHaveLength(1);
-    expect(await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id, txHash: tx } })).toBe(1);
+    expect(
+      await kassa.runtime.db.prisma.checkoutSessionTransaction.count({ where: { sessionId: id, txHash: tx } }),
+    ).toBe(1);
   });
 });
 

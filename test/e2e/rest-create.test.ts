@@ -76,7 +76,12 @@ describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
     expect(view.bound_tx_hash).toBeNull();
     expect(view.payer_wallet_address).toBeNull();
     expect(view.chain_id).toBeNull();
-    expect(view.user).toEqual({ id: 'customer-42', email: 'payer@example.com', telegram_id: null, username: 'payer42' });
+    expect(view.user).toEqual({
+      id: 'customer-42',
+      email: 'payer@example.com',
+      telegram_id: null,
+      username: 'payer42',
+    });
 
     expect(view.organisation_id).toBe(merchant.organisationId);
     expect(view.organisation_name).toBe('Acme Coffee');
@@ -84,7 +89,13 @@ describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
     expect(view.owner_user_id).toBeNull();
     expect(view.checkout_url).toBe(`https://pay.example.test/pay/${view.session_id}`);
     expect(view.items).toEqual([
-      { name: 'Coffee beans', quantity: 2, unit_price: '12.50000000', total_price: '25.00000000', product_id: 'sku-beans' },
+      {
+        name: 'Coffee beans',
+        quantity: 2,
+        unit_price: '12.50000000',
+        total_price: '25.00000000',
+        product_id: 'sku-beans',
+      },
       { name: 'Grinder', quantity: 1, unit_price: '80.00000000', total_price: '80.00000000', product_id: null },
     ]);
     expect(view.metadata).toEqual({ order_id: 'A-1001', nested: { n: 1.5, list: [1, 'x', true, null] } });
@@ -111,11 +122,27 @@ describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
     const fresh = await createMerchant(kassa.ctx);
     const view = await createSession(kassa, fresh, checkoutRequest());
     // Spelled out once by hand so a shared mistake in the helper cannot hide: 105 / 97250.12 = 0.00107969…
-    expect(view.crypto_options[0]).toEqual({ ticker: 'BTC', id: 'bitcoin', unit_price_fiat: '97250.12000000', amount: '0.00107970' });
+    expect(view.crypto_options[0]).toEqual({
+      ticker: 'BTC',
+      id: 'bitcoin',
+      unit_price_fiat: '97250.12000000',
+      amount: '0.00107970',
+    });
     // USDT and USDC have 6 decimals on Ethereum (and USDT on the sandbox): 104.979004199… → 104.979005.
-    expect(view.crypto_options[2]).toEqual({ ticker: 'USDT', id: 'tether', unit_price_fiat: '1.00020000', amount: '104.97900500' });
-    expect(view.crypto_options[3]).toEqual({ ticker: 'USDC', id: 'usd-coin', unit_price_fiat: '0.99990000', amount: '105.01050200' });
-    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
+    expect(view.crypto_options[2]).toEqual({
+      ticker: 'USDT',
+      id: 'tether',
+      unit_price_fiat: '1.00020000',
+      amount: '104.97900500',
+    });
+    expect(view.crypto_options[3]).toEqual({
+      ticker: 'USDC',
+      id: 'usd-coin',
+      unit_price_fiat: '0.99990000',
+      amount: '105.01050200',
+    });
+    for (const option of view.crypto_options)
+      expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
   });
 
   it('makes each amount unique among the open sessions on the same wallet: a second identical basket pays one step more', async () => {
@@ -123,26 +150,41 @@ describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
     const first = await createSession(kassa, fresh, checkoutRequest());
     const second = await createSession(kassa, fresh, checkoutRequest());
     const amounts = (view: Record<string, any>) => view.crypto_options.map((o: { amount: string }) => o.amount);
-    expect(amounts(second)).toEqual(amounts(first).map((amount: string, i: number) => exact(amount).plus(assetStep(ASSET_ORDER[i]!)).toFixed(8)));
+    expect(amounts(second)).toEqual(
+      amounts(first).map((amount: string, i: number) => exact(amount).plus(assetStep(ASSET_ORDER[i]!)).toFixed(8)),
+    );
     // Another merchant's wallet is another wallet: its amounts are its own.
     const other = await createSession(kassa, await createMerchant(kassa.ctx), checkoutRequest());
     expect(amounts(other)).toEqual(amounts(first));
   });
 
   it('keeps a price of 123456789012.12345678 × 3 exact (no float on the way)', async () => {
-    const text = rawJson(checkoutRequest({ items: [{ name: 'Yacht', quantity: 3, unit_price: num('123456789012.12345678') }] }));
+    const text = rawJson(
+      checkoutRequest({ items: [{ name: 'Yacht', quantity: 3, unit_price: num('123456789012.12345678') }] }),
+    );
     expect(text).toContain('"unit_price":123456789012.12345678');
     const view = await createSession(kassa, merchant, text);
     expect(view.total_amount_fiat).toBe('370370367036.37037034');
     expect(view.items).toEqual([
-      { name: 'Yacht', quantity: 3, unit_price: '123456789012.12345678', total_price: '370370367036.37037034', product_id: null },
+      {
+        name: 'Yacht',
+        quantity: 3,
+        unit_price: '123456789012.12345678',
+        total_price: '370370367036.37037034',
+        product_id: null,
+      },
     ]);
     expectQuotes(view.crypto_options, '370370367036.37037034', 'USD', ASSET_ORDER);
-    for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
+    for (const option of view.crypto_options)
+      expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
   });
 
   it('sums the largest basket exactly: 100 items × 1,000,000 × 1e12', async () => {
-    const items = Array.from({ length: 100 }, (_, i) => ({ name: `Item ${i}`, quantity: 1_000_000, unit_price: num('1000000000000') }));
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      name: `Item ${i}`,
+      quantity: 1_000_000,
+      unit_price: num('1000000000000'),
+    }));
     const view = await createSession(kassa, merchant, rawJson(checkoutRequest({ items })));
     expect(view.total_amount_fiat).toBe('100000000000000000000.00000000');
     expect(view.items).toHaveLength(100);
@@ -161,12 +203,21 @@ describe('201: the merchant view (docs/api/rest.md#the-merchant-view)', () => {
     const fresh = await createSession(kassa, await createMerchant(kassa.ctx), rawJson(checkoutRequest({ items })));
     expectQuotes(view.crypto_options, '0.00000001', 'USD', ASSET_ORDER);
     expect(fresh.crypto_options.map((o: { amount: string }) => o.amount)).toEqual([
-      '0.00000001', '0.00000001', '0.00000100', '0.00000100', '0.00000001', '0.00000001',
+      '0.00000001',
+      '0.00000001',
+      '0.00000100',
+      '0.00000100',
+      '0.00000001',
+      '0.00000001',
     ]);
   });
 
   it('takes the currency case-insensitively, answers it upper-case and quotes in it', async () => {
-    const view = await createSession(kassa, merchant, checkoutRequest({ currency: 'eur', items: [{ name: 'Tea', quantity: 3, unit_price: 7.25 }] }));
+    const view = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({ currency: 'eur', items: [{ name: 'Tea', quantity: 3, unit_price: 7.25 }] }),
+    );
     expect(view.fiat_currency).toBe('EUR');
     expect(view.total_amount_fiat).toBe(fiatTotal([{ quantity: 3, unit_price: '7.25' }]));
     expectQuotes(view.crypto_options, '21.75', 'EUR', ASSET_ORDER);
@@ -255,7 +306,8 @@ describe('400: every validation problem, named by field path', () => {
     const response = await postCreate(kassa, merchant, body);
     expectErrorBody(response, 400, message);
   };
-  const item = (overrides: Record<string, unknown>) => checkoutRequest({ items: [{ name: 'Thing', quantity: 1, unit_price: 10, ...overrides }] });
+  const item = (overrides: Record<string, unknown>) =>
+    checkoutRequest({ items: [{ name: 'Thing', quantity: 1, unit_price: 10, ...overrides }] });
 
   it('lists every problem of a body at once', async () => {
     await expect400({}, ['user is required', 'items is required', 'currency is required']);
@@ -334,13 +386,17 @@ describe('400: every validation problem, named by field path', () => {
     await expect400(checkoutRequest({ user: { id: 'c', email: 'not-an-email' } }), ['user.email must be an email']);
     await expect400(checkoutRequest({ user: { id: 'c' } }), ['user.email is required']);
     await expect400(checkoutRequest({ user: { email: 'a@example.com' } }), ['user.id is required']);
-    await expect400(checkoutRequest({ user: { id: 'c', email: 'a@example.com', username: 7 } }), ['user.username must be a string']);
+    await expect400(checkoutRequest({ user: { id: 'c', email: 'a@example.com', username: 7 } }), [
+      'user.username must be a string',
+    ]);
     await expect400(checkoutRequest({ user: 'someone' }), ['user must be an object']);
   });
 
   it('unknown properties, at the top and nested', async () => {
     await expect400(checkoutRequest({ foo: 1 }), ['property foo should not exist']);
-    await expect400(checkoutRequest({ user: { id: 'c', email: 'a@example.com', telegram_id: 'x' } }), ['property user.telegram_id should not exist']);
+    await expect400(checkoutRequest({ user: { id: 'c', email: 'a@example.com', telegram_id: 'x' } }), [
+      'property user.telegram_id should not exist',
+    ]);
     await expect400(item({ colour: 'red' }), ['property items.0.colour should not exist']);
   });
 
@@ -348,11 +404,17 @@ describe('400: every validation problem, named by field path', () => {
     await expect400(checkoutRequest({ currency: 'US' }), ['currency must be a three-letter ISO 4217 code']);
     await expect400(checkoutRequest({ currency: 'USDT' }), ['currency must be a three-letter ISO 4217 code']);
     await expect400(checkoutRequest({ currency: 840 }), ['currency must be a string']);
-    await expect400(checkoutRequest({ currency: 'XYZ' }), ['currency XYZ is not supported: use an ISO 4217 code the rates source prices']);
+    await expect400(checkoutRequest({ currency: 'XYZ' }), [
+      'currency XYZ is not supported: use an ISO 4217 code the rates source prices',
+    ]);
     // A real ISO 4217 code the fixture rates do not price.
-    await expect400(checkoutRequest({ currency: 'AUD' }), ['currency AUD is not supported: use an ISO 4217 code the rates source prices']);
+    await expect400(checkoutRequest({ currency: 'AUD' }), [
+      'currency AUD is not supported: use an ISO 4217 code the rates source prices',
+    ]);
     // A crypto ticker is not a quote currency.
-    await expect400(checkoutRequest({ currency: 'BTC' }), ['currency BTC is not supported: use an ISO 4217 code the rates source prices']);
+    await expect400(checkoutRequest({ currency: 'BTC' }), [
+      'currency BTC is not supported: use an ISO 4217 code the rates source prices',
+    ]);
   });
 
   it.each([
@@ -367,7 +429,9 @@ describe('400: every validation problem, named by field path', () => {
   it('metadata: more than 50 keys, more than 8 KB, not an object', async () => {
     const keys51 = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]));
     await expect400(checkoutRequest({ metadata: keys51 }), ['metadata must not have more than 50 keys']);
-    await expect400(checkoutRequest({ metadata: { blob: 'x'.repeat(8 * 1024) } }), ['metadata must not be larger than 8 KB as JSON']);
+    await expect400(checkoutRequest({ metadata: { blob: 'x'.repeat(8 * 1024) } }), [
+      'metadata must not be larger than 8 KB as JSON',
+    ]);
     await expect400(checkoutRequest({ metadata: ['a'] }), ['metadata must be an object']);
     await expect400(checkoutRequest({ metadata: 'note' }), ['metadata must be an object']);
     await expect400(checkoutRequest({ metadata: null }), ['metadata must be an object']);
@@ -432,14 +496,34 @@ describe('503 when no usable rate exists', () => {
     const payer = await createMerchant(down.ctx);
     ratesUp = false;
     const refused = await postCreate(down, payer, checkoutRequest(), { idempotencyKey: 'order-503' });
-    expectErrorBody(refused, 503, 'No usable exchange rate for USD right now; no session was created, try again shortly');
-    expect(await writtenRows(down)).toEqual({ sessions: 0, items: 0, quotes: 0, networks: 0, history: 0, outbox: 0, idempotencyKeys: 0 });
+    expectErrorBody(
+      refused,
+      503,
+      'No usable exchange rate for USD right now; no session was created, try again shortly',
+    );
+    expect(await writtenRows(down)).toEqual({
+      sessions: 0,
+      items: 0,
+      quotes: 0,
+      networks: 0,
+      history: 0,
+      outbox: 0,
+      idempotencyKeys: 0,
+    });
 
     ratesUp = true;
     const retried = await postCreate(down, payer, checkoutRequest(), { idempotencyKey: 'order-503' });
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
     expectQuotes(retried.body.crypto_options, '105', 'USD', ASSET_ORDER);
-    expect(await writtenRows(down)).toEqual({ sessions: 1, items: 2, quotes: 6, networks: 3, history: 1, outbox: 1, idempotencyKeys: 1 });
+    expect(await writtenRows(down)).toEqual({
+      sessions: 1,
+      items: 2,
+      quotes: 6,
+      networks: 3,
+      history: 1,
+      outbox: 1,
+      idempotencyKeys: 1,
+    });
   });
 });

@@ -104,7 +104,9 @@ describe('malformed JSON → 400', () => {
   });
 
   it('an empty body with a JSON content type', async () => {
-    const response = await kassa.http.post(`/checkout-sessions/${sessionId}/bind-tx`).set('Content-Type', 'application/json');
+    const response = await kassa.http
+      .post(`/checkout-sessions/${sessionId}/bind-tx`)
+      .set('Content-Type', 'application/json');
     expectErrorBody(response, 400, ['Request body must be a JSON object']);
     expectErrorBody(await postCreate(kassa, merchant, ''), 400, ['Request body must be a JSON object']);
   });
@@ -113,28 +115,39 @@ describe('malformed JSON → 400', () => {
 describe('content types', () => {
   const UNSUPPORTED = 'Content-Type must be application/json';
 
-  it.each([['text/plain'], ['application/x-www-form-urlencoded'], ['application/jsonp'], ['text/json'], ['multipart/form-data; boundary=x']])(
-    'bind with %s → 415',
-    async (type) => {
-      const body = JSON.stringify({ tx_hash: `0x${'1'.repeat(64)}`, chain_id: '1', crypto_currency: 'ETH' });
-      const response = await kassa.http.post(`/checkout-sessions/${sessionId}/bind-tx`).set('Content-Type', type).send(body);
-      expectErrorBody(response, 415, UNSUPPORTED);
-    },
-  );
+  it.each([
+    ['text/plain'],
+    ['application/x-www-form-urlencoded'],
+    ['application/jsonp'],
+    ['text/json'],
+    ['multipart/form-data; boundary=x'],
+  ])('bind with %s → 415', async (type) => {
+    const body = JSON.stringify({ tx_hash: `0x${'1'.repeat(64)}`, chain_id: '1', crypto_currency: 'ETH' });
+    const response = await kassa.http
+      .post(`/checkout-sessions/${sessionId}/bind-tx`)
+      .set('Content-Type', type)
+      .send(body);
+    expectErrorBody(response, 415, UNSUPPORTED);
+  });
 
   it('bind without any content type → 415', async () => {
     expectErrorBody(await kassa.http.post(`/checkout-sessions/${sessionId}/bind-tx`), 415, UNSUPPORTED);
   });
 
   it('a signed create whose valid signature covers a text/plain body → 415', async () => {
-    const response = await postCreate(kassa, merchant, JSON.stringify(checkoutRequest()), { contentType: 'text/plain' });
+    const response = await postCreate(kassa, merchant, JSON.stringify(checkoutRequest()), {
+      contentType: 'text/plain',
+    });
     expectErrorBody(response, 415, UNSUPPORTED);
   });
 
-  it.each([['application/json; charset=utf-8'], ['Application/JSON'], ['application/vnd.kassa+json']])('%s is JSON', async (type) => {
-    const response = await postCreate(kassa, merchant, JSON.stringify(checkoutRequest()), { contentType: type });
-    expect(response.status).toBe(201);
-  });
+  it.each([['application/json; charset=utf-8'], ['Application/JSON'], ['application/vnd.kassa+json']])(
+    '%s is JSON',
+    async (type) => {
+      const response = await postCreate(kassa, merchant, JSON.stringify(checkoutRequest()), { contentType: type });
+      expect(response.status).toBe(201);
+    },
+  );
 });
 
 describe('body size', () => {
@@ -145,12 +158,23 @@ describe('body size', () => {
   };
 
   it('a bind body over 100 KB → 413', async () => {
-    expectErrorBody(await postBind(kassa, sessionId, padded(BODY_LIMIT + 1)), 413, 'Request body is larger than the limit of 100 KB');
+    expectErrorBody(
+      await postBind(kassa, sessionId, padded(BODY_LIMIT + 1)),
+      413,
+      'Request body is larger than the limit of 100 KB',
+    );
   });
 
   it('a create body over 100 KB → 413, signed or not', async () => {
-    expectErrorBody(await postCreate(kassa, merchant, padded(BODY_LIMIT + 1)), 413, 'Request body is larger than the limit of 100 KB');
-    const unsigned = await kassa.http.post('/checkout-sessions').set('Content-Type', 'application/json').send(padded(2 * BODY_LIMIT));
+    expectErrorBody(
+      await postCreate(kassa, merchant, padded(BODY_LIMIT + 1)),
+      413,
+      'Request body is larger than the limit of 100 KB',
+    );
+    const unsigned = await kassa.http
+      .post('/checkout-sessions')
+      .set('Content-Type', 'application/json')
+      .send(padded(2 * BODY_LIMIT));
     expectErrorBody(unsigned, 413, 'Request body is larger than the limit of 100 KB');
   });
 
@@ -186,9 +210,23 @@ describe('every error answer has the same shape', () => {
       [404, await kassa.http.get('/unknown')],
       [405, await kassa.http.patch('/checkout-sessions')],
       // The same transaction again, for another asset.
-      [409, await postBind(kassa, bound.session_id, { tx_hash: `0x${'2'.repeat(64)}`, chain_id: '1', crypto_currency: 'USDT', payer_wallet_address: PAYER })],
+      [
+        409,
+        await postBind(kassa, bound.session_id, {
+          tx_hash: `0x${'2'.repeat(64)}`,
+          chain_id: '1',
+          crypto_currency: 'USDT',
+          payer_wallet_address: PAYER,
+        }),
+      ],
       [413, await postBind(kassa, bound.session_id, `"${'x'.repeat(BODY_LIMIT)}"`)],
-      [415, await kassa.http.post(`/checkout-sessions/${bound.session_id}/bind-tx`).set('Content-Type', 'text/xml').send('<a/>')],
+      [
+        415,
+        await kassa.http
+          .post(`/checkout-sessions/${bound.session_id}/bind-tx`)
+          .set('Content-Type', 'text/xml')
+          .send('<a/>'),
+      ],
       [422, await postCreate(kassa, walletless, checkoutRequest())],
       [500, await postCreate(kassa, merchant, checkoutRequest({ currency: 'chf' }))],
     ];
@@ -216,7 +254,11 @@ describe('health, readiness and request ids', () => {
     const error = await kassa.http.get('/nope').set('X-Request-Id', 'trace-42');
     expect(error.status).toBe(404);
     expect(error.headers['x-request-id']).toBe('trace-42');
-    const created = await signed(kassa.http.post('/checkout-sessions').set('X-Request-Id', 'merchant-call-1'), merchant, JSON.stringify(checkoutRequest()));
+    const created = await signed(
+      kassa.http.post('/checkout-sessions').set('X-Request-Id', 'merchant-call-1'),
+      merchant,
+      JSON.stringify(checkoutRequest()),
+    );
     expect(created.status).toBe(201);
     expect(created.headers['x-request-id']).toBe('merchant-call-1');
   });

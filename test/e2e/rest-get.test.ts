@@ -20,7 +20,8 @@ beforeAll(async () => {
 afterAll(() => kassa?.close());
 afterEach(() => time.release());
 
-const publicPart = (view: Record<string, unknown>) => Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, view[field]]));
+const publicPart = (view: Record<string, unknown>) =>
+  Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, view[field]]));
 
 describe('200: the public view', () => {
   it('has exactly the fields of the public view with the values of the create response', async () => {
@@ -40,14 +41,23 @@ describe('200: the public view', () => {
 
     // Nothing merchant-only leaks, not even inside another field.
     const text = JSON.stringify(response.body);
-    for (const secret of [merchant.organisationId, 'Secret Org Name', 'hidden-metadata-value', 'sku-hidden-product', 'Hidden item name', 'checkout_url']) {
+    for (const secret of [
+      merchant.organisationId,
+      'Secret Org Name',
+      'hidden-metadata-value',
+      'sku-hidden-product',
+      'Hidden item name',
+      'checkout_url',
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
 
   it('needs no merchant key, and ignores one that is wrong', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
-    const response = await kassa.http.get(`/checkout-sessions/${created.session_id}`).set('X-Service-Key', 'pk_nonsense');
+    const response = await kassa.http
+      .get(`/checkout-sessions/${created.session_id}`)
+      .set('X-Service-Key', 'pk_nonsense');
     expect(response.status).toBe(200);
     expect(response.body.session_id).toBe(created.session_id);
   });
@@ -135,7 +145,11 @@ describe('expiry is settled at read time', () => {
     const events = await prisma.outboxEvent.findMany({ where, orderBy: { seq: 'asc' } });
     expect(events.map((e) => e.type)).toEqual(['checkout_session.created', 'checkout_session.expired']);
     expect(events[1]!.createdAt.getTime()).toBe(expiresAt);
-    expect(events[1]!.payload).toMatchObject({ session_id: created.session_id, status: 'expired', organisation_id: merchant.organisationId });
+    expect(events[1]!.payload).toMatchObject({
+      session_id: created.session_id,
+      status: 'expired',
+      organisation_id: merchant.organisationId,
+    });
   });
 
   it('a session of the default lifetime is still open after 59 minutes', async () => {

@@ -56,7 +56,11 @@ describe('strings PostgreSQL cannot store', () => {
 
 describe('body encoding', () => {
   it('bytes that are not UTF-8 → 400', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"user":{"id":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('","email":"a@b.co"},"items":[],"currency":"USD"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"user":{"id":"'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from('","email":"a@b.co"},"items":[],"currency":"USD"}'),
+    ]);
     const timestamp = String(Date.now());
     const { signPayload } = await import('../../src/domain/signatures.js');
     const raw = await fetch(`${kassa.url}/checkout-sessions`, {
@@ -70,16 +74,24 @@ describe('body encoding', () => {
       body: bytes,
     });
     expect(raw.status).toBe(400);
-    expect(await raw.json()).toEqual({ statusCode: 400, message: ['Request body is not valid UTF-8'], error: 'Bad Request' });
+    expect(await raw.json()).toEqual({
+      statusCode: 400,
+      message: ['Request body is not valid UTF-8'],
+      error: 'Bad Request',
+    });
   });
 
   it('a charset other than UTF-8 → 415', async () => {
-    const response = await create(JSON.stringify(checkoutRequest()), { 'Content-Type': 'application/json; charset=utf-16' });
+    const response = await create(JSON.stringify(checkoutRequest()), {
+      'Content-Type': 'application/json; charset=utf-16',
+    });
     expectErrorBody(response, 415, 'Unsupported charset utf-16: send UTF-8 JSON');
   });
 
   it('charset=utf-8 is accepted', async () => {
-    const response = await create(JSON.stringify(checkoutRequest()), { 'Content-Type': 'application/json; charset=UTF-8' });
+    const response = await create(JSON.stringify(checkoutRequest()), {
+      'Content-Type': 'application/json; charset=UTF-8',
+    });
     expect(response.status).toBe(201);
   });
 
@@ -106,7 +118,8 @@ describe('body encoding', () => {
 
 describe('metadata numbers', () => {
   it('a number a double cannot hold exactly → 400 naming its path; exact ones are kept', async () => {
-    const body = `{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":1}],"currency":"USD",` +
+    const body =
+      `{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":1}],"currency":"USD",` +
       `"metadata":{"big":1e400,"long":12345678901234567890123,"nested":{"list":[1,0.1]},"ok":42.5,"negzero":-0}}`;
     expectErrorBody(await create(body), 400, [
       'metadata.big number 1e+400 cannot be stored exactly; send it as a string',
@@ -124,14 +137,25 @@ describe('bind replays must say the same thing', () => {
     const hash = txHash(0xbeef);
     const first = { tx_hash: hash, chain_id: '56', crypto_currency: 'USDT', payer_wallet_address: PAYER };
     expect((await postBind(kassa, session.session_id, first)).status).toBe(200);
-    expectErrorBody(await postBind(kassa, session.session_id, { ...first, crypto_currency: 'ETH' }), 409, 'crypto_currency ETH differs from USDT, the asset this transaction was bound for');
-    expectErrorBody(await postBind(kassa, session.session_id, { ...first, chain_id: '1' }), 409, 'chain_id 1 differs from 56, the chain this transaction was bound on');
+    expectErrorBody(
+      await postBind(kassa, session.session_id, { ...first, crypto_currency: 'ETH' }),
+      409,
+      'crypto_currency ETH differs from USDT, the asset this transaction was bound for',
+    );
+    expectErrorBody(
+      await postBind(kassa, session.session_id, { ...first, chain_id: '1' }),
+      409,
+      'chain_id 1 differs from 56, the chain this transaction was bound on',
+    );
     expectErrorBody(
       await postBind(kassa, session.session_id, { ...first, payer_wallet_address: `0x${'1'.repeat(40)}` }),
       409,
       'payer_wallet_address differs from the one bound with this transaction',
     );
-    const replay = await postBind(kassa, session.session_id, { tx_hash: hash.toUpperCase().replace('0X', '0x'), chain_id: '0x38' });
+    const replay = await postBind(kassa, session.session_id, {
+      tx_hash: hash.toUpperCase().replace('0X', '0x'),
+      chain_id: '0x38',
+    });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ idempotent: true, crypto_currency: 'USDT' });
   });
@@ -147,12 +171,18 @@ describe('errors outside the routes', () => {
   });
 
   it('requests never matched to a route are labelled "unmatched" in /metrics, never by their path', async () => {
-    await kassa.http.post('/nope-123').set('Content-Type', 'application/json').send('x'.repeat(150 * 1024)).expect(413);
+    await kassa.http
+      .post('/nope-123')
+      .set('Content-Type', 'application/json')
+      .send('x'.repeat(150 * 1024))
+      .expect(413);
     await kassa.http.get('/checkout-sessions/%ZZ').expect(400);
     const metrics = (await kassa.http.get('/metrics')).text;
     expect(metrics).not.toContain('nope-123');
     expect(metrics).not.toContain('%ZZ');
-    expect(metrics).toMatch(/kassa_http_request_duration_seconds_count\{method="POST",route="unmatched",status="413"\} 1/);
+    expect(metrics).toMatch(
+      /kassa_http_request_duration_seconds_count\{method="POST",route="unmatched",status="413"\} 1/,
+    );
   });
 
   const rawRequest = (text: string) =>
@@ -168,12 +198,20 @@ describe('errors outside the routes', () => {
   it('headers over Node’s limit → 431 with the spec body', async () => {
     const answer = await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1.1 431 Request Header Fields Too Large\r\n/);
-    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ statusCode: 431, message: 'Request headers are too large', error: 'Request Header Fields Too Large' });
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({
+      statusCode: 431,
+      message: 'Request headers are too large',
+      error: 'Request Header Fields Too Large',
+    });
   });
 
   it('a garbage request line → 400 with the spec body', async () => {
     const answer = await rawRequest('HELLO THERE\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/);
-    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ statusCode: 400, message: ['Malformed HTTP request'], error: 'Bad Request' });
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({
+      statusCode: 400,
+      message: ['Malformed HTTP request'],
+      error: 'Bad Request',
+    });
   });
 });

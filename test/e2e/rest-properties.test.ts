@@ -47,12 +47,16 @@ function expectConsistentMerchantView(view: Record<string, any>): void {
   expect(Object.keys(view).sort()).toEqual([...PUBLIC_FIELDS, ...MERCHANT_ONLY_FIELDS].sort());
   expect(view.status).toBe('waiting_payment');
   expect(view.total_amount_fiat).toMatch(AMOUNT);
-  const total = view.items.reduce((sum: ReturnType<typeof exact>, item: { total_price: string }) => sum.plus(item.total_price), exact(0));
+  const total = view.items.reduce(
+    (sum: ReturnType<typeof exact>, item: { total_price: string }) => sum.plus(item.total_price),
+    exact(0),
+  );
   expect(total.toFixed(8)).toBe(view.total_amount_fiat);
   for (const item of view.items) {
     expect(exact(item.unit_price).times(item.quantity).toFixed(8)).toBe(item.total_price);
   }
-  for (const option of view.crypto_options) expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
+  for (const option of view.crypto_options)
+    expectCeilingAmount(option.amount, option.unit_price_fiat, view.total_amount_fiat, assetStep(option.ticker));
 }
 
 // Nasty values every property also meets, besides the random ones.
@@ -65,7 +69,11 @@ const nasty: unknown[] = [
 ];
 
 /** Sets (or, for undefined, deletes) one path of a copy of a JSON value. */
-function mutate(base: Record<string, unknown>, path: readonly (string | number)[], value: unknown): Record<string, unknown> {
+function mutate(
+  base: Record<string, unknown>,
+  path: readonly (string | number)[],
+  value: unknown,
+): Record<string, unknown> {
   const copy = structuredClone(base);
   let target: any = copy;
   for (const key of path.slice(0, -1)) {
@@ -100,7 +108,27 @@ const CREATE_PATHS: ReadonlyArray<readonly (string | number)[]> = [
 /** Values a mutation may put in: anything JSON, plus near-misses of valid values. */
 const mutationValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom(undefined, 0, -1, 1.5, 1e12, 1e13, 5, 10080, 10081, '', ' ', 'USD', 'usd', 'EUR', 'XYZ', 'a@b.co', [], {}, null),
+  fc.constantFrom(
+    undefined,
+    0,
+    -1,
+    1.5,
+    1e12,
+    1e13,
+    5,
+    10080,
+    10081,
+    '',
+    ' ',
+    'USD',
+    'usd',
+    'EUR',
+    'XYZ',
+    'a@b.co',
+    [],
+    {},
+    null,
+  ),
   fc.integer({ min: -2, max: 1_000_002 }),
 );
 
@@ -118,10 +146,16 @@ describe('POST /checkout-sessions (signed)', () => {
 
   it('any text at all → never 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ unit: 'binary' }), fc.anything().map((value) => JSON.stringify(value) ?? '')), async (text) => {
-        const response = await postCreate(kassa, merchant, text);
-        expectDeliberate(response, [201, 400]);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.anything().map((value) => JSON.stringify(value) ?? ''),
+        ),
+        async (text) => {
+          const response = await postCreate(kassa, merchant, text);
+          expectDeliberate(response, [201, 400]);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -141,26 +175,41 @@ describe('POST /checkout-sessions (signed)', () => {
 
   it('random baskets of exact decimals → exact totals and amounts rounded up', async () => {
     const price = fc
-      .tuple(fc.bigInt({ min: 0n, max: 999_999_999_999n }), fc.integer({ min: 0, max: 8 }), fc.bigInt({ min: 0n, max: 99_999_999n }))
-      .map(([whole, places, fraction]) => (places === 0 ? `${whole}` : `${whole}.${fraction.toString().padStart(8, '0').slice(0, places)}`));
+      .tuple(
+        fc.bigInt({ min: 0n, max: 999_999_999_999n }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.bigInt({ min: 0n, max: 99_999_999n }),
+      )
+      .map(([whole, places, fraction]) =>
+        places === 0 ? `${whole}` : `${whole}.${fraction.toString().padStart(8, '0').slice(0, places)}`,
+      );
     const item = fc.record({ quantity: fc.integer({ min: 1, max: 1_000_000 }), unit_price: price });
     await fc.assert(
-      fc.asyncProperty(fc.array(item, { minLength: 1, maxLength: 4 }), fc.constantFrom('USD', 'eur', 'JPY', 'GBP', 'chf'), async (items, currency) => {
-        const body = rawJson(
-          checkoutRequest({ currency, items: items.map((i, n) => ({ name: `Item ${n}`, quantity: i.quantity, unit_price: num(i.unit_price) })) }),
-        );
-        const response = await postCreate(kassa, merchant, body);
-        const total = items.reduce((sum, i) => sum.plus(exact(i.unit_price).times(i.quantity)), exact(0));
-        if (total.isZero()) {
-          expectErrorBody(response, 400, ['total amount must be greater than 0']);
-          return;
-        }
-        expect(response.status, JSON.stringify(response.body)).toBe(201);
-        expect(response.body.total_amount_fiat).toBe(total.toFixed(8));
-        expect(response.body.fiat_currency).toBe(currency.toUpperCase());
-        expect(response.body.items.map((i: { unit_price: string }) => i.unit_price)).toEqual(items.map((i) => exact(i.unit_price).toFixed(8)));
-        expectConsistentMerchantView(response.body);
-      }),
+      fc.asyncProperty(
+        fc.array(item, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom('USD', 'eur', 'JPY', 'GBP', 'chf'),
+        async (items, currency) => {
+          const body = rawJson(
+            checkoutRequest({
+              currency,
+              items: items.map((i, n) => ({ name: `Item ${n}`, quantity: i.quantity, unit_price: num(i.unit_price) })),
+            }),
+          );
+          const response = await postCreate(kassa, merchant, body);
+          const total = items.reduce((sum, i) => sum.plus(exact(i.unit_price).times(i.quantity)), exact(0));
+          if (total.isZero()) {
+            expectErrorBody(response, 400, ['total amount must be greater than 0']);
+            return;
+          }
+          expect(response.status, JSON.stringify(response.body)).toBe(201);
+          expect(response.body.total_amount_fiat).toBe(total.toFixed(8));
+          expect(response.body.fiat_currency).toBe(currency.toUpperCase());
+          expect(response.body.items.map((i: { unit_price: string }) => i.unit_price)).toEqual(
+            items.map((i) => exact(i.unit_price).toFixed(8)),
+          );
+          expectConsistentMerchantView(response.body);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -225,7 +274,11 @@ describe('GET /checkout-sessions/:id', () => {
   const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
   it('any path id → 400 (not a UUID) or 404 (unknown UUID), never 5xx', async () => {
-    const id = fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }), fc.uuid(), fc.uuid().map((u) => u.toUpperCase()));
+    const id = fc.oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }),
+      fc.uuid(),
+      fc.uuid().map((u) => u.toUpperCase()),
+    );
     await fc.assert(
       fc.asyncProperty(id, async (raw) => {
         fc.pre(raw !== '.' && raw !== '..'); // path segments a URL resolves away

@@ -5,7 +5,15 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
-import { controllableClock, createSession, expectErrorBody, isEmbedded, postBind, postCreate, writtenRows } from '../support/rest-kassa.js';
+import {
+  controllableClock,
+  createSession,
+  expectErrorBody,
+  isEmbedded,
+  postBind,
+  postCreate,
+  writtenRows,
+} from '../support/rest-kassa.js';
 import { signedRequest } from '../support/webhooks.js';
 
 /**
@@ -32,7 +40,10 @@ let testClock = freshWindowClock();
 beforeEach(() => {
   testClock = freshWindowClock();
 });
-async function open(env: Record<string, string>, options: Omit<Parameters<typeof startTestKassa>[0] & object, 'env'> = {}): Promise<TestKassa> {
+async function open(
+  env: Record<string, string>,
+  options: Omit<Parameters<typeof startTestKassa>[0] & object, 'env'> = {},
+): Promise<TestKassa> {
   const kassa = await startTestKassa({ env, clock: testClock, ...options });
   opened.push(kassa);
   return kassa;
@@ -57,7 +68,11 @@ const badSignature = (kassa: TestKassa, merchant: TestMerchant, forwardedFor?: s
   const request = kassa.http
     .post('/checkout-sessions')
     .set('Content-Type', 'application/json')
-    .set({ 'X-Service-Key': merchant.apiKey, 'X-Service-Timestamp': String(Date.now()), 'X-Service-Signature': 'ab'.repeat(32) });
+    .set({
+      'X-Service-Key': merchant.apiKey,
+      'X-Service-Timestamp': String(Date.now()),
+      'X-Service-Signature': 'ab'.repeat(32),
+    });
   if (forwardedFor) request.set('X-Forwarded-For', forwardedFor);
   return request.send(JSON.stringify(checkoutRequest()));
 };
@@ -69,7 +84,10 @@ describe('failed signature checks per client address', () => {
     const kassa = await open({ KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' });
     const merchant = await createMerchant(kassa.ctx);
     for (let i = 0; i < 3; i++) expectErrorBody(await badSignature(kassa, merchant), 401);
-    expectTooMany(await badSignature(kassa, merchant), /^Too many failed signature checks from this address: at most 3 per 60 s; retry after \d+ s$/);
+    expectTooMany(
+      await badSignature(kassa, merchant),
+      /^Too many failed signature checks from this address: at most 3 per 60 s; retry after \d+ s$/,
+    );
     // Any signed route, any failure: unsigned calls to the feed count as well, and are refused now.
     expectTooMany(await kassa.http.get('/events'), /^Too many failed signature checks/);
     expectTooMany(await postCreate(kassa, merchant, checkoutRequest()), /^Too many failed signature checks/);
@@ -81,7 +99,10 @@ describe('failed signature checks per client address', () => {
     const start = Math.ceil(Date.now() / 60_000) * 60_000 + 1_000;
     time.freeze(start);
     // The frozen clock runs up to two minutes ahead of the rates fetched at start: keep them fresh.
-    const kassa = await open({ KASSA_RATE_LIMIT_AUTH_FAILURES: '2/1m', KASSA_RATES_MAX_AGE_SECONDS: '600' }, { clock: time.clock });
+    const kassa = await open(
+      { KASSA_RATE_LIMIT_AUTH_FAILURES: '2/1m', KASSA_RATES_MAX_AGE_SECONDS: '600' },
+      { clock: time.clock },
+    );
     const merchant = await createMerchant(kassa.ctx);
     expectErrorBody(await kassa.http.get('/webhook-endpoints'), 401);
     expectErrorBody(await kassa.http.get('/events'), 401);
@@ -96,11 +117,18 @@ describe('creates per API key', () => {
   it('the limit is per key: a burst on one key → 429 (nothing written), another key of the organisation still creates', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '3/1m' });
     const merchant = await createMerchant(kassa.ctx);
-    for (let i = 0; i < 3; i++) await createSession(kassa, merchant, checkoutRequest(), { idempotencyKey: i === 2 ? 'order-1' : undefined });
+    for (let i = 0; i < 3; i++)
+      await createSession(kassa, merchant, checkoutRequest(), { idempotencyKey: i === 2 ? 'order-1' : undefined });
     const before = await writtenRows(kassa, merchant.organisationId);
-    expectTooMany(await postCreate(kassa, merchant, checkoutRequest()), /^Too many checkout sessions created with this API key: at most 3 per 60 s; retry after \d+ s$/);
+    expectTooMany(
+      await postCreate(kassa, merchant, checkoutRequest()),
+      /^Too many checkout sessions created with this API key: at most 3 per 60 s; retry after \d+ s$/,
+    );
     // An idempotent replay is a create call too.
-    expectTooMany(await postCreate(kassa, merchant, checkoutRequest(), { idempotencyKey: 'order-1' }), /^Too many checkout sessions created/);
+    expectTooMany(
+      await postCreate(kassa, merchant, checkoutRequest(), { idempotencyKey: 'order-1' }),
+      /^Too many checkout sessions created/,
+    );
     expect(await writtenRows(kassa, merchant.organisationId)).toEqual(before);
     const second = await createApiKey(kassa.ctx, merchant.organisationId);
     expect((await postCreate(kassa, second, checkoutRequest())).status).toBe(201);
@@ -120,12 +148,18 @@ describe('binds per session and per address', () => {
   it('per session: a burst of binds on one session → 429; other sessions are not affected', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_BIND_SESSION: '3/1m' });
     const merchant = await createMerchant(kassa.ctx);
-    const [one, other] = [await createSession(kassa, merchant, checkoutRequest()), await createSession(kassa, merchant, checkoutRequest())];
+    const [one, other] = [
+      await createSession(kassa, merchant, checkoutRequest()),
+      await createSession(kassa, merchant, checkoutRequest()),
+    ];
     // Idempotent repeats and further candidates count alike: each is work for the server.
     expect((await postBind(kassa, one.session_id, BIND(1))).status).toBe(200);
     expect((await postBind(kassa, one.session_id, BIND(1))).status).toBe(200);
     expect((await postBind(kassa, one.session_id, BIND(2))).status).toBe(200);
-    expectTooMany(await postBind(kassa, one.session_id, BIND(1)), /^Too many binds of this checkout session: at most 3 per 60 s; retry after \d+ s$/);
+    expectTooMany(
+      await postBind(kassa, one.session_id, BIND(1)),
+      /^Too many binds of this checkout session: at most 3 per 60 s; retry after \d+ s$/,
+    );
     expect((await postBind(kassa, other.session_id, BIND(3))).status).toBe(200);
   });
 
@@ -136,8 +170,13 @@ describe('binds per session and per address', () => {
     for (let i = 0; i < 3; i++) sessions.push(await createSession(kassa, merchant, checkoutRequest()));
     expect((await postBind(kassa, sessions[0]!.session_id, BIND(11))).status).toBe(200);
     expect((await postBind(kassa, sessions[1]!.session_id, BIND(12))).status).toBe(200);
-    expectTooMany(await postBind(kassa, sessions[2]!.session_id, BIND(13)), /^Too many binds from this address: at most 2 per 60 s; retry after \d+ s$/);
-    const session = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({ where: { id: sessions[2]!.session_id } });
+    expectTooMany(
+      await postBind(kassa, sessions[2]!.session_id, BIND(13)),
+      /^Too many binds from this address: at most 2 per 60 s; retry after \d+ s$/,
+    );
+    const session = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({
+      where: { id: sessions[2]!.session_id },
+    });
     expect(session.boundTxHash).toBeNull();
   });
 });
@@ -174,7 +213,10 @@ describe('TRUST_PROXY decides whose address counts', () => {
     expectErrorBody(await badSignature(kassa, merchant, '203.0.113.1'), 401);
     expectTooMany(await badSignature(kassa, merchant, '203.0.113.1'), /^Too many failed signature checks/);
     // A client cannot pose as someone else by prepending addresses: the proxy appends the real one last.
-    expectTooMany(await badSignature(kassa, merchant, '198.51.100.7, 203.0.113.1'), /^Too many failed signature checks/);
+    expectTooMany(
+      await badSignature(kassa, merchant, '198.51.100.7, 203.0.113.1'),
+      /^Too many failed signature checks/,
+    );
     expectErrorBody(await badSignature(kassa, merchant, '203.0.113.1, 198.51.100.7'), 401);
   });
 
@@ -183,7 +225,10 @@ describe('TRUST_PROXY decides whose address counts', () => {
     const merchant = await createMerchant(kassa.ctx);
     expectErrorBody(await badSignature(kassa, merchant, '2001:db8:1:2::1'), 401);
     expectErrorBody(await badSignature(kassa, merchant, '2001:db8:1:2:ffff:ffff:ffff:ffff'), 401);
-    expectTooMany(await badSignature(kassa, merchant, '2001:0db8:0001:0002::abcd'), /^Too many failed signature checks/);
+    expectTooMany(
+      await badSignature(kassa, merchant, '2001:0db8:0001:0002::abcd'),
+      /^Too many failed signature checks/,
+    );
     expectErrorBody(await badSignature(kassa, merchant, '2001:db8:1:3::1'), 401);
   });
 });
@@ -195,67 +240,86 @@ describe('where the counters live', () => {
   });
   afterAll(() => database?.drop());
 
-  it.skipIf(isEmbedded)('PostgreSQL: two instances share the counters, so a burst split across them still trips the limit', async () => {
-    const env = { KASSA_RATE_LIMIT_CREATE: '4/1m', KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
-    const [first, second] = [await open(env, { database }), await open(env, { database })];
-    const merchant = await createMerchant(first.ctx);
-    for (const kassa of [first, second, first, second]) expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
-    expectTooMany(await postCreate(first, merchant, checkoutRequest()), /^Too many checkout sessions created/);
-    expectTooMany(await postCreate(second, merchant, checkoutRequest()), /^Too many checkout sessions created/);
+  it.skipIf(isEmbedded)(
+    'PostgreSQL: two instances share the counters, so a burst split across them still trips the limit',
+    async () => {
+      const env = { KASSA_RATE_LIMIT_CREATE: '4/1m', KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
+      const [first, second] = [await open(env, { database }), await open(env, { database })];
+      const merchant = await createMerchant(first.ctx);
+      for (const kassa of [first, second, first, second])
+        expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
+      expectTooMany(await postCreate(first, merchant, checkoutRequest()), /^Too many checkout sessions created/);
+      expectTooMany(await postCreate(second, merchant, checkoutRequest()), /^Too many checkout sessions created/);
 
-    expectErrorBody(await badSignature(first, merchant), 401);
-    expectErrorBody(await badSignature(second, merchant), 401);
-    expectErrorBody(await badSignature(first, merchant), 401);
-    expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
-    expect(await first.runtime.db.prisma.rateLimitCounter.count()).toBeGreaterThan(0);
-  });
+      expectErrorBody(await badSignature(first, merchant), 401);
+      expectErrorBody(await badSignature(second, merchant), 401);
+      expectErrorBody(await badSignature(first, merchant), 401);
+      expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
+      expect(await first.runtime.db.prisma.rateLimitCounter.count()).toBeGreaterThan(0);
+    },
+  );
 
   // As docs/api/rest.md#rate-limits says ("Failed signatures on several instances").
-  it.skipIf(isEmbedded)('PostgreSQL: the failed-signature block reaches another instance only at the address’s ' +
-    'next failure there', async () => {
-    const env = { KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
-    // A window of its own: the tests before it counted failures from 127.0.0.1 in the shared database (still within the ±5 minutes of signatures).
-    const clock = () => new Date(testClock().getTime() + 3 * 60_000);
-    const [first, second] = [await open(env, { database, clock }), await open(env, { database, clock })];
-    const merchant = await createMerchant(first.ctx);
-    for (let i = 0; i < 3; i++) expectErrorBody(await badSignature(first, merchant), 401);
-    expectTooMany(await badSignature(first, merchant), /^Too many failed signature checks/);
-    expectTooMany(await signedRequest(first, merchant, 'get', '/events'), /^Too many failed signature checks/);
-    // The other instance has not seen a failure from this address: a correct signature is still accepted there.
-    expect((await signedRequest(second, merchant, 'get', '/events')).status).toBe(200);
-    // Its next failure there reads the shared count: refused, and from then on correct signatures too.
-    expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
-    expectTooMany(await signedRequest(second, merchant, 'get', '/events'), /^Too many failed signature checks/);
-  });
+  it.skipIf(isEmbedded)(
+    'PostgreSQL: the failed-signature block reaches another instance only at the address’s ' + 'next failure there',
+    async () => {
+      const env = { KASSA_RATE_LIMIT_AUTH_FAILURES: '3/1m' };
+      // A window of its own: the tests before it counted failures from 127.0.0.1 in the shared database (still within the ±5 minutes of signatures).
+      const clock = () => new Date(testClock().getTime() + 3 * 60_000);
+      const [first, second] = [await open(env, { database, clock }), await open(env, { database, clock })];
+      const merchant = await createMerchant(first.ctx);
+      for (let i = 0; i < 3; i++) expectErrorBody(await badSignature(first, merchant), 401);
+      expectTooMany(await badSignature(first, merchant), /^Too many failed signature checks/);
+      expectTooMany(await signedRequest(first, merchant, 'get', '/events'), /^Too many failed signature checks/);
+      // The other instance has not seen a failure from this address: a correct signature is still accepted there.
+      expect((await signedRequest(second, merchant, 'get', '/events')).status).toBe(200);
+      // Its next failure there reads the shared count: refused, and from then on correct signatures too.
+      expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
+      expectTooMany(await signedRequest(second, merchant, 'get', '/events'), /^Too many failed signature checks/);
+    },
+  );
 
-  it.skipIf(isEmbedded)('PostgreSQL, far from the limit: a hit is counted in memory and written a moment later, in the shared counters', async () => {
-    const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '1000/1m' });
-    const merchant = await createMerchant(kassa.ctx);
-    await createSession(kassa, merchant, checkoutRequest());
-    expect(await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })).toBe(0);
-    const deadline = Date.now() + 5_000;
-    while ((await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })) === 0) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect((await kassa.runtime.db.prisma.rateLimitCounter.findFirst({ where: { key: { startsWith: 'create:' } } }))!.hits).toBe(1);
-  });
+  it.skipIf(isEmbedded)(
+    'PostgreSQL, far from the limit: a hit is counted in memory and written a moment later, in the shared counters',
+    async () => {
+      const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '1000/1m' });
+      const merchant = await createMerchant(kassa.ctx);
+      await createSession(kassa, merchant, checkoutRequest());
+      expect(await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })).toBe(
+        0,
+      );
+      const deadline = Date.now() + 5_000;
+      while (
+        (await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })) === 0
+      ) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(
+        (await kassa.runtime.db.prisma.rateLimitCounter.findFirst({ where: { key: { startsWith: 'create:' } } }))!.hits,
+      ).toBe(1);
+    },
+  );
 
-  it.skipIf(isEmbedded)('PostgreSQL: a burst split across two instances passes the limit by at most one instance’s budget (1/20 of it), never refuses early', async () => {
-    const env = { KASSA_RATE_LIMIT_CREATE: '40/1m' };
-    const [first, second] = [await open(env, { database }), await open(env, { database })];
-    const merchant = await createMerchant(first.ctx);
-    const statuses: number[] = [];
-    for (let round = 0; round < 30; round += 1) {
-      for (const kassa of [first, second]) statuses.push((await postCreate(kassa, merchant, checkoutRequest())).status);
-    }
-    const created = statuses.filter((status) => status === 201).length;
-    expect(created).toBeGreaterThanOrEqual(40);
-    expect(created).toBeLessThanOrEqual(42);
-    expect(statuses.filter((status) => status === 429)).toHaveLength(statuses.length - created);
-    // After the first 429, only the other instance's unwritten budget may still pass.
-    expect(statuses.slice(statuses.indexOf(429)).filter((status) => status === 201).length).toBeLessThanOrEqual(2);
-  });
+  it.skipIf(isEmbedded)(
+    'PostgreSQL: a burst split across two instances passes the limit by at most one instance’s budget (1/20 of it), never refuses early',
+    async () => {
+      const env = { KASSA_RATE_LIMIT_CREATE: '40/1m' };
+      const [first, second] = [await open(env, { database }), await open(env, { database })];
+      const merchant = await createMerchant(first.ctx);
+      const statuses: number[] = [];
+      for (let round = 0; round < 30; round += 1) {
+        for (const kassa of [first, second])
+          statuses.push((await postCreate(kassa, merchant, checkoutRequest())).status);
+      }
+      const created = statuses.filter((status) => status === 201).length;
+      expect(created).toBeGreaterThanOrEqual(40);
+      expect(created).toBeLessThanOrEqual(42);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(statuses.length - created);
+      // After the first 429, only the other instance's unwritten budget may still pass.
+      expect(statuses.slice(statuses.indexOf(429)).filter((status) => status === 201).length).toBeLessThanOrEqual(2);
+    },
+  );
 
   it.skipIf(!isEmbedded)('embedded: the counters are in memory, nothing is written to the database', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '2/1m' }, { database });

@@ -13,9 +13,11 @@ import { controllableClock, expectErrorBody, isEmbedded, writtenRows } from '../
  * Signatures here are computed independently of src/domain/signatures.ts.
  */
 
-const BAD_REQUEST_SIGNATURE = 'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of this request';
+const BAD_REQUEST_SIGNATURE =
+  'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of this request';
 const BAD_CREATE_SIGNATURE = 'Invalid signature: X-Service-Signature does not match the request body and timestamp';
-const REPLAYED = 'Replayed request: this X-Service-Signature was already accepted once; sign every request afresh with a new X-Service-Timestamp';
+const REPLAYED =
+  'Replayed request: this X-Service-Signature was already accepted once; sign every request afresh with a new X-Service-Timestamp';
 
 const hmac = (secret: string, text: string) => createHmac('sha256', secret).update(text, 'utf8').digest('hex');
 
@@ -24,7 +26,13 @@ interface Signed {
 }
 
 /** The management scheme: `{ts}.{METHOD}.{path?query}.{body}`. */
-function signRequest(merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, method: string, target: string, body = '', timestamp = nextTimestamp()): Signed {
+function signRequest(
+  merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>,
+  method: string,
+  target: string,
+  body = '',
+  timestamp = nextTimestamp(),
+): Signed {
   return {
     headers: {
       'X-Service-Key': merchant.apiKey,
@@ -35,7 +43,11 @@ function signRequest(merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, metho
 }
 
 /** Create: `{ts}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call). */
-function signCreate(merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, body: string, timestamp = nextTimestamp()): Signed {
+function signCreate(
+  merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>,
+  body: string,
+  timestamp = nextTimestamp(),
+): Signed {
   return {
     headers: {
       'X-Service-Key': merchant.apiKey,
@@ -53,7 +65,13 @@ function nextTimestamp(base = Date.now()): number {
 }
 
 /** Sends exactly these headers and body (JSON content type when there is a body). */
-function send(kassa: TestKassa, method: 'get' | 'post' | 'patch' | 'delete', target: string, signed: Signed, body?: string) {
+function send(
+  kassa: TestKassa,
+  method: 'get' | 'post' | 'patch' | 'delete',
+  target: string,
+  signed: Signed,
+  body?: string,
+) {
   const request = kassa.http[method](target).set(signed.headers);
   return body === undefined ? request : request.set('Content-Type', 'application/json').send(body);
 }
@@ -67,7 +85,13 @@ describe('one instance', () => {
     kassa = await startTestKassa();
     merchant = await createMerchant(kassa.ctx);
     const body = JSON.stringify({ url: 'http://127.0.0.1:9/hooks' });
-    const created = await send(kassa, 'post', '/webhook-endpoints', signRequest(merchant, 'POST', '/webhook-endpoints', body), body);
+    const created = await send(
+      kassa,
+      'post',
+      '/webhook-endpoints',
+      signRequest(merchant, 'POST', '/webhook-endpoints', body),
+      body,
+    );
     expect(created.status).toBe(201);
     endpointId = created.body.id;
   });
@@ -75,24 +99,47 @@ describe('one instance', () => {
 
   describe('management routes sign {timestamp}.{METHOD}.{path?query}.{body}', () => {
     it('accepts GET, PATCH, POST and DELETE signed so', async () => {
-      expect((await send(kassa, 'get', '/webhook-endpoints', signRequest(merchant, 'GET', '/webhook-endpoints'))).status).toBe(200);
+      expect(
+        (await send(kassa, 'get', '/webhook-endpoints', signRequest(merchant, 'GET', '/webhook-endpoints'))).status,
+      ).toBe(200);
       const one = `/webhook-endpoints/${endpointId}`;
       expect((await send(kassa, 'get', one, signRequest(merchant, 'GET', one))).body.id).toBe(endpointId);
       const patch = JSON.stringify({ enabled: true });
       expect((await send(kassa, 'patch', one, signRequest(merchant, 'PATCH', one, patch), patch)).status).toBe(200);
-      expect((await send(kassa, 'get', '/events?limit=5', signRequest(merchant, 'GET', '/events?limit=5'))).status).toBe(200);
+      expect(
+        (await send(kassa, 'get', '/events?limit=5', signRequest(merchant, 'GET', '/events?limit=5'))).status,
+      ).toBe(200);
       const body = JSON.stringify({ url: 'http://127.0.0.1:9/other' });
-      const other = (await send(kassa, 'post', '/webhook-endpoints', signRequest(merchant, 'POST', '/webhook-endpoints', body), body)).body.id as string;
+      const other = (
+        await send(kassa, 'post', '/webhook-endpoints', signRequest(merchant, 'POST', '/webhook-endpoints', body), body)
+      ).body.id as string;
       const rotate = `/webhook-endpoints/${other}/rotate-secret`;
       expect((await send(kassa, 'post', rotate, signRequest(merchant, 'POST', rotate))).status).toBe(200);
-      expect((await send(kassa, 'delete', `/webhook-endpoints/${other}`, signRequest(merchant, 'DELETE', `/webhook-endpoints/${other}`))).status).toBe(204);
+      expect(
+        (
+          await send(
+            kassa,
+            'delete',
+            `/webhook-endpoints/${other}`,
+            signRequest(merchant, 'DELETE', `/webhook-endpoints/${other}`),
+          )
+        ).status,
+      ).toBe(204);
     });
 
     it('refuses the create scheme {timestamp}.{body} there', async () => {
       expectErrorBody(await send(kassa, 'get', '/events', signCreate(merchant, '')), 401, BAD_REQUEST_SIGNATURE);
-      expectErrorBody(await send(kassa, 'get', '/webhook-endpoints', signCreate(merchant, '')), 401, BAD_REQUEST_SIGNATURE);
+      expectErrorBody(
+        await send(kassa, 'get', '/webhook-endpoints', signCreate(merchant, '')),
+        401,
+        BAD_REQUEST_SIGNATURE,
+      );
       const body = JSON.stringify({ url: 'http://127.0.0.1:9/old-scheme' });
-      expectErrorBody(await send(kassa, 'post', '/webhook-endpoints', signCreate(merchant, body), body), 401, BAD_REQUEST_SIGNATURE);
+      expectErrorBody(
+        await send(kassa, 'post', '/webhook-endpoints', signCreate(merchant, body), body),
+        401,
+        BAD_REQUEST_SIGNATURE,
+      );
     });
 
     it('a captured GET /events signature fits no other route, method or query', async () => {
@@ -127,16 +174,34 @@ describe('one instance', () => {
       const sent = `/webhook-endpoints/%${endpointId.charCodeAt(0).toString(16)}${endpointId.slice(1)}`;
       expect(sent).not.toBe(`/webhook-endpoints/${endpointId}`);
       expect((await send(kassa, 'get', sent, signRequest(merchant, 'GET', sent))).body.id).toBe(endpointId);
-      expectErrorBody(await send(kassa, 'get', sent, signRequest(merchant, 'GET', `/webhook-endpoints/${endpointId}`)), 401, BAD_REQUEST_SIGNATURE);
+      expectErrorBody(
+        await send(kassa, 'get', sent, signRequest(merchant, 'GET', `/webhook-endpoints/${endpointId}`)),
+        401,
+        BAD_REQUEST_SIGNATURE,
+      );
       const query = `/events?limit=5&session_id=${endpointId}`;
       const reordered = `/events?session_id=${endpointId}&limit=5`;
       expect((await send(kassa, 'get', query, signRequest(merchant, 'GET', query))).status).toBe(200);
-      expectErrorBody(await send(kassa, 'get', query, signRequest(merchant, 'GET', reordered)), 401, BAD_REQUEST_SIGNATURE);
+      expectErrorBody(
+        await send(kassa, 'get', query, signRequest(merchant, 'GET', reordered)),
+        401,
+        BAD_REQUEST_SIGNATURE,
+      );
     });
 
     it('refuses the management scheme on create, which keeps its own', async () => {
       const body = JSON.stringify(checkoutRequest());
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signRequest(merchant, 'POST', '/checkout-sessions', body), body), 401, BAD_CREATE_SIGNATURE);
+      expectErrorBody(
+        await send(
+          kassa,
+          'post',
+          '/checkout-sessions',
+          signRequest(merchant, 'POST', '/checkout-sessions', body),
+          body,
+        ),
+        401,
+        BAD_CREATE_SIGNATURE,
+      );
       expect((await send(kassa, 'post', '/checkout-sessions', signCreate(merchant, body), body)).status).toBe(201);
     });
   });
@@ -146,7 +211,9 @@ describe('one instance', () => {
       const signed = signRequest(merchant, 'GET', '/webhook-endpoints');
       expect((await send(kassa, 'get', '/webhook-endpoints', signed)).status).toBe(200);
       expectErrorBody(await send(kassa, 'get', '/webhook-endpoints', signed), 401, REPLAYED);
-      expect((await send(kassa, 'get', '/webhook-endpoints', signRequest(merchant, 'GET', '/webhook-endpoints'))).status).toBe(200);
+      expect(
+        (await send(kassa, 'get', '/webhook-endpoints', signRequest(merchant, 'GET', '/webhook-endpoints'))).status,
+      ).toBe(200);
     });
 
     it('a replayed rotate-secret (whose answer holds the new secret) → 401 and no second rotation', async () => {
@@ -164,7 +231,9 @@ describe('one instance', () => {
     it('the same signature in upper-case hex is the same signature', async () => {
       const signed = signRequest(merchant, 'GET', '/events');
       expect((await send(kassa, 'get', '/events', signed)).status).toBe(200);
-      const shouted = { headers: { ...signed.headers, 'X-Service-Signature': signed.headers['X-Service-Signature']!.toUpperCase() } };
+      const shouted = {
+        headers: { ...signed.headers, 'X-Service-Signature': signed.headers['X-Service-Signature']!.toUpperCase() },
+      };
       expectErrorBody(await send(kassa, 'get', '/events', shouted), 401, REPLAYED);
     });
 
@@ -218,38 +287,51 @@ describe('the replay cache is in the database', () => {
   });
   afterAll(() => database?.drop());
 
-  it.skipIf(isEmbedded)('two instances on one PostgreSQL: a request accepted by one is refused by the other', async () => {
-    const [first, second] = [await open(), await open()];
-    const merchant = await createMerchant(first.ctx);
-    const signed = signRequest(merchant, 'GET', '/events');
-    expect((await send(first, 'get', '/events', signed)).status).toBe(200);
-    expectErrorBody(await send(second, 'get', '/events', signed), 401, REPLAYED);
+  it.skipIf(isEmbedded)(
+    'two instances on one PostgreSQL: a request accepted by one is refused by the other',
+    async () => {
+      const [first, second] = [await open(), await open()];
+      const merchant = await createMerchant(first.ctx);
+      const signed = signRequest(merchant, 'GET', '/events');
+      expect((await send(first, 'get', '/events', signed)).status).toBe(200);
+      expectErrorBody(await send(second, 'get', '/events', signed), 401, REPLAYED);
 
-    const body = JSON.stringify(checkoutRequest());
-    const create = signCreate(merchant, body);
-    expect((await send(second, 'post', '/checkout-sessions', create, body)).status).toBe(201);
-    expectErrorBody(await send(first, 'post', '/checkout-sessions', create, body), 401, REPLAYED);
-    expect((await writtenRows(first, merchant.organisationId)).sessions).toBe(1);
-  });
+      const body = JSON.stringify(checkoutRequest());
+      const create = signCreate(merchant, body);
+      expect((await send(second, 'post', '/checkout-sessions', create, body)).status).toBe(201);
+      expectErrorBody(await send(first, 'post', '/checkout-sessions', create, body), 401, REPLAYED);
+      expect((await writtenRows(first, merchant.organisationId)).sessions).toBe(1);
+    },
+  );
 
-  it.skipIf(isEmbedded)('two instances at once: of 10 copies of one request sent to both, exactly one is accepted', async () => {
-    const [first, second] = [await open(), await open()];
-    const merchant = await createMerchant(first.ctx);
-    const signed = signRequest(merchant, 'GET', '/webhook-endpoints');
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 ? first : second, 'get', '/webhook-endpoints', signed)));
-    expect(answers.map((answer) => answer.status).sort()).toEqual([200, ...Array(9).fill(401)]);
-  });
+  it.skipIf(isEmbedded)(
+    'two instances at once: of 10 copies of one request sent to both, exactly one is accepted',
+    async () => {
+      const [first, second] = [await open(), await open()];
+      const merchant = await createMerchant(first.ctx);
+      const signed = signRequest(merchant, 'GET', '/webhook-endpoints');
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => send(i % 2 ? first : second, 'get', '/webhook-endpoints', signed)),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, ...Array(9).fill(401)]);
+    },
+  );
 
-  it.skipIf(isEmbedded)('two instances at once: of 10 copies of one signed create, exactly one creates; the rest are replays and write nothing', async () => {
-    const [first, second] = [await open(), await open()];
-    const merchant = await createMerchant(first.ctx);
-    const body = JSON.stringify(checkoutRequest());
-    const create = signCreate(merchant, body);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 ? first : second, 'post', '/checkout-sessions', create, body)));
-    expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(401)]);
-    for (const refused of answers.filter((answer) => answer.status === 401)) expectErrorBody(refused, 401, REPLAYED);
-    expect(await writtenRows(first, merchant.organisationId)).toMatchObject({ sessions: 1, history: 1, outbox: 1 });
-  });
+  it.skipIf(isEmbedded)(
+    'two instances at once: of 10 copies of one signed create, exactly one creates; the rest are replays and write nothing',
+    async () => {
+      const [first, second] = [await open(), await open()];
+      const merchant = await createMerchant(first.ctx);
+      const body = JSON.stringify(checkoutRequest());
+      const create = signCreate(merchant, body);
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => send(i % 2 ? first : second, 'post', '/checkout-sessions', create, body)),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(401)]);
+      for (const refused of answers.filter((answer) => answer.status === 401)) expectErrorBody(refused, 401, REPLAYED);
+      expect(await writtenRows(first, merchant.organisationId)).toMatchObject({ sessions: 1, history: 1, outbox: 1 });
+    },
+  );
 
   it('a restarted instance still refuses a signature accepted before the restart', async () => {
     const before = await open();
@@ -269,16 +351,24 @@ describe('the replay cache is in the database', () => {
     const merchant = await createMerchant(kassa.ctx);
     const signed = signRequest(merchant, 'GET', '/events', '', start);
     expect((await send(kassa, 'get', '/events', signed)).status).toBe(200);
-    const signatures = () => kassa.runtime.db.prisma.requestSignature.count({ where: { signature: signed.headers['X-Service-Signature'] } });
+    const signatures = () =>
+      kassa.runtime.db.prisma.requestSignature.count({ where: { signature: signed.headers['X-Service-Signature'] } });
     expect(await signatures()).toBe(1);
     // Five minutes on, the timestamp is still acceptable: still a replay.
     time.freeze(start + 5 * 60_000);
     expectErrorBody(await send(kassa, 'get', '/events', signed), 401, REPLAYED);
     // Past the window (and the minute allowed for clocks of instances that differ), the entry goes with the next signed call.
     time.freeze(start + 6 * 60_000 + 1_000);
-    expect((await send(kassa, 'get', '/events', signRequest(merchant, 'GET', '/events', '', start + 6 * 60_000 + 1_000))).status).toBe(200);
+    expect(
+      (await send(kassa, 'get', '/events', signRequest(merchant, 'GET', '/events', '', start + 6 * 60_000 + 1_000)))
+        .status,
+    ).toBe(200);
     await expect.poll(signatures).toBe(0);
     // The old signature now fails on its timestamp, as any stale one does.
-    expectErrorBody(await send(kassa, 'get', '/events', signed), 401, 'X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time');
+    expectErrorBody(
+      await send(kassa, 'get', '/events', signed),
+      401,
+      'X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time',
+    );
   });
 });

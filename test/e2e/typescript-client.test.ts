@@ -4,7 +4,16 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KassaClient, KassaError, KassaNetworkError, verifyWebhook, WebhookVerificationError, type BindResult, type KassaEvent, type PublicSession } from '../../clients/typescript/src/index.js';
+import {
+  KassaClient,
+  KassaError,
+  KassaNetworkError,
+  verifyWebhook,
+  WebhookVerificationError,
+  type BindResult,
+  type KassaEvent,
+  type PublicSession,
+} from '../../clients/typescript/src/index.js';
 import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
@@ -54,7 +63,11 @@ describe('KassaClient', () => {
     expect(telegramId).toBeNull();
     expect(read.user.email).toBe('payer@example.com');
     expect(read.requires_payer_identity).toBeTypeOf('boolean');
-    const bound: BindResult = await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337', crypto_currency: 'ETH' });
+    const bound: BindResult = await client.bindTransaction(created.session_id, {
+      tx_hash: txHash(0xc11),
+      chain_id: '31337',
+      crypto_currency: 'ETH',
+    });
     expect(bound).toEqual({
       session_id: created.session_id,
       bound_tx_hash: txHash(0xc11).toLowerCase(),
@@ -63,11 +76,15 @@ describe('KassaClient', () => {
       status: bound.status,
       idempotent: false,
     });
-    expect((await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337' })).idempotent).toBe(true);
+    expect(
+      (await client.bindTransaction(created.session_id, { tx_hash: txHash(0xc11), chain_id: '31337' })).idempotent,
+    ).toBe(true);
   });
 
   it('throws KassaError with the status and every message', async () => {
-    const error = await client.createCheckoutSession({ user: { id: '', email: 'x' }, items: [], currency: 'USD' }).catch((e: unknown) => e);
+    const error = await client
+      .createCheckoutSession({ user: { id: '', email: 'x' }, items: [], currency: 'USD' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KassaError);
     expect((error as KassaError).status).toBe(400);
     expect((error as KassaError).messages.length).toBeGreaterThan(1);
@@ -87,18 +104,40 @@ describe('KassaClient', () => {
         server.close(() => resolve(port));
       });
     });
-    const down = new KassaClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, maxRetries: 1 });
+    const down = new KassaClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: merchant.apiKey,
+      apiSecret: merchant.apiSecret,
+      maxRetries: 1,
+    });
     const error = await down.getCheckoutSession('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KassaNetworkError);
     expect(error).toBeInstanceOf(KassaError);
     expect(error).toMatchObject({ name: 'KassaNetworkError', status: 0, body: null, method: 'GET' });
     expect((error as KassaNetworkError).cause).toBeInstanceOf(TypeError);
-    expect((error as KassaNetworkError).messages[0]).toMatch(new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/checkout-sessions/\\S+ failed: fetch failed \\(ECONNREFUSED\\)$`));
+    expect((error as KassaNetworkError).messages[0]).toMatch(
+      new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/checkout-sessions/\\S+ failed: fetch failed \\(ECONNREFUSED\\)$`),
+    );
     // Not retried (a webhook create): the same error type.
-    await expect(down.createWebhookEndpoint({ url: 'https://example.com/hooks' })).rejects.toMatchObject({ name: 'KassaNetworkError', status: 0 });
+    await expect(down.createWebhookEndpoint({ url: 'https://example.com/hooks' })).rejects.toMatchObject({
+      name: 'KassaNetworkError',
+      status: 0,
+    });
     // A timeout is a network failure too.
-    const slow = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, timeoutMs: 1, maxRetries: 0, fetch: (input, init) => new Promise((resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))) });
-    await expect(slow.listEvents()).rejects.toMatchObject({ name: 'KassaNetworkError', status: 0, messages: [expect.stringMatching(/no answer before the timeout$/)] });
+    const slow = new KassaClient({
+      baseUrl: kassa.url,
+      apiKey: merchant.apiKey,
+      apiSecret: merchant.apiSecret,
+      timeoutMs: 1,
+      maxRetries: 0,
+      fetch: (input, init) =>
+        new Promise((resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason))),
+    });
+    await expect(slow.listEvents()).rejects.toMatchObject({
+      name: 'KassaNetworkError',
+      status: 0,
+      messages: [expect.stringMatching(/no answer before the timeout$/)],
+    });
   });
 
   it('the usage example (clients/typescript/examples/usage.ts) compiles under strict', async () => {
@@ -106,7 +145,10 @@ describe('KassaClient', () => {
     const project = fileURLToPath(new URL('../../clients/typescript/examples/tsconfig.json', import.meta.url));
     const result = await promisify(execFile)(process.execPath, [tsc, '-p', project]).then(
       () => ({ code: 0, output: '' }),
-      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        output: error.stdout + error.stderr,
+      }),
     );
     expect(result.output).toBe('');
     expect(result.code).toBe(0);
@@ -126,7 +168,9 @@ describe('KassaClient', () => {
     expect(all.map((e) => e.data.session_id)).toEqual(sessions.map((s) => s.session_id));
     expect(cursor).not.toBeNull();
     expect((await own.listEvents({ after: cursor })).data).toEqual([]);
-    expect((await own.listEvents({ sessionId: sessions[2]!.session_id })).data.map((e) => e.type)).toEqual(['checkout_session.created']);
+    expect((await own.listEvents({ sessionId: sessions[2]!.session_id })).data.map((e) => e.type)).toEqual([
+      'checkout_session.created',
+    ]);
   });
 
   it('manages webhook endpoints and verifies the webhooks Kassa sends, through a rotation', async () => {
@@ -139,12 +183,33 @@ describe('KassaClient', () => {
       expect((await own.listWebhookEndpoints()).map((e) => e.id)).toEqual([endpoint.id]);
       const session = await own.createCheckoutSession(checkoutRequest() as never);
       const [hook] = await receiver.waitFor((list) => list.length >= 1);
-      const event = verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: endpoint.secret });
+      const event = verifyWebhook({
+        rawBody: hook!.rawBody,
+        headers: hook!.headers as Record<string, string>,
+        secret: endpoint.secret,
+      });
       expect(event).toMatchObject({ type: 'checkout_session.created', data: { session_id: session.session_id } });
-      expect(() => verifyWebhook({ rawBody: hook!.rawBody + ' ', headers: hook!.headers as Record<string, string>, secret: endpoint.secret })).toThrow(WebhookVerificationError);
-      expect(() => verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: 'whsec_other' })).toThrow(/No signature/);
       expect(() =>
-        verifyWebhook({ rawBody: hook!.rawBody, headers: hook!.headers as Record<string, string>, secret: endpoint.secret, now: Date.now() + 6 * 60_000 }),
+        verifyWebhook({
+          rawBody: hook!.rawBody + ' ',
+          headers: hook!.headers as Record<string, string>,
+          secret: endpoint.secret,
+        }),
+      ).toThrow(WebhookVerificationError);
+      expect(() =>
+        verifyWebhook({
+          rawBody: hook!.rawBody,
+          headers: hook!.headers as Record<string, string>,
+          secret: 'whsec_other',
+        }),
+      ).toThrow(/No signature/);
+      expect(() =>
+        verifyWebhook({
+          rawBody: hook!.rawBody,
+          headers: hook!.headers as Record<string, string>,
+          secret: endpoint.secret,
+          now: Date.now() + 6 * 60_000,
+        }),
       ).toThrow(/tolerance/);
 
       // After a rotation Kassa signs with both secrets: the new one verifies, and so does the old one until the overlap ends.
@@ -153,7 +218,9 @@ describe('KassaClient', () => {
       const [, second] = await receiver.waitFor((list) => list.length >= 2);
       expect(String(second!.headers['x-service-signature']).split(',')).toHaveLength(2);
       for (const secret of [rotated.secret, endpoint.secret]) {
-        expect(verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers as Record<string, string>, secret }).id).toBe(second!.body.id);
+        expect(
+          verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers as Record<string, string>, secret }).id,
+        ).toBe(second!.body.id);
       }
 
       const patched = await own.updateWebhookEndpoint(endpoint.id, { enabled: false });
@@ -170,10 +237,19 @@ describe('KassaClient', () => {
     const owner = await createMerchant(kassa.ctx);
     const sent: Array<{ url: string; method: string; headers: Record<string, string> }> = [];
     const recording: typeof fetch = (input, init) => {
-      sent.push({ url: String(input), method: init?.method ?? 'GET', headers: { ...(init?.headers as Record<string, string>) } });
+      sent.push({
+        url: String(input),
+        method: init?.method ?? 'GET',
+        headers: { ...(init?.headers as Record<string, string>) },
+      });
       return fetch(input, init);
     };
-    const own = new KassaClient({ baseUrl: kassa.url, apiKey: owner.apiKey, apiSecret: owner.apiSecret, fetch: recording });
+    const own = new KassaClient({
+      baseUrl: kassa.url,
+      apiKey: owner.apiKey,
+      apiSecret: owner.apiSecret,
+      fetch: recording,
+    });
     const sessionId = '00000000-0000-4000-8000-000000000000';
     await own.listEvents({ limit: 3, sessionId });
     const call = sent.at(-1)!;
@@ -182,7 +258,9 @@ describe('KassaClient', () => {
     const timestamp = call.headers['X-Service-Timestamp']!;
     // Independently: HMAC-SHA256 of `{timestamp}.{METHOD}.{path?query}.{body}`
     // (docs/api/rest.md#signing-a-merchant-call).
-    expect(call.headers['X-Service-Signature']).toBe(createHmac('sha256', owner.apiSecret).update(`${timestamp}.GET.${target}.`).digest('hex'));
+    expect(call.headers['X-Service-Signature']).toBe(
+      createHmac('sha256', owner.apiSecret).update(`${timestamp}.GET.${target}.`).digest('hex'),
+    );
     const replay = await fetch(call.url, { headers: call.headers });
     expect(replay.status).toBe(401);
     expect(((await replay.json()) as { message: string }).message).toMatch(/^Replayed request/);
@@ -190,7 +268,9 @@ describe('KassaClient', () => {
     await own.createCheckoutSession(checkoutRequest() as never);
     const create = sent.at(-1)!;
     const body = JSON.stringify(checkoutRequest());
-    expect(create.headers['X-Service-Signature']).toBe(createHmac('sha256', owner.apiSecret).update(`${create.headers['X-Service-Timestamp']}.${body}`).digest('hex'));
+    expect(create.headers['X-Service-Signature']).toBe(
+      createHmac('sha256', owner.apiSecret).update(`${create.headers['X-Service-Timestamp']}.${body}`).digest('hex'),
+    );
   });
 
   it('identical calls in one millisecond, and a retry, are each signed with a timestamp of their own', async () => {
@@ -203,7 +283,12 @@ describe('KassaClient', () => {
       await response.body?.cancel();
       return new Response('{}', { status: 503 });
     };
-    const retrying = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, fetch: lossy });
+    const retrying = new KassaClient({
+      baseUrl: kassa.url,
+      apiKey: merchant.apiKey,
+      apiSecret: merchant.apiSecret,
+      fetch: lossy,
+    });
     const now = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
     try {
       const [first, second] = await Promise.all([client.listWebhookEndpoints(), client.listWebhookEndpoints()]);
@@ -217,20 +302,45 @@ describe('KassaClient', () => {
 
   it('signs the path Kassa sees when baseUrl has a path a proxy strips', async () => {
     // A stand-in for a reverse proxy serving Kassa under /kassa: it strips the prefix.
-    const proxy: typeof fetch = (input, init) => fetch(String(input).replace(`${kassa.url}/kassa/`, `${kassa.url}/`), init);
-    const behind = new KassaClient({ baseUrl: `${kassa.url}/kassa/`, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, fetch: proxy });
+    const proxy: typeof fetch = (input, init) =>
+      fetch(String(input).replace(`${kassa.url}/kassa/`, `${kassa.url}/`), init);
+    const behind = new KassaClient({
+      baseUrl: `${kassa.url}/kassa/`,
+      apiKey: merchant.apiKey,
+      apiSecret: merchant.apiSecret,
+      fetch: proxy,
+    });
     expect((await behind.listEvents({ limit: 1 })).data.length).toBeLessThanOrEqual(1);
     expect(Array.isArray(await behind.listWebhookEndpoints())).toBe(true);
   });
 
   it('verifyWebhook accepts a body signed independently with HMAC-SHA256 of "{timestamp}.{rawBody}"', () => {
-    const body = JSON.stringify({ id: 'e1', type: 'checkout_session.paid', created_at: new Date().toISOString(), data: {} });
+    const body = JSON.stringify({
+      id: 'e1',
+      type: 'checkout_session.paid',
+      created_at: new Date().toISOString(),
+      data: {},
+    });
     const timestamp = String(Date.now());
     const signature = createHmac('sha256', 'whsec_abc').update(`${timestamp}.${body}`).digest('hex');
-    const headers = new Headers({ 'X-Service-Timestamp': timestamp, 'X-Service-Signature': `deadbeef,${signature}`, 'X-Service-Event-Id': 'e1' });
-    expect(verifyWebhook({ rawBody: Buffer.from(body), headers, secret: ['whsec_old', 'whsec_abc'] }).type).toBe('checkout_session.paid');
-    expect(() => verifyWebhook({ rawBody: body, headers: new Headers({ 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signature, 'X-Service-Event-Id': 'e2' }), secret: 'whsec_abc' })).toThrow(
-      /Event-Id/,
+    const headers = new Headers({
+      'X-Service-Timestamp': timestamp,
+      'X-Service-Signature': `deadbeef,${signature}`,
+      'X-Service-Event-Id': 'e1',
+    });
+    expect(verifyWebhook({ rawBody: Buffer.from(body), headers, secret: ['whsec_old', 'whsec_abc'] }).type).toBe(
+      'checkout_session.paid',
     );
+    expect(() =>
+      verifyWebhook({
+        rawBody: body,
+        headers: new Headers({
+          'X-Service-Timestamp': timestamp,
+          'X-Service-Signature': signature,
+          'X-Service-Event-Id': 'e2',
+        }),
+        secret: 'whsec_abc',
+      }),
+    ).toThrow(/Event-Id/);
   });
 });

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkoutRequest, txHash } from '../factories/checkout-request.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { createSession, expectErrorBody, postBind, UUID } from '../support/rest-kassa.js';
+import { createSession, expectErrorBody, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/event-types.js';
@@ -49,7 +49,10 @@ async function freshMerchantWithReceiver(events?: string[]) {
 
 /** Moves the session's expiry into the past and reads it: the read settles it as expired (an event). */
 async function expireNow(sessionId: string): Promise<void> {
-  await kassa.runtime.db.prisma.checkoutSession.update({ where: { id: sessionId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+  await kassa.runtime.db.prisma.checkoutSession.update({
+    where: { id: sessionId },
+    data: { expiresAt: new Date(Date.now() - 1000) },
+  });
   expect((await kassa.http.get(`/checkout-sessions/${sessionId}`)).body.status).toBe('expired');
 }
 
@@ -82,7 +85,9 @@ describe('signed delivery', () => {
     expect(got[0]!.body.data).toHaveProperty('metadata');
 
     // The receiver answers before the attempt is recorded: wait for the record.
-    await expect.poll(async () => (await deliveries(owner, endpoint.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
+    await expect
+      .poll(async () => (await deliveries(owner, endpoint.id)).map((d) => d.status))
+      .toEqual(['succeeded', 'succeeded']);
     const log = await deliveries(owner, endpoint.id);
     expect(log.every((d) => d.attemptLog.length === 1 && d.attemptLog[0]!.statusCode === 200)).toBe(true);
   });
@@ -99,7 +104,10 @@ describe('signed delivery', () => {
 
   it('a filter may name every event type, re-pricing included', async () => {
     const owner = await createMerchant(kassa.ctx);
-    const endpoint = await addEndpoint(owner, { url: 'http://127.0.0.1:9/hook', events: ['checkout_session.quote_updated', 'checkout_session.payment_reversed'] });
+    const endpoint = await addEndpoint(owner, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['checkout_session.quote_updated', 'checkout_session.payment_reversed'],
+    });
     expect(endpoint.events).toEqual(['checkout_session.quote_updated', 'checkout_session.payment_reversed']);
   });
 
@@ -148,16 +156,22 @@ describe('retries', () => {
   });
 
   it('gives up after the give-up time and marks the delivery failed', async () => {
-    const quick = await startTestKassa({ env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_GIVE_UP_HOURS: '0.0002' }, database: kassa.database });
+    const quick = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_GIVE_UP_HOURS: '0.0002' },
+      database: kassa.database,
+    });
     try {
       const owner = await createMerchant(quick.ctx);
       receiver = await startWebhookReceiver();
       receiver.fallback = { status: 503 };
-      const endpoint = (await signedRequest(quick, owner, 'post', '/webhook-endpoints', { url: receiver.url })).body as { id: string };
+      const endpoint = (await signedRequest(quick, owner, 'post', '/webhook-endpoints', { url: receiver.url }))
+        .body as { id: string };
       loop = startDeliveryLoop(quick.ctx);
       await createSession(quick, owner, checkoutRequest());
       const { listWebhookDeliveries } = await import('../../src/domain/webhook-endpoints.js');
-      await expect.poll(async () => (await listWebhookDeliveries(quick.ctx, null, endpoint.id))[0]?.status, { timeout: 10_000 }).toBe('failed');
+      await expect
+        .poll(async () => (await listWebhookDeliveries(quick.ctx, null, endpoint.id))[0]?.status, { timeout: 10_000 })
+        .toBe('failed');
       const [delivery] = await listWebhookDeliveries(quick.ctx, null, endpoint.id);
       expect(delivery!.attempts).toBeGreaterThanOrEqual(2);
       expect(delivery!.attemptLog.every((a) => a.statusCode === 503)).toBe(true);
@@ -198,7 +212,12 @@ describe('REST /webhook-endpoints', () => {
     const owner = await createMerchant(kassa.ctx);
     const other = await createMerchant(kassa.ctx);
     const created = await addEndpoint(owner, { url: receiver.url, events: ['checkout_session.paid'] });
-    expect(created).toMatchObject({ url: receiver.url, events: ['checkout_session.paid'], enabled: true, organisation_id: owner.organisationId });
+    expect(created).toMatchObject({
+      url: receiver.url,
+      events: ['checkout_session.paid'],
+      enabled: true,
+      organisation_id: owner.organisationId,
+    });
 
     const list = await signedRequest(kassa, owner, 'get', '/webhook-endpoints');
     expect(list.status).toBe(200);
@@ -209,79 +228,145 @@ describe('REST /webhook-endpoints', () => {
     expect(one.status).toBe(200);
     expect(one.body.secret).toBeUndefined();
 
-    const patched = await signedRequest(kassa, owner, 'patch', `/webhook-endpoints/${created.id}`, { enabled: false, events: [] });
+    const patched = await signedRequest(kassa, owner, 'patch', `/webhook-endpoints/${created.id}`, {
+      enabled: false,
+      events: [],
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ enabled: false, events: [] });
 
     // Another organisation cannot see or touch it.
     expectErrorBody(await signedRequest(kassa, other, 'get', `/webhook-endpoints/${created.id}`), 404);
-    expectErrorBody(await signedRequest(kassa, other, 'patch', `/webhook-endpoints/${created.id}`, { enabled: true }), 404);
+    expectErrorBody(
+      await signedRequest(kassa, other, 'patch', `/webhook-endpoints/${created.id}`, { enabled: true }),
+      404,
+    );
     expectErrorBody(await signedRequest(kassa, other, 'delete', `/webhook-endpoints/${created.id}`), 404);
-    expectErrorBody(await signedRequest(kassa, other, 'post', `/webhook-endpoints/${created.id}/rotate-secret`, {}), 404);
+    expectErrorBody(
+      await signedRequest(kassa, other, 'post', `/webhook-endpoints/${created.id}/rotate-secret`, {}),
+      404,
+    );
     expect((await signedRequest(kassa, other, 'get', '/webhook-endpoints')).body.data).toEqual([]);
 
     expect((await signedRequest(kassa, owner, 'delete', `/webhook-endpoints/${created.id}`)).status).toBe(204);
     expectErrorBody(await signedRequest(kassa, owner, 'get', `/webhook-endpoints/${created.id}`), 404);
-    expectErrorBody(await signedRequest(kassa, owner, 'get', '/webhook-endpoints/not-a-uuid'), 400, ['id must be a UUID']);
-    expectErrorBody(await signedRequest(kassa, owner, 'delete', '/webhook-endpoints/not-a-uuid'), 400, ['id must be a UUID']);
+    expectErrorBody(await signedRequest(kassa, owner, 'get', '/webhook-endpoints/not-a-uuid'), 400, [
+      'id must be a UUID',
+    ]);
+    expectErrorBody(await signedRequest(kassa, owner, 'delete', '/webhook-endpoints/not-a-uuid'), 400, [
+      'id must be a UUID',
+    ]);
   });
 
   it('refuses unsigned calls, bad bodies and unknown event types with the spec error body', async () => {
     expectErrorBody(await kassa.http.get('/webhook-endpoints'), 401, /Missing signing headers/);
-    expectErrorBody(await kassa.http.post('/webhook-endpoints').set('Content-Type', 'application/json').send('{}'), 401);
+    expectErrorBody(
+      await kassa.http.post('/webhook-endpoints').set('Content-Type', 'application/json').send('{}'),
+      401,
+    );
     expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {}), 400, ['url is required']);
     expectErrorBody(
-      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'ftp://example.com/x', events: ['nope'], extra: 1 }),
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {
+        url: 'ftp://example.com/x',
+        events: ['nope'],
+        extra: 1,
+      }),
       400,
       /events\.0 must be one of[\s\S]*property extra should not exist/,
     );
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'ftp://example.com/x' }), 400, ['url must use http or https']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://user:pw@example.com/' }), 400, ['url must not contain credentials']);
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'not a url' }), 400, ['url must be an http(s) URL']);
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'ftp://example.com/x' }),
+      400,
+      ['url must use http or https'],
+    );
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://user:pw@example.com/' }),
+      400,
+      ['url must not contain credentials'],
+    );
+    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'not a url' }), 400, [
+      'url must be an http(s) URL',
+    ]);
     expectErrorBody(await kassa.http.put('/webhook-endpoints'), 405);
   });
 
   it('a 400 lists every problem at once, each naming its field', async () => {
     const oneOf = `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`;
     expectErrorBody(
-      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'ftp://x', events: ['checkout_session.nope'] }),
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {
+        url: 'ftp://x',
+        events: ['checkout_session.nope'],
+      }),
       400,
       ['url must use http or https', `events.0 ${oneOf}`],
     );
     expectErrorBody(
-      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://user:pw@example.com/', events: ['nope', 'checkout_session.paid', 7], enabled: 'yes', extra: 1 }),
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {
+        url: 'http://user:pw@example.com/',
+        events: ['nope', 'checkout_session.paid', 7],
+        enabled: 'yes',
+        extra: 1,
+      }),
       400,
-      ['url must not contain credentials', `events.0 ${oneOf}`, `events.2 ${oneOf}`, 'enabled must be a boolean', 'property extra should not exist'],
+      [
+        'url must not contain credentials',
+        `events.0 ${oneOf}`,
+        `events.2 ${oneOf}`,
+        'enabled must be a boolean',
+        'property extra should not exist',
+      ],
     );
     // A string where the list belongs: one message, no length complaint.
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: 'checkout_session.paid' }), 400, [
-      'events must be an array of event types',
-    ]);
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {
+        url: 'https://93.184.215.14/hook',
+        events: 'checkout_session.paid',
+      }),
+      400,
+      ['events must be an array of event types'],
+    );
     const most = WEBHOOK_EVENT_TYPES.length * 2;
-    expectErrorBody(await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 7, events: Array(most + 1).fill('checkout_session.paid') }), 400, [
-      'url must be an http(s) URL',
-      `events must list at most ${most} types`,
-    ]);
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', {
+        url: 7,
+        events: Array(most + 1).fill('checkout_session.paid'),
+      }),
+      400,
+      ['url must be an http(s) URL', `events must list at most ${most} types`],
+    );
 
-    const endpoint = (await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).body.id as string;
-    expectErrorBody(await signedRequest(kassa, merchant, 'patch', `/webhook-endpoints/${endpoint}`, { url: 'ftp://x', events: 'all', enabled: 'no' }), 400, [
-      'url must use http or https',
-      'events must be an array of event types',
-      'enabled must be a boolean',
-    ]);
-    expectErrorBody(await signedRequest(kassa, merchant, 'patch', '/webhook-endpoints/nope', { url: 'not a url', enabled: 'no' }), 400, [
-      'id must be a UUID',
-      'url must be an http(s) URL',
-      'enabled must be a boolean',
-    ]);
+    const endpoint = (
+      await signedRequest(kassa, merchant, 'post', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })
+    ).body.id as string;
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'patch', `/webhook-endpoints/${endpoint}`, {
+        url: 'ftp://x',
+        events: 'all',
+        enabled: 'no',
+      }),
+      400,
+      ['url must use http or https', 'events must be an array of event types', 'enabled must be a boolean'],
+    );
+    expectErrorBody(
+      await signedRequest(kassa, merchant, 'patch', '/webhook-endpoints/nope', { url: 'not a url', enabled: 'no' }),
+      400,
+      ['id must be a UUID', 'url must be an http(s) URL', 'enabled must be a boolean'],
+    );
     // Nothing was changed by the refused PATCH.
-    expect((await signedRequest(kassa, merchant, 'get', `/webhook-endpoints/${endpoint}`)).body).toMatchObject({ url: 'http://127.0.0.1:9/hook', enabled: true, events: [] });
+    expect((await signedRequest(kassa, merchant, 'get', `/webhook-endpoints/${endpoint}`)).body).toMatchObject({
+      url: 'http://127.0.0.1:9/hook',
+      enabled: true,
+      events: [],
+    });
   });
 });
 
 describe('SSRF', () => {
   it('in production, refuses private, loopback, link-local and mapped addresses at registration', async () => {
-    const strict = await startTestKassa({ env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_ALLOW_PRIVATE: 'false' }, database: kassa.database });
+    const strict = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_ALLOW_PRIVATE: 'false' },
+      database: kassa.database,
+    });
     try {
       const owner = await createMerchant(strict.ctx);
       for (const url of [
@@ -303,12 +388,22 @@ describe('SSRF', () => {
         expectErrorBody(response, 400, /not a public address/);
       }
       // The address check is listed with the other problems, not after they are fixed.
-      expectErrorBody(await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url: 'http://10.1.2.3/hook', events: ['nope'] }), 400, [
-        `events.0 must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
-        'url resolves to 10.1.2.3, which is not a public address (private, loopback and link-local addresses are refused)',
-      ]);
+      expectErrorBody(
+        await signedRequest(strict, owner, 'post', '/webhook-endpoints', {
+          url: 'http://10.1.2.3/hook',
+          events: ['nope'],
+        }),
+        400,
+        [
+          `events.0 must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+          'url resolves to 10.1.2.3, which is not a public address (private, loopback and link-local addresses are refused)',
+        ],
+      );
       // A public address is accepted (no connection is made at registration).
-      expect((await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook' })).status).toBe(201);
+      expect(
+        (await signedRequest(strict, owner, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hook' }))
+          .status,
+      ).toBe(201);
     } finally {
       await strict.close();
     }
@@ -316,11 +411,16 @@ describe('SSRF', () => {
 
   it('checks again at delivery: an instance that forbids private addresses does not connect to one', async () => {
     const { owner, endpoint } = await freshMerchantWithReceiver();
-    const strict = await startTestKassa({ env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_ALLOW_PRIVATE: 'false' }, database: kassa.database });
+    const strict = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_ALLOW_PRIVATE: 'false' },
+      database: kassa.database,
+    });
     try {
       loop = startDeliveryLoop(strict.ctx);
       await createSession(kassa, owner, checkoutRequest());
-      await expect.poll(async () => (await deliveries(owner, endpoint.id))[0]?.attemptLog.length ?? 0).toBeGreaterThanOrEqual(2);
+      await expect
+        .poll(async () => (await deliveries(owner, endpoint.id))[0]?.attemptLog.length ?? 0)
+        .toBeGreaterThanOrEqual(2);
       const [delivery] = await deliveries(owner, endpoint.id);
       expect(delivery!.status).toBe('pending');
       expect(delivery!.attemptLog[0]!.error).toMatch(/^refused: url resolves to 127\.0\.0\.1/);
@@ -347,10 +447,16 @@ describe('two instances on one database', () => {
       for (const hook of receiver.received) byEvent.set(hook.body.id, (byEvent.get(hook.body.id) ?? 0) + 1);
       expect(byEvent.size).toBe(12);
       expect([...byEvent.values()].every((count) => count === 1)).toBe(true);
-      expect(new Set(receiver.received.map((hook) => hook.body.data.session_id))).toEqual(new Set(sessions.map((s) => s.session_id)));
+      expect(new Set(receiver.received.map((hook) => hook.body.data.session_id))).toEqual(
+        new Set(sessions.map((s) => s.session_id)),
+      );
       // One delivery in flight per endpoint: they arrive in event order.
       expect(receiver.received.map((hook) => hook.body.data.session_id)).toEqual(sessions.map((s) => s.session_id));
-      await expect.poll(async () => (await deliveries(owner, endpoint.id)).every((d) => d.status === 'succeeded' && d.attempts === 1)).toBe(true);
+      await expect
+        .poll(async () =>
+          (await deliveries(owner, endpoint.id)).every((d) => d.status === 'succeeded' && d.attempts === 1),
+        )
+        .toBe(true);
     } finally {
       await Promise.all(loops.map((l) => l.stop()));
       await second.close();
@@ -369,7 +475,9 @@ describe('two instances on one database', () => {
     try {
       for (let i = 0; i < 10; i++) await createSession(i % 2 ? kassa : second, owner, checkoutRequest());
       await expect
-        .poll(async () => (await deliveries(owner, endpoint.id)).filter((d) => d.status === 'succeeded').length, { timeout: 15_000 })
+        .poll(async () => (await deliveries(owner, endpoint.id)).filter((d) => d.status === 'succeeded').length, {
+          timeout: 15_000,
+        })
         .toBe(10);
       const log = await deliveries(owner, endpoint.id);
       const received = new Map<string, number>();
@@ -407,10 +515,13 @@ describe('throughput', () => {
     const { createLogger } = await import('../../src/logging.js');
     await runWebhookRound(kassa.ctx, createLogger('silent'));
     await expect
-      .poll(async () => {
-        await runWebhookRound(kassa.ctx, createLogger('silent'));
-        return (await deliveries(owner, endpoint.id)).every((d) => d.status === 'succeeded');
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          await runWebhookRound(kassa.ctx, createLogger('silent'));
+          return (await deliveries(owner, endpoint.id)).every((d) => d.status === 'succeeded');
+        },
+        { timeout: 10_000 },
+      )
       .toBe(true);
     // The three given back were not counted when they were leased with the first: each count is what the receiver saw.
     const seen = new Map<string, number>();
@@ -418,7 +529,9 @@ describe('throughput', () => {
     const after = await deliveries(owner, endpoint.id);
     expect(after.map((d) => d.attempts).sort()).toEqual([1, 1, 1, 2]);
     for (const delivery of after) expect(delivery.attempts).toBe(seen.get(delivery.eventId));
-    const leased = await kassa.runtime.db.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, leaseToken: { not: null } } });
+    const leased = await kassa.runtime.db.prisma.webhookDelivery.count({
+      where: { endpointId: endpoint.id, leaseToken: { not: null } },
+    });
     expect(leased).toBe(0);
   });
 });

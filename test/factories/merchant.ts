@@ -25,7 +25,12 @@ export async function createMerchant(
     ...(wallet ? { wallet, network: options.network } : {}),
   });
   const key = await createApiKey(ctx, organisation.id);
-  return { organisationId: organisation.id, apiKey: key.apiKey, apiSecret: key.apiSecret, wallet: wallet?.toLowerCase() ?? '' };
+  return {
+    organisationId: organisation.id,
+    apiKey: key.apiKey,
+    apiSecret: key.apiSecret,
+    wallet: wallet?.toLowerCase() ?? '',
+  };
 }
 
 const usedTimestamps = new Set<number>();

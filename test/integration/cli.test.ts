@@ -194,18 +194,23 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
   it('refuses bad input with a readable message and a non-zero exit', async () => {
     const unknownOrg = randomUUID();
     const badChecksum = '0x90F79BF6eb2c4F870365E785982E1f101E93b906'; // one letter's case changed
-    const [badWallet, noSuchOrg, noSuchOrgWallet, notEnabled, unknownNetwork, noSuchKey, checksum, zero] = await Promise.all([
-      kassa(['orgs', 'create', '--name', 'Bad', '--wallet', '0x1234'], env),
-      kassa(['keys', 'create', '--org', unknownOrg], env),
-      kassa(['wallets', 'set', '--org', unknownOrg, '--address', WALLET], env),
-      kassa(['orgs', 'create', '--name', 'Bad', '--wallet', WALLET, '--network', 'polygon'], env),
-      kassa(['wallets', 'set', '--org', acme.id, '--network', 'moon', '--address', WALLET], env),
-      kassa(['keys', 'revoke', 'pk_00000000000000000000000000000000'], env),
-      kassa(['orgs', 'create', '--name', 'Bad', '--wallet', badChecksum], env),
-      kassa(['wallets', 'set', '--org', acme.id, '--address', `0x${'0'.repeat(40)}`], env),
-    ]);
+    const [badWallet, noSuchOrg, noSuchOrgWallet, notEnabled, unknownNetwork, noSuchKey, checksum, zero] =
+      await Promise.all([
+        kassa(['orgs', 'create', '--name', 'Bad', '--wallet', '0x1234'], env),
+        kassa(['keys', 'create', '--org', unknownOrg], env),
+        kassa(['wallets', 'set', '--org', unknownOrg, '--address', WALLET], env),
+        kassa(['orgs', 'create', '--name', 'Bad', '--wallet', WALLET, '--network', 'polygon'], env),
+        kassa(['wallets', 'set', '--org', acme.id, '--network', 'moon', '--address', WALLET], env),
+        kassa(['keys', 'revoke', 'pk_00000000000000000000000000000000'], env),
+        kassa(['orgs', 'create', '--name', 'Bad', '--wallet', badChecksum], env),
+        kassa(['wallets', 'set', '--org', acme.id, '--address', `0x${'0'.repeat(40)}`], env),
+      ]);
     expectRefusal(badWallet, 2, 'wallet address must match ^0x[a-fA-F0-9]{40}$');
-    expectRefusal(checksum, 2, `wallet address ${badChecksum} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`);
+    expectRefusal(
+      checksum,
+      2,
+      `wallet address ${badChecksum} has an invalid EIP-55 checksum (mixed case): check it, or give it all in lower case`,
+    );
     expectRefusal(zero, 2, 'wallet address must not be the zero address');
     expectRefusal(noSuchOrg, 4, `Organisation ${unknownOrg} not found`);
     expectRefusal(noSuchOrgWallet, 4, `Organisation ${unknownOrg} not found`);
@@ -235,7 +240,11 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
     for (const key of [toRevoke!, toRotate!]) {
       const created = await signedCreate(server.url, credentials(key));
       expect(created.status, JSON.stringify(created.body)).toBe(201);
-      expect(created.body).toMatchObject({ session_id: expect.stringMatching(UUID), status: 'waiting_payment', total_amount_fiat: '25.00000000' });
+      expect(created.body).toMatchObject({
+        session_id: expect.stringMatching(UUID),
+        status: 'waiting_payment',
+        total_amount_fiat: '25.00000000',
+      });
     }
 
     const [revoke, rotate] = await Promise.all([
@@ -257,7 +266,10 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
     const revoked = await signedCreate(server.url, credentials(toRevoke!));
     expect(revoked).toMatchObject({ status: 401, body: { statusCode: 401, message: 'API key has been revoked' } });
     const rotatedAway = await signedCreate(server.url, credentials(toRotate!));
-    expect(rotatedAway).toMatchObject({ status: 401, body: { statusCode: 401, message: 'API key has expired (it was rotated)' } });
+    expect(rotatedAway).toMatchObject({
+      status: 401,
+      body: { statusCode: 401, message: 'API key has expired (it was rotated)' },
+    });
     expect((await signedCreate(server.url, credentials(rotated))).status).toBe(201);
 
     const list = await kassa(['keys', 'list', '--org', acme.id], env);
@@ -301,7 +313,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
     // the connection"; here the test plays the first command, so the timing is certain.
     const firstCommand = await openEmbeddedDatabase(dataDir, 'cli');
     const secondOpening = openEmbeddedDatabase(dataDir, 'cli');
-    const early = await Promise.race([secondOpening, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1_000))]);
+    const early = await Promise.race([
+      secondOpening,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 1_000)),
+    ]);
     const connect = async (url: string) => {
       const client = new pg.Client({ connectionString: url });
       client.on('error', () => {});
@@ -315,7 +330,9 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
     const second = await secondOpening;
     try {
       client ??= await connect(second.url);
-      await expect(client.query('SELECT count(*)::int AS organisations FROM organisations')).resolves.toMatchObject({ rows: [{ organisations: 1 }] });
+      await expect(client.query('SELECT count(*)::int AS organisations FROM organisations')).resolves.toMatchObject({
+        rows: [{ organisations: 1 }],
+      });
     } finally {
       await client?.end().catch(() => {});
       await second.close();
@@ -326,7 +343,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
   it('while `kassa serve` holds the data dir, CLI commands work through its socket', async () => {
     server = await startKassaServer({ ...env, HOST: '127.0.0.1' });
     await server.ready();
-    const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { pid: number; role: string };
+    const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as {
+      pid: number;
+      role: string;
+    };
     expect(owner).toMatchObject({ pid: server.child.pid, role: 'server' });
 
     const created = await kassa(['orgs', 'create', '--name', 'Online Shop', '--json'], env);
@@ -343,7 +363,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
     expect(wallet.stdout).toBe(`${shop.id}  Online Shop  bsc=${OTHER_WALLET}\n`);
     const issued = parseJsonOutput<IssuedKeyJson>(key);
 
-    const [keyList, orgList] = await Promise.all([kassa(['keys', 'list', '--org', shop.id], env), kassa(['orgs', 'list', '--json'], env)]);
+    const [keyList, orgList] = await Promise.all([
+      kassa(['keys', 'list', '--org', shop.id], env),
+      kassa(['orgs', 'list', '--json'], env),
+    ]);
     expectSuccess(keyList);
     expect(keyList.stdout).toMatch(new RegExp(`^${issued.api_key}  active  `));
     expect(keyList.stdout).not.toContain(issued.api_secret);
@@ -354,7 +377,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
     ]);
 
     // The server still owns the directory: the CLI never opened PGlite itself.
-    expect(JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8'))).toMatchObject({ pid: server.child.pid, role: 'server' });
+    expect(JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8'))).toMatchObject({
+      pid: server.child.pid,
+      role: 'server',
+    });
 
     const session = await signedCreate(server.url, credentials(issued));
     expect(session.status, JSON.stringify(session.body)).toBe(201);
@@ -392,7 +418,13 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     // chain gets a port of its own so a developer's `npm start` on 8545 is not disturbed.
     const rpc = `http://127.0.0.1:${await freePort()}`;
     // Development refuses static rates and the demo organisation beside a mainnet network: `local` only.
-    env = { KASSA_ENV: 'development', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local', KASSA_DATA_DIR: dataDir, KASSA_RPC_URLS_LOCAL: rpc };
+    env = {
+      KASSA_ENV: 'development',
+      LOG_LEVEL: 'silent',
+      KASSA_NETWORKS: 'local',
+      KASSA_DATA_DIR: dataDir,
+      KASSA_RPC_URLS_LOCAL: rpc,
+    };
   });
 
   afterAll(async () => {
@@ -400,7 +432,10 @@ describe('first run in development mode (`npm start`)', MODE, () => {
   });
 
   function readDemoBlock(stderr: string) {
-    const match = /Demo organisation (\S+)\n {2}X-Service-Key: (\S+)\n {2}secret: +(\S+)\n[^\n]*\n\n(KEY='[\s\S]*?-d "\$BODY")\n/.exec(stderr);
+    const match =
+      /Demo organisation (\S+)\n {2}X-Service-Key: (\S+)\n {2}secret: +(\S+)\n[^\n]*\n\n(KEY='[\s\S]*?-d "\$BODY")\n/.exec(
+        stderr,
+      );
     if (!match) throw new Error(`no demo block in the server's stderr:\n${stderr}`);
     return { organisationId: match[1]!, apiKey: match[2]!, secret: match[3]!, script: match[4]! };
   }
@@ -421,7 +456,11 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     const curl = await execFileAsync('bash', [scriptFile], { timeout: 20_000 });
     const lines = curl.stdout.trimEnd().split('\n');
     expect(lines.at(-1), curl.stdout).toBe('201');
-    expect(JSON.parse(lines.slice(0, -1).join('\n'))).toMatchObject({ status: 'waiting_payment', fiat_currency: 'USD', total_amount_fiat: '39.98000000' });
+    expect(JSON.parse(lines.slice(0, -1).join('\n'))).toMatchObject({
+      status: 'waiting_payment',
+      fiat_currency: 'USD',
+      total_amount_fiat: '39.98000000',
+    });
   });
 
   it('`kassa demo` creates a session on the running server and prints its checkout_url', async () => {
@@ -441,18 +480,37 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expectSuccess(paid);
     const payment = parseJsonOutput<Record<string, unknown>>(paid);
     // The first asset offered on local (BTC, as its sandbox token), what the quote asks, bound like a payer's page would.
-    expect(payment).toMatchObject({ session_id: sessionId, crypto_currency: 'BTC', chain_id: '31337', bound: true, status: 'paid' });
+    expect(payment).toMatchObject({
+      session_id: sessionId,
+      crypto_currency: 'BTC',
+      chain_id: '31337',
+      bound: true,
+      status: 'paid',
+    });
     expect(payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
 
     paidSessionId = sessionId;
-    const view = (await fetch(`http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`).then((r) => r.json())) as Record<string, unknown>;
-    expect(view).toMatchObject({ status: 'paid', overpaid: false, bound_tx_hash: payment.tx_hash, crypto_currency: 'BTC' });
+    const view = (await fetch(`http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`).then((r) =>
+      r.json(),
+    )) as Record<string, unknown>;
+    expect(view).toMatchObject({
+      status: 'paid',
+      overpaid: false,
+      bound_tx_hash: payment.tx_hash,
+      crypto_currency: 'BTC',
+    });
     expect(view.total_amount_crypto).toBe(payment.amount);
 
     const listed = await kassa(['payments', 'list', '--session', sessionId, '--json'], env);
     expectSuccess(listed);
     expect(parseJsonOutput<Array<Record<string, unknown>>>(listed)).toEqual([
-      expect.objectContaining({ tx_hash: payment.tx_hash, state: 'confirmed', attribution: 'bound_tx', asset: 'BTC', network: 'local' }),
+      expect.objectContaining({
+        tx_hash: payment.tx_hash,
+        state: 'confirmed',
+        attribution: 'bound_tx',
+        asset: 'BTC',
+        network: 'local',
+      }),
     ]);
   });
 
@@ -469,7 +527,9 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     }, 'the transfer among the unattributed payments');
     const text = await kassa(['payments', 'unattributed'], env);
     expectSuccess(text);
-    expect(text.stdout).toMatch(new RegExp(`local +12\\.34500000 USDC .*${txHash}#0 +confirmed \\(\\d+ conf\\) +unattributed`));
+    expect(text.stdout).toMatch(
+      new RegExp(`local +12\\.34500000 USDC .*${txHash}#0 +confirmed \\(\\d+ conf\\) +unattributed`),
+    );
   });
 
   it('`kassa dev pay` refuses an unknown session (exit 4) and a bad asset (exit 2)', async () => {
@@ -490,13 +550,21 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     ]);
     expectRefusal(noPayments, 4, 'Checkout session 00000000-0000-4000-8000-000000000000 not found');
     expectRefusal(malformed, 4, 'Checkout session nope not found');
-    expectRefusal(paid, 2, `checkout session ${paidSessionId} is paid: nothing is owed (give --amount to send a late payment anyway)`);
+    expectRefusal(
+      paid,
+      2,
+      `checkout session ${paidSessionId} is paid: nothing is owed (give --amount to send a late payment anyway)`,
+    );
     expectRefusal(tooPrecise, 2, '--amount has more decimals than USDT has on local (6)');
     expectRefusal(merchantAccount, 2, '--account must be a sandbox payer account from 2 to 9');
     // With --amount, a paid session gets a late payment, bound (and so recorded) as a payer's bind would be.
     const late = await kassa(['dev', 'pay', paidSessionId, '--amount', '1', '--json'], env);
     expectSuccess(late);
-    expect(parseJsonOutput<{ bound: boolean; not_bound_because: string | null; status: string }>(late)).toMatchObject({ bound: true, not_bound_because: null, status: 'paid' });
+    expect(parseJsonOutput<{ bound: boolean; not_bound_because: string | null; status: string }>(late)).toMatchObject({
+      bound: true,
+      not_bound_because: null,
+      status: 'paid',
+    });
   });
 
   it('a restart reuses the demo organisation and key and continues the same sandbox chain: what was paid stays paid', async () => {
@@ -516,14 +584,21 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     ]);
     expectSuccess(orgs);
     expectSuccess(keys);
-    expect(parseJsonOutput<OrganisationJson[]>(orgs)).toEqual([expect.objectContaining({ id: demo.organisationId, name: 'Demo Shop' })]);
+    expect(parseJsonOutput<OrganisationJson[]>(orgs)).toEqual([
+      expect.objectContaining({ id: demo.organisationId, name: 'Demo Shop' }),
+    ]);
     expect(parseJsonOutput<Array<{ api_key: string }>>(keys).map((key) => key.api_key)).toEqual([demo.apiKey]);
 
     // A new payment goes through after the restart, so the watcher has scanned the chain again by then.
     const created = await kassa(['demo', '--json'], { ...env, PORT: String(server.port) });
-    const again = await kassa(['dev', 'pay', parseJsonOutput<{ session_id: string }>(created).session_id, '--wait', '20', '--json'], env);
+    const again = await kassa(
+      ['dev', 'pay', parseJsonOutput<{ session_id: string }>(created).session_id, '--wait', '20', '--json'],
+      env,
+    );
     expect(parseJsonOutput<{ status: string }>(again).status).toBe('paid');
-    const view = (await fetch(`http://127.0.0.1:${server.port}/checkout-sessions/${paidSessionId}`).then((r) => r.json())) as Record<string, unknown>;
+    const view = (await fetch(`http://127.0.0.1:${server.port}/checkout-sessions/${paidSessionId}`).then((r) =>
+      r.json(),
+    )) as Record<string, unknown>;
     expect(view.status).toBe('paid');
     const listed = await kassa(['payments', 'list', '--session', paidSessionId, '--json'], env);
     // The payment, and the late one `dev pay --amount` bound after it: both still there after the restart.

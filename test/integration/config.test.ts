@@ -5,7 +5,13 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
-import { assertCliBuilt, hasStackTrace, killAllKassaProcesses, runKassa, runKassaInProcess } from '../support/cli-process.js';
+import {
+  assertCliBuilt,
+  hasStackTrace,
+  killAllKassaProcesses,
+  runKassa,
+  runKassaInProcess,
+} from '../support/cli-process.js';
 
 /** loadConfig (docs/operations.md#configuration: only from the environment, validated at start with clear errors). */
 
@@ -74,7 +80,9 @@ describe('validation', () => {
       expect.stringMatching(/^DATABASE_URL must start with postgresql:\/\//),
       expect.stringMatching(/^CHECKOUT_BASE_URL must be an http\(s\) URL \(got "pay\.example\.com"\)$/),
       expect.stringMatching(/^KASSA_MASTER_KEY is required in production/),
-      expect.stringMatching(/^KASSA_NETWORKS: unknown network "moon" \(known: ethereum, bsc, polygon, base, arbitrum, local\)$/),
+      expect.stringMatching(
+        /^KASSA_NETWORKS: unknown network "moon" \(known: ethereum, bsc, polygon, base, arbitrum, local\)$/,
+      ),
       expect.stringMatching(/^KASSA_RATES_SOURCES: unknown source "oracle" \(known: static, coingecko, coinbase\)$/),
       expect.stringMatching(/^LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent \(got "loud"\)$/),
       expect.stringMatching(/^KASSA_NETWORKS: the local sandbox network cannot be enabled in production/),
@@ -88,7 +96,9 @@ describe('validation', () => {
   });
 
   it('rejects an unknown network and an empty network list', () => {
-    expect(problemsOf(env({ KASSA_NETWORKS: 'bsc,solana' }))).toEqual([expect.stringContaining('KASSA_NETWORKS: unknown network "solana"')]);
+    expect(problemsOf(env({ KASSA_NETWORKS: 'bsc,solana' }))).toEqual([
+      expect.stringContaining('KASSA_NETWORKS: unknown network "solana"'),
+    ]);
     expect(problemsOf(env({ KASSA_NETWORKS: ' , ' }))).toEqual(['KASSA_NETWORKS: enable at least one network']);
   });
 
@@ -101,7 +111,11 @@ describe('validation', () => {
   it('requires KASSA_MASTER_KEY in production and writes no key file there', () => {
     const dir = dataDir();
     const problems = problemsOf(productionEnv({ KASSA_DATA_DIR: dir, KASSA_MASTER_KEY: undefined }));
-    expect(problems).toEqual([expect.stringMatching(/^KASSA_MASTER_KEY is required in production \(32 bytes as hex or base64, e\.g\. `openssl rand -hex 32`\)$/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^KASSA_MASTER_KEY is required in production \(32 bytes as hex or base64, e\.g\. `openssl rand -hex 32`\)$/,
+      ),
+    ]);
     expect(existsSync(path.join(dir, 'master.key'))).toBe(false);
   });
 
@@ -111,13 +125,23 @@ describe('validation', () => {
     ['16 bytes of base64', randomBytes(16).toString('base64')],
     ['33 bytes of hex', randomBytes(33).toString('hex')],
   ])('rejects a master key that is %s', (_what, key) => {
-    expect(problemsOf(env({ KASSA_MASTER_KEY: key }))).toEqual(['KASSA_MASTER_KEY must be 32 bytes, as 64 hex characters or base64']);
+    expect(problemsOf(env({ KASSA_MASTER_KEY: key }))).toEqual([
+      'KASSA_MASTER_KEY must be 32 bytes, as 64 hex characters or base64',
+    ]);
   });
 
   it('KASSA_MASTER_KEY_PREVIOUS: comma-separated older keys (hex or base64), each checked', () => {
     const [first, second] = [randomBytes(32), randomBytes(32)];
-    const config = loadConfig(env({ KASSA_MASTER_KEY: HEX_KEY, KASSA_MASTER_KEY_PREVIOUS: ` ${first.toString('hex')} , ${second.toString('base64')} ` }));
-    expect(config.previousMasterKeys.map((key) => key.toString('hex'))).toEqual([first.toString('hex'), second.toString('hex')]);
+    const config = loadConfig(
+      env({
+        KASSA_MASTER_KEY: HEX_KEY,
+        KASSA_MASTER_KEY_PREVIOUS: ` ${first.toString('hex')} , ${second.toString('base64')} `,
+      }),
+    );
+    expect(config.previousMasterKeys.map((key) => key.toString('hex'))).toEqual([
+      first.toString('hex'),
+      second.toString('hex'),
+    ]);
     expect(loadConfig(env()).previousMasterKeys).toEqual([]);
     expect(problemsOf(env({ KASSA_MASTER_KEY_PREVIOUS: `${first.toString('hex')},abc` }))).toEqual([
       'KASSA_MASTER_KEY_PREVIOUS: key 2 must be 32 bytes, as 64 hex characters or base64',
@@ -140,7 +164,9 @@ describe('validation', () => {
   });
 
   it('rejects a DATABASE_URL that is not PostgreSQL', () => {
-    expect(problemsOf(env({ DATABASE_URL: 'mysql://root@db/kassa' }))).toEqual(['DATABASE_URL must start with postgresql://']);
+    expect(problemsOf(env({ DATABASE_URL: 'mysql://root@db/kassa' }))).toEqual([
+      'DATABASE_URL must start with postgresql://',
+    ]);
     expect(loadConfig(env({ DATABASE_URL: 'postgres://db/kassa' })).databaseUrl).toBe('postgres://db/kassa');
   });
 
@@ -155,13 +181,17 @@ describe('validation', () => {
   it('rejects an RPC URL that is not a URL', () => {
     // Validated at start (docs/operations.md#configuration): a typo in an RPC URL must not surface later as a
     // watcher failure.
-    expect(problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://bsc.example/rpc,bsc-node:8545' }))).toEqual([
-      'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc-node:8545")',
-    ]);
+    expect(
+      problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://bsc.example/rpc,bsc-node:8545' })),
+    ).toEqual(['KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc-node:8545")']);
   });
 
   it("never prints an RPC URL's credentials: user info, path and query are masked", () => {
-    const urls = ['bsc.example/v3/KEYINPATH123', 'ftp://alice:PASSWORD123@bsc.example:8545/rpc?apikey=KEYINQUERY123', 'https//bsc.example/KEYTYPO123'];
+    const urls = [
+      'bsc.example/v3/KEYINPATH123',
+      'ftp://alice:PASSWORD123@bsc.example:8545/rpc?apikey=KEYINQUERY123',
+      'https//bsc.example/KEYTYPO123',
+    ];
     const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
     expect(problems).toEqual([
       'KASSA_RPC_URLS_BSC must be comma-separated http(s) or ws(s) URLs (got "bsc.example/***")',
@@ -180,7 +210,8 @@ describe('validation', () => {
       'https://bsc.example/rpc?owner=ops@mail.example',
     ];
     const problems = problemsOf(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: urls.join(',') }));
-    const encode = 'KASSA_RPC_URLS_BSC: percent-encode "/", "?", "#" and "@" inside a URL\'s user info, and "@" in its path or query (%2F, %3F, %23, %40): as written, part of the user info would be taken for the host';
+    const encode =
+      'KASSA_RPC_URLS_BSC: percent-encode "/", "?", "#" and "@" inside a URL\'s user info, and "@" in its path or query (%2F, %3F, %23, %40): as written, part of the user info would be taken for the host';
     expect(problems).toEqual([
       `${encode} (got "https://bsc.example/***")`,
       `${encode} (got "https://bsc.example/***")`,
@@ -190,22 +221,32 @@ describe('validation', () => {
       `${encode} (got "https://mail.example/***")`,
     ]);
     // Percent-encoded, the same credentials are accepted (and the URL is what viem is given).
-    const config = loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:pa%2Fss@bsc.example/v3/KEY' }));
+    const config = loadConfig(
+      env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:pa%2Fss@bsc.example/v3/KEY' }),
+    );
     expect(config.networks[0]!.rpcUrls).toEqual(['https://alice:pa%2Fss@bsc.example/v3/KEY']);
     // An `@` in the user info before the host is unambiguous: user info ends at the last `@` before the path.
-    expect(loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:p@ss@bsc.example/rpc' })).networks[0]!.rpcUrls).toHaveLength(1);
+    expect(
+      loadConfig(env({ KASSA_NETWORKS: 'bsc', KASSA_RPC_URLS_BSC: 'https://alice:p@ss@bsc.example/rpc' })).networks[0]!
+        .rpcUrls,
+    ).toHaveLength(1);
   });
 
   it('never prints the credentials of another URL setting', () => {
     const problems = problemsOf(
-      env({ KASSA_COINGECKO_URL: 'htp://alice:PASSWORD@coingecko.example/api/v3?key=KEYINQUERY', CHECKOUT_BASE_URL: 'ftp://alice:PASSWORD@pay.example/KEYINPATH' }),
+      env({
+        KASSA_COINGECKO_URL: 'htp://alice:PASSWORD@coingecko.example/api/v3?key=KEYINQUERY',
+        CHECKOUT_BASE_URL: 'ftp://alice:PASSWORD@pay.example/KEYINPATH',
+      }),
     );
     expect(problems).toEqual([
       'CHECKOUT_BASE_URL must be an http(s) URL (got "ftp://pay.example/***")',
       'KASSA_COINGECKO_URL must be an http(s) URL (got "htp://coingecko.example/***")',
     ]);
     const production = problemsOf(productionEnv({ CHECKOUT_BASE_URL: 'http://alice:PASSWORD@pay.example/KEYINPATH' }));
-    expect(production).toEqual(['CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example/***")']);
+    expect(production).toEqual([
+      'CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example/***")',
+    ]);
   });
 });
 
@@ -237,7 +278,11 @@ describe('defaults', () => {
   });
 
   it('development and test listen on 127.0.0.1 unless HOST is set, and migrate on start', () => {
-    expect(loadConfig({ KASSA_DATA_DIR: dataDir() })).toMatchObject({ env: 'development', host: '127.0.0.1', migrateOnStart: true });
+    expect(loadConfig({ KASSA_DATA_DIR: dataDir() })).toMatchObject({
+      env: 'development',
+      host: '127.0.0.1',
+      migrateOnStart: true,
+    });
     expect(loadConfig(env())).toMatchObject({ host: '127.0.0.1', migrateOnStart: true });
     expect(loadConfig({ KASSA_DATA_DIR: dataDir(), HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     expect(loadConfig({ ...productionEnv(), HOST: '10.1.2.3' }).host).toBe('10.1.2.3');
@@ -248,31 +293,49 @@ describe('defaults', () => {
   it('/metrics: open on the main port outside production; a token or a port of its own anywhere', () => {
     expect(loadConfig(env()).metrics).toEqual({ token: null, port: null, host: '127.0.0.1', onMainPort: true });
     const token = 'm'.repeat(32);
-    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_TOKEN: token }).metrics).toEqual({ token, port: null, host: '127.0.0.1', onMainPort: true });
-    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_PORT: '9464' }).metrics).toEqual({ token: null, port: 9464, host: '127.0.0.1', onMainPort: false });
+    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_TOKEN: token }).metrics).toEqual({
+      token,
+      port: null,
+      host: '127.0.0.1',
+      onMainPort: true,
+    });
+    expect(loadConfig({ ...productionEnv(), KASSA_METRICS_PORT: '9464' }).metrics).toEqual({
+      token: null,
+      port: 9464,
+      host: '127.0.0.1',
+      onMainPort: false,
+    });
     expect(problemsOf(env({ KASSA_METRICS_TOKEN: 'short' }))).toEqual([
       'KASSA_METRICS_TOKEN must be at least 16 characters without spaces (e.g. `openssl rand -hex 32`)',
     ]);
-    expect(problemsOf(env({ KASSA_METRICS_PORT: 'x' }))).toEqual(['KASSA_METRICS_PORT must be a whole number from 0 to 65535 (got "x")']);
+    expect(problemsOf(env({ KASSA_METRICS_PORT: 'x' }))).toEqual([
+      'KASSA_METRICS_PORT must be a whole number from 0 to 65535 (got "x")',
+    ]);
   });
 
   it('NODE_ENV=production chooses production when KASSA_ENV is not set; NODE_ENV=test is development', () => {
     expect(loadConfig({ ...productionEnv(), KASSA_ENV: undefined, NODE_ENV: 'production' }).env).toBe('production');
     // Test mode relaxes safety rules: only KASSA_ENV=test, which Kassa's own suite sets, chooses it (vitest sets NODE_ENV=test for everyone).
     expect(loadConfig({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
-    expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() }).env).toBe('development');
+    expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() }).env).toBe(
+      'development',
+    );
     expect(loadConfig({ NODE_ENV: 'test', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() }).env).toBe('test');
   });
 
   it('NODE_ENV=test alone does not open what test mode allows: mainnet networks from fixture rates are refused', () => {
-    expect(problemsOf({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'bsc', KASSA_DEMO: 'false' })).toEqual([
-      expect.stringMatching(/^KASSA_RATES_SOURCES: the static source \(fixture rates that never go stale\) cannot price payments on mainnet networks \(bsc\)/),
+    expect(
+      problemsOf({ NODE_ENV: 'test', KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'bsc', KASSA_DEMO: 'false' }),
+    ).toEqual([
+      expect.stringMatching(
+        /^KASSA_RATES_SOURCES: the static source \(fixture rates that never go stale\) cannot price payments on mainnet networks \(bsc\)/,
+      ),
     ]);
   });
 
   it('KASSA_ENV=test beside NODE_ENV=production is refused', () => {
     expect(problemsOf({ NODE_ENV: 'production', KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir() })).toEqual([
-      'KASSA_ENV=test is the mode of Kassa\'s own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
+      "KASSA_ENV=test is the mode of Kassa's own test suite and relaxes safety rules; it cannot run with NODE_ENV=production (set KASSA_ENV=production)",
     ]);
   });
 
@@ -295,7 +358,9 @@ describe('defaults', () => {
   });
 
   it('trims the base URL and keeps the order of KASSA_NETWORKS', () => {
-    const config = loadConfig(env({ CHECKOUT_BASE_URL: 'https://pay.example.com///', KASSA_NETWORKS: ' bsc , local ' }));
+    const config = loadConfig(
+      env({ CHECKOUT_BASE_URL: 'https://pay.example.com///', KASSA_NETWORKS: ' bsc , local ' }),
+    );
     expect(config.checkoutBaseUrl).toBe('https://pay.example.com');
     expect(config.networks.map((n) => n.slug)).toEqual(['bsc', 'local']);
   });
@@ -322,14 +387,20 @@ describe('the master key in development and tests', () => {
 
   it('is not written when KASSA_MASTER_KEY is given', () => {
     const dir = dataDir();
-    expect(loadConfig({ KASSA_ENV: 'development', KASSA_DATA_DIR: dir, KASSA_MASTER_KEY: HEX_KEY }).masterKey.toString('hex')).toBe(HEX_KEY);
+    expect(
+      loadConfig({ KASSA_ENV: 'development', KASSA_DATA_DIR: dir, KASSA_MASTER_KEY: HEX_KEY }).masterKey.toString(
+        'hex',
+      ),
+    ).toBe(HEX_KEY);
     expect(existsSync(path.join(dir, 'master.key'))).toBe(false);
   });
 
   it('a damaged key file is a readable problem naming the file', () => {
     const dir = dataDir();
     writeFileSync(path.join(dir, 'master.key'), 'not a key\n');
-    expect(problemsOf({ KASSA_ENV: 'test', KASSA_DATA_DIR: dir })).toEqual([`${path.join(dir, 'master.key')} does not hold a 32-byte key`]);
+    expect(problemsOf({ KASSA_ENV: 'test', KASSA_DATA_DIR: dir })).toEqual([
+      `${path.join(dir, 'master.key')} does not hold a 32-byte key`,
+    ]);
   });
 
   it('processes starting together on a fresh data dir all get the one same key', async () => {
@@ -345,11 +416,15 @@ describe('the master key in development and tests', () => {
 
 describe('network overrides', () => {
   it('KASSA_RPC_URLS_<SLUG> replaces the registry RPC URLs of that network only', () => {
-    const config = loadConfig(env({ KASSA_NETWORKS: 'bsc,local', KASSA_RPC_URLS_BSC: ' https://a.example/rpc , https://b.example/rpc ' }));
+    const config = loadConfig(
+      env({ KASSA_NETWORKS: 'bsc,local', KASSA_RPC_URLS_BSC: ' https://a.example/rpc , https://b.example/rpc ' }),
+    );
     const bySlug = Object.fromEntries(config.networks.map((n) => [n.slug, n]));
     expect(bySlug.bsc!.rpcUrls).toEqual(['https://a.example/rpc', 'https://b.example/rpc']);
     expect(bySlug.local!.rpcUrls).toEqual(['http://127.0.0.1:8545']);
-    expect(loadConfig(env({ KASSA_RPC_URLS_LOCAL: 'http://127.0.0.1:9545' })).networks[0]!.rpcUrls).toEqual(['http://127.0.0.1:9545']);
+    expect(loadConfig(env({ KASSA_RPC_URLS_LOCAL: 'http://127.0.0.1:9545' })).networks[0]!.rpcUrls).toEqual([
+      'http://127.0.0.1:9545',
+    ]);
   });
 
   it('KASSA_CONFIRMATIONS_<SLUG> replaces the registry confirmations of that network only', () => {
@@ -367,26 +442,74 @@ describe('network overrides', () => {
   });
 
   it('ignores overrides for networks that are not enabled', () => {
-    const config = loadConfig(env({ KASSA_NETWORKS: 'local', KASSA_CONFIRMATIONS_BSC: 'three', KASSA_RPC_URLS_BSC: 'x' }));
+    const config = loadConfig(
+      env({ KASSA_NETWORKS: 'local', KASSA_CONFIRMATIONS_BSC: 'three', KASSA_RPC_URLS_BSC: 'x' }),
+    );
     expect(config.networks.map((n) => n.slug)).toEqual(['local']);
   });
 });
 
 describe('unsafe combinations are refused at start, one message each', () => {
-  const FIXTURE_RATES = 'KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet networks';
-  const DEMO = "KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so it cannot be used beside mainnet networks";
+  const FIXTURE_RATES =
+    'KASSA_RATES_SOURCES: the static source (fixture rates that never go stale) cannot price payments on mainnet networks';
+  const DEMO =
+    "KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so it cannot be used beside mainnet networks";
   const cases: Array<[string, Env, string]> = [
-    ['development: fixture rates beside a mainnet network', { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'false' }, `${FIXTURE_RATES} (bsc); use coingecko and/or coinbase, or enable only the local sandbox network`],
-    ['development: the demo organisation beside a mainnet network', { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,ethereum', KASSA_RATES_SOURCES: 'coingecko' }, `${DEMO} (ethereum); set KASSA_DEMO=false or enable only the local sandbox network`],
-    ['test: the demo organisation beside a mainnet network', { KASSA_ENV: 'test', KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'true' }, `${DEMO} (bsc); set KASSA_DEMO=false or enable only the local sandbox network`],
-    ['production: fixture rates', { ...productionEnv(), KASSA_RATES_SOURCES: 'coingecko,static' }, `${FIXTURE_RATES} (ethereum, bsc); use coingecko and/or coinbase, or enable only the local sandbox network`],
-    ['production: the demo organisation', { ...productionEnv(), KASSA_DEMO: 'true' }, `${DEMO} (ethereum, bsc); set KASSA_DEMO=false or enable only the local sandbox network`],
-    ['production: the local sandbox network', { ...productionEnv(), KASSA_NETWORKS: 'bsc,local' }, 'KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); enable mainnet networks only'],
-    ['production: the sandbox chain', { ...productionEnv(), KASSA_SANDBOX: 'true' }, 'KASSA_SANDBOX: the sandbox chain cannot run in production; set KASSA_SANDBOX=false'],
-    ['production: no CHECKOUT_BASE_URL', { ...productionEnv(), CHECKOUT_BASE_URL: undefined }, 'CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)'],
-    ['production: a plain-http CHECKOUT_BASE_URL', { ...productionEnv(), CHECKOUT_BASE_URL: 'http://pay.example.com' }, 'CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example.com")'],
-    ['production: no DATABASE_URL', { ...productionEnv(), DATABASE_URL: undefined }, 'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one instance. To run on it anyway, set KASSA_ALLOW_EMBEDDED_IN_PRODUCTION=true'],
-    ['production: no master key', { ...productionEnv(), KASSA_MASTER_KEY: undefined }, 'KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)'],
+    [
+      'development: fixture rates beside a mainnet network',
+      { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'false' },
+      `${FIXTURE_RATES} (bsc); use coingecko and/or coinbase, or enable only the local sandbox network`,
+    ],
+    [
+      'development: the demo organisation beside a mainnet network',
+      { KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,ethereum', KASSA_RATES_SOURCES: 'coingecko' },
+      `${DEMO} (ethereum); set KASSA_DEMO=false or enable only the local sandbox network`,
+    ],
+    [
+      'test: the demo organisation beside a mainnet network',
+      { KASSA_ENV: 'test', KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'true' },
+      `${DEMO} (bsc); set KASSA_DEMO=false or enable only the local sandbox network`,
+    ],
+    [
+      'production: fixture rates',
+      { ...productionEnv(), KASSA_RATES_SOURCES: 'coingecko,static' },
+      `${FIXTURE_RATES} (ethereum, bsc); use coingecko and/or coinbase, or enable only the local sandbox network`,
+    ],
+    [
+      'production: the demo organisation',
+      { ...productionEnv(), KASSA_DEMO: 'true' },
+      `${DEMO} (ethereum, bsc); set KASSA_DEMO=false or enable only the local sandbox network`,
+    ],
+    [
+      'production: the local sandbox network',
+      { ...productionEnv(), KASSA_NETWORKS: 'bsc,local' },
+      'KASSA_NETWORKS: the local sandbox network cannot be enabled in production (anyone can mint its test tokens); enable mainnet networks only',
+    ],
+    [
+      'production: the sandbox chain',
+      { ...productionEnv(), KASSA_SANDBOX: 'true' },
+      'KASSA_SANDBOX: the sandbox chain cannot run in production; set KASSA_SANDBOX=false',
+    ],
+    [
+      'production: no CHECKOUT_BASE_URL',
+      { ...productionEnv(), CHECKOUT_BASE_URL: undefined },
+      'CHECKOUT_BASE_URL is required in production: the public https URL payers open (e.g. https://pay.example.com)',
+    ],
+    [
+      'production: a plain-http CHECKOUT_BASE_URL',
+      { ...productionEnv(), CHECKOUT_BASE_URL: 'http://pay.example.com' },
+      'CHECKOUT_BASE_URL must use https in production, so payers see the wallet to pay untampered (got "http://pay.example.com")',
+    ],
+    [
+      'production: no DATABASE_URL',
+      { ...productionEnv(), DATABASE_URL: undefined },
+      'DATABASE_URL is required in production (PostgreSQL): the embedded database serves one connection and one instance. To run on it anyway, set KASSA_ALLOW_EMBEDDED_IN_PRODUCTION=true',
+    ],
+    [
+      'production: no master key',
+      { ...productionEnv(), KASSA_MASTER_KEY: undefined },
+      'KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)',
+    ],
   ];
 
   it.each(cases)('%s', async (_what, environment, message) => {
@@ -394,14 +517,28 @@ describe('unsafe combinations are refused at start, one message each', () => {
     expect(problemsOf(withDir)).toEqual([message]);
     // What an operator sees: `kassa serve` exits 1 with that one message, before opening anything.
     const run = await runKassaInProcess(['serve'], withDir);
-    expect(run).toEqual({ code: 1, signal: null, stdout: '', stderr: `kassa: Invalid configuration:\n  - ${message}\n` });
+    expect(run).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `kassa: Invalid configuration:\n  - ${message}\n`,
+    });
   });
 
   it('allows what is safe: the defaults of each environment, market rates on mainnets, the embedded database in production when asked', () => {
     expect(() => loadConfig({ KASSA_DATA_DIR: dataDir() })).not.toThrow();
-    expect(() => loadConfig({ KASSA_DATA_DIR: dataDir(), KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'false', KASSA_RATES_SOURCES: 'coinbase' })).not.toThrow();
+    expect(() =>
+      loadConfig({
+        KASSA_DATA_DIR: dataDir(),
+        KASSA_NETWORKS: 'local,bsc',
+        KASSA_DEMO: 'false',
+        KASSA_RATES_SOURCES: 'coinbase',
+      }),
+    ).not.toThrow();
     expect(() => loadConfig(productionEnv())).not.toThrow();
-    expect(loadConfig(productionEnv({ DATABASE_URL: undefined, KASSA_ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).databaseUrl).toBeNull();
+    expect(
+      loadConfig(productionEnv({ DATABASE_URL: undefined, KASSA_ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).databaseUrl,
+    ).toBeNull();
     // The test suite's own environment quotes bsc and ethereum from fixture rates (no internet).
     expect(() => loadConfig(env({ KASSA_NETWORKS: 'local,bsc,ethereum' }))).not.toThrow();
   });
@@ -409,7 +546,12 @@ describe('unsafe combinations are refused at start, one message each', () => {
 
 describe('`kassa serve` with a bad configuration', () => {
   it('exits non-zero with the readable list of problems and no stack trace', async () => {
-    const run = await runKassa(['serve'], { KASSA_ENV: 'test', KASSA_DATA_DIR: dataDir(), PORT: 'eighty', KASSA_NETWORKS: 'local,moon' });
+    const run = await runKassa(['serve'], {
+      KASSA_ENV: 'test',
+      KASSA_DATA_DIR: dataDir(),
+      PORT: 'eighty',
+      KASSA_NETWORKS: 'local,moon',
+    });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
@@ -423,13 +565,18 @@ describe('`kassa serve` with a bad configuration', () => {
   it('in production without a master key, says how to make one', async () => {
     const run = await runKassa(['serve'], { KASSA_ENV: 'production', KASSA_DATA_DIR: dataDir(), PORT: '0' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^kassa: Invalid configuration:\n {2}- KASSA_MASTER_KEY is required in production .*openssl rand -hex 32/);
+    expect(run.stderr).toMatch(
+      /^kassa: Invalid configuration:\n {2}- KASSA_MASTER_KEY is required in production .*openssl rand -hex 32/,
+    );
     expect(hasStackTrace(run.stderr)).toBe(false);
   });
 });
 
 /** Runs loadConfig in `threads` worker threads at once, `rounds` times, each round on a fresh data dir. */
-async function loadConfigConcurrently(threads: number, rounds: number): Promise<{ errors: string[]; roundsWithDifferentKeys: number[] }> {
+async function loadConfigConcurrently(
+  threads: number,
+  rounds: number,
+): Promise<{ errors: string[]; roundsWithDifferentKeys: number[] }> {
   const base = dataDir();
   const gate = new Int32Array(new SharedArrayBuffer(8)); // [released round, arrivals]
   const configModule = path.join(PACKAGE_ROOT, 'dist/config.js');
@@ -452,9 +599,15 @@ async function loadConfigConcurrently(threads: number, rounds: number): Promise<
       }
       parentPort.postMessage({ keys, errors });
     }, (error) => parentPort.postMessage({ keys: [], errors: [String(error)] }));`;
-  const workers = Array.from({ length: threads }, () => new Worker(source, { eval: true, workerData: { gate: gate.buffer, rounds, base, configModule } }));
+  const workers = Array.from(
+    { length: threads },
+    () => new Worker(source, { eval: true, workerData: { gate: gate.buffer, rounds, base, configModule } }),
+  );
   try {
-    const done = workers.map((worker) => new Promise<{ keys: Array<string | null>; errors: string[] }>((resolve) => worker.once('message', resolve)));
+    const done = workers.map(
+      (worker) =>
+        new Promise<{ keys: Array<string | null>; errors: string[] }>((resolve) => worker.once('message', resolve)),
+    );
     for (let round = 0; round < rounds; round++) {
       const deadline = Date.now() + 10_000;
       while (Atomics.load(gate, 1) < threads * (round + 1)) {
@@ -475,4 +628,3 @@ async function loadConfigConcurrently(threads: number, rounds: number): Promise<
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 }
-

@@ -52,11 +52,17 @@ describe('the embedded database socket with several clients at once', () => {
               const inside = await client.query<{ owner: number }>('SELECT owner FROM owned WHERE id = $1', [id]);
               await client.query('COMMIT');
               const after = await client.query<{ owner: number }>('SELECT owner FROM owned WHERE id = $1', [id]);
-              if (inside.rows[0]?.owner !== worker || after.rows[0]?.owner !== worker) problems.push(`row ${id} read wrong`);
+              if (inside.rows[0]?.owner !== worker || after.rows[0]?.owner !== worker)
+                problems.push(`row ${id} read wrong`);
             } else {
-              const sum = await client.query<{ value: number; worker: string }>(`SELECT $1::int + ${worker} AS value, '${worker}' AS worker`, [n]);
-              if (sum.rows[0]?.value !== n + worker || sum.rows[0]?.worker !== String(worker)) problems.push(`worker ${worker} got ${JSON.stringify(sum.rows)}`);
-              if (n % 10 === 0) await expect(client.query('SELECT no_such_function($1)', [n])).rejects.toThrow(/no_such_function/);
+              const sum = await client.query<{ value: number; worker: string }>(
+                `SELECT $1::int + ${worker} AS value, '${worker}' AS worker`,
+                [n],
+              );
+              if (sum.rows[0]?.value !== n + worker || sum.rows[0]?.worker !== String(worker))
+                problems.push(`worker ${worker} got ${JSON.stringify(sum.rows)}`);
+              if (n % 10 === 0)
+                await expect(client.query('SELECT no_such_function($1)', [n])).rejects.toThrow(/no_such_function/);
             }
           } catch (error) {
             problems.push((error as Error).message);
@@ -73,7 +79,9 @@ describe('the embedded database socket with several clients at once', () => {
     await leaving.query('INSERT INTO owned VALUES (100000, 9)');
     (leaving as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     const other = await connect();
-    await expect.poll(async () => (await other.query('SELECT count(*)::int AS n FROM owned WHERE id = $1', [100000])).rows[0].n).toBe(0);
+    await expect
+      .poll(async () => (await other.query('SELECT count(*)::int AS n FROM owned WHERE id = $1', [100000])).rows[0].n)
+      .toBe(0);
     expect((await other.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });

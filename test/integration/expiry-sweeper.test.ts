@@ -46,7 +46,11 @@ beforeEach(() => {
 });
 
 /** Creates a session over HTTP on one of the instances; returns its id. */
-async function createSession(kassa: TestKassa, extra: Record<string, unknown> = {}, idempotencyKey?: string): Promise<string> {
+async function createSession(
+  kassa: TestKassa,
+  extra: Record<string, unknown> = {},
+  idempotencyKey?: string,
+): Promise<string> {
   let request = signed(kassa.http.post('/checkout-sessions'), merchant, JSON.stringify(checkoutRequest(extra)));
   if (idempotencyKey) request = request.set('Idempotency-Key', idempotencyKey);
   const response = await request;
@@ -63,7 +67,9 @@ async function sweepUntilIdle(ctx: DomainContext, batchSize: number): Promise<nu
     if (examined === 0) return total;
   }
   // The background job drains the same way (while a batch is full): it would spin here too.
-  throw new Error(`the sweep never became idle (${total} sessions examined): it keeps selecting sessions it does not expire`);
+  throw new Error(
+    `the sweep never became idle (${total} sessions examined): it keeps selecting sessions it does not expire`,
+  );
 }
 
 interface SessionAudit {
@@ -90,9 +96,16 @@ describe('two instances sweeping one database at once', () => {
   it('expire each due session exactly once: one history row and one expired event per session', async () => {
     const due: string[] = [];
     for (let i = 0; i < 4; i++) {
-      due.push(...(await Promise.all(Array.from({ length: 6 }, (_, j) => createSession((i + j) % 2 ? first : second, { expires_in_minutes: 5 })))));
+      due.push(
+        ...(await Promise.all(
+          Array.from({ length: 6 }, (_, j) => createSession((i + j) % 2 ? first : second, { expires_in_minutes: 5 })),
+        )),
+      );
     }
-    const notDue = await Promise.all([createSession(first, { expires_in_minutes: 120 }), createSession(second, { expires_in_minutes: 120 })]);
+    const notDue = await Promise.all([
+      createSession(first, { expires_in_minutes: 120 }),
+      createSession(second, { expires_in_minutes: 120 }),
+    ]);
 
     offsetMs = 6 * MINUTE;
     // Four workers on two instances, small batches, so they compete for the same rows.
@@ -102,13 +115,22 @@ describe('two instances sweeping one database at once', () => {
       sweepUntilIdle(first.ctx, 5),
       sweepUntilIdle(second.ctx, 5),
     ]);
-    expect(settled.reduce((sum, n) => sum + n, 0), `settled per worker: ${settled.join(', ')}`).toBe(due.length);
+    expect(
+      settled.reduce((sum, n) => sum + n, 0),
+      `settled per worker: ${settled.join(', ')}`,
+    ).toBe(due.length);
 
     const audited = await audit([...due, ...notDue]);
     for (const id of due) {
-      expect(audited.get(id), id).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1, causes: ['session expired'] });
+      expect(audited.get(id), id).toMatchObject({
+        status: 'expired',
+        expired_history: 1,
+        expired_events: 1,
+        causes: ['session expired'],
+      });
     }
-    for (const id of notDue) expect(audited.get(id), id).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
+    for (const id of notDue)
+      expect(audited.get(id), id).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
 
     const { rows: events } = await db.query<{ payload: { status: string; session_id: string } }>(
       `SELECT payload FROM outbox_events WHERE type = 'checkout_session.expired' AND session_id = ANY($1::uuid[])`,
@@ -129,7 +151,13 @@ describe('two instances sweeping one database at once', () => {
       await holder.query('BEGIN');
       await holder.query('SELECT id FROM checkout_sessions WHERE id = ANY($1::uuid[]) FOR UPDATE', [due.slice(0, 2)]);
       const waited = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('the sweep waited for rows another instance holds locked (FOR UPDATE without SKIP LOCKED?)')), 5_000).unref(),
+        setTimeout(
+          () =>
+            reject(
+              new Error('the sweep waited for rows another instance holds locked (FOR UPDATE without SKIP LOCKED?)'),
+            ),
+          5_000,
+        ).unref(),
       );
       expect(await Promise.race([expireDueSessions(second.ctx), waited])).toBe(3);
     } finally {
@@ -138,13 +166,17 @@ describe('two instances sweeping one database at once', () => {
     }
     expect(await expireDueSessions(first.ctx)).toBe(2);
     const audited = await audit(due);
-    for (const id of due) expect(audited.get(id), id).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1 });
+    for (const id of due)
+      expect(audited.get(id), id).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1 });
   });
 });
 
 describe('a payment sent before expiry and not confirmed yet', () => {
   it(`keeps the session open for KASSA_INFLIGHT_GRACE_MINUTES (${GRACE_MINUTES}) after expiry, then expires it once`, async () => {
-    const [held, unheld] = await Promise.all([createSession(first, { expires_in_minutes: 5 }), createSession(second, { expires_in_minutes: 5 })]);
+    const [held, unheld] = await Promise.all([
+      createSession(first, { expires_in_minutes: 5 }),
+      createSession(second, { expires_in_minutes: 5 }),
+    ]);
     // A transfer credited to the session, mined a minute after it was created and seen but not
     // confirmed yet, as the chain watcher records one (test/e2e/payment-trust.test.ts does it on anvil).
     await db.query(
@@ -152,7 +184,13 @@ describe('a payment sent before expiry and not confirmed yet', () => {
                              block_number, block_hash, block_time, state, session_id, attribution)
        VALUES (gen_random_uuid(), 'local', '31337', $1, 0, $2, $3, 'ETH', NULL, 1, 0.000000000000000001, 7, $4, now() + interval '1 minute',
                'seen', $5, 'exact_amount')`,
-      [`0x${randomBytes(32).toString('hex')}`, `0x${'1'.repeat(40)}`, `0x${'2'.repeat(40)}`, `0x${randomBytes(32).toString('hex')}`, held],
+      [
+        `0x${randomBytes(32).toString('hex')}`,
+        `0x${'1'.repeat(40)}`,
+        `0x${'2'.repeat(40)}`,
+        `0x${randomBytes(32).toString('hex')}`,
+        held,
+      ],
     );
 
     const sweepBoth = () => Promise.all([sweepUntilIdle(first.ctx, 10), sweepUntilIdle(second.ctx, 10)]);
@@ -165,7 +203,11 @@ describe('a payment sent before expiry and not confirmed yet', () => {
 
     offsetMs = (5 + GRACE_MINUTES - 1) * MINUTE; // a minute before the grace ends
     await sweepBoth();
-    expect((await audit([held])).get(held)).toMatchObject({ status: 'waiting_payment', expired_history: 0, expired_events: 0 });
+    expect((await audit([held])).get(held)).toMatchObject({
+      status: 'waiting_payment',
+      expired_history: 0,
+      expired_events: 0,
+    });
 
     offsetMs = (5 + GRACE_MINUTES + 1) * MINUTE; // a minute after it
     await sweepBoth();
@@ -182,18 +224,28 @@ describe('a payment sent before expiry and not confirmed yet', () => {
 
   it('a transaction bound before expiry that no chain knows holds nothing open', async () => {
     const id = await createSession(first, { expires_in_minutes: 5 });
-    const bind = await first.http.post(`/checkout-sessions/${id}/bind-tx`).send({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '1', crypto_currency: 'ETH' });
+    const bind = await first.http
+      .post(`/checkout-sessions/${id}/bind-tx`)
+      .send({ tx_hash: `0x${randomBytes(32).toString('hex')}`, chain_id: '1', crypto_currency: 'ETH' });
     expect(bind.status, JSON.stringify(bind.body)).toBe(200);
     offsetMs = 6 * MINUTE;
     await Promise.all([sweepUntilIdle(first.ctx, 10), sweepUntilIdle(second.ctx, 10)]);
-    expect((await audit([id])).get(id)).toMatchObject({ status: 'expired', expired_history: 1, expired_events: 1, causes: ['session expired'] });
+    expect((await audit([id])).get(id)).toMatchObject({
+      status: 'expired',
+      expired_history: 1,
+      expired_events: 1,
+      causes: ['session expired'],
+    });
   });
 });
 
 describe('purgeIdempotencyKeys', () => {
   it('removes only keys older than the retention, once, with both instances purging', async () => {
-    const keys = ['k-older', 'k-just-older', 'k-at-cutoff', 'k-newer'].map((name) => `${name}-${randomBytes(3).toString('hex')}`);
-    for (const [i, key] of keys.entries()) await createSession(i % 2 ? first : second, { user: { id: `customer-${key}`, email: 'p@example.com' } }, key);
+    const keys = ['k-older', 'k-just-older', 'k-at-cutoff', 'k-newer'].map(
+      (name) => `${name}-${randomBytes(3).toString('hex')}`,
+    );
+    for (const [i, key] of keys.entries())
+      await createSession(i % 2 ? first : second, { user: { id: `customer-${key}`, email: 'p@example.com' } }, key);
 
     const now = new Date(Date.now() + 100 * 3_600_000);
     const retentionHours = 48;
@@ -204,20 +256,26 @@ describe('purgeIdempotencyKeys', () => {
     }
 
     fixedNow = now;
-    const deleted = await Promise.all([purgeIdempotencyKeys(first.ctx, retentionHours), purgeIdempotencyKeys(second.ctx, retentionHours)]);
+    const deleted = await Promise.all([
+      purgeIdempotencyKeys(first.ctx, retentionHours),
+      purgeIdempotencyKeys(second.ctx, retentionHours),
+    ]);
     expect(deleted[0]! + deleted[1]!).toBe(2);
 
-    const { rows } = await db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE key = ANY($1) ORDER BY created_at', [keys]);
+    const { rows } = await db.query<{ key: string }>(
+      'SELECT key FROM idempotency_keys WHERE key = ANY($1) ORDER BY created_at',
+      [keys],
+    );
     expect(rows.map((row) => row.key)).toEqual([keys[2], keys[3]]);
 
     // A forgotten key is free again; a kept one still guards its request.
     fixedNow = null;
     await createSession(first, { user: { id: 'another-customer', email: 'p@example.com' } }, keys[0]);
-    const reused = await signed(first.http.post('/checkout-sessions'), merchant, JSON.stringify(checkoutRequest({ user: { id: 'x', email: 'p@example.com' } }))).set(
-      'Idempotency-Key',
-      keys[3]!,
-    );
+    const reused = await signed(
+      first.http.post('/checkout-sessions'),
+      merchant,
+      JSON.stringify(checkoutRequest({ user: { id: 'x', email: 'p@example.com' } })),
+    ).set('Idempotency-Key', keys[3]!);
     expect(reused.status).toBe(409);
   });
 });
-

@@ -38,7 +38,12 @@ function sealV1(plaintext: string, key: Buffer): string {
 }
 
 const hex = (key: Buffer) => key.toString('hex');
-const cliEnv = (keys: Record<string, string>) => ({ ...TEST_ENV, DATABASE_URL: database.databaseUrl!, KASSA_DATA_DIR: database.dataDir, ...keys });
+const cliEnv = (keys: Record<string, string>) => ({
+  ...TEST_ENV,
+  DATABASE_URL: database.databaseUrl!,
+  KASSA_DATA_DIR: database.dataDir,
+  ...keys,
+});
 
 async function withKassa<T>(keys: Record<string, string>, work: (kassa: TestKassa) => Promise<T>): Promise<T> {
   const kassa = await startTestKassa({ database, env: keys });
@@ -63,8 +68,13 @@ beforeAll(async () => {
     merchant = await createMerchant(kassa.ctx);
     legacy = await createMerchant(kassa.ctx);
     // A key row as Kassa stored it before key ids: the v1 format, under A.
-    await kassa.runtime.db.prisma.apiKey.update({ where: { publicKey: legacy.apiKey }, data: { secretCiphertext: sealV1(legacy.apiSecret, A) } });
-    const { endpoint, secret } = await createWebhookEndpoint(kassa.ctx, merchant.organisationId, { url: 'https://93.184.215.14/hooks' });
+    await kassa.runtime.db.prisma.apiKey.update({
+      where: { publicKey: legacy.apiKey },
+      data: { secretCiphertext: sealV1(legacy.apiSecret, A) },
+    });
+    const { endpoint, secret } = await createWebhookEndpoint(kassa.ctx, merchant.organisationId, {
+      url: 'https://93.184.215.14/hooks',
+    });
     const rotated = await rotateWebhookSecret(kassa.ctx, null, endpoint.id);
     endpointId = endpoint.id;
     webhookSecrets = [rotated.secret, secret];
@@ -76,29 +86,45 @@ afterAll(() => database?.drop());
 describe('rotating the master key from A to B', () => {
   it('B alone refuses to start: the stored secrets are under A', async () => {
     const config = loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B) }));
-    const failure = await openRuntime(config, createLogger('silent'), 'cli').then((runtime) => runtime.close(), (error: unknown) => error);
+    const failure = await openRuntime(config, createLogger('silent'), 'cli').then(
+      (runtime) => runtime.close(),
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(DomainError);
-    expect((failure as Error).message).toMatch(/KASSA_MASTER_KEY does not decrypt the API secrets .*KASSA_MASTER_KEY_PREVIOUS/);
+    expect((failure as Error).message).toMatch(
+      /KASSA_MASTER_KEY does not decrypt the API secrets .*KASSA_MASTER_KEY_PREVIOUS/,
+    );
   });
 
   it('B with A as previous serves: signed calls and webhook signatures work before anything is re-sealed', async () => {
-    await withKassa({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: `${hex(randomBytes(32))},${hex(A)}` }, async (kassa) => {
-      expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
-      expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
-      const endpoint = (await kassa.ctx.store.webhooks.findEndpoint(endpointId))!;
-      expect(activeSecrets(kassa.ctx, endpoint, new Date())).toEqual(webhookSecrets);
-    });
+    await withKassa(
+      { KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: `${hex(randomBytes(32))},${hex(A)}` },
+      async (kassa) => {
+        expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
+        expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
+        const endpoint = (await kassa.ctx.store.webhooks.findEndpoint(endpointId))!;
+        expect(activeSecrets(kassa.ctx, endpoint, new Date())).toEqual(webhookSecrets);
+      },
+    );
   });
 
   it('with KASSA_SECRETS_V1=refuse, a database that still holds v1 secrets refuses to start (rotate-master too), naming what to do', async () => {
-    const config = loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }));
-    const failure = await openRuntime(config, createLogger('silent'), 'cli').then((runtime) => runtime.close(), (error: unknown) => error);
+    const config = loadConfig(
+      cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }),
+    );
+    const failure = await openRuntime(config, createLogger('silent'), 'cli').then(
+      (runtime) => runtime.close(),
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(DomainError);
     const message =
       'KASSA_SECRETS_V1=refuse, but 1 stored secret is still in the v1 format (no key id, not bound to its row): ' +
       're-seal it with `kassa keys rotate-master` under KASSA_SECRETS_V1=accept first';
     expect((failure as Error).message).toBe(message);
-    const run = await runKassaInProcess(['keys', 'rotate-master'], cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }));
+    const run = await runKassaInProcess(
+      ['keys', 'rotate-master'],
+      cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_MASTER_KEY_PREVIOUS: hex(A), KASSA_SECRETS_V1: 'refuse' }),
+    );
     expect(run).toEqual({ code: 1, signal: null, stdout: '', stderr: `kassa: ${message}\n` });
   });
 
@@ -141,23 +167,42 @@ describe('KASSA_SECRETS_V1=refuse after the rotation', () => {
       expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
       expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
       // Someone who can write to the database puts a v1 ciphertext (no row binding) onto a key row.
-      await kassa.runtime.db.prisma.apiKey.update({ where: { publicKey: legacy.apiKey }, data: { secretCiphertext: sealV1(legacy.apiSecret, B) } });
+      await kassa.runtime.db.prisma.apiKey.update({
+        where: { publicKey: legacy.apiKey },
+        data: { secretCiphertext: sealV1(legacy.apiSecret, B) },
+      });
       const planted = await kassa.runtime.db.prisma.apiKey.findUniqueOrThrow({ where: { publicKey: legacy.apiKey } });
-      expect(() => openSecret({ sealed: planted.secretCiphertext, row: { table: 'api_keys', id: planted.id } }, kassa.ctx.masterKey)).toThrow(/v1 format/);
+      expect(() =>
+        openSecret(
+          { sealed: planted.secretCiphertext, row: { table: 'api_keys', id: planted.id } },
+          kassa.ctx.masterKey,
+        ),
+      ).toThrow(/v1 format/);
     });
     const config = loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'refuse' }));
-    const failure = await openRuntime(config, createLogger('silent'), 'cli').then((runtime) => runtime.close(), (error: unknown) => error);
-    expect((failure as Error).message).toMatch(/^KASSA_SECRETS_V1=refuse, but 1 stored secret is still in the v1 format/);
+    const failure = await openRuntime(config, createLogger('silent'), 'cli').then(
+      (runtime) => runtime.close(),
+      (error: unknown) => error,
+    );
+    expect((failure as Error).message).toMatch(
+      /^KASSA_SECRETS_V1=refuse, but 1 stored secret is still in the v1 format/,
+    );
     // Accepting v1 again, rotate-master turns it into v2 (bound to its row), and refusing works again.
     const rotated = await runKassaInProcess(['keys', 'rotate-master', '--json'], cliEnv({ KASSA_MASTER_KEY: hex(B) }));
-    expect(parseJsonOutput(rotated)).toMatchObject({ api_key_secrets: { resealed: 1 }, v1_resealed: 1, v1_remaining: 0 });
+    expect(parseJsonOutput(rotated)).toMatchObject({
+      api_key_secrets: { resealed: 1 },
+      v1_resealed: 1,
+      v1_remaining: 0,
+    });
     await withKassa({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'refuse' }, async (kassa) => {
       expect((await postCreate(kassa, legacy, checkoutRequest())).status).toBe(201);
     });
   });
 
   it('KASSA_SECRETS_V1 is accept or refuse', () => {
-    expect(() => loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'no' }))).toThrow(/KASSA_SECRETS_V1 must be one of accept, refuse \(got "no"\)/);
+    expect(() => loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B), KASSA_SECRETS_V1: 'no' }))).toThrow(
+      /KASSA_SECRETS_V1 must be one of accept, refuse \(got "no"\)/,
+    );
     expect(loadConfig(cliEnv({ KASSA_MASTER_KEY: hex(B) })).secretsV1).toBe('accept');
   });
 });
@@ -174,7 +219,11 @@ describe('ciphertexts are bound to their row', () => {
       const copied = (await kassa.ctx.store.apiKeys.findByPublicKey(attacker.apiKey))!;
       expect(() => openSecret(copied.secretCiphertext, kassa.ctx.masterKey)).toThrow(/sealed for another row/);
       // Signing with the victim's secret under the attacker's key is not accepted.
-      const response = await postCreate(kassa, { apiKey: attacker.apiKey, apiSecret: victim.apiSecret }, checkoutRequest());
+      const response = await postCreate(
+        kassa,
+        { apiKey: attacker.apiKey, apiSecret: victim.apiSecret },
+        checkoutRequest(),
+      );
       expect(response.status).not.toBe(201);
       // The victim's own key still works.
       expect((await postCreate(kassa, victim, checkoutRequest())).status).toBe(201);
@@ -185,7 +234,9 @@ describe('ciphertexts are bound to their row', () => {
 
   it('a webhook secret copied onto another endpoint does not open there', async () => {
     await withKassa({ KASSA_MASTER_KEY: hex(B) }, async (kassa) => {
-      const { endpoint: other } = await createWebhookEndpoint(kassa.ctx, merchant.organisationId, { url: 'https://93.184.215.14/other' });
+      const { endpoint: other } = await createWebhookEndpoint(kassa.ctx, merchant.organisationId, {
+        url: 'https://93.184.215.14/other',
+      });
       await kassa.runtime.db.prisma.$executeRaw`
         UPDATE webhook_endpoints SET secret_ciphertext = (SELECT secret_ciphertext FROM webhook_endpoints WHERE id = ${endpointId}::uuid)
         WHERE id = ${other.id}::uuid`;
@@ -197,7 +248,10 @@ describe('ciphertexts are bound to their row', () => {
 
   it('a stored secret that does not open stops `kassa keys rotate-master` before anything is re-sealed', async () => {
     const C = randomBytes(32);
-    const run = await runKassaInProcess(['keys', 'rotate-master'], cliEnv({ KASSA_MASTER_KEY: hex(C), KASSA_MASTER_KEY_PREVIOUS: hex(B) }));
+    const run = await runKassaInProcess(
+      ['keys', 'rotate-master'],
+      cliEnv({ KASSA_MASTER_KEY: hex(C), KASSA_MASTER_KEY_PREVIOUS: hex(B) }),
+    );
     expect(run).toEqual({
       code: 1,
       signal: null,

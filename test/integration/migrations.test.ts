@@ -1,10 +1,25 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { applyMigrations, MIGRATION_LOCK_KEY as MIGRATION_LOCK_KEY_BIGINT, MIGRATIONS_DIR, type MigrationResult } from '../../src/db/migrate.js';
+import {
+  applyMigrations,
+  MIGRATION_LOCK_KEY as MIGRATION_LOCK_KEY_BIGINT,
+  MIGRATIONS_DIR,
+  type MigrationResult,
+} from '../../src/db/migrate.js';
 import { adminQuery, urlFor } from '../support/databases.js';
 import { assertCliBuilt, killAllKassaProcesses, parseJsonOutput, runKassa } from '../support/cli-process.js';
 
@@ -23,7 +38,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
   .filter((name) => statSync(path.join(MIGRATIONS_DIR, name)).isDirectory())
   .sort()
-  .map((name) => ({ name, checksum: createHash('sha256').update(readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'))).digest('hex') }));
+  .map((name) => ({
+    name,
+    checksum: createHash('sha256')
+      .update(readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql')))
+      .digest('hex'),
+  }));
 const NAMES = MIGRATIONS.map((m) => m.name);
 
 interface MigrationRow {
@@ -57,12 +77,16 @@ function poolFor(database: string, max = 2): pg.Pool {
 }
 
 async function migrationRows(pool: pg.Pool): Promise<MigrationRow[]> {
-  const { rows } = await pool.query<MigrationRow>('SELECT * FROM "_prisma_migrations" ORDER BY migration_name, started_at');
+  const { rows } = await pool.query<MigrationRow>(
+    'SELECT * FROM "_prisma_migrations" ORDER BY migration_name, started_at',
+  );
   return rows;
 }
 
 async function tableExists(pool: pg.Pool, table: string): Promise<boolean> {
-  const { rows } = await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [`public.${table}`]);
+  const { rows } = await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
+    `public.${table}`,
+  ]);
   return rows[0]!.found !== null;
 }
 
@@ -164,18 +188,42 @@ describe('applyMigrations on an empty database', () => {
   });
 
   it('creates _prisma_migrations with the columns `prisma migrate` creates', async () => {
-    const { rows } = await pool.query<{ column_name: string; data_type: string; length: number | null; nullable: string; default: string | null }>(
+    const { rows } = await pool.query<{
+      column_name: string;
+      data_type: string;
+      length: number | null;
+      nullable: string;
+      default: string | null;
+    }>(
       `SELECT column_name, data_type, character_maximum_length AS length, is_nullable AS nullable, column_default AS default
        FROM information_schema.columns WHERE table_schema = 'public' AND table_name = '_prisma_migrations' ORDER BY ordinal_position`,
     );
     expect(rows).toEqual([
       { column_name: 'id', data_type: 'character varying', length: 36, nullable: 'NO', default: null },
       { column_name: 'checksum', data_type: 'character varying', length: 64, nullable: 'NO', default: null },
-      { column_name: 'finished_at', data_type: 'timestamp with time zone', length: null, nullable: 'YES', default: null },
+      {
+        column_name: 'finished_at',
+        data_type: 'timestamp with time zone',
+        length: null,
+        nullable: 'YES',
+        default: null,
+      },
       { column_name: 'migration_name', data_type: 'character varying', length: 255, nullable: 'NO', default: null },
       { column_name: 'logs', data_type: 'text', length: null, nullable: 'YES', default: null },
-      { column_name: 'rolled_back_at', data_type: 'timestamp with time zone', length: null, nullable: 'YES', default: null },
-      { column_name: 'started_at', data_type: 'timestamp with time zone', length: null, nullable: 'NO', default: 'now()' },
+      {
+        column_name: 'rolled_back_at',
+        data_type: 'timestamp with time zone',
+        length: null,
+        nullable: 'YES',
+        default: null,
+      },
+      {
+        column_name: 'started_at',
+        data_type: 'timestamp with time zone',
+        length: null,
+        nullable: 'NO',
+        default: 'now()',
+      },
       { column_name: 'applied_steps_count', data_type: 'integer', length: null, nullable: 'NO', default: '0' },
     ]);
     const { rows: pk } = await pool.query<{ columns: string[] }>(
@@ -199,11 +247,17 @@ describe('applyMigrations on an empty database', () => {
   });
 
   it('refuses a record whose checksum differs from the file', async () => {
-    await pool.query('UPDATE "_prisma_migrations" SET checksum = $1 WHERE migration_name = $2', ['0'.repeat(64), NAMES[0]]);
+    await pool.query('UPDATE "_prisma_migrations" SET checksum = $1 WHERE migration_name = $2', [
+      '0'.repeat(64),
+      NAMES[0],
+    ]);
     try {
       await expect(applyMigrations(pool)).rejects.toThrow(new RegExp(`${NAMES[0]}.*changed after it was applied`));
     } finally {
-      await pool.query('UPDATE "_prisma_migrations" SET checksum = $1 WHERE migration_name = $2', [MIGRATIONS[0]!.checksum, NAMES[0]]);
+      await pool.query('UPDATE "_prisma_migrations" SET checksum = $1 WHERE migration_name = $2', [
+        MIGRATIONS[0]!.checksum,
+        NAMES[0],
+      ]);
     }
     expect(await migrationRows(pool)).toEqual(firstRows);
   });
@@ -231,8 +285,13 @@ describe('a failing migration', () => {
     const dir = copyOfMigrations();
     const broken = '29991231235959_probe_broken';
     mkdirSync(path.join(dir, broken));
-    writeFileSync(path.join(dir, broken, 'migration.sql'), 'CREATE TABLE "half_done" ("id" INTEGER);\nSELECT no_such_function();\n');
-    await expect(applyMigrations(pool, dir)).rejects.toThrow(new RegExp(`Migration ${broken} failed and was rolled back: .*no_such_function`));
+    writeFileSync(
+      path.join(dir, broken, 'migration.sql'),
+      'CREATE TABLE "half_done" ("id" INTEGER);\nSELECT no_such_function();\n',
+    );
+    await expect(applyMigrations(pool, dir)).rejects.toThrow(
+      new RegExp(`Migration ${broken} failed and was rolled back: .*no_such_function`),
+    );
     expect(await tableExists(pool, 'half_done')).toBe(false);
     // Each migration has its own transaction, as with Prisma: the good ones before it stay applied.
     expect(await tableExists(pool, 'organisations')).toBe(true);
@@ -254,7 +313,10 @@ describe('two migrators at the same time on one empty database', () => {
       KASSA_MASTER_KEY: randomBytes(32).toString('hex'),
       DATABASE_URL: urlFor(database),
     };
-    const runs = await raceOnMigrationLock(database, () => [runKassa(['migrate', '--json'], env), runKassa(['migrate', '--json'], env)]);
+    const runs = await raceOnMigrationLock(database, () => [
+      runKassa(['migrate', '--json'], env),
+      runKassa(['migrate', '--json'], env),
+    ]);
     for (const run of runs) expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' });
     const results = runs.map((run) => parseJsonOutput<MigrationResult>(run));
     expect(results).toEqual(
@@ -281,7 +343,9 @@ describe('two migrators at the same time on one empty database', () => {
 
   it('also without a gate: started together, each migration is recorded once', async () => {
     const database = await emptyDatabase();
-    const started = [poolFor(database, 1), poolFor(database, 1), poolFor(database, 1)].map((pool) => applyMigrations(pool));
+    const started = [poolFor(database, 1), poolFor(database, 1), poolFor(database, 1)].map((pool) =>
+      applyMigrations(pool),
+    );
     const results = await Promise.all(started);
     expect(results.flatMap((result) => result.applied).sort()).toEqual(NAMES);
     expectRecordedOnce(await migrationRows(poolFor(database)));

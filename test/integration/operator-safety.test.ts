@@ -52,7 +52,9 @@ describe('master key check at start', () => {
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(DomainError);
-    expect((failure as DomainError).message).toMatch(/^KASSA_MASTER_KEY does not decrypt the API secrets stored in this database/);
+    expect((failure as DomainError).message).toMatch(
+      /^KASSA_MASTER_KEY does not decrypt the API secrets stored in this database/,
+    );
   });
 
   it('the right key starts', async () => {
@@ -81,7 +83,11 @@ describe('demo credentials', () => {
 describe('CLI exit codes', () => {
   it('a usage error (missing required option) exits 2; --help exits 0', async () => {
     assertCliBuilt();
-    const env = { ...TEST_ENV, KASSA_DATA_DIR: kassa.database.dataDir, DATABASE_URL: kassa.database.databaseUrl ?? undefined };
+    const env = {
+      ...TEST_ENV,
+      KASSA_DATA_DIR: kassa.database.dataDir,
+      DATABASE_URL: kassa.database.databaseUrl ?? undefined,
+    };
     const missing = await runKassa(['keys', 'create'], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/required option '--org <id>' not specified/);

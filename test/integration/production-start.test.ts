@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
 import { readMigrations } from '../../src/db/migrate.js';
 import { adminQuery, urlFor } from '../support/databases.js';
-import { cleanEnv, freePort, hasStackTrace, parseJsonOutput, runKassaInProcess, signedCreate, type KassaRun } from '../support/cli-process.js';
+import {
+  cleanEnv,
+  freePort,
+  hasStackTrace,
+  parseJsonOutput,
+  runKassaInProcess,
+  signedCreate,
+  type KassaRun,
+} from '../support/cli-process.js';
 
 /**
  * Production start (docs/operations.md#running-in-production): migrations only through `kassa migrate`,
@@ -47,14 +55,31 @@ const missingMigrations = () =>
 describe('with KASSA_MIGRATE_ON_START off', () => {
   it('`kassa serve` and other commands refuse an unmigrated database with one message naming `kassa migrate`; after it they work', async () => {
     expect(MIGRATIONS.length).toBeGreaterThan(3);
-    const env = { KASSA_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', KASSA_MIGRATE_ON_START: 'false', DATABASE_URL: await emptyDatabase(), KASSA_DATA_DIR: tempDir('kassa-prod-') };
+    const env = {
+      KASSA_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      PORT: '0',
+      KASSA_MIGRATE_ON_START: 'false',
+      DATABASE_URL: await emptyDatabase(),
+      KASSA_DATA_DIR: tempDir('kassa-prod-'),
+    };
     for (const args of [['serve'], ['orgs', 'list']]) {
-      expect(await runKassaInProcess(args, env)).toEqual({ code: 1, signal: null, stdout: '', stderr: missingMigrations() });
+      expect(await runKassaInProcess(args, env)).toEqual({
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr: missingMigrations(),
+      });
     }
     const migrated = await runKassaInProcess(['migrate', '--json'], env);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(parseJsonOutput<{ applied: string[] }>(migrated).applied).toEqual(MIGRATIONS);
-    expect(await runKassaInProcess(['orgs', 'list', '--json'], env)).toEqual({ code: 0, signal: null, stdout: '[]\n', stderr: '' });
+    expect(await runKassaInProcess(['orgs', 'list', '--json'], env)).toEqual({
+      code: 0,
+      signal: null,
+      stdout: '[]\n',
+      stderr: '',
+    });
   });
 });
 
@@ -66,10 +91,14 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
 
   beforeAll(async () => {
     // CoinGecko's answer as recorded, priced now (a stale price would make create answer 503).
-    const recorded = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'test/fixtures/rates/coingecko-simple-price-usd.json'), 'utf8')) as Record<string, { usd: number }>;
+    const recorded = JSON.parse(
+      readFileSync(path.join(PACKAGE_ROOT, 'test/fixtures/rates/coingecko-simple-price-usd.json'), 'utf8'),
+    ) as Record<string, { usd: number }>;
     coingecko = createServer((_request, response) => {
       const now = Math.floor(Date.now() / 1000);
-      const body = Object.fromEntries(Object.entries(recorded).map(([id, price]) => [id, { usd: price.usd, last_updated_at: now }]));
+      const body = Object.fromEntries(
+        Object.entries(recorded).map(([id, price]) => [id, { usd: price.usd, last_updated_at: now }]),
+      );
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     await new Promise<void>((resolve) => coingecko.listen(0, '127.0.0.1', resolve));
@@ -99,13 +128,23 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
   it('installs with `npm ci --omit=dev` from the shipped dist/, without compiling and without the test tools', async () => {
     // What an operator ships: the checkout after `npm run build`, without node_modules.
     copy = path.join(tempDir('kassa-prod-copy-'), 'kassa');
-    const skipped = new Set(['node_modules', '.git', '.kassa', 'coverage'].map((name) => path.join(PACKAGE_ROOT, name)));
+    const skipped = new Set(
+      ['node_modules', '.git', '.kassa', 'coverage'].map((name) => path.join(PACKAGE_ROOT, name)),
+    );
     cpSync(PACKAGE_ROOT, copy, { recursive: true, filter: (source) => !skipped.has(source) });
     const shipped = readFileSync(path.join(copy, 'dist/cli/program.js'), 'utf8');
 
-    const install = await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'], copy, {}, 180_000);
+    const install = await run(
+      'npm',
+      ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'],
+      copy,
+      {},
+      180_000,
+    );
     expect(install.code, install.stderr).toBe(0);
-    expect(install.stderr).toContain('kassa: installed without devDependencies, so nothing is compiled: using the dist/ built before by `npm run build`.');
+    expect(install.stderr).toContain(
+      'kassa: installed without devDependencies, so nothing is compiled: using the dist/ built before by `npm run build`.',
+    );
     for (const devOnly of ['@types/express', 'vitest', 'supertest', 'playwright-core', '@sparticuz/chromium']) {
       expect(existsSync(path.join(copy, 'node_modules', devOnly)), devOnly).toBe(false);
     }
@@ -121,24 +160,48 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
   });
 
   it('`npm start` serves a signed create (201) from dist/, and stops on SIGTERM', async () => {
-    const org = parseJsonOutput<{ id: string }>(await run(process.execPath, ['bin/kassa.js', 'orgs', 'create', '--name', 'Shop', '--wallet', WALLET, '--json'], copy, env));
-    const key = parseJsonOutput<{ api_key: string; api_secret: string }>(await run(process.execPath, ['bin/kassa.js', 'keys', 'create', '--org', org.id, '--json'], copy, env));
+    const org = parseJsonOutput<{ id: string }>(
+      await run(
+        process.execPath,
+        ['bin/kassa.js', 'orgs', 'create', '--name', 'Shop', '--wallet', WALLET, '--json'],
+        copy,
+        env,
+      ),
+    );
+    const key = parseJsonOutput<{ api_key: string; api_secret: string }>(
+      await run(process.execPath, ['bin/kassa.js', 'keys', 'create', '--org', org.id, '--json'], copy, env),
+    );
 
     const port = await freePort();
     let output = '';
     // Its own process group: npm and the node it starts are stopped together.
-    server = spawn('npm', ['start'], { cwd: copy, env: cleanEnv({ ...env, PORT: String(port) }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn('npm', ['start'], {
+      cwd: copy,
+      env: cleanEnv({ ...env, PORT: String(port) }),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     server.stdout!.on('data', (chunk) => (output += chunk));
     server.stderr!.on('data', (chunk) => (output += chunk));
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 60_000;
-    while ((await fetch(`${base}/ready`).then((r) => r.status, () => 0)) !== 200) {
-      if (server.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not become ready:\n${output}`);
+    while (
+      (await fetch(`${base}/ready`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    ) {
+      if (server.exitCode !== null || Date.now() > deadline)
+        throw new Error(`npm start did not become ready:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const created = await signedCreate(base, { apiKey: key.api_key, apiSecret: key.api_secret });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect(created.body).toMatchObject({ status: 'waiting_payment', supported_networks: ['bsc'], checkout_url: expect.stringMatching(/^https:\/\/pay\.example\.com\/pay\//) });
+    expect(created.body).toMatchObject({
+      status: 'waiting_payment',
+      supported_networks: ['bsc'],
+      checkout_url: expect.stringMatching(/^https:\/\/pay\.example\.com\/pay\//),
+    });
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
 
     const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
@@ -148,7 +211,13 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
   });
 });
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs = 60_000): Promise<KassaRun> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<KassaRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

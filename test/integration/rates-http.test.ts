@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -10,7 +16,8 @@ import { RateBook } from '../../src/rates/rate-book.js';
 import { StaticRatesSource } from '../../src/rates/static-source.js';
 
 const ALL = ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'] as const;
-const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../fixtures/rates/${name}`, import.meta.url)), 'utf8');
+const fixture = (name: string) =>
+  readFileSync(fileURLToPath(new URL(`../fixtures/rates/${name}`, import.meta.url)), 'utf8');
 const COINGECKO_USD = fixture('coingecko-simple-price-usd.json');
 const COINBASE_USD = fixture('coinbase-exchange-rates-usd.json');
 /** The newest last_updated_at in the CoinGecko fixture. */
@@ -29,7 +36,10 @@ const recorded: Handler = (request, response) => {
 const reply =
   (status: number, body: string, delayMs = 0): Handler =>
   (_request, response) => {
-    const timer = setTimeout(() => response.writeHead(status, { 'content-type': 'application/json' }).end(body), delayMs);
+    const timer = setTimeout(
+      () => response.writeHead(status, { 'content-type': 'application/json' }).end(body),
+      delayMs,
+    );
     response.on('close', () => clearTimeout(timer));
   };
 
@@ -58,7 +68,11 @@ beforeEach(() => {
 });
 
 const coingecko = (extra: { apiKey?: string; timeoutMs?: number } = {}) =>
-  new CoinGeckoRatesSource({ baseUrl: `${origin}/api/v3`, apiKey: extra.apiKey ?? null, timeoutMs: extra.timeoutMs ?? 2000 });
+  new CoinGeckoRatesSource({
+    baseUrl: `${origin}/api/v3`,
+    apiKey: extra.apiKey ?? null,
+    timeoutMs: extra.timeoutMs ?? 2000,
+  });
 const coinbase = (extra: { timeoutMs?: number; clock?: () => Date } = {}) =>
   new CoinbaseRatesSource({ baseUrl: `${origin}/`, timeoutMs: extra.timeoutMs ?? 2000, clock: extra.clock });
 
@@ -98,7 +112,9 @@ describe('CoinGeckoRatesSource over HTTP', () => {
 
   it('throws on a 500, naming the status', async () => {
     handler = reply(500, '{"error":"Internal Server Error"}');
-    await expect(coingecko().fetchRates('USD', ['BTC'])).rejects.toThrow(/^coingecko: HTTP 500 from http:\/\/127\.0\.0\.1/);
+    await expect(coingecko().fetchRates('USD', ['BTC'])).rejects.toThrow(
+      /^coingecko: HTTP 500 from http:\/\/127\.0\.0\.1/,
+    );
   });
 
   it('throws on malformed JSON', async () => {
@@ -144,7 +160,9 @@ describe('CoinbaseRatesSource over HTTP', () => {
     handler = reply(200, COINBASE_USD.replace('"currency":"USD"', '"currency":"EUR"'));
     await expect(coinbase().fetchRates('USD', ['BTC'])).rejects.toThrow('data.currency is "EUR", not "USD"');
     handler = reply(200, COINBASE_USD, 3000);
-    await expect(coinbase({ timeoutMs: 200 }).fetchRates('USD', ['BTC'])).rejects.toThrow(/^coinbase: no answer .* within 200 ms/);
+    await expect(coinbase({ timeoutMs: 200 }).fetchRates('USD', ['BTC'])).rejects.toThrow(
+      /^coinbase: no answer .* within 200 ms/,
+    );
   });
 });
 
@@ -153,7 +171,11 @@ describe('RateBook over coingecko + coinbase + static', () => {
     const fetchedAt = new Date(RECORDED_AT.getTime() + 20_000);
     const staticFile = fileURLToPath(new URL('../../config/rates.static.json', import.meta.url));
     const book = new RateBook(
-      [coingecko(), coinbase({ clock: () => fetchedAt }), new StaticRatesSource({ file: staticFile, clock: () => fetchedAt })],
+      [
+        coingecko(),
+        coinbase({ clock: () => fetchedAt }),
+        new StaticRatesSource({ file: staticFile, clock: () => fetchedAt }),
+      ],
       { maxAgeSeconds: 120, refreshSeconds: 30 },
     );
     const now = new Date(RECORDED_AT.getTime() + 30_000);
@@ -162,7 +184,12 @@ describe('RateBook over coingecko + coinbase + static', () => {
       // static 97250.12 < coingecko 97250.123456789012 < coinbase 97276.26…: CoinGecko's, half-up.
       { ticker: 'BTC', unitPriceFiat: '97250.12345679', source: 'coingecko+coinbase+static', ratedAt: RECORDED_AT },
       // coingecko 1.00012839… < coinbase 1/0.99987 = 1.000130016… < static 1.0002
-      { ticker: 'USDT', unitPriceFiat: '1.00013002', source: 'coingecko+coinbase+static', ratedAt: new Date(1733820950_000) },
+      {
+        ticker: 'USDT',
+        unitPriceFiat: '1.00013002',
+        source: 'coingecko+coinbase+static',
+        ratedAt: new Date(1733820950_000),
+      },
       // CoinGecko's SOL is 16 minutes old: of Coinbase's 1/0.0069987 = 142.8836… and the static 142.87, the lower.
       { ticker: 'SOL', unitPriceFiat: '142.87000000', source: 'coinbase+static', ratedAt: fetchedAt },
     ]);

@@ -100,25 +100,41 @@ describe('the hot-path SQL of migration 20261123140000_hot_paths', () => {
 
   it('names its tables', () => {
     expect([...new Set(inserts.map((insert) => insert.table))].sort()).toEqual(
-      ['checkout_session_status_history', 'idempotency_keys', 'kassa_change_log', 'outbox_events', 'payment_amount_claims', 'request_signatures'].sort(),
+      [
+        'checkout_session_status_history',
+        'idempotency_keys',
+        'kassa_change_log',
+        'outbox_events',
+        'payment_amount_claims',
+        'request_signatures',
+      ].sort(),
     );
   });
 
-  it.each(['checkout_session_status_history', 'idempotency_keys', 'kassa_change_log', 'outbox_events', 'payment_amount_claims', 'request_signatures'])(
-    'INSERT INTO %s names only its columns and every required one',
-    (table) => {
-      for (const insert of inserts.filter((candidate) => candidate.table === table)) {
-        for (const column of insert.columns) expect(columnsOf(table)).toContain(column);
-        for (const column of required(table)) expect(insert.columns).toContain(column);
-      }
-    },
-  );
+  it.each([
+    'checkout_session_status_history',
+    'idempotency_keys',
+    'kassa_change_log',
+    'outbox_events',
+    'payment_amount_claims',
+    'request_signatures',
+  ])('INSERT INTO %s names only its columns and every required one', (table) => {
+    for (const insert of inserts.filter((candidate) => candidate.table === table)) {
+      for (const column of insert.columns) expect(columnsOf(table)).toContain(column);
+      for (const column of required(table)) expect(insert.columns).toContain(column);
+    }
+  });
 
   it('every qualified column it reads exists (t."amount", k."request_hash", …)', () => {
-    const aliases: Record<string, string> = { c: 'payment_amount_claims', t: 'payment_amount_claims', k: 'idempotency_keys' };
+    const aliases: Record<string, string> = {
+      c: 'payment_amount_claims',
+      t: 'payment_amount_claims',
+      k: 'idempotency_keys',
+    };
     const references = [...hotPaths.matchAll(/\b([ctk])\."(\w+)"/g)];
     expect(references.length).toBeGreaterThan(3);
     for (const [, alias, column] of references) expect(columnsOf(aliases[alias!]!)).toContain(column);
-    for (const [, column] of hotPaths.matchAll(/UPDATE "payment_links" SET "(\w+)"/g)) expect(columnsOf('payment_links')).toContain(column);
+    for (const [, column] of hotPaths.matchAll(/UPDATE "payment_links" SET "(\w+)"/g))
+      expect(columnsOf('payment_links')).toContain(column);
   });
 });

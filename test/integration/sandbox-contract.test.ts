@@ -12,14 +12,36 @@ import { PACKAGE_ROOT } from '../../src/config.js';
  */
 describe('contracts/build/SandboxToken.json', () => {
   it('is what solc makes of contracts/SandboxToken.sol today (run `npm run contracts` after changing it)', async () => {
-    const run = await promisify(execFile)(process.execPath, [path.join(PACKAGE_ROOT, 'scripts/compile-contracts.mjs'), '--check'], { timeout: 60_000 });
+    const run = await promisify(execFile)(
+      process.execPath,
+      [path.join(PACKAGE_ROOT, 'scripts/compile-contracts.mjs'), '--check'],
+      { timeout: 60_000 },
+    );
     expect(run.stdout).toBe('contracts/build/SandboxToken.json is up to date\n');
   }, 60_000);
 
   it('is an ERC-20 with decimals() and a minter-only mint()', () => {
-    const artefact = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'contracts/build/SandboxToken.json'), 'utf8')) as { abi: Array<{ name?: string; type: string }>; bytecode: string };
-    const functions = artefact.abi.filter((entry) => entry.type === 'function').map((entry) => entry.name).sort();
-    expect(functions).toEqual(['allowance', 'approve', 'balanceOf', 'decimals', 'mint', 'minter', 'name', 'symbol', 'totalSupply', 'transfer', 'transferFrom']);
+    const artefact = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'contracts/build/SandboxToken.json'), 'utf8')) as {
+      abi: Array<{ name?: string; type: string }>;
+      bytecode: string;
+    };
+    const functions = artefact.abi
+      .filter((entry) => entry.type === 'function')
+      .map((entry) => entry.name)
+      .sort();
+    expect(functions).toEqual([
+      'allowance',
+      'approve',
+      'balanceOf',
+      'decimals',
+      'mint',
+      'minter',
+      'name',
+      'symbol',
+      'totalSupply',
+      'transfer',
+      'transferFrom',
+    ]);
     expect(artefact.bytecode).toMatch(/^0x[0-9a-f]{1000,}$/);
   });
 });

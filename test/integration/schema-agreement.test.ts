@@ -52,26 +52,33 @@ describe('schema.prisma', () => {
 
 describe('schema.prisma and the migrated database agree', () => {
   it('every model has a table and every table a model', () => {
-    expect(Object.keys(actual.tables).sort(), 'tables (- schema.prisma, + migrated database)').toEqual(Object.keys(expected.tables).sort());
+    expect(Object.keys(actual.tables).sort(), 'tables (- schema.prisma, + migrated database)').toEqual(
+      Object.keys(expected.tables).sort(),
+    );
   });
 
-  describe.each(datamodel.models.map((model) => [model.name, model.dbName ?? model.name] as const))('model %s ↔ table %s', (_model, table) => {
-    it('has the same columns with the same types, nullability and defaults', () => {
-      expect(actual.tables[table], `columns of ${table} (- schema.prisma, + migrated database)`).toEqual(expected.tables[table]);
-    });
+  describe.each(datamodel.models.map((model) => [model.name, model.dbName ?? model.name] as const))(
+    'model %s ↔ table %s',
+    (_model, table) => {
+      it('has the same columns with the same types, nullability and defaults', () => {
+        expect(actual.tables[table], `columns of ${table} (- schema.prisma, + migrated database)`).toEqual(
+          expected.tables[table],
+        );
+      });
 
-    it('has the same primary key, unique constraints and indexes, columns in order', () => {
-      const of = (shape: IntrospectedShape | typeof expected) =>
-        Object.fromEntries(Object.entries(shape.indexes).filter(([, index]) => index.table === table));
-      expect(of(actual), `indexes of ${table} (- schema.prisma, + migrated database)`).toEqual(of(expected));
-    });
+      it('has the same primary key, unique constraints and indexes, columns in order', () => {
+        const of = (shape: IntrospectedShape | typeof expected) =>
+          Object.fromEntries(Object.entries(shape.indexes).filter(([, index]) => index.table === table));
+        expect(of(actual), `indexes of ${table} (- schema.prisma, + migrated database)`).toEqual(of(expected));
+      });
 
-    it('has the same foreign keys, with the same referential actions', () => {
-      const of = (shape: IntrospectedShape | typeof expected) =>
-        Object.fromEntries(Object.entries(shape.foreignKeys).filter(([, key]) => key.table === table));
-      expect(of(actual), `foreign keys of ${table} (- schema.prisma, + migrated database)`).toEqual(of(expected));
-    });
-  });
+      it('has the same foreign keys, with the same referential actions', () => {
+        const of = (shape: IntrospectedShape | typeof expected) =>
+          Object.fromEntries(Object.entries(shape.foreignKeys).filter(([, key]) => key.table === table));
+        expect(of(actual), `foreign keys of ${table} (- schema.prisma, + migrated database)`).toEqual(of(expected));
+      });
+    },
+  );
 
   it('has the same enums with the same values in order', () => {
     expect(actual.enums).toEqual(expected.enums);

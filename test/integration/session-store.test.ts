@@ -21,16 +21,22 @@ describe('updateSession', () => {
     const at = new Date('2026-11-25T10:00:00.123Z');
     const { Decimal } = await import('../../src/domain/money.js');
     await kassa.ctx.store.transaction((tx) =>
-      tx.updateSession(first, { boundTxHash: hash, amountReceived: new Decimal('0.000000000000000001'), status: 'partial', paymentsChangedAt: null, updatedAt: at }),
+      tx.updateSession(first, {
+        boundTxHash: hash,
+        amountReceived: new Decimal('0.000000000000000001'),
+        status: 'partial',
+        paymentsChangedAt: null,
+        updatedAt: at,
+      }),
     );
     const row = await kassa.runtime.db.prisma.checkoutSession.findUniqueOrThrow({ where: { id: first } });
-    expect([row.boundTxHash, row.amountReceived.toFixed(), row.status, row.paymentsChangedAt, row.updatedAt.toISOString()]).toEqual([
-      hash,
-      '0.000000000000000001',
-      'partial',
-      null,
-      at.toISOString(),
-    ]);
+    expect([
+      row.boundTxHash,
+      row.amountReceived.toFixed(),
+      row.status,
+      row.paymentsChangedAt,
+      row.updatedAt.toISOString(),
+    ]).toEqual([hash, '0.000000000000000001', 'partial', null, at.toISOString()]);
     const refused = kassa.ctx.store.transaction((tx) => tx.updateSession(second, { boundTxHash: hash, updatedAt: at }));
     await expect(refused).rejects.toThrow(DomainError);
     await expect(refused).rejects.toThrow(`Transaction ${hash} is already bound to another checkout session`);

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { hasStackTrace, killAllKassaProcesses, parseJsonOutput, runKassaInProcess as kassa, signedCreate, startKassaServer } from '../support/cli-process.js';
+import {
+  hasStackTrace,
+  killAllKassaProcesses,
+  parseJsonOutput,
+  runKassaInProcess as kassa,
+  signedCreate,
+  startKassaServer,
+} from '../support/cli-process.js';
 import { signatureValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -38,8 +45,12 @@ afterAll(async () => {
 async function organisationWithKey() {
   // A wallet of its own: a receiving wallet belongs to one organisation (docs/decisions/0015).
   const wallet = `0x${randomBytes(20).toString('hex')}`;
-  const org = parseJsonOutput<{ id: string }>(await kassa(['orgs', 'create', '--name', 'Hooks', '--wallet', wallet, '--json'], env));
-  const key = parseJsonOutput<{ api_key: string; api_secret: string }>(await kassa(['keys', 'create', '--org', org.id, '--json'], env));
+  const org = parseJsonOutput<{ id: string }>(
+    await kassa(['orgs', 'create', '--name', 'Hooks', '--wallet', wallet, '--json'], env),
+  );
+  const key = parseJsonOutput<{ api_key: string; api_secret: string }>(
+    await kassa(['keys', 'create', '--org', org.id, '--json'], env),
+  );
   return { orgId: org.id, credentials: { apiKey: key.api_key, apiSecret: key.api_secret } };
 }
 
@@ -51,14 +62,29 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     const server = await startKassaServer(env);
     try {
       await server.ready();
-      const add = await kassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'checkout_session.created,checkout_session.expired', '--json'], env);
+      const add = await kassa(
+        [
+          'webhooks',
+          'add',
+          '--org',
+          orgId,
+          '--url',
+          receiver.url,
+          '--events',
+          'checkout_session.created,checkout_session.expired',
+          '--json',
+        ],
+        env,
+      );
       expect(add.code, add.stderr).toBe(0);
       const endpoint = parseJsonOutput<{ id: string; secret: string; events: string[]; url: string }>(add);
       expect(endpoint.id).toMatch(UUID);
       expect(endpoint.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
       expect(endpoint.events).toEqual(['checkout_session.created', 'checkout_session.expired']);
 
-      const listed = parseJsonOutput<Array<{ id: string; secret?: string }>>(await kassa(['webhooks', 'list', '--org', orgId, '--json'], env));
+      const listed = parseJsonOutput<Array<{ id: string; secret?: string }>>(
+        await kassa(['webhooks', 'list', '--org', orgId, '--json'], env),
+      );
       expect(listed.map((e) => e.id)).toEqual([endpoint.id]);
       expect(listed[0]!.secret).toBeUndefined();
 
@@ -68,9 +94,9 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
       expect(first!.body.type).toBe('checkout_session.created');
       expect(signatureValid(endpoint.secret, first!.headers, first!.rawBody)).toBe(true);
 
-      const deliveries = parseJsonOutput<Array<{ id: string; event_id: string; status: string; attempt_log: Array<{ status_code: number }> }>>(
-        await kassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--json'], env),
-      );
+      const deliveries = parseJsonOutput<
+        Array<{ id: string; event_id: string; status: string; attempt_log: Array<{ status_code: number }> }>
+      >(await kassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--json'], env));
       expect(deliveries).toHaveLength(1);
       expect(deliveries[0]).toMatchObject({ event_id: first!.body.id, status: 'succeeded' });
       expect(deliveries[0]!.attempt_log.map((a) => a.status_code)).toEqual([200]);
@@ -80,12 +106,17 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
       expect(byDelivery.code, byDelivery.stderr).toBe(0);
       await receiver.waitFor((list) => list.length >= 2);
       const byEvent = await kassa(['webhooks', 'redeliver', first!.body.id, '--json'], env);
-      expect(parseJsonOutput<{ kind: string; delivery_ids: string[] }>(byEvent)).toEqual({ kind: 'event', delivery_ids: [deliveries[0]!.id] });
+      expect(parseJsonOutput<{ kind: string; delivery_ids: string[] }>(byEvent)).toEqual({
+        kind: 'event',
+        delivery_ids: [deliveries[0]!.id],
+      });
       const got = await receiver.waitFor((list) => list.length >= 3);
       expect(got.map((hook) => hook.body.id)).toEqual([first!.body.id, first!.body.id, first!.body.id]);
       expect(got.every((hook) => signatureValid(endpoint.secret, hook.headers, hook.rawBody))).toBe(true);
 
-      const rotated = parseJsonOutput<{ secret: string; previous_secret_expires_at: string }>(await kassa(['webhooks', 'rotate-secret', endpoint.id, '--json'], env));
+      const rotated = parseJsonOutput<{ secret: string; previous_secret_expires_at: string }>(
+        await kassa(['webhooks', 'rotate-secret', endpoint.id, '--json'], env),
+      );
       expect(rotated.secret).toMatch(/^whsec_/);
       expect(rotated.secret).not.toBe(endpoint.secret);
 
@@ -97,7 +128,9 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
       const badUrl = await kassa(['webhooks', 'add', '--org', orgId, '--url', 'ftp://x.example'], env);
       expect(badUrl.code).toBe(2);
       expect(badUrl.stderr).toMatch(/^kassa: url must use http or https\n$/);
-      expect((await kassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'bogus'], env)).code).toBe(2);
+      expect(
+        (await kassa(['webhooks', 'add', '--org', orgId, '--url', receiver.url, '--events', 'bogus'], env)).code,
+      ).toBe(2);
       expect((await kassa(['webhooks', 'add', '--url', receiver.url], env)).code).toBe(2);
       expect((await kassa(['webhooks', 'deliveries', '--endpoint', endpoint.id, '--limit', '0'], env)).code).toBe(2);
 
@@ -117,7 +150,10 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     for (const id of ['nope', unknown]) {
       cases.push(
         [['webhooks', 'list', '--org', id], new RegExp(`^kassa: Organisation ${id} not found\\n$`)],
-        [['webhooks', 'add', '--org', id, '--url', 'https://93.184.215.14/hook'], new RegExp(`^kassa: Organisation ${id} not found\\n$`)],
+        [
+          ['webhooks', 'add', '--org', id, '--url', 'https://93.184.215.14/hook'],
+          new RegExp(`^kassa: Organisation ${id} not found\\n$`),
+        ],
         [['webhooks', 'remove', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
         [['webhooks', 'rotate-secret', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
         [['webhooks', 'deliveries', '--endpoint', id], new RegExp(`^kassa: Webhook endpoint ${id} not found\\n$`)],
@@ -127,7 +163,12 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     const results = await Promise.all(cases.map(([args]) => kassa(args, env)));
     results.forEach((result, index) => {
       const [args, message] = cases[index]!;
-      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({ args, code: 4, stderr: expect.stringMatching(message), stdout: '' });
+      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({
+        args,
+        code: 4,
+        stderr: expect.stringMatching(message),
+        stdout: '',
+      });
       expect(hasStackTrace(result.stderr)).toBe(false);
     });
     // keys list agrees on the same unknown organisation.

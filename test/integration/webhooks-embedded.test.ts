@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killAllKassaProcesses, parseJsonOutput, runKassa, signedCreate, startKassaServer } from '../support/cli-process.js';
+import {
+  killAllKassaProcesses,
+  parseJsonOutput,
+  runKassa,
+  signedCreate,
+  startKassaServer,
+} from '../support/cli-process.js';
 import { signatureValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -20,16 +26,33 @@ afterAll(async () => {
 
 describe('webhooks on the embedded database', () => {
   it('a slow receiver does not stall the server; the event arrives signed', async () => {
-    const env = { KASSA_ENV: 'test', LOG_LEVEL: 'silent', KASSA_NETWORKS: 'local', KASSA_DATA_DIR: dataDir, KASSA_WEBHOOK_POLL_MS: '50', KASSA_WEBHOOK_TIMEOUT_MS: '2000', KASSA_WEBHOOK_RETRY_BASE_MS: '50' };
+    const env = {
+      KASSA_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      KASSA_NETWORKS: 'local',
+      KASSA_DATA_DIR: dataDir,
+      KASSA_WEBHOOK_POLL_MS: '50',
+      KASSA_WEBHOOK_TIMEOUT_MS: '2000',
+      KASSA_WEBHOOK_RETRY_BASE_MS: '50',
+    };
     const receiver = await startWebhookReceiver();
     // The first attempt gets no answer (timeout 2 s): meanwhile the server (one database connection) must keep answering.
     receiver.respond({ hang: 4_000 });
     const server = await startKassaServer(env);
     try {
       await server.ready();
-      const org = parseJsonOutput<{ id: string }>(await runKassa(['orgs', 'create', '--name', 'Embedded', '--wallet', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', '--json'], env));
-      const key = parseJsonOutput<{ api_key: string; api_secret: string }>(await runKassa(['keys', 'create', '--org', org.id, '--json'], env));
-      const endpoint = parseJsonOutput<{ id: string; secret: string }>(await runKassa(['webhooks', 'add', '--org', org.id, '--url', receiver.url, '--json'], env));
+      const org = parseJsonOutput<{ id: string }>(
+        await runKassa(
+          ['orgs', 'create', '--name', 'Embedded', '--wallet', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', '--json'],
+          env,
+        ),
+      );
+      const key = parseJsonOutput<{ api_key: string; api_secret: string }>(
+        await runKassa(['keys', 'create', '--org', org.id, '--json'], env),
+      );
+      const endpoint = parseJsonOutput<{ id: string; secret: string }>(
+        await runKassa(['webhooks', 'add', '--org', org.id, '--url', receiver.url, '--json'], env),
+      );
       const credentials = { apiKey: key.api_key, apiSecret: key.api_secret };
       const first = await signedCreate(server.url, credentials);
       expect(first.status).toBe(201);

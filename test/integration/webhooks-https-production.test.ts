@@ -54,24 +54,43 @@ describe('webhook URLs in production', () => {
     const refused = await signedRequest(production, merchant, 'post', '/webhook-endpoints', { url: receiver.url });
     expect(refused.status).toBe(400);
     expect(refused.body.message).toEqual([HTTPS_ONLY]);
-    const accepted = await signedRequest(production, merchant, 'post', '/webhook-endpoints', { url: 'https://93.184.215.14/hooks' });
+    const accepted = await signedRequest(production, merchant, 'post', '/webhook-endpoints', {
+      url: 'https://93.184.215.14/hooks',
+    });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
-    const changed = await signedRequest(production, merchant, 'patch', `/webhook-endpoints/${accepted.body.id}`, { url: 'http://93.184.215.14/hooks' });
+    const changed = await signedRequest(production, merchant, 'patch', `/webhook-endpoints/${accepted.body.id}`, {
+      url: 'http://93.184.215.14/hooks',
+    });
     expect(changed.status).toBe(400);
     expect(changed.body.message).toEqual([HTTPS_ONLY]);
   });
 
   it('`kassa webhooks add` refuses plain http with exit 2 and one line', async () => {
-    const env = { ...TEST_ENV, ...productionEnv, LOG_LEVEL: 'silent', DATABASE_URL: before.database.databaseUrl!, KASSA_DATA_DIR: before.database.dataDir };
-    const run = await runKassaInProcess(['webhooks', 'add', '--org', merchant.organisationId, '--url', 'http://93.184.215.14/hooks'], env);
+    const env = {
+      ...TEST_ENV,
+      ...productionEnv,
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: before.database.databaseUrl!,
+      KASSA_DATA_DIR: before.database.dataDir,
+    };
+    const run = await runKassaInProcess(
+      ['webhooks', 'add', '--org', merchant.organisationId, '--url', 'http://93.184.215.14/hooks'],
+      env,
+    );
     expect(run).toEqual({ code: 2, signal: null, stdout: '', stderr: `kassa: ${HTTPS_ONLY}\n` });
-    const ok = await runKassaInProcess(['webhooks', 'add', '--org', merchant.organisationId, '--url', 'https://93.184.215.14/hooks', '--json'], env);
+    const ok = await runKassaInProcess(
+      ['webhooks', 'add', '--org', merchant.organisationId, '--url', 'https://93.184.215.14/hooks', '--json'],
+      env,
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(parseJsonOutput<{ url: string }>(ok).url).toBe('https://93.184.215.14/hooks');
   });
 
   it('an http endpoint registered before the switch gets no delivery in production: each attempt is refused and logged', async () => {
-    const { endpoint } = await createWebhookEndpoint(before.ctx, merchant.organisationId, { url: receiver.url, events: ['checkout_session.created'] });
+    const { endpoint } = await createWebhookEndpoint(before.ctx, merchant.organisationId, {
+      url: receiver.url,
+      events: ['checkout_session.created'],
+    });
     await createSession(before, merchant, checkoutRequest());
     await runWebhookRound(production.ctx, createLogger('silent'));
     const [delivery] = await listWebhookDeliveries(production.ctx, null, endpoint.id);

@@ -16,7 +16,12 @@ import { chromium, type BrowserContext } from 'playwright-core';
  * So `npm install && npm test` needs no apt. A browser that cannot be found or started fails
  * the test; it never skips.
  */
-export const SYSTEM_CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome-stable', '/usr/bin/google-chrome'];
+export const SYSTEM_CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome-stable',
+  '/usr/bin/google-chrome',
+];
 
 // Our own flags for every binary. @sparticuz/chromium's recommended flags are for AWS Lambda:
 // `--single-process` breaks a browser that opens several contexts, and `--disable-web-security`
@@ -38,7 +43,10 @@ export interface ChromiumChoice {
 }
 
 /** Which Chromium the browser tests use (see above); extracts the bundled one when it comes to that. */
-export async function findChromium(env: NodeJS.ProcessEnv = process.env, systemPaths = SYSTEM_CHROMIUM_PATHS): Promise<ChromiumChoice> {
+export async function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  systemPaths = SYSTEM_CHROMIUM_PATHS,
+): Promise<ChromiumChoice> {
   const given = env.KASSA_CHROMIUM_PATH?.trim();
   if (given) {
     if (!existsSync(given)) throw new Error(`KASSA_CHROMIUM_PATH is set to ${given}, which does not exist.`);
@@ -66,7 +74,7 @@ async function bundledChromium(): Promise<string> {
     packageRoot = join(dirname(require.resolve('@sparticuz/chromium')), '../..');
   } catch {
     throw new Error(
-      'No Chromium for the checkout page\'s browser tests: none at KASSA_CHROMIUM_PATH or ' +
+      "No Chromium for the checkout page's browser tests: none at KASSA_CHROMIUM_PATH or " +
         `${SYSTEM_CHROMIUM_PATHS.join(', ')}, and the @sparticuz/chromium devDependency is not installed (run \`npm install\`).`,
     );
   }
@@ -79,11 +87,20 @@ async function bundledChromium(): Promise<string> {
   const staging = mkdtempSync(join(tmpdir(), `kassa-chromium-${version}-staging-`));
   try {
     const entry = join(packageRoot, 'build/esm/index.js');
-    await run(process.execPath, ['--input-type=module', '-e', `const { default: c } = await import(${JSON.stringify(entry)}); await c.executablePath();`], {
-      env: { ...process.env, TMPDIR: staging },
-      timeout: 120_000,
-    });
-    if (!existsSync(join(staging, 'chromium'))) throw new Error(`@sparticuz/chromium did not produce ${join(staging, 'chromium')}`);
+    await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { default: c } = await import(${JSON.stringify(entry)}); await c.executablePath();`,
+      ],
+      {
+        env: { ...process.env, TMPDIR: staging },
+        timeout: 120_000,
+      },
+    );
+    if (!existsSync(join(staging, 'chromium')))
+      throw new Error(`@sparticuz/chromium did not produce ${join(staging, 'chromium')}`);
     try {
       renameSync(staging, target);
     } catch (error) {
@@ -103,7 +120,11 @@ export interface TestBrowser {
 }
 
 /** Chromium with a fresh temporary profile, removed on close; `extraArgs` go after our own flags. */
-export async function launchBrowser(viewport = { width: 1024, height: 900 }, choice?: ChromiumChoice, extraArgs: readonly string[] = []): Promise<TestBrowser> {
+export async function launchBrowser(
+  viewport = { width: 1024, height: 900 },
+  choice?: ChromiumChoice,
+  extraArgs: readonly string[] = [],
+): Promise<TestBrowser> {
   choice ??= await findChromium();
   const profile = mkdtempSync(join(tmpdir(), 'kassa-chromium-profile-'));
   let context: BrowserContext;

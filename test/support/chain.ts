@@ -18,7 +18,9 @@ import type { TestDatabase } from './databases.js';
 
 /** The registry's `local` network as shipped (config/networks.json), pointed at `url`. */
 export function localNetwork(url: string): Network {
-  const registry = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'config/networks.json'), 'utf8')) as { networks: Array<Omit<Network, 'rpcUrls'>> };
+  const registry = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'config/networks.json'), 'utf8')) as {
+    networks: Array<Omit<Network, 'rpcUrls'>>;
+  };
   const local = registry.networks.find((network) => network.slug === 'local')!;
   return { ...local, rpcUrls: [url] };
 }
@@ -34,14 +36,24 @@ export interface TestChain {
   revert(id: string): Promise<void>;
   head(): Promise<bigint>;
   /** Sends `amount` of `asset` from sandbox account `from` to `to`; waits for the receipt. */
-  pay(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<{ hash: Hex; from: string; status: string; blockNumber: bigint }>;
+  pay(
+    to: string,
+    asset: AssetTicker,
+    amount: string,
+    options?: { from?: number; gas?: bigint },
+  ): Promise<{ hash: Hex; from: string; status: string; blockNumber: bigint }>;
   /** Broadcasts a signed transaction and waits until it is mined (automine is asynchronous). */
   sendRaw(raw: Hex): Promise<Hex>;
   /**
    * Broadcasts a payment and leaves it pending (automine off) until `release` mines it:
    * a transaction the node knows but has not mined.
    */
-  payPending(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<{ hash: Hex; release: () => Promise<void> }>;
+  payPending(
+    to: string,
+    asset: AssetTicker,
+    amount: string,
+    options?: { from?: number; gas?: bigint },
+  ): Promise<{ hash: Hex; release: () => Promise<void> }>;
   /** Signs a payment without sending it (to broadcast it again after a reorg). */
   signPayment(to: string, asset: AssetTicker, amount: string, options?: { from?: number; gas?: bigint }): Promise<Hex>;
   stop(): Promise<void>;
@@ -84,7 +96,10 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
     head: async () => BigInt(await rpc<string>('eth_blockNumber')),
     pay: (to, asset, amount, options = {}) => {
       const { token, units } = baseUnits(asset, amount);
-      return sandboxTransfer(anvil.url, options.from ?? 2, to, token?.address ?? null, units, { gas: options.gas, chainId: network.chainId });
+      return sandboxTransfer(anvil.url, options.from ?? 2, to, token?.address ?? null, units, {
+        gas: options.gas,
+        chainId: network.chainId,
+      });
     },
     async sendRaw(raw) {
       const hash = await rpc<Hex>('eth_sendRawTransaction', [raw]);
@@ -111,12 +126,25 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
   };
   return testChain;
 
-  async function sign(to: string, asset: AssetTicker, amount: string, options: { from?: number; gas?: bigint } = {}): Promise<Hex> {
+  async function sign(
+    to: string,
+    asset: AssetTicker,
+    amount: string,
+    options: { from?: number; gas?: bigint } = {},
+  ): Promise<Hex> {
     const { token, units } = baseUnits(asset, amount);
     const account = sandboxAccount(options.from ?? 2);
-    const wallet = createWalletClient({ chain: { ...anvilChain, id: network.chainId, rpcUrls: { default: { http: [anvil.url] } } }, account, transport: http(anvil.url) });
+    const wallet = createWalletClient({
+      chain: { ...anvilChain, id: network.chainId, rpcUrls: { default: { http: [anvil.url] } } },
+      account,
+      transport: http(anvil.url),
+    });
     const request = token
-      ? await wallet.prepareTransactionRequest({ to: token.address as Hex, data: encodeTransfer(to, units), gas: options.gas ?? 100_000n })
+      ? await wallet.prepareTransactionRequest({
+          to: token.address as Hex,
+          data: encodeTransfer(to, units),
+          gas: options.gas ?? 100_000n,
+        })
       : await wallet.prepareTransactionRequest({ to: to as Hex, value: units, gas: options.gas ?? 21_000n });
     return wallet.signTransaction(request as Parameters<typeof wallet.signTransaction>[0]);
   }
@@ -149,7 +177,10 @@ export async function startChainKassa(
   chainUrl: string,
   options: TestKassaOptions & { settings?: Partial<WatcherSettings>; database?: TestDatabase } = {},
 ): Promise<ChainKassa> {
-  const kassa = await startTestKassa({ ...options, env: { KASSA_NETWORKS: 'local', KASSA_RPC_URLS_LOCAL: chainUrl, ...options.env } });
+  const kassa = await startTestKassa({
+    ...options,
+    env: { KASSA_NETWORKS: 'local', KASSA_RPC_URLS_LOCAL: chainUrl, ...options.env },
+  });
   const watchers = startChainWatchers(kassa.ctx, { ...WATCH_SETTINGS, ...options.settings }, createLogger('silent'));
   return {
     kassa,
@@ -181,7 +212,8 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', async () => {
-      const body = JSON.parse(text) as { id: number; method: string; params: unknown[] } | Array<{ id: number; method: string; params: unknown[] }>;
+      const body = JSON.parse(text) as
+        { id: number; method: string; params: unknown[] } | Array<{ id: number; method: string; params: unknown[] }>;
       const calls = Array.isArray(body) ? body : [body];
       for (const call of calls) {
         proxy.calls.push({ method: call.method, params: call.params });
@@ -196,7 +228,11 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
           return;
         }
       }
-      const upstream = await fetch(targetUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+      const upstream = await fetch(targetUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: text,
+      });
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(await upstream.text());
     });

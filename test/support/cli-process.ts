@@ -22,7 +22,9 @@ const DIST_ENTRY = path.join(PACKAGE_ROOT, 'dist/cli/main.js');
 /** Fails a test file at once, with the fix, when dist/ was never built. */
 export function assertCliBuilt(): void {
   if (!existsSync(DIST_ENTRY)) {
-    throw new Error(`${DIST_ENTRY} is missing: the kassa CLI runs compiled code. Run \`npm run build\` (npm install does it through "prepare") before these tests.`);
+    throw new Error(
+      `${DIST_ENTRY} is missing: the kassa CLI runs compiled code. Run \`npm run build\` (npm install does it through "prepare") before these tests.`,
+    );
   }
 }
 
@@ -51,9 +53,17 @@ export interface RunOptions {
 }
 
 /** Runs one CLI command to its end and returns its exit and output (never throws on a non-zero exit). */
-export function runKassa(args: readonly string[], env: Record<string, string | undefined>, options: RunOptions = {}): Promise<KassaRun> {
+export function runKassa(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  options: RunOptions = {},
+): Promise<KassaRun> {
   assertCliBuilt();
-  const child = spawn(process.execPath, [KASSA_BIN, ...args], { env: cleanEnv(env), cwd: options.cwd ?? PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [KASSA_BIN, ...args], {
+    env: cleanEnv(env),
+    cwd: options.cwd ?? PACKAGE_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -63,7 +73,11 @@ export function runKassa(args: readonly string[], env: Record<string, string | u
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`kassa ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `kassa ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -81,10 +95,17 @@ export function runKassa(args: readonly string[], env: Record<string, string | u
  * Runs one CLI command in this process (see above) with the same clean environment as a child
  * would get; the exit code is what the binary would exit with.
  */
-export async function runKassaInProcess(args: readonly string[], env: Record<string, string | undefined>): Promise<KassaRun> {
+export async function runKassaInProcess(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+): Promise<KassaRun> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { env: cleanEnv(env), stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  const code = await runCli(args, {
+    env: cleanEnv(env),
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+  });
   return { code, signal: null, stdout, stderr };
 }
 
@@ -93,7 +114,9 @@ export function parseJsonOutput<T = Record<string, unknown>>(run: KassaRun): T {
   try {
     return JSON.parse(run.stdout) as T;
   } catch {
-    throw new Error(`expected one JSON document on stdout (exit ${run.code})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+    throw new Error(
+      `expected one JSON document on stdout (exit ${run.code})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`,
+    );
   }
 }
 
@@ -153,13 +176,17 @@ export async function startKassaServer(env: Record<string, string | undefined>):
     async ready(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        if (ended) throw new Error(`kassa serve exited (${JSON.stringify(ended)}) before it was ready\nstdout: ${stdout}\nstderr: ${stderr}`);
+        if (ended)
+          throw new Error(
+            `kassa serve exited (${JSON.stringify(ended)}) before it was ready\nstdout: ${stdout}\nstderr: ${stderr}`,
+          );
         const status = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2_000) }).then(
           (response) => response.status,
           () => 0,
         );
         if (status === 200) return;
-        if (Date.now() > deadline) throw new Error(`kassa serve was not ready within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`);
+        if (Date.now() > deadline)
+          throw new Error(`kassa serve was not ready within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
@@ -203,12 +230,21 @@ export const CHECKOUT_BODY = JSON.stringify({
  * X-Service-Signature is the hex HMAC-SHA256 of `${timestamp}.${body}` computed here, independently
  * of Kassa's code.
  */
-export async function signedCreate(baseUrl: string, credentials: { apiKey: string; apiSecret: string }, body = CHECKOUT_BODY) {
+export async function signedCreate(
+  baseUrl: string,
+  credentials: { apiKey: string; apiSecret: string },
+  body = CHECKOUT_BODY,
+) {
   const timestamp = String(Date.now());
   const signature = createHmac('sha256', credentials.apiSecret).update(`${timestamp}.${body}`).digest('hex');
   const response = await fetch(`${baseUrl}/checkout-sessions`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Service-Key': credentials.apiKey, 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signature },
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Service-Key': credentials.apiKey,
+      'X-Service-Timestamp': timestamp,
+      'X-Service-Signature': signature,
+    },
     body,
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };

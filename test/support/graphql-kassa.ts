@@ -34,7 +34,11 @@ export function postGraphql(kassa: Pick<TestKassa, 'http'>, query: string, varia
 }
 
 /** Runs an operation that must succeed and returns its data. */
-export async function graphqlData(kassa: Pick<TestKassa, 'http'>, query: string, variables?: Record<string, unknown>): Promise<Record<string, any>> {
+export async function graphqlData(
+  kassa: Pick<TestKassa, 'http'>,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<Record<string, any>> {
   const response = await postGraphql(kassa, query, variables);
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   expect(response.body.errors, JSON.stringify(response.body.errors)).toBeUndefined();
@@ -42,7 +46,8 @@ export async function graphqlData(kassa: Pick<TestKassa, 'http'>, query: string,
 }
 
 /** Fragments that would betray internals (stack frames, source paths, driver errors). */
-export const INTERNALS = /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|stacktrace|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
+export const INTERNALS =
+  /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|stacktrace|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
 
 /** Runs an operation that must fail with exactly one error of `code`; returns that error. */
 export async function graphqlError(
@@ -110,14 +115,19 @@ export function openSocket(kassa: Pick<TestKassa, 'url'>): LiveSocket {
         fail = reject;
       });
       completed.catch(() => {});
-      const unsubscribe = client.subscribe<Record<string, any>>({ query, variables }, {
-        next: (result) => void results.push(result),
-        error: (error) => {
-          results.push({ errors: Array.isArray(error) ? error : [{ message: String((error as Error)?.message ?? error) }] });
-          fail(error);
+      const unsubscribe = client.subscribe<Record<string, any>>(
+        { query, variables },
+        {
+          next: (result) => void results.push(result),
+          error: (error) => {
+            results.push({
+              errors: Array.isArray(error) ? error : [{ message: String((error as Error)?.message ?? error) }],
+            });
+            fail(error);
+          },
+          complete: () => finish(),
         },
-        complete: () => finish(),
-      });
+      );
       return {
         results,
         completed,
@@ -127,7 +137,8 @@ export function openSocket(kassa: Pick<TestKassa, 'url'>): LiveSocket {
           for (;;) {
             const found = results.find(match);
             if (found) return found;
-            if (Date.now() > deadline) throw new Error(`no matching subscription result within ${timeoutMs} ms; got ${JSON.stringify(results)}`);
+            if (Date.now() > deadline)
+              throw new Error(`no matching subscription result within ${timeoutMs} ms; got ${JSON.stringify(results)}`);
             await new Promise((resolve) => setTimeout(resolve, 20));
           }
         },
@@ -139,7 +150,11 @@ export function openSocket(kassa: Pick<TestKassa, 'url'>): LiveSocket {
 }
 
 /** A subscription on a socket of its own. */
-export function subscribe(kassa: Pick<TestKassa, 'url'>, query: string, variables: Record<string, unknown>): LiveSubscription {
+export function subscribe(
+  kassa: Pick<TestKassa, 'url'>,
+  query: string,
+  variables: Record<string, unknown>,
+): LiveSubscription {
   return openSocket(kassa).subscribe(query, variables);
 }
 
@@ -160,7 +175,12 @@ export function restViewOf(session: Record<string, any>): Record<string, any> {
     product_payment_link_id: session.productPaymentLinkId,
     total_amount_crypto: session.totalAmountCrypto,
     crypto_currency: session.cryptoCurrency,
-    crypto_options: session.cryptoOptions.map((o: Record<string, string>) => ({ ticker: o.ticker, id: o.id, unit_price_fiat: o.unitPriceFiat, amount: o.amount })),
+    crypto_options: session.cryptoOptions.map((o: Record<string, string>) => ({
+      ticker: o.ticker,
+      id: o.id,
+      unit_price_fiat: o.unitPriceFiat,
+      amount: o.amount,
+    })),
     fiat_currency: session.fiatCurrency,
     total_amount_fiat: session.totalAmountFiat,
     wallet_address: session.walletAddress,

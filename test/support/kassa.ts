@@ -65,7 +65,11 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
   });
   const logger = options.logger ?? createLogger(config.logLevel);
   const runtime = await openRuntime(config, logger, 'server');
-  const ctx: DomainContext = { ...runtime.ctx, ...(options.clock ? { clock: options.clock } : {}), ...options.override };
+  const ctx: DomainContext = {
+    ...runtime.ctx,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...options.override,
+  };
   const graphql = await startGraphqlApi({ ctx, config, changes: runtime.changes, logger });
   const app = createApp({
     ctx,

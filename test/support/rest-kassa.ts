@@ -79,10 +79,19 @@ export function assetStep(ticker: string, networks: readonly string[] = TEST_NET
  * The option a session quotes for `ticker` before it is made unique: unit price from the
  * fixture file, amount = total / unit price rounded UP to a whole number of the asset's step.
  */
-export function expectedOption(totalFiat: string, currency: string, ticker: string, networks: readonly string[] = TEST_NETWORKS) {
+export function expectedOption(
+  totalFiat: string,
+  currency: string,
+  ticker: string,
+  networks: readonly string[] = TEST_NETWORKS,
+) {
   const unitPrice = new Exact(fixtureRate(currency, ticker));
   const step = assetStep(ticker, networks);
-  const amount = new Exact(totalFiat).dividedBy(unitPrice).dividedBy(step).toDecimalPlaces(0, Exact.ROUND_CEIL).times(step);
+  const amount = new Exact(totalFiat)
+    .dividedBy(unitPrice)
+    .dividedBy(step)
+    .toDecimalPlaces(0, Exact.ROUND_CEIL)
+    .times(step);
   return { ticker, id: ASSET_IDS[ticker]!, unit_price_fiat: unitPrice.toFixed(8), amount: amount.toFixed(8) };
 }
 
@@ -107,7 +116,9 @@ export function expectQuotes(
   const comparable = actual.map((option, index) => {
     const want = expected[index];
     if (!want || option.ticker !== want.ticker) return option;
-    return uniqueOffset(option.amount!, want.amount, assetStep(want.ticker, networks)) === null ? option : { ...option, amount: want.amount };
+    return uniqueOffset(option.amount!, want.amount, assetStep(want.ticker, networks)) === null
+      ? option
+      : { ...option, amount: want.amount };
   });
   expect(comparable).toEqual(expected);
 }
@@ -116,15 +127,26 @@ export function expectQuotes(
  * Checks "rounded up" without dividing: the amount pays at least the total, is a whole number
  * of steps, and removing the steps added for uniqueness plus one more would not pay it.
  */
-export function expectCeilingAmount(amount: string, unitPriceFiat: string, totalFiat: string, step: Exact = new Exact('0.00000001')): void {
+export function expectCeilingAmount(
+  amount: string,
+  unitPriceFiat: string,
+  totalFiat: string,
+  step: Exact = new Exact('0.00000001'),
+): void {
   const value = new Exact(amount);
   const price = new Exact(unitPriceFiat);
   const total = new Exact(totalFiat);
   expect(value.times(price).gte(total), `${amount} × ${unitPriceFiat} ≥ ${totalFiat}`).toBe(true);
   expect(value.dividedBy(step).isInteger(), `${amount} is a whole number of ${step.toFixed()}`).toBe(true);
   const base = total.dividedBy(price).dividedBy(step).toDecimalPlaces(0, Exact.ROUND_CEIL).times(step);
-  expect(base.minus(step).times(price).lt(total), `(${base.toFixed()} − ${step.toFixed()}) × ${unitPriceFiat} < ${totalFiat}`).toBe(true);
-  expect(uniqueOffset(amount, base.toFixed(8), step), `${amount} is ${base.toFixed(8)} plus fewer than ${MAX_UNIQUE_STEPS} steps`).not.toBeNull();
+  expect(
+    base.minus(step).times(price).lt(total),
+    `(${base.toFixed()} − ${step.toFixed()}) × ${unitPriceFiat} < ${totalFiat}`,
+  ).toBe(true);
+  expect(
+    uniqueOffset(amount, base.toFixed(8), step),
+    `${amount} is ${base.toFixed(8)} plus fewer than ${MAX_UNIQUE_STEPS} steps`,
+  ).not.toBeNull();
 }
 
 export function exact(value: string | number): Exact {
@@ -152,7 +174,10 @@ export function postCreate(
   const request = kassa.http.post('/checkout-sessions');
   if (options.idempotencyKey !== undefined) request.set('Idempotency-Key', options.idempotencyKey);
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return signed(request, merchant, text, { timestamp: options.timestamp ?? freshTimestamp(kassa.ctx.clock().getTime()), contentType: options.contentType });
+  return signed(request, merchant, text, {
+    timestamp: options.timestamp ?? freshTimestamp(kassa.ctx.clock().getTime()),
+    contentType: options.contentType,
+  });
 }
 
 /** Creates a session and insists on 201; returns the merchant view. */
@@ -174,7 +199,8 @@ export function postBind(kassa: TestKassa, sessionId: string, body: unknown): Te
 }
 
 /** Fragments that would betray internals (stack frames, source paths, driver errors). */
-const INTERNALS = /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
+const INTERNALS =
+  /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
 
 /**
  * Asserts the error body (docs/api/rest.md#errors): exactly statusCode, message and error, JSON,
@@ -187,7 +213,10 @@ export function expectErrorBody(response: Response, status: number, message?: st
   expect(response.body.statusCode).toBe(status);
   expect(response.body.error).toBe(STATUS_CODES[status]);
   const text = response.body.message;
-  expect(typeof text === 'string' || (Array.isArray(text) && text.length > 0 && text.every((m: unknown) => typeof m === 'string'))).toBe(true);
+  expect(
+    typeof text === 'string' ||
+      (Array.isArray(text) && text.length > 0 && text.every((m: unknown) => typeof m === 'string')),
+  ).toBe(true);
   expect(JSON.stringify(response.body)).not.toMatch(INTERNALS);
   if (message instanceof RegExp) {
     expect(Array.isArray(text) ? text.join('\n') : text).toMatch(message);

@@ -51,7 +51,12 @@ export interface DmmfIndex {
   /** The constraint/index name when given with `map:`. */
   readonly dbName?: string;
   readonly algorithm?: string;
-  readonly fields: ReadonlyArray<{ readonly name: string; readonly sortOrder?: 'asc' | 'desc'; readonly length?: number; readonly operatorClass?: string }>;
+  readonly fields: ReadonlyArray<{
+    readonly name: string;
+    readonly sortOrder?: 'asc' | 'desc';
+    readonly length?: number;
+    readonly operatorClass?: string;
+  }>;
 }
 
 export interface DmmfDatamodel {
@@ -64,7 +69,11 @@ export interface DmmfDatamodel {
 const require = createRequire(import.meta.url);
 
 /** Where the installed `prisma` package keeps the schema wasm. */
-export const SCHEMA_WASM = path.join(path.dirname(require.resolve('prisma/package.json')), 'build', 'prisma_schema_build_bg.wasm');
+export const SCHEMA_WASM = path.join(
+  path.dirname(require.resolve('prisma/package.json')),
+  'build',
+  'prisma_schema_build_bg.wasm',
+);
 
 // tsconfig's lib (ES2023) has no WebAssembly types; Node has the API. The little used here:
 interface WasmApi {
@@ -78,7 +87,11 @@ const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 interface SchemaWasmExports {
   readonly memory: { readonly buffer: ArrayBuffer };
-  readonly __wbindgen_externrefs: { get(index: number): unknown; set(index: number, value: unknown): void; grow(delta: number): number };
+  readonly __wbindgen_externrefs: {
+    get(index: number): unknown;
+    set(index: number, value: unknown): void;
+    grow(delta: number): number;
+  };
   __wbindgen_malloc(size: number, align: number): number;
   __wbindgen_free(ptr: number, size: number, align: number): void;
   __externref_table_dealloc(index: number): void;
@@ -98,18 +111,24 @@ function load(): SchemaWasmExports {
   const implementations: Array<[string, (...args: number[]) => unknown]> = [
     ['__wbg_set_message_', (ptr, len) => void (lastPanic = text(ptr!, len!))],
     ['__wbg_Error_', (ptr, len) => new Error(text(ptr!, len!))],
-    ['__wbg___wbindgen_throw_', (ptr, len) => {
-      throw new Error(text(ptr!, len!));
-    }],
-    ['__wbindgen_init_externref_table', () => {
-      const table = exports.__wbindgen_externrefs;
-      const offset = table.grow(4);
-      table.set(0, undefined);
-      table.set(offset + 0, undefined);
-      table.set(offset + 1, null);
-      table.set(offset + 2, true);
-      table.set(offset + 3, false);
-    }],
+    [
+      '__wbg___wbindgen_throw_',
+      (ptr, len) => {
+        throw new Error(text(ptr!, len!));
+      },
+    ],
+    [
+      '__wbindgen_init_externref_table',
+      () => {
+        const table = exports.__wbindgen_externrefs;
+        const offset = table.grow(4);
+        table.set(0, undefined);
+        table.set(offset + 0, undefined);
+        table.set(offset + 1, null);
+        table.set(offset + 2, true);
+        table.set(offset + 3, false);
+      },
+    ],
   ];
   const imports: Record<string, Record<string, (...args: number[]) => unknown>> = {};
   for (const wanted of Wasm.Module.imports(module)) {

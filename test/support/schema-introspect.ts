@@ -4,7 +4,13 @@ import { canonicalDefault, type DatabaseShape, type ForeignKeyShape, type IndexS
 /** Prisma's bookkeeping table: not part of schema.prisma (test/integration/migrations.test.ts checks it). */
 export const PRISMA_MIGRATIONS_TABLE = '_prisma_migrations';
 
-const REFERENTIAL_ACTIONS: Record<string, string> = { a: 'NoAction', r: 'Restrict', c: 'Cascade', n: 'SetNull', d: 'SetDefault' };
+const REFERENTIAL_ACTIONS: Record<string, string> = {
+  a: 'NoAction',
+  r: 'Restrict',
+  c: 'Cascade',
+  n: 'SetNull',
+  d: 'SetDefault',
+};
 
 export interface IntrospectedShape extends DatabaseShape {
   /** CHECK, EXCLUDE and trigger constraints: Prisma creates none. */
@@ -12,7 +18,10 @@ export interface IntrospectedShape extends DatabaseShape {
 }
 
 /** What the database really holds in `schema`, read from pg_catalog, in the shape of schema-shape.ts. */
-export async function introspectShape(db: pg.Pool | pg.PoolClient | pg.Client, schema = 'public'): Promise<IntrospectedShape> {
+export async function introspectShape(
+  db: pg.Pool | pg.PoolClient | pg.Client,
+  schema = 'public',
+): Promise<IntrospectedShape> {
   const tables: DatabaseShape['tables'] = {};
   const tableRows = await db.query<{ table: string }>(
     `SELECT c.relname::text AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -21,7 +30,15 @@ export async function introspectShape(db: pg.Pool | pg.PoolClient | pg.Client, s
   );
   for (const { table } of tableRows.rows) tables[table] = {};
 
-  const columns = await db.query<{ table: string; column: string; type: string; nullable: boolean; default: string | null; identity: string; generated: string }>(
+  const columns = await db.query<{
+    table: string;
+    column: string;
+    type: string;
+    nullable: boolean;
+    default: string | null;
+    identity: string;
+    generated: string;
+  }>(
     `SELECT c.relname::text AS table, a.attname::text AS column, format_type(a.atttypid, a.atttypmod) AS type,
             NOT a.attnotnull AS nullable, pg_get_expr(d.adbin, d.adrelid) AS default,
             a.attidentity::text AS identity, a.attgenerated::text AS generated
@@ -35,7 +52,11 @@ export async function introspectShape(db: pg.Pool | pg.PoolClient | pg.Client, s
   for (const row of columns.rows) {
     // Prisma never creates identity or generated columns: make them show up as a difference.
     const special = row.identity ? `identity ${row.identity}` : row.generated ? `generated ${row.default}` : null;
-    tables[row.table]![row.column] = { type: row.type, nullable: row.nullable, default: special ?? canonicalDefault(row.default) };
+    tables[row.table]![row.column] = {
+      type: row.type,
+      nullable: row.nullable,
+      default: special ?? canonicalDefault(row.default),
+    };
   }
 
   const indexes: Record<string, IndexShape> = {};
@@ -70,7 +91,11 @@ export async function introspectShape(db: pg.Pool | pg.PoolClient | pg.Client, s
   );
   for (const row of indexRows.rows) {
     const kind = row.primary ? 'primary key' : row.unique ? 'unique' : 'index';
-    const extras = [row.expressions && 'on expressions', row.partial && 'partial', row.included > 0 && 'with INCLUDE'].filter(Boolean);
+    const extras = [
+      row.expressions && 'on expressions',
+      row.partial && 'partial',
+      row.included > 0 && 'with INCLUDE',
+    ].filter(Boolean);
     indexes[row.name] = {
       table: row.table,
       kind: (extras.length ? `${kind} ${extras.join(' ')}` : kind) as IndexShape['kind'],

@@ -52,16 +52,24 @@ export function quoteIdent(name: string): string {
 }
 
 /** Prisma's default constraint names (`prisma migrate` naming convention). */
-export function defaultConstraintName(table: string, columns: readonly string[], suffix: 'pkey' | 'key' | 'idx' | 'fkey'): string {
+export function defaultConstraintName(
+  table: string,
+  columns: readonly string[],
+  suffix: 'pkey' | 'key' | 'idx' | 'fkey',
+): string {
   const name = suffix === 'pkey' ? `${table}_pkey` : `${table}_${columns.join('_')}_${suffix}`;
   if (name.length > MAX_IDENTIFIER) {
-    throw new Error(`default name ${name} is longer than 63 characters: give it an explicit map: in schema.prisma (or teach schema-shape.ts Prisma's truncation)`);
+    throw new Error(
+      `default name ${name} is longer than 63 characters: give it an explicit map: in schema.prisma (or teach schema-shape.ts Prisma's truncation)`,
+    );
   }
   return name;
 }
 
 const unsupported = (what: string): never => {
-  throw new Error(`${what} is not handled by test/support/schema-shape.ts yet: extend it so the schema test keeps covering every column`);
+  throw new Error(
+    `${what} is not handled by test/support/schema-shape.ts yet: extend it so the schema test keeps covering every column`,
+  );
 };
 
 // Prisma's PostgreSQL types for scalars without @db.* (prisma/docs: "PostgreSQL type mapping").
@@ -124,7 +132,9 @@ export function canonicalDefault(expression: string | null): string | null {
   const trimmed = expression.trim();
   if (trimmed === 'CURRENT_TIMESTAMP' || trimmed === 'now()') return 'now()';
   if (trimmed === 'true' || trimmed === 'false') return `bool ${trimmed}`;
-  const number = /^\(?'?(-?\d+(?:\.\d+)?)'?\)?(?:::(?:integer|bigint|smallint|numeric|double precision|real))?$/.exec(trimmed);
+  const number = /^\(?'?(-?\d+(?:\.\d+)?)'?\)?(?:::(?:integer|bigint|smallint|numeric|double precision|real))?$/.exec(
+    trimmed,
+  );
   if (number) return `number ${new Decimal(number[1]!).toString()}`;
   const nextval = /^nextval\('(.+)'::regclass\)$/.exec(trimmed);
   if (nextval) return `sequence ${nextval[1]}`;
@@ -194,7 +204,8 @@ function sqlType(model: DmmfModel, field: DmmfField, datamodel: DmmfDatamodel): 
       const render = NATIVE_TYPES[name] ?? unsupported(`@db.${name} on ${model.name}.${field.name}`);
       base = render(args);
     } else {
-      base = SCALAR_DEFAULT_TYPES[field.type] ?? unsupported(`scalar type ${field.type} on ${model.name}.${field.name}`);
+      base =
+        SCALAR_DEFAULT_TYPES[field.type] ?? unsupported(`scalar type ${field.type} on ${model.name}.${field.name}`);
     }
   } else {
     return unsupported(`field kind ${field.kind} on ${model.name}.${field.name}`);
@@ -235,7 +246,9 @@ export function expectedShape(datamodel: DmmfDatamodel): DatabaseShape {
       if (field.kind !== 'object' || !field.relationFromFields?.length) continue;
       const target = modelByName.get(field.type)!;
       const columnsFrom = field.relationFromFields.map((name) => column(model, name));
-      const allRequired = field.relationFromFields.every((name) => model.fields.find((f) => f.name === name)!.isRequired);
+      const allRequired = field.relationFromFields.every(
+        (name) => model.fields.find((f) => f.name === name)!.isRequired,
+      );
       foreignKeys[defaultConstraintName(table, columnsFrom, 'fkey')] = {
         table,
         columns: columnsFrom,
@@ -253,7 +266,8 @@ export function expectedShape(datamodel: DmmfDatamodel): DatabaseShape {
     const table = tableName(model);
     if (index.type === 'fulltext') unsupported(`@@fulltext on ${index.model}`);
     const columns = index.fields.map((f) => {
-      if (f.length !== undefined || f.operatorClass !== undefined) unsupported(`index length/ops on ${index.model}.${f.name}`);
+      if (f.length !== undefined || f.operatorClass !== undefined)
+        unsupported(`index length/ops on ${index.model}.${f.name}`);
       return column(model, f.name);
     });
     const kind = index.type === 'id' ? 'primary key' : index.type === 'unique' ? 'unique' : 'index';

@@ -58,7 +58,8 @@ export async function injectTestWallet(page: Page, chain: TestChain, options: Te
         return { result: null };
       }
       default:
-        if (current !== anvilChain) return { error: { code: -32603, message: `The wallet is on chain ${current}, not on the test chain.` } };
+        if (current !== anvilChain)
+          return { error: { code: -32603, message: `The wallet is on chain ${current}, not on the test chain.` } };
         try {
           return { result: await chain.rpc(method, params ?? []) };
         } catch (error) {

@@ -41,7 +41,9 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         return;
       }
       received.push({ headers: req.headers, rawBody, body: JSON.parse(rawBody), at: Date.now() });
-      res.writeHead(behaviour.status, { 'Content-Type': 'text/plain' }).end(behaviour.body ?? `answered ${behaviour.status}`);
+      res
+        .writeHead(behaviour.status, { 'Content-Type': 'text/plain' })
+        .end(behaviour.body ?? `answered ${behaviour.status}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -55,7 +57,10 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     async waitFor(predicate, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(received)) {
-        if (Date.now() > deadline) throw new Error(`receiver did not get what was expected within ${timeoutMs} ms; got ${JSON.stringify(received.map((r) => r.body.type))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver did not get what was expected within ${timeoutMs} ms; got ${JSON.stringify(received.map((r) => r.body.type))}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return received;

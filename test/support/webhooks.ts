@@ -36,7 +36,13 @@ export function startDeliveryLoop(ctx: DomainContext): { stop(): Promise<void> }
 }
 
 /** A signed merchant request with any method; `body` undefined → empty body (GET, DELETE). */
-export function signedRequest(kassa: TestKassa, merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Test {
+export function signedRequest(
+  kassa: TestKassa,
+  merchant: Pick<TestMerchant, 'apiKey' | 'apiSecret'>,
+  method: 'get' | 'post' | 'patch' | 'delete',
+  path: string,
+  body?: unknown,
+): Test {
   const request = kassa.http[method](path);
   return signed(request, merchant, body === undefined ? '' : JSON.stringify(body));
 }

@@ -26,9 +26,16 @@ const under =
   (...dirs: string[]) =>
   (target: string) =>
     dirs.some((dir) => target === dir || target.startsWith(`${dir}/`));
-const oneOf = (...names: string[]) => (target: string) => names.includes(target);
+const oneOf =
+  (...names: string[]) =>
+  (target: string) =>
+    names.includes(target);
 /** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
-const packageOf = (target: string) => target.split('/').slice(0, target.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (target: string) =>
+  target
+    .split('/')
+    .slice(0, target.startsWith('@') ? 2 : 1)
+    .join('/');
 
 const RULES: readonly Rule[] = [
   {

@@ -11,16 +11,26 @@ const CHAIN = 'chain_id must be an EIP-155 chain id, decimal ("56") or hex ("0x3
 const TICKER = 'crypto_currency must be one of the following values: BTC, ETH, USDT, USDC, BNB, SOL';
 const PAYER_PATTERN = 'payer_wallet_address must match ^0x[a-fA-F0-9]{40}$ (0x and 40 hex characters)';
 
-const valid = (overrides: Record<string, unknown> = {}): BindTransactionInput => ({ tx_hash: TX, chain_id: '56', ...overrides });
+const valid = (overrides: Record<string, unknown> = {}): BindTransactionInput => ({
+  tx_hash: TX,
+  chain_id: '56',
+  ...overrides,
+});
 
 describe('bindInputProblems', () => {
   it.each<[string, BindTransactionInput]>([
     ['tx_hash and chain_id only', { tx_hash: TX, chain_id: '56' }],
     ['every field', { tx_hash: TX, chain_id: '56', crypto_currency: 'USDT', payer_wallet_address: PAYER }],
-    ['upper-case hex in hash and address', { tx_hash: `0x${'AB'.repeat(32)}`, chain_id: '1', payer_wallet_address: PAYER.toUpperCase().replace('0X', '0x') }],
+    [
+      'upper-case hex in hash and address',
+      { tx_hash: `0x${'AB'.repeat(32)}`, chain_id: '1', payer_wallet_address: PAYER.toUpperCase().replace('0X', '0x') },
+    ],
     ['a hex chain id', { tx_hash: TX, chain_id: '0x38' }],
     ['null optional fields', { tx_hash: TX, chain_id: '56', crypto_currency: null, payer_wallet_address: null }],
-    ...['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'].map((t): [string, BindTransactionInput] => [`ticker ${t}`, valid({ crypto_currency: t })]),
+    ...['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'].map((t): [string, BindTransactionInput] => [
+      `ticker ${t}`,
+      valid({ crypto_currency: t }),
+    ]),
   ])('accepts %s', (_name, input) => {
     expect(bindInputProblems(input)).toEqual([]);
   });
@@ -51,18 +61,19 @@ describe('bindInputProblems', () => {
     ['payer of 39 hex', valid({ payer_wallet_address: PAYER.slice(0, -1) }), [PAYER_PATTERN]],
     ['payer of 41 hex', valid({ payer_wallet_address: `${PAYER}0` }), [PAYER_PATTERN]],
     ['payer given a tx hash', valid({ payer_wallet_address: TX }), [PAYER_PATTERN]],
-    ['payer as an object', valid({ payer_wallet_address: { address: PAYER } }), ['payer_wallet_address must be a string']],
+    [
+      'payer as an object',
+      valid({ payer_wallet_address: { address: PAYER } }),
+      ['payer_wallet_address must be a string'],
+    ],
   ])('reports %s', (_name, input, expected) => {
     expect(bindInputProblems(input)).toEqual(expected);
   });
 
   it('reports every problem at once, in field order', () => {
-    expect(bindInputProblems({ tx_hash: '0x1', chain_id: 'x', crypto_currency: 'XRP', payer_wallet_address: '0x2' })).toEqual([
-      TX_PATTERN,
-      CHAIN,
-      TICKER,
-      PAYER_PATTERN,
-    ]);
+    expect(
+      bindInputProblems({ tx_hash: '0x1', chain_id: 'x', crypto_currency: 'XRP', payer_wallet_address: '0x2' }),
+    ).toEqual([TX_PATTERN, CHAIN, TICKER, PAYER_PATTERN]);
   });
 
   it('reports both required fields for an empty body', () => {

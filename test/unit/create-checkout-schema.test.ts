@@ -7,7 +7,12 @@ import { LIMITS, parseCreateCheckout } from '../../src/rest/create-checkout.sche
 
 const USER = { id: 'customer-1', email: 'payer@example.com' };
 const ITEM = { name: 'Coffee beans', quantity: 2, unit_price: 12.5 };
-const request = (overrides: Record<string, unknown> = {}) => ({ user: USER, items: [ITEM], currency: 'USD', ...overrides });
+const request = (overrides: Record<string, unknown> = {}) => ({
+  user: USER,
+  items: [ITEM],
+  currency: 'USD',
+  ...overrides,
+});
 
 /** Parses JSON text as production does (JSON numbers become Decimal), then validates it. */
 const parseText = (text: string) => parseCreateCheckout(parseJsonExact(text));
@@ -71,7 +76,9 @@ describe('parseCreateCheckout: valid bodies', () => {
     ['1E-8', '0.00000001'],
     ['12.50000000', '12.5'],
   ])('keeps unit_price %s exact as %s (never through a float)', (literal, expected) => {
-    const result = parseText(`{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":${literal}}],"currency":"USD"}`);
+    const result = parseText(
+      `{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":${literal}}],"currency":"USD"}`,
+    );
     expect(result.ok && result.input.items[0]!.unitPrice).toBe(expected);
   });
 
@@ -81,7 +88,9 @@ describe('parseCreateCheckout: valid bodies', () => {
     ['1e6', 1_000_000],
     ['1000000', 1_000_000],
   ])('accepts quantity %s as %i', (literal, expected) => {
-    const result = parseText(`{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":${literal},"unit_price":1}],"currency":"USD"}`);
+    const result = parseText(
+      `{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":${literal},"unit_price":1}],"currency":"USD"}`,
+    );
     expect(result.ok && result.input.items[0]!.quantity).toBe(expected);
   });
 
@@ -91,13 +100,28 @@ describe('parseCreateCheckout: valid bodies', () => {
   });
 
   it('trims strings', () => {
-    const result = parse(request({ user: { id: '  c-1 ', email: 'a@b.co', username: ' ann ' }, items: [{ ...ITEM, name: ' Beans ', product_id: ' p1 ' }] }));
+    const result = parse(
+      request({
+        user: { id: '  c-1 ', email: 'a@b.co', username: ' ann ' },
+        items: [{ ...ITEM, name: ' Beans ', product_id: ' p1 ' }],
+      }),
+    );
     expect(result.ok && result.input.user).toEqual({ id: 'c-1', email: 'a@b.co', username: 'ann' });
-    expect(result.ok && result.input.items[0]).toEqual({ name: 'Beans', quantity: 2, unitPrice: '12.5', productId: 'p1' });
+    expect(result.ok && result.input.items[0]).toEqual({
+      name: 'Beans',
+      quantity: 2,
+      unitPrice: '12.5',
+      productId: 'p1',
+    });
   });
 
   it('accepts 100 items, strings at their maximum length, 50 metadata keys and 8 KB of metadata', () => {
-    const items = Array.from({ length: 100 }, (_, i) => ({ name: 'n'.repeat(500), quantity: 1_000_000, unit_price: 1, product_id: `${i}`.padEnd(255, 'p') }));
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      name: 'n'.repeat(500),
+      quantity: 1_000_000,
+      unit_price: 1,
+      product_id: `${i}`.padEnd(255, 'p'),
+    }));
     const user = { id: 'i'.repeat(255), email: `${'a'.repeat(249)}@b.com`, username: 'u'.repeat(255) };
     expect(user.email).toHaveLength(255);
     expect(parse(request({ items, user })).ok).toBe(true);
@@ -113,7 +137,13 @@ describe('parseCreateCheckout: valid bodies', () => {
       '{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":1}],"currency":"USD",' +
         '"metadata":{"a":1.5,"b":{"c":[1,2,{"d":3}]},"e":null,"f":"s","g":true}}',
     );
-    expect(result.ok && result.input.metadata).toEqual({ a: 1.5, b: { c: [1, 2, { d: 3 }] }, e: null, f: 's', g: true });
+    expect(result.ok && result.input.metadata).toEqual({
+      a: 1.5,
+      b: { c: [1, 2, { d: 3 }] },
+      e: null,
+      f: 's',
+      g: true,
+    });
     const metadata = result.ok ? (result.input.metadata as { a: unknown; b: { c: unknown[] } }) : null;
     expect(metadata?.a).not.toBeInstanceOf(Decimal);
     expect(typeof metadata?.b.c[0]).toBe('number');
@@ -134,7 +164,11 @@ describe('parseCreateCheckout: problems', () => {
   it('names every missing required field', () => {
     expect(problems({})).toEqual(['user is required', 'items is required', 'currency is required']);
     expect(problems(request({ user: {} }))).toEqual(['user.id is required', 'user.email is required']);
-    expect(problems(withItem({}))).toEqual(['items.0.name is required', 'items.0.quantity is required', 'items.0.unit_price is required']);
+    expect(problems(withItem({}))).toEqual([
+      'items.0.name is required',
+      'items.0.quantity is required',
+      'items.0.unit_price is required',
+    ]);
   });
 
   it('names every field of the wrong type', () => {
@@ -158,7 +192,10 @@ describe('parseCreateCheckout: problems', () => {
     [{ id: 'c', email: `${'a'.repeat(250)}@b.com` }, ['user.email must be shorter than or equal to 255 characters']],
     [{ id: 'c', email: 'a@b.co', username: '' }, ['user.username should not be empty']],
     [{ id: 'c', email: 'a@b.co', username: null }, ['user.username must be a string']],
-    [{ id: 'c', email: 'a@b.co', username: 'u'.repeat(256) }, ['user.username must be shorter than or equal to 255 characters']],
+    [
+      { id: 'c', email: 'a@b.co', username: 'u'.repeat(256) },
+      ['user.username must be shorter than or equal to 255 characters'],
+    ],
     [[], ['user must be an object']],
     [null, ['user must be an object']],
   ])('user %j → %j', (user, expected) => {
@@ -168,7 +205,15 @@ describe('parseCreateCheckout: problems', () => {
   it.each([
     [[], ['items must contain at least 1 element']],
     [Array.from({ length: 101 }, () => ITEM), ['items must contain no more than 100 elements']],
-    [[1, null, 'a', []], ['items.0 must be an object', 'items.1 must be an object', 'items.2 must be an object', 'items.3 must be an object']],
+    [
+      [1, null, 'a', []],
+      [
+        'items.0 must be an object',
+        'items.1 must be an object',
+        'items.2 must be an object',
+        'items.3 must be an object',
+      ],
+    ],
     ['items', ['items must be an array']],
   ])('items %# → %j', (items, expected) => {
     expect(problems(request({ items }))).toEqual(expected);
@@ -205,9 +250,11 @@ describe('parseCreateCheckout: problems', () => {
     ['97250.123456789012', 'items.0.unit_price must have at most 8 decimal places'],
     ['-1.123456789', 'items.0.unit_price must not be less than 0'],
   ])('unit_price %s → %s', (literal, expected) => {
-    expect(problemsOfText(`{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":${literal}}],"currency":"USD"}`)).toEqual([
-      expected,
-    ]);
+    expect(
+      problemsOfText(
+        `{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":${literal}}],"currency":"USD"}`,
+      ),
+    ).toEqual([expected]);
   });
 
   it.each([
@@ -236,7 +283,10 @@ describe('parseCreateCheckout: problems', () => {
     [null, 'metadata must be an object'],
     ['x', 'metadata must be an object'],
     [[1], 'metadata must be an object'],
-    [Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])), 'metadata must not have more than 50 keys'],
+    [
+      Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
+      'metadata must not have more than 50 keys',
+    ],
     [{ big: 'x'.repeat(8192 - '{"big":""}'.length + 1) }, 'metadata must not be larger than 8 KB as JSON'],
     [{ big: 'é'.repeat(4096) }, 'metadata must not be larger than 8 KB as JSON'], // 8 KB counts bytes, not characters
   ])('metadata %# → %s', (metadata, expected) => {
@@ -244,7 +294,9 @@ describe('parseCreateCheckout: problems', () => {
   });
 
   it('rejects numbers given as strings', () => {
-    expect(problems(request({ items: [{ name: 'x', quantity: '2', unit_price: '12.5' }], expires_in_minutes: '60' }))).toEqual([
+    expect(
+      problems(request({ items: [{ name: 'x', quantity: '2', unit_price: '12.5' }], expires_in_minutes: '60' })),
+    ).toEqual([
       'items.0.quantity must be a number',
       'items.0.unit_price must be a number',
       'expires_in_minutes must be a number',
@@ -268,9 +320,11 @@ describe('parseCreateCheckout: problems', () => {
   });
 
   it('rejects __proto__ as an unknown property', () => {
-    expect(problemsOfText('{"__proto__":{"x":1},"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":1}],"currency":"USD"}')).toEqual([
-      'property __proto__ should not exist',
-    ]);
+    expect(
+      problemsOfText(
+        '{"__proto__":{"x":1},"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":1,"unit_price":1}],"currency":"USD"}',
+      ),
+    ).toEqual(['property __proto__ should not exist']);
   });
 
   it('lists every problem at once, with field paths', () => {
@@ -302,7 +356,11 @@ describe('parseCreateCheckout: problems', () => {
 
   it('reports one problem per field (the first rule it breaks)', () => {
     // -1.5 is both negative and fractional; 1e13 with 9 decimals is both too large and too precise.
-    expect(problemsOfText('{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":-1.5,"unit_price":10000000000000.123456789}],"currency":"USD"}')).toEqual([
+    expect(
+      problemsOfText(
+        '{"user":{"id":"c","email":"a@b.co"},"items":[{"name":"x","quantity":-1.5,"unit_price":10000000000000.123456789}],"currency":"USD"}',
+      ),
+    ).toEqual([
       'items.0.quantity must be an integer number',
       'items.0.unit_price must not be greater than 1000000000000',
     ]);

@@ -147,10 +147,11 @@ describe('links of the README and docs/', () => {
     expect(slug('`kassa dev pay` and the sandbox')).toBe('kassa-dev-pay-and-the-sandbox');
     expect(slug("Rule 5: amounts are in the token's own units")).toBe('rule-5-amounts-are-in-the-tokens-own-units');
     expect([...anchors('# A\n## B\n```\n## C\n```\n## B\n')]).toEqual(['a', 'b', 'b-1']);
-    expect(linkProblems('docs/x.md', '[up](../README.md#quick-tour) [out](../../shared/spec/x.md) `[no](nowhere.md)`'))
-      .toEqual(['docs/x.md:1 links ../../shared/spec/x.md: ../shared/spec/x.md is outside the repository']);
-    expect(linkProblems('docs/x.md', 'A [link that\nwraps](missing.md#top).\n```\n[in code](nowhere.md)\n```')).toEqual([
-      'docs/x.md:2 links missing.md#top: docs/missing.md does not exist',
-    ]);
+    expect(
+      linkProblems('docs/x.md', '[up](../README.md#quick-tour) [out](../../shared/spec/x.md) `[no](nowhere.md)`'),
+    ).toEqual(['docs/x.md:1 links ../../shared/spec/x.md: ../shared/spec/x.md is outside the repository']);
+    expect(linkProblems('docs/x.md', 'A [link that\nwraps](missing.md#top).\n```\n[in code](nowhere.md)\n```')).toEqual(
+      ['docs/x.md:2 links missing.md#top: docs/missing.md does not exist'],
+    );
   });
 });

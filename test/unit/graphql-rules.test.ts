@@ -52,12 +52,20 @@ describe('GraphQL error mapping', () => {
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', messages: ['a is wrong', 'b is wrong'] });
     // A rate limit also says when to retry (docs/api/rest.md#rate-limits).
     const limited = toGraphqlError(new RateLimitedError('graphql', 12, { limit: 600, windowSeconds: 60 }));
-    expect(limited.extensions).toEqual({ code: 'TOO_MANY_REQUESTS', messages: [limited.message], retryAfterSeconds: 12 });
+    expect(limited.extensions).toEqual({
+      code: 'TOO_MANY_REQUESTS',
+      messages: [limited.message],
+      retryAfterSeconds: 12,
+    });
   });
 
   it('masks unexpected errors outside development and strips stack traces', () => {
     const unexpected = new Error('connect ECONNREFUSED 10.0.0.5:5432');
-    const formatted = { message: unexpected.message, path: ['checkoutSession'], extensions: { code: 'INTERNAL_SERVER_ERROR', stacktrace: ['at x (y.ts:1:1)'] } };
+    const formatted = {
+      message: unexpected.message,
+      path: ['checkoutSession'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR', stacktrace: ['at x (y.ts:1:1)'] },
+    };
     expect(formatGraphqlError(formatted, unexpected, { development: false })).toEqual({
       message: 'Internal server error',
       path: ['checkoutSession'],
@@ -65,7 +73,13 @@ describe('GraphQL error mapping', () => {
     });
     expect(formatGraphqlError(formatted, unexpected, { development: true })).toBe(formatted);
     const intended = toGraphqlError(new DomainError('not_found', 'Checkout session x not found'));
-    expect(formatGraphqlError({ message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } }, intended, { development: false })).toEqual({
+    expect(
+      formatGraphqlError(
+        { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
+        intended,
+        { development: false },
+      ),
+    ).toEqual({
       message: 'Checkout session x not found',
       extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
     });
@@ -85,40 +99,76 @@ describe('GraphQL parsing', () => {
   it('a syntax error or the token limit is a client error: kept, not logged, the token limit said plainly', () => {
     const logError = vi.fn();
     const tooLong = parseError(`{ ${'networks { slug } '.repeat(500)}}`);
-    const formatted = formatGraphqlError({ message: tooLong.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, tooLong, { development: false, logError });
-    expect(formatted).toEqual({ message: 'Syntax Error: Token limit of 2000 exceeded.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
-    const brace = parseError('{');
-    expect(formatGraphqlError({ message: brace.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, brace, { development: false, logError }).message).toBe(
-      'Syntax Error: Expected Name, found <EOF>.',
+    const formatted = formatGraphqlError(
+      { message: tooLong.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } },
+      tooLong,
+      { development: false, logError },
     );
+    expect(formatted).toEqual({
+      message: 'Syntax Error: Token limit of 2000 exceeded.',
+      extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+    });
+    const brace = parseError('{');
+    expect(
+      formatGraphqlError({ message: brace.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, brace, {
+        development: false,
+        logError,
+      }).message,
+    ).toBe('Syntax Error: Expected Name, found <EOF>.');
     expect(logError).not.toHaveBeenCalled();
     // 2000 tokens exactly is within the limit.
-    expect(() => parse(`{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`, GRAPHQL_PARSE_OPTIONS)).not.toThrow();
+    expect(() =>
+      parse(
+        `{ ${Array.from({ length: 333 }, (_, i) => `n${i}: networks { slug }`).join(' ')} }`,
+        GRAPHQL_PARSE_OPTIONS,
+      ),
+    ).not.toThrow();
   });
 });
 
 describe('GraphQL config', () => {
   const base = { KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-graphql-config-')), LOG_LEVEL: 'silent' };
   // The least production starts with (docs/operations.md#running-in-production).
-  const production = { ...base, KASSA_ENV: 'production', KASSA_MASTER_KEY: 'ab'.repeat(32), CHECKOUT_BASE_URL: 'https://pay.example.com', DATABASE_URL: 'postgresql://db.example/kassa' };
+  const production = {
+    ...base,
+    KASSA_ENV: 'production',
+    KASSA_MASTER_KEY: 'ab'.repeat(32),
+    CHECKOUT_BASE_URL: 'https://pay.example.com',
+    DATABASE_URL: 'postgresql://db.example/kassa',
+  };
 
   it('introspection and Sandbox: on in development, off in production unless enabled', () => {
-    expect(loadConfig({ ...base, KASSA_ENV: 'development' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
+    expect(loadConfig({ ...base, KASSA_ENV: 'development' })).toMatchObject({
+      graphqlIntrospection: true,
+      graphqlSandbox: true,
+    });
     expect(loadConfig(production)).toMatchObject({ graphqlIntrospection: false, graphqlSandbox: false });
-    expect(loadConfig({ ...production, KASSA_GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: false });
-    expect(loadConfig({ ...production, KASSA_GRAPHQL_SANDBOX: 'true' })).toMatchObject({ graphqlIntrospection: true, graphqlSandbox: true });
+    expect(loadConfig({ ...production, KASSA_GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({
+      graphqlIntrospection: true,
+      graphqlSandbox: false,
+    });
+    expect(loadConfig({ ...production, KASSA_GRAPHQL_SANDBOX: 'true' })).toMatchObject({
+      graphqlIntrospection: true,
+      graphqlSandbox: true,
+    });
   });
 
   it('KASSA_GRAPHQL_MAX_CONNECTIONS: 1000 WebSocket connections per instance unless set', () => {
     expect(loadConfig({ ...base, KASSA_ENV: 'test' }).graphqlMaxConnections).toBe(1000);
-    expect(loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '50' }).graphqlMaxConnections).toBe(50);
-    expect(() => loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '0' })).toThrow(/KASSA_GRAPHQL_MAX_CONNECTIONS/);
+    expect(loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '50' }).graphqlMaxConnections).toBe(
+      50,
+    );
+    expect(() => loadConfig({ ...base, KASSA_ENV: 'test', KASSA_GRAPHQL_MAX_CONNECTIONS: '0' })).toThrow(
+      /KASSA_GRAPHQL_MAX_CONNECTIONS/,
+    );
   });
 
   it('refuses Sandbox without introspection, and a value that is not a boolean', () => {
     expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'true', KASSA_GRAPHQL_INTROSPECTION: 'false' })).toThrow(
       /KASSA_GRAPHQL_SANDBOX needs KASSA_GRAPHQL_INTROSPECTION/,
     );
-    expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'maybe' })).toThrow(/KASSA_GRAPHQL_SANDBOX must be true or false/);
+    expect(() => loadConfig({ ...base, KASSA_GRAPHQL_SANDBOX: 'maybe' })).toThrow(
+      /KASSA_GRAPHQL_SANDBOX must be true or false/,
+    );
   });
 });

@@ -10,7 +10,10 @@ describe('schema.graphql', () => {
     const built = await printGraphqlSchema();
     if (built !== committed) {
       // toBe shows the diff; the message says how to fix it.
-      expect(built, 'schema.graphql is out of date with src/graphql: run `npm run schema:graphql` and commit schema.graphql').toBe(committed);
+      expect(
+        built,
+        'schema.graphql is out of date with src/graphql: run `npm run schema:graphql` and commit schema.graphql',
+      ).toBe(committed);
     }
   });
 
@@ -20,10 +23,13 @@ describe('schema.graphql', () => {
     expect(sdl).toContain('networks: [Network!]!');
     expect(sdl).toContain('bindTransaction(sessionId: ID!, input: BindTransactionInput!): BindResult!');
     expect(sdl).toContain('checkoutSessionUpdated(id: ID!): CheckoutSession!');
-    expect(sdl).toMatch(/enum CheckoutSessionStatus \{\s+PENDING\s+WAITING_PAYMENT\s+PARTIAL\s+PAID\s+EXPIRED\s+FAILED\s+\}/);
+    expect(sdl).toMatch(
+      /enum CheckoutSessionStatus \{\s+PENDING\s+WAITING_PAYMENT\s+PARTIAL\s+PAID\s+EXPIRED\s+FAILED\s+\}/,
+    );
     expect(sdl).toMatch(/enum CryptoTicker \{\s+BTC\s+USDT\s+BNB\s+SOL\s+USDC\s+ETH\s+\}/);
     expect(sdl).toContain('scalar Decimal');
     expect(sdl).toContain('scalar DateTime');
-    for (const hidden of ['organisationId', 'ownerUserId', 'productId', 'metadata', 'rpcUrls']) expect(sdl).not.toContain(hidden);
+    for (const hidden of ['organisationId', 'ownerUserId', 'productId', 'metadata', 'rpcUrls'])
+      expect(sdl).not.toContain(hidden);
   });
 });

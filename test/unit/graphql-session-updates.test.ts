@@ -5,7 +5,10 @@ import { sessionUpdatesFeed } from '../../src/graphql/session-updates.js';
 
 // The public view of these stand-in sessions is their status and bound hash.
 vi.mock('../../src/domain/checkout-session.views.js', () => ({
-  toPublicView: (session: { status: string; boundTxHash: string | null }) => ({ status: session.status, bound_tx_hash: session.boundTxHash }),
+  toPublicView: (session: { status: string; boundTxHash: string | null }) => ({
+    status: session.status,
+    bound_tx_hash: session.boundTxHash,
+  }),
 }));
 
 /** A change feed the test drives by hand. */
@@ -55,7 +58,8 @@ describe('checkoutSessionUpdated fan-out', () => {
     // The joins coalesce: the first read, and one more for everyone who joined while it ran.
     expect(store.reads.get('s1')).toBeLessThanOrEqual(2);
     expect(watchers.get('s1')?.size).toBe(1);
-    for (const stream of streams) expect((await stream.next()).value).toMatchObject({ status: 'waiting_payment', boundTxHash: null });
+    for (const stream of streams)
+      expect((await stream.next()).value).toMatchObject({ status: 'waiting_payment', boundTxHash: null });
 
     store.reads.clear();
     store.rows.set('s1', { status: 'waiting_payment', boundTxHash: '0xabc' });

@@ -220,13 +220,17 @@ describe('quote properties', () => {
   it('roundUpTo8(x) >= x and roundUpTo8(x) < x + 1e-8', () => {
     const step = d('0.00000001');
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), fc.integer({ min: 0, max: 20 }), (units, scale) => {
-        const x = d(units.toString()).dividedBy(d(10).pow(scale));
-        const rounded = roundUpTo8(x);
-        expect(rounded.gte(x)).toBe(true);
-        expect(rounded.lt(x.plus(step))).toBe(true);
-        expect(rounded.decimalPlaces()).toBeLessThanOrEqual(8);
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 20 }),
+        (units, scale) => {
+          const x = d(units.toString()).dividedBy(d(10).pow(scale));
+          const rounded = roundUpTo8(x);
+          expect(rounded.gte(x)).toBe(true);
+          expect(rounded.lt(x.plus(step))).toBe(true);
+          expect(rounded.decimalPlaces()).toBeLessThanOrEqual(8);
+        },
+      ),
     );
   });
 

@@ -7,9 +7,11 @@ import { assetsOn, assetsOnAny, normaliseChainId, type Network } from '../../src
 // docs/payment-rules.md#networks-and-wallets, with the registry as shipped in config/networks.json.
 
 const registryFile = fileURLToPath(new URL('../../config/networks.json', import.meta.url));
-const registry = (JSON.parse(readFileSync(registryFile, 'utf8')) as { networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }> }).networks.map(
-  (entry): Network => ({ ...entry, rpcUrls: entry.rpcUrls ?? [] }),
-);
+const registry = (
+  JSON.parse(readFileSync(registryFile, 'utf8')) as {
+    networks: Array<Omit<Network, 'rpcUrls'> & { rpcUrls?: string[] }>;
+  }
+).networks.map((entry): Network => ({ ...entry, rpcUrls: entry.rpcUrls ?? [] }));
 const network = (slug: string): Network => {
   const found = registry.find((n) => n.slug === slug);
   if (!found) throw new Error(`no network ${slug} in config/networks.json`);
@@ -19,7 +21,14 @@ const network = (slug: string): Network => {
 describe('the asset order', () => {
   it('is BTC, ETH, USDT, USDC, BNB, SOL with market-data ids', () => {
     expect(ASSET_TICKERS).toEqual(['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']);
-    expect(ASSET_IDS).toEqual({ BTC: 'bitcoin', ETH: 'ethereum', USDT: 'tether', USDC: 'usd-coin', BNB: 'binancecoin', SOL: 'solana' });
+    expect(ASSET_IDS).toEqual({
+      BTC: 'bitcoin',
+      ETH: 'ethereum',
+      USDT: 'tether',
+      USDC: 'usd-coin',
+      BNB: 'binancecoin',
+      SOL: 'solana',
+    });
   });
 });
 
@@ -91,7 +100,10 @@ describe('assetsOn', () => {
   });
 
   it('counts the native asset once even when a token of the same ticker is listed', () => {
-    const odd: Network = { ...network('base'), tokens: [{ ticker: 'ETH', address: `0x${'1'.repeat(40)}`, decimals: 18 }] };
+    const odd: Network = {
+      ...network('base'),
+      tokens: [{ ticker: 'ETH', address: `0x${'1'.repeat(40)}`, decimals: 18 }],
+    };
     expect(assetsOn(odd)).toEqual(['ETH']);
   });
 });
@@ -99,9 +111,18 @@ describe('assetsOn', () => {
 describe('assetsOnAny', () => {
   it.each([
     [['ethereum'], ['ETH', 'USDT', 'USDC']],
-    [['ethereum', 'bsc'], ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']],
-    [['bsc', 'ethereum'], ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']],
-    [['base', 'polygon'], ['ETH', 'USDT', 'USDC']],
+    [
+      ['ethereum', 'bsc'],
+      ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'],
+    ],
+    [
+      ['bsc', 'ethereum'],
+      ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL'],
+    ],
+    [
+      ['base', 'polygon'],
+      ['ETH', 'USDT', 'USDC'],
+    ],
     [['base'], ['ETH', 'USDC']],
     [['local'], ['BTC', 'ETH', 'USDT', 'USDC', 'BNB', 'SOL']],
     [[], []],

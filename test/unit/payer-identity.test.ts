@@ -47,8 +47,12 @@ describe('checkPayerIdentity: email', () => {
 
   it('trims what the page sends around it, and refuses invisible characters inside it by name', () => {
     expect(check({ email: '  payer@example.com ' }).identity.email).toBe('payer@example.com');
-    expect(check({ email: 'pay\u202eer@example.com' }).problems).toEqual(['email must not contain control or invisible formatting characters (found U+202E)']);
-    expect(check({ email: '\ufeffpayer@example.com' }).problems).toEqual(['email must not contain control or invisible formatting characters (found U+FEFF)']);
+    expect(check({ email: 'pay\u202eer@example.com' }).problems).toEqual([
+      'email must not contain control or invisible formatting characters (found U+202E)',
+    ]);
+    expect(check({ email: '\ufeffpayer@example.com' }).problems).toEqual([
+      'email must not contain control or invisible formatting characters (found U+FEFF)',
+    ]);
   });
 });
 
@@ -78,12 +82,16 @@ describe('checkPayerIdentity: username', () => {
     ['line\u2028break', 'U+2028'],
     ['soft\u00adhyphen', 'U+00AD'],
   ])('refuses control, bidi and format characters: %j', (username, codePoint) => {
-    expect(check({ username }).problems).toEqual([`username must not contain control or invisible formatting characters (found ${codePoint})`]);
+    expect(check({ username }).problems).toEqual([
+      `username must not contain control or invisible formatting characters (found ${codePoint})`,
+    ]);
   });
 
   it('refuses markup', () => {
     expect(check({ username: '<b>bob</b>' }).problems).toEqual(['username must not contain < or >']);
-    expect(check({ username: '"><img src=x onerror=alert(1)>' }).problems).toEqual(['username must not contain < or >']);
+    expect(check({ username: '"><img src=x onerror=alert(1)>' }).problems).toEqual([
+      'username must not contain < or >',
+    ]);
   });
 
   it('keeps the length rule: 1 to 64 characters', () => {
@@ -104,7 +112,9 @@ describe('checkPayerIdentity: telegram', () => {
     ['12345\u009b', 'U+009B'],
     ['\u200b123456', 'U+200B'],
   ])('refuses control, bidi and format characters: %j', (telegram, codePoint) => {
-    expect(check({ telegram }).problems).toEqual([`telegram must not contain control or invisible formatting characters (found ${codePoint})`]);
+    expect(check({ telegram }).problems).toEqual([
+      `telegram must not contain control or invisible formatting characters (found ${codePoint})`,
+    ]);
   });
 
   it('refuses markup and other scripts by its pattern', () => {

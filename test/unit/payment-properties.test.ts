@@ -17,8 +17,11 @@ const EXPIRES = new Date('2030-01-01T00:00:00Z');
 const NOW = new Date('2029-12-31T23:00:00Z');
 
 const decimalText = (maxWhole: number, fraction: number) =>
-  fc.tuple(fc.integer({ min: 0, max: maxWhole }), fc.integer({ min: 0, max: 10 ** fraction - 1 })).map(([w, f]) => new Decimal(`${w}.${String(f).padStart(fraction, '0')}`));
-const positive = (maxWhole: number, fraction: number) => decimalText(maxWhole, fraction).filter((d) => d.greaterThan(0));
+  fc
+    .tuple(fc.integer({ min: 0, max: maxWhole }), fc.integer({ min: 0, max: 10 ** fraction - 1 }))
+    .map(([w, f]) => new Decimal(`${w}.${String(f).padStart(fraction, '0')}`));
+const positive = (maxWhole: number, fraction: number) =>
+  decimalText(maxWhole, fraction).filter((d) => d.greaterThan(0));
 
 /** The quote of one asset: fiat total / unit price, rounded up to the token's smallest quoted unit. */
 function quote(total: Decimal, price: Decimal, decimals: number) {
@@ -56,14 +59,19 @@ function settle(required: Decimal, dust: Decimal, paymentsUnits: readonly bigint
 describe('amounts in the token’s own units', () => {
   it('the required amount is a whole number of base units, pays the fiat total, and one step less would not', () => {
     fc.assert(
-      fc.property(positive(1_000_000, 8), positive(200_000, 8), fc.constantFrom(...DECIMALS), (total, price, decimals) => {
-        const { step, required, requiredUnits } = quote(total, price, decimals);
-        expect(fromBaseUnits(requiredUnits, decimals).equals(required)).toBe(true);
-        expect(required.times(price).greaterThanOrEqualTo(total)).toBe(true);
-        expect(required.minus(step).times(price).lessThan(total)).toBe(true);
-        // At most 8 fractional digits on the wire, exactly the amount.
-        expect(new Decimal(required.toFixed(8)).equals(required)).toBe(true);
-      }),
+      fc.property(
+        positive(1_000_000, 8),
+        positive(200_000, 8),
+        fc.constantFrom(...DECIMALS),
+        (total, price, decimals) => {
+          const { step, required, requiredUnits } = quote(total, price, decimals);
+          expect(fromBaseUnits(requiredUnits, decimals).equals(required)).toBe(true);
+          expect(required.times(price).greaterThanOrEqualTo(total)).toBe(true);
+          expect(required.minus(step).times(price).lessThan(total)).toBe(true);
+          // At most 8 fractional digits on the wire, exactly the amount.
+          expect(new Decimal(required.toFixed(8)).equals(required)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -117,7 +125,10 @@ describe('crediting over many sessions on one wallet', () => {
         fc.integer({ min: 1, max: 30 }),
         positive(500, 2),
         fc.constantFrom(...DECIMALS),
-        fc.array(fc.record({ session: fc.nat(), exact: fc.boolean(), units: fc.bigInt({ min: 1n, max: 10n ** 12n }) }), { maxLength: 40 }),
+        fc.array(
+          fc.record({ session: fc.nat(), exact: fc.boolean(), units: fc.bigInt({ min: 1n, max: 10n ** 12n }) }),
+          { maxLength: 40 },
+        ),
         (sessionCount, total, decimals, transfers) => {
           const { step, required } = quote(total, new Decimal('1.0002'), decimals);
           // Unique amounts, as the claims table hands them out: base + k steps.
@@ -133,7 +144,9 @@ describe('crediting over many sessions on one wallet', () => {
             const units = transfer.exact ? toBaseUnitsCeil(amounts[target]!, decimals) : transfer.units;
             receivedUnits += units;
             const exactOwner = owner.get(units.toString());
-            const match = attributeTransfer({ exactAmountSessionId: exactOwner === undefined ? null : String(exactOwner) });
+            const match = attributeTransfer({
+              exactAmountSessionId: exactOwner === undefined ? null : String(exactOwner),
+            });
             if (!match) return;
             expect(creditedTransfers.has(index)).toBe(false);
             creditedTransfers.add(index);

@@ -5,7 +5,6 @@ import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
 import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
 import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
-import type { AttributionCandidates } from '../../src/domain/payment-ports.js';
 import { attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
 
 // docs/payment-rules.md, rules 2 and 3: who a scanned transfer pays, and how a bound transaction is judged.
@@ -129,10 +128,19 @@ function bound(overrides: Partial<BoundTransaction> = {}): BoundTransaction {
 }
 
 /** A session with no asset selected yet, and the bind asks for `ticker`. */
-const expecting = (ticker: AssetTicker) => ({ session: session({ cryptoCurrency: null, totalAmountCrypto: null, chainId: null }), bound: bound({ cryptoCurrency: ticker }) });
+const expecting = (ticker: AssetTicker) => ({
+  session: session({ cryptoCurrency: null, totalAmountCrypto: null, chainId: null }),
+  bound: bound({ cryptoCurrency: ticker }),
+});
 
 type Transfer = { tokenAddress: string; from: string; to: string; baseUnits: bigint; logIndex: number };
-const transfer = (tokenAddress: string, to: string, baseUnits = 25_005_000n, from = PAYER, logIndex = 0): Transfer => ({ tokenAddress, from, to, baseUnits, logIndex });
+const transfer = (tokenAddress: string, to: string, baseUnits = 25_005_000n, from = PAYER, logIndex = 0): Transfer => ({
+  tokenAddress,
+  from,
+  to,
+  baseUnits,
+  logIndex,
+});
 
 type Mined = Extract<BoundTxEvidence, { kind: 'mined' }>;
 const MINED_AT = new Date('2025-01-15T12:09:00.000Z');
@@ -156,8 +164,22 @@ function mined(overrides: Partial<Mined> = {}): Mined {
 const tokenCall = (token: string, ...transfers: Transfer[]) => mined({ nativeTo: token, nativeValue: 0n, transfers });
 const nativeSend = (to: string, wei = 10n ** 16n) => mined({ nativeTo: to, nativeValue: wei });
 
-const judge = (subject: CheckoutSession | { session: CheckoutSession; bound: BoundTransaction }, evidence: BoundTxEvidence, network: Network = LOCAL, now: Date = NOW) => {
-  const pair = 'bound' in subject ? subject : { session: subject, bound: bound({ payerWalletAddress: subject.payerWalletAddress, cryptoCurrency: subject.cryptoCurrency ?? 'USDT' }) };
+const judge = (
+  subject: CheckoutSession | { session: CheckoutSession; bound: BoundTransaction },
+  evidence: BoundTxEvidence,
+  network: Network = LOCAL,
+  now: Date = NOW,
+) => {
+  const pair =
+    'bound' in subject
+      ? subject
+      : {
+          session: subject,
+          bound: bound({
+            payerWalletAddress: subject.payerWalletAddress,
+            cryptoCurrency: subject.cryptoCurrency ?? 'USDT',
+          }),
+        };
   return judgeBoundTransaction(pair.session, pair.bound, network, evidence, now, DROPPED_AFTER);
 };
 
@@ -194,7 +216,10 @@ describe('pendingCoversDue (the hosted page stops asking for more)', () => {
 
 describe('attributeTransfer', () => {
   it('credits the session whose unique amount the transfer is, exactly', () => {
-    expect(attributeTransfer({ exactAmountSessionId: 'exact' })).toEqual({ sessionId: 'exact', attribution: 'exact_amount' });
+    expect(attributeTransfer({ exactAmountSessionId: 'exact' })).toEqual({
+      sessionId: 'exact',
+      attribution: 'exact_amount',
+    });
   });
 
   it('credits nobody otherwise: a bound transaction is credited when its bind is verified, and a sending address proves nothing', () => {
@@ -206,7 +231,10 @@ describe('attributeTransfer', () => {
 
 describe('judgeBoundTransaction: before the receipt', () => {
   it('waits while the transaction is pending within the grace, and says the chain knows it', () => {
-    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(29))).toEqual({ kind: 'wait', onChain: true });
+    expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(29))).toEqual({
+      kind: 'wait',
+      onChain: true,
+    });
   });
 
   it('rejects a transaction still pending when the grace after binding is over: it may not hold the session or its quote for ever', () => {
@@ -218,8 +246,14 @@ describe('judgeBoundTransaction: before the receipt', () => {
 
   it('when expires_at falls inside the grace after binding, a pending transaction waits the grace after expires_at', () => {
     const expiring = session({ expiresAt: minutesAfterBinding(20) });
-    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(49))).toEqual({ kind: 'wait', onChain: true });
-    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(50))).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^not mined: /) });
+    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(49))).toEqual({
+      kind: 'wait',
+      onChain: true,
+    });
+    expect(judge(expiring, { kind: 'pending' }, LOCAL, minutesAfterBinding(50))).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringMatching(/^not mined: /),
+    });
   });
 
   it.each([
@@ -240,7 +274,14 @@ describe('judgeBoundTransaction: before the receipt', () => {
   });
 
   it('counts the grace from the binding time, with the configured minutes in the reason', () => {
-    const verdict = judgeBoundTransaction(session(), bound(), LOCAL, { kind: 'missing', foundOn: null }, minutesAfterBinding(5), 5);
+    const verdict = judgeBoundTransaction(
+      session(),
+      bound(),
+      LOCAL,
+      { kind: 'missing', foundOn: null },
+      minutesAfterBinding(5),
+      5,
+    );
     expect(verdict).toEqual(failed(`dropped: transaction ${HASH} was not found on local within 5 minutes of binding`));
   });
 
@@ -250,7 +291,9 @@ describe('judgeBoundTransaction: before the receipt', () => {
   ])('fails a transaction found on another network as the wrong chain %s', (_name, minutes) => {
     const evidence: BoundTxEvidence = { kind: 'missing', foundOn: { slug: 'ethereum', chainId: 1 } };
     expect(judge(session(), evidence, LOCAL, minutesAfterBinding(minutes))).toEqual(
-      failed(`wrong chain: transaction ${HASH} is on ethereum (chain id 1), not on local (chain id 31337) it was bound with`),
+      failed(
+        `wrong chain: transaction ${HASH} is on ethereum (chain id 1), not on local (chain id 31337) it was bound with`,
+      ),
     );
   });
 });
@@ -263,31 +306,51 @@ describe('judgeBoundTransaction: judged once mined, whatever the confirmations (
   });
 
   it('calls a revert at once: a reverted transaction moved nothing', () => {
-    expect(judge(session(), mined({ reverted: true, confirmations: 1, blockNumber: 7n }), SLOW)).toEqual(failed(`reverted: transaction ${HASH} reverted in block 7 on local`));
+    expect(judge(session(), mined({ reverted: true, confirmations: 1, blockNumber: 7n }), SLOW)).toEqual(
+      failed(`reverted: transaction ${HASH} reverted in block 7 on local`),
+    );
   });
 });
 
 describe('judgeBoundTransaction: mined after the session was created', () => {
   const created = session().createdAt.getTime();
   it.each<[string, number, Verdict]>([
-    ['a block an hour before', -3_600_000, failed(`mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:00:00.000Z, the session was created at 2025-01-15T12:00:00.000Z`)],
-    ['a block 31 s before (beyond the 30 s skew)', -31_000, failed(`mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:59:29.000Z, the session was created at 2025-01-15T12:00:00.000Z`)],
+    [
+      'a block an hour before',
+      -3_600_000,
+      failed(
+        `mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:00:00.000Z, the session was created at 2025-01-15T12:00:00.000Z`,
+      ),
+    ],
+    [
+      'a block 31 s before (beyond the 30 s skew)',
+      -31_000,
+      failed(
+        `mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:59:29.000Z, the session was created at 2025-01-15T12:00:00.000Z`,
+      ),
+    ],
     ['a block 30 s before (within the skew)', -30_000, VALID],
     ['a block after', 60_000, VALID],
   ])('%s', (_name, offset, expected) => {
-    expect(outcome(judge(session(), { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime: new Date(created + offset) }))).toEqual(expected);
+    expect(
+      outcome(judge(session(), { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime: new Date(created + offset) })),
+    ).toEqual(expected);
   });
 });
 
 describe('judgeBoundTransaction: against what the session selected meanwhile', () => {
   it('another asset selected since the bind', () => {
     const subject = { session: session({ cryptoCurrency: 'BTC' }), bound: bound({ cryptoCurrency: 'USDT' }) };
-    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(failed(`wrong asset: the session has selected BTC since transaction ${HASH} was bound for USDT`));
+    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(
+      failed(`wrong asset: the session has selected BTC since transaction ${HASH} was bound for USDT`),
+    );
   });
 
   it('another chain selected since the bind', () => {
     const subject = { session: session({ chainId: '1' }), bound: bound() };
-    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(failed(`wrong chain: the session is paid on chain 1 since transaction ${HASH} was bound on chain 31337`));
+    expect(judge(subject, tokenCall(USDT, transfer(USDT, WALLET)))).toEqual(
+      failed(`wrong chain: the session is paid on chain 1 since transaction ${HASH} was bound on chain 31337`),
+    );
   });
 });
 
@@ -307,10 +370,18 @@ describe('judgeBoundTransaction: mined', () => {
     [
       'a token payment through a contract (swap: USDC in, USDT out to the wallet)',
       session(),
-      mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER, 1)] }),
+      mined({
+        nativeTo: ROUTER,
+        transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER, 1)],
+      }),
       VALID,
     ],
-    ['a payment in another registry token the session offers (BTC)', expecting('BTC'), tokenCall(BTC, transfer(BTC, WALLET, 10n ** 15n)), VALID],
+    [
+      'a payment in another registry token the session offers (BTC)',
+      expecting('BTC'),
+      tokenCall(BTC, transfer(BTC, WALLET, 10n ** 15n)),
+      VALID,
+    ],
     ['a native payment to the session wallet', expecting('ETH'), nativeSend(WALLET), VALID],
     ['a native payment of 1 wei', expecting('ETH'), nativeSend(WALLET, 1n), VALID],
     [
@@ -331,7 +402,9 @@ describe('judgeBoundTransaction: mined', () => {
       'an unknown token contract to the session wallet',
       session(),
       tokenCall(UNKNOWN_TOKEN, transfer(UNKNOWN_TOKEN, WALLET)),
-      failed(`wrong asset: transaction ${HASH} transfers token ${UNKNOWN_TOKEN} to the session wallet; the session expects USDT`),
+      failed(
+        `wrong asset: transaction ${HASH} transfers token ${UNKNOWN_TOKEN} to the session wallet; the session expects USDT`,
+      ),
     ],
     [
       'the native coin to the session wallet when a token is expected',
@@ -357,7 +430,9 @@ describe('judgeBoundTransaction: mined', () => {
       "the right token to the organisation's wallet on another network of the session",
       session(),
       tokenCall(USDT, transfer(USDT, ETHEREUM_WALLET)),
-      failed(`wrong recipient: transaction ${HASH} transfers USDT to ${ETHEREUM_WALLET}, not to the session wallet ${WALLET}`),
+      failed(
+        `wrong recipient: transaction ${HASH} transfers USDT to ${ETHEREUM_WALLET}, not to the session wallet ${WALLET}`,
+      ),
     ],
     [
       'the native coin to another address when the native coin is expected',
@@ -401,7 +476,14 @@ describe('judgeBoundTransaction: mined', () => {
   });
 
   it('a valid verdict carries exactly the transfers that pay the session, with their block', () => {
-    const evidence = mined({ nativeTo: ROUTER, transfers: [transfer(USDC, ROUTER, 10n ** 18n), transfer(USDT, WALLET, 25_005_000n, ROUTER, 3), transfer(USDT, WALLET, 5n, ROUTER, 4)] });
+    const evidence = mined({
+      nativeTo: ROUTER,
+      transfers: [
+        transfer(USDC, ROUTER, 10n ** 18n),
+        transfer(USDT, WALLET, 25_005_000n, ROUTER, 3),
+        transfer(USDT, WALLET, 5n, ROUTER, 4),
+      ],
+    });
     const verdict = judge(session({ payerWalletAddress: null }), evidence);
     expect(verdict.kind).toBe('valid');
     const transfers = verdict.kind === 'valid' ? verdict.transfers : [];
@@ -415,23 +497,42 @@ describe('judgeBoundTransaction: mined', () => {
 describe('judgeBoundTransaction: the payer wallet named at bind', () => {
   const named = session({ payerWalletAddress: PAYER });
   it.each<[string, BoundTxEvidence, Verdict]>([
-    ['signed by the named wallet', { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: PAYER }, VALID],
-    ['sent through a contract, the Transfer comes from the named wallet', { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: ROUTER }, VALID],
+    [
+      'signed by the named wallet',
+      { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: PAYER },
+      VALID,
+    ],
+    [
+      'sent through a contract, the Transfer comes from the named wallet',
+      { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, PAYER)), sender: ROUTER },
+      VALID,
+    ],
     [
       'another wallet signed it and sent the tokens',
       { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER },
-      failed(`wrong sender: transaction ${HASH} was sent by ${STRANGER}, not by the payer wallet ${PAYER} named when it was bound`),
+      failed(
+        `wrong sender: transaction ${HASH} was sent by ${STRANGER}, not by the payer wallet ${PAYER} named when it was bound`,
+      ),
     ],
     [
       'the node did not return the sender and the tokens came from another wallet',
       { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: null },
-      failed(`wrong sender: transaction ${HASH} was sent by an unknown account, not by the payer wallet ${PAYER} named when it was bound`),
+      failed(
+        `wrong sender: transaction ${HASH} was sent by an unknown account, not by the payer wallet ${PAYER} named when it was bound`,
+      ),
     ],
   ])('%s', (_name, evidence, expected) => {
     expect(outcome(judge(named, evidence))).toEqual(expected);
   });
 
   it('no payer wallet named: any sender', () => {
-    expect(outcome(judge(session({ payerWalletAddress: null }), { ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)), sender: STRANGER }))).toEqual(VALID);
+    expect(
+      outcome(
+        judge(session({ payerWalletAddress: null }), {
+          ...tokenCall(USDT, transfer(USDT, WALLET, 25_005_000n, STRANGER)),
+          sender: STRANGER,
+        }),
+      ),
+    ).toEqual(VALID);
   });
 });

@@ -13,7 +13,16 @@ function config(env: Record<string, string>) {
   return { config: readRequestGuardConfig(new EnvReader(env, problems)), problems };
 }
 
-const OFF: RateLimitRules = { auth_failures: null, create: null, bind_session: null, bind_address: null, graphql: null, websocket: null, qr: null, link_sessions: null };
+const OFF: RateLimitRules = {
+  auth_failures: null,
+  create: null,
+  bind_session: null,
+  bind_address: null,
+  graphql: null,
+  websocket: null,
+  qr: null,
+  link_sessions: null,
+};
 
 describe('KASSA_RATE_LIMIT_<NAME>', () => {
   it('defaults: 20 failed signature checks, 600 creates, 20 binds per session, 60 per address, 600 GraphQL operations, 60 WebSocket connections, 120 QR codes, 30 payment-link visits — per minute', () => {
@@ -43,10 +52,15 @@ describe('KASSA_RATE_LIMIT_<NAME>', () => {
     expect(read.rateLimits.create).toEqual(rule);
   });
 
-  it.each(['20', '20/60', '0/1m', '-1/1m', '20/0s', '20/25h', 'x/1m', '20/1d', '1.5/1m'])('refuses %j, naming the variable', (value) => {
-    const { problems } = config({ KASSA_RATE_LIMIT_BIND_SESSION: value });
-    expect(problems).toEqual([`KASSA_RATE_LIMIT_BIND_SESSION must be <count>/<window> such as 20/1m, 5/10s or 1000/1h (count ≥ 1, window 1s to 24h), or off (got "${value}")`]);
-  });
+  it.each(['20', '20/60', '0/1m', '-1/1m', '20/0s', '20/25h', 'x/1m', '20/1d', '1.5/1m'])(
+    'refuses %j, naming the variable',
+    (value) => {
+      const { problems } = config({ KASSA_RATE_LIMIT_BIND_SESSION: value });
+      expect(problems).toEqual([
+        `KASSA_RATE_LIMIT_BIND_SESSION must be <count>/<window> such as 20/1m, 5/10s or 1000/1h (count ≥ 1, window 1s to 24h), or off (got "${value}")`,
+      ]);
+    },
+  );
 });
 
 describe('TRUST_PROXY', () => {
@@ -83,7 +97,9 @@ describe('Throttle (fixed windows)', () => {
     const refused = await throttle.consume([['create', 'key-1']], at(20_500)).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RateLimitedError);
     expect(refused).toMatchObject({ code: 'rate_limited', limit: 'create', retryAfterSeconds: 40 });
-    expect((refused as Error).message).toBe('Too many checkout sessions created with this API key: at most 2 per 60 s; retry after 40 s');
+    expect((refused as Error).message).toBe(
+      'Too many checkout sessions created with this API key: at most 2 per 60 s; retry after 40 s',
+    );
     // Another subject has its own count.
     await throttle.consume([['create', 'key-2']], at(21_000));
     await throttle.consume([['create', 'key-1']], at(60_000));
@@ -92,7 +108,10 @@ describe('Throttle (fixed windows)', () => {
   it('a subject known to be over is refused without counting, until its window ends', async () => {
     let hits = 0;
     const counting = new MemoryRateLimitCounters();
-    const throttle = new Throttle({ hit: (list, now) => ((hits += list.length), counting.hit(list, now)) }, { ...OFF, qr: { limit: 1, windowSeconds: 10 } });
+    const throttle = new Throttle(
+      { hit: (list, now) => ((hits += list.length), counting.hit(list, now)) },
+      { ...OFF, qr: { limit: 1, windowSeconds: 10 } },
+    );
     await throttle.consume([['qr', 'a']], at(0));
     await expect(throttle.consume([['qr', 'a']], at(1_000))).rejects.toBeInstanceOf(RateLimitedError);
     expect(hits).toBe(2);
@@ -104,12 +123,17 @@ describe('Throttle (fixed windows)', () => {
 
   it('a limit that is off counts nothing; refusals are reported by limit', async () => {
     let hits = 0;
-    const throttle = new Throttle({ hit: async (list) => ((hits += list.length), list.map(() => 99)) }, { ...OFF, graphql: { limit: 1, windowSeconds: 1 } });
+    const throttle = new Throttle(
+      { hit: async (list) => ((hits += list.length), list.map(() => 99)) },
+      { ...OFF, graphql: { limit: 1, windowSeconds: 1 } },
+    );
     const refused: string[] = [];
     throttle.onRefusal((limit) => refused.push(limit));
     await throttle.consume([['create', 'k']], at(0));
     expect(hits).toBe(0);
-    await expect(throttle.consume([['graphql', '1.2.3.4']], at(0))).rejects.toThrow(/^Too many GraphQL operations from this address: at most 1 per 1 s; retry after 1 s$/);
+    await expect(throttle.consume([['graphql', '1.2.3.4']], at(0))).rejects.toThrow(
+      /^Too many GraphQL operations from this address: at most 1 per 1 s; retry after 1 s$/,
+    );
     expect(refused).toEqual(['graphql']);
   });
 });
@@ -127,14 +151,23 @@ describe('whose address counts', () => {
   });
 
   const upgrade = (peer: string, forwardedFor?: string) =>
-    ({ socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } }) as unknown as IncomingMessage;
+    ({
+      socket: { remoteAddress: peer },
+      headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    }) as unknown as IncomingMessage;
 
   it('a WebSocket upgrade follows Express’s rule for X-Forwarded-For', () => {
     expect(upgradeClientAddress(upgrade('127.0.0.1', '203.0.113.1'), compileTrustProxy(false))).toBe('127.0.0.1');
-    expect(upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 203.0.113.1'), compileTrustProxy(['loopback']))).toBe('203.0.113.1');
+    expect(
+      upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 203.0.113.1'), compileTrustProxy(['loopback'])),
+    ).toBe('203.0.113.1');
     expect(upgradeClientAddress(upgrade('10.0.0.5', '203.0.113.1'), compileTrustProxy(['loopback']))).toBe('10.0.0.5');
-    expect(upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 10.0.0.2'), compileTrustProxy(2))).toBe('198.51.100.7');
-    expect(upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 10.0.0.2'), compileTrustProxy(true))).toBe('198.51.100.7');
+    expect(upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 10.0.0.2'), compileTrustProxy(2))).toBe(
+      '198.51.100.7',
+    );
+    expect(upgradeClientAddress(upgrade('127.0.0.1', '198.51.100.7, 10.0.0.2'), compileTrustProxy(true))).toBe(
+      '198.51.100.7',
+    );
     expect(upgradeClientAddress(upgrade('127.0.0.1'), compileTrustProxy(true))).toBe('127.0.0.1');
   });
 });

@@ -42,7 +42,10 @@ const failing = (name: string) => fakeSource(name, {}, { answer: () => Promise.r
 
 function recordingLogger() {
   const warnings: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-  return { warnings, warn: (obj: object, msg: string) => void warnings.push({ obj: obj as Record<string, unknown>, msg }) };
+  return {
+    warnings,
+    warn: (obj: object, msg: string) => void warnings.push({ obj: obj as Record<string, unknown>, msg }),
+  };
 }
 
 const plain = (rates: Awaited<ReturnType<RateBook['quoteRates']>>) =>
@@ -61,7 +64,12 @@ describe('RateBook quoting', () => {
 
   it('quotes the lower of the middle two for an even count: the payer never sends less than either of them asks', async () => {
     const book = new RateBook(
-      [fakeSource('a', { ETH: '100' }), fakeSource('b', { ETH: '201' }), fakeSource('c', { ETH: '1' }), fakeSource('d', { ETH: '500' })],
+      [
+        fakeSource('a', { ETH: '100' }),
+        fakeSource('b', { ETH: '201' }),
+        fakeSource('c', { ETH: '1' }),
+        fakeSource('d', { ETH: '500' }),
+      ],
       options,
     );
     const [eth] = await book.quoteRates('USD', ['ETH'], T0);
@@ -73,24 +81,44 @@ describe('RateBook quoting', () => {
 
   it('refuses to quote an asset fewer than minSources price, and says so', async () => {
     const logger = recordingLogger();
-    const book = new RateBook([fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '100.5' }), failing('c')], { ...options, minSources: 2 }, logger);
+    const book = new RateBook(
+      [fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '100.5' }), failing('c')],
+      { ...options, minSources: 2 },
+      logger,
+    );
     const quoted = await book.quoteRates('USD', ['BTC', 'ETH'], T0);
-    expect(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toString(), rate.source])).toEqual([['BTC', '100', 'a+b']]);
-    expect(logger.warnings.map((w) => w.msg)).toContain('not quoting ETH in USD: 1 fresh price, 2 needed (KASSA_RATES_MIN_SOURCES)');
+    expect(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toString(), rate.source])).toEqual([
+      ['BTC', '100', 'a+b'],
+    ]);
+    expect(logger.warnings.map((w) => w.msg)).toContain(
+      'not quoting ETH in USD: 1 fresh price, 2 needed (KASSA_RATES_MIN_SOURCES)',
+    );
   });
 
   it('refuses to quote an asset whose sources disagree by more than maxSpreadPercent, and says so', async () => {
     const logger = recordingLogger();
-    const book = new RateBook([fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '103', ETH: '10.1' })], { ...options, maxSpreadPercent: 2 }, logger);
+    const book = new RateBook(
+      [fakeSource('a', { BTC: '100', ETH: '10' }), fakeSource('b', { BTC: '103', ETH: '10.1' })],
+      { ...options, maxSpreadPercent: 2 },
+      logger,
+    );
     const quoted = await book.quoteRates('USD', ['BTC', 'ETH'], T0);
     expect(quoted.map((rate) => [rate.ticker, rate.unitPriceFiat.toString()])).toEqual([['ETH', '10']]);
-    expect(logger.warnings.map((w) => w.msg)).toContain('not quoting BTC in USD: its sources disagree by 3% (from 100 to 103), more than KASSA_RATES_MAX_SPREAD_PCT 2%');
+    expect(logger.warnings.map((w) => w.msg)).toContain(
+      'not quoting BTC in USD: its sources disagree by 3% (from 100 to 103), more than KASSA_RATES_MAX_SPREAD_PCT 2%',
+    );
   });
 
   it('rounds half-up to 8 fractional digits and leaves out a price that rounds to 0', async () => {
     const book = new RateBook(
       [
-        fakeSource('a', { BTC: '97250.123456789012', ETH: '1.00000001', USDT: '0.000000005', USDC: '0.0000000049', SOL: '2.000000004' }),
+        fakeSource('a', {
+          BTC: '97250.123456789012',
+          ETH: '1.00000001',
+          USDT: '0.000000005',
+          USDC: '0.0000000049',
+          SOL: '2.000000004',
+        }),
         fakeSource('b', { ETH: '1.00000002' }),
       ],
       options,
@@ -114,7 +142,11 @@ describe('RateBook quoting', () => {
 
   it('skips a throwing source, logs it, and quotes from the others', async () => {
     const logger = recordingLogger();
-    const book = new RateBook([fakeSource('a', { BTC: '100' }), failing('b'), fakeSource('c', { BTC: '110' })], options, logger);
+    const book = new RateBook(
+      [fakeSource('a', { BTC: '100' }), failing('b'), fakeSource('c', { BTC: '110' })],
+      options,
+      logger,
+    );
     expect(plain(await book.quoteRates('USD', ['BTC'], T0))).toEqual([
       { ticker: 'BTC', unitPriceFiat: '100', source: 'a+c', ratedAt: T0 },
     ]);
@@ -169,7 +201,15 @@ describe('RateBook caching', () => {
 
   it('does not cache a failure, and a failure does not evict the others', async () => {
     let down = true;
-    const flaky = fakeSource('flaky', { BTC: '200' }, { answer: async () => { if (down) throw new Error('down'); } });
+    const flaky = fakeSource(
+      'flaky',
+      { BTC: '200' },
+      {
+        answer: async () => {
+          if (down) throw new Error('down');
+        },
+      },
+    );
     const steady = fakeSource('steady', { BTC: '100' });
     const book = new RateBook([flaky, steady], options);
     expect((await book.quoteRates('USD', ['BTC'], T0))[0]?.source).toBe('steady');
@@ -204,7 +244,10 @@ describe('RateBook caching', () => {
 
 describe('RateBook currencies and construction', () => {
   it('supports a currency when any source does', () => {
-    const book = new RateBook([fakeSource('a', {}, { currencies: ['USD'] }), fakeSource('b', {}, { currencies: ['EUR'] })], options);
+    const book = new RateBook(
+      [fakeSource('a', {}, { currencies: ['USD'] }), fakeSource('b', {}, { currencies: ['EUR'] })],
+      options,
+    );
     expect(book.supportsCurrency('USD')).toBe(true);
     expect(book.supportsCurrency('eur')).toBe(true);
     expect(book.supportsCurrency('GBP')).toBe(false);
@@ -230,6 +273,8 @@ describe('RateBook currencies and construction', () => {
     const [btc] = await book.quoteRates('USD', ['BTC'], new Date());
     expect(btc?.source).toBe('static');
     expect(btc?.unitPriceFiat.toString()).toBe('97250.12');
-    expect(() => createRateBook({ ...config, staticJson: '{"rates":{"USD":{"BTC":"x"}}}' })).toThrow(/KASSA_RATES_JSON/);
+    expect(() => createRateBook({ ...config, staticJson: '{"rates":{"USD":{"BTC":"x"}}}' })).toThrow(
+      /KASSA_RATES_JSON/,
+    );
   });
 });

@@ -24,7 +24,10 @@ function loads<V>() {
   };
 }
 
-const immediate = <V>(value: V) => async () => value;
+const immediate =
+  <V>(value: V) =>
+  async () =>
+    value;
 
 describe('ReadCache', () => {
   it('serves a second read from memory', async () => {

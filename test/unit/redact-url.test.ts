@@ -65,10 +65,14 @@ describe('redactUrl', () => {
 
 describe('redactUrlsIn', () => {
   it('redacts every URL in a text and leaves the rest', () => {
-    expect(redactUrlsIn('HTTP request failed.\nURL: https://mainnet.infura.io/v3/SECRETKEY\nStatus: 401; also wss://alice:hunter2@ws.example/ws.')).toBe(
-      'HTTP request failed.\nURL: https://mainnet.infura.io/***\nStatus: 401; also wss://ws.example/***',
+    expect(
+      redactUrlsIn(
+        'HTTP request failed.\nURL: https://mainnet.infura.io/v3/SECRETKEY\nStatus: 401; also wss://alice:hunter2@ws.example/ws.',
+      ),
+    ).toBe('HTTP request failed.\nURL: https://mainnet.infura.io/***\nStatus: 401; also wss://ws.example/***');
+    expect(redactUrlsIn('Failed to parse URL from https://alice:pa/ss@rpc.example/x')).toBe(
+      'Failed to parse URL from https://rpc.example/***',
     );
-    expect(redactUrlsIn('Failed to parse URL from https://alice:pa/ss@rpc.example/x')).toBe('Failed to parse URL from https://rpc.example/***');
     expect(redactUrlsIn('no url here')).toBe('no url here');
   });
 });
@@ -84,16 +88,22 @@ describe('the log', () => {
   it('never shows an RPC URL’s credentials in a logged error: message, stack, properties, cause', async () => {
     const { logger, text } = capture();
     const cause = new Error('connect ECONNREFUSED for https://alice:hunter2@rpc.example/v3/SECRETKEY');
-    const error = Object.assign(new Error('HTTP request failed.\n\nURL: https://mainnet.infura.io/v3/SECRETKEY\nVersion: viem@2'), {
-      url: 'https://eth-mainnet.g.alchemy.com/v2/SECRETKEY',
-      details: 'https://alice:pa/ss@rpc.example/?apikey=SECRETKEY',
-      metaMessages: ['URL: https://rpc.example/?apikey=SECRETKEY'],
-      cause,
-    });
+    const error = Object.assign(
+      new Error('HTTP request failed.\n\nURL: https://mainnet.infura.io/v3/SECRETKEY\nVersion: viem@2'),
+      {
+        url: 'https://eth-mainnet.g.alchemy.com/v2/SECRETKEY',
+        details: 'https://alice:pa/ss@rpc.example/?apikey=SECRETKEY',
+        metaMessages: ['URL: https://rpc.example/?apikey=SECRETKEY'],
+        cause,
+      },
+    );
     logger.error({ err: error }, 'chain watcher tick failed');
     logger.warn({ err: 'HTTP request failed. URL: https://mainnet.infura.io/v3/SECRETKEY' }, 'retrying');
     await new Promise((resolve) => setImmediate(resolve));
-    const lines = text().trim().split('\n').map((line) => JSON.parse(line));
+    const lines = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(2);
     expect(text()).not.toMatch(/SECRETKEY|hunter2|alice|pa\/ss/);
     expect(lines[0].err.message).toContain('URL: https://mainnet.infura.io/***');

@@ -19,7 +19,8 @@ function flip(part: string, byte = 0): string {
   bytes[byte] = bytes[byte]! ^ 0x01;
   return bytes.toString('base64url');
 }
-const open = (sealed: string, keys: Parameters<typeof openSecret>[1] = KEY, row: SecretRow = ROW) => openSecret({ sealed, row }, keys);
+const open = (sealed: string, keys: Parameters<typeof openSecret>[1] = KEY, row: SecretRow = ROW) =>
+  openSecret({ sealed, row }, keys);
 
 /** Exactly what Kassa wrote before key ids (format v1): data dirs and databases still hold these. */
 function sealV1(plaintext: string, key: Buffer): string {
@@ -71,7 +72,9 @@ describe('sealSecret / openSecret', () => {
 
   it('a ciphertext copied onto another row, or another table, does not open there', () => {
     const sealed = sealSecret(SECRET, KEY, ROW);
-    expect(() => open(sealed, KEY, OTHER_ROW)).toThrow(`Secret of api_keys row ${OTHER_ROW.id} does not open: it was altered, or sealed for another row`);
+    expect(() => open(sealed, KEY, OTHER_ROW)).toThrow(
+      `Secret of api_keys row ${OTHER_ROW.id} does not open: it was altered, or sealed for another row`,
+    );
     expect(() => open(sealed, KEY, { table: 'webhook_endpoints', id: ROW.id })).toThrow(/sealed for another row/);
   });
 
@@ -85,7 +88,9 @@ describe('sealSecret / openSecret', () => {
 
   it('tells whether a secret still needs re-sealing under the current key', () => {
     expect(isSealedUnderCurrentKey(sealSecret(SECRET, KEY, ROW), KEY)).toBe(true);
-    expect(isSealedUnderCurrentKey(sealSecret(SECRET, OLD_KEY, ROW), { current: KEY, previous: [OLD_KEY] })).toBe(false);
+    expect(isSealedUnderCurrentKey(sealSecret(SECRET, OLD_KEY, ROW), { current: KEY, previous: [OLD_KEY] })).toBe(
+      false,
+    );
     expect(isSealedUnderCurrentKey(sealV1(SECRET, KEY), KEY)).toBe(false);
   });
 
@@ -137,7 +142,9 @@ describe('the v1 format written before key ids', () => {
   });
 
   it('does not open with an unknown key, nor when altered', () => {
-    expect(() => open(sealV1(SECRET, OLD_KEY), KEY)).toThrow(`Secret of api_keys row ${ROW.id} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`);
+    expect(() => open(sealV1(SECRET, OLD_KEY), KEY)).toThrow(
+      `Secret of api_keys row ${ROW.id} (v1) does not open with KASSA_MASTER_KEY or KASSA_MASTER_KEY_PREVIOUS`,
+    );
     const [v, iv, tag, ct] = parts(sealV1(SECRET, KEY));
     expect(() => open([v, iv, flip(tag!, 3), ct].join('.'))).toThrow();
     expect(() => open([v, iv, b64(tag!).subarray(0, 4).toString('base64url'), ct].join('.'))).toThrow();

@@ -21,7 +21,9 @@ describe('signPayload', () => {
   it('matches a known vector computed with openssl', () => {
     expect(signPayload(SECRET, TIMESTAMP, BODY)).toBe(KNOWN);
     // printf '%s' '1700000000000.{"a":1}' | openssl dgst -sha256 -hmac secret
-    expect(signPayload('secret', '1700000000000', '{"a":1}')).toBe('4ef2732b0d632a6897af3a6d02a6de287f60d6c5f15dabdb0ceb045a34e3c5a7');
+    expect(signPayload('secret', '1700000000000', '{"a":1}')).toBe(
+      '4ef2732b0d632a6897af3a6d02a6de287f60d6c5f15dabdb0ceb045a34e3c5a7',
+    );
   });
 
   it('equals an independent node:crypto HMAC over `${ts}.${body}`, for strings and Buffers alike', () => {
@@ -33,7 +35,9 @@ describe('signPayload', () => {
 
   it('signs the raw bytes exactly as sent', () => {
     const raw = Buffer.from([0x7b, 0x7d, 0xff, 0x00]);
-    const independent = createHmac('sha256', SECRET).update(Buffer.concat([Buffer.from(`${TIMESTAMP}.`), raw])).digest('hex');
+    const independent = createHmac('sha256', SECRET)
+      .update(Buffer.concat([Buffer.from(`${TIMESTAMP}.`), raw]))
+      .digest('hex');
     expect(signPayload(SECRET, TIMESTAMP, raw)).toBe(independent);
   });
 
@@ -59,11 +63,19 @@ describe('signPayload', () => {
 describe('signRequest', () => {
   it('matches known vectors computed with openssl', () => {
     // printf '%s' '1736942400000.GET./events?after=abc&limit=10.' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'
-    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/events?after=abc&limit=10', '')).toBe('cee1e2ab2c71523985cac6fb46c6ff2ad2c8a45120d2b82a20e29793e82461a5');
-    // printf '%s' '1736942400000.POST./webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret.{}' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'
-    expect(signRequest(SECRET, TIMESTAMP, 'POST', '/webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret', Buffer.from('{}'))).toBe(
-      '7bd817aa43b7de126df18483f1518ec7c64b581e1eb41c4219c421d7225ffed7',
+    expect(signRequest(SECRET, TIMESTAMP, 'GET', '/events?after=abc&limit=10', '')).toBe(
+      'cee1e2ab2c71523985cac6fb46c6ff2ad2c8a45120d2b82a20e29793e82461a5',
     );
+    // printf '%s' '1736942400000.POST./webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret.{}' | openssl dgst -sha256 -hmac 'sk_test_0123456789abcdef'
+    expect(
+      signRequest(
+        SECRET,
+        TIMESTAMP,
+        'POST',
+        '/webhook-endpoints/0b7c1a52-6f3e-4a8e-9d21-5c4f0e8b7a10/rotate-secret',
+        Buffer.from('{}'),
+      ),
+    ).toBe('7bd817aa43b7de126df18483f1518ec7c64b581e1eb41c4219c421d7225ffed7');
   });
 
   it('changes with the method, the path, the query and the body, so a signature fits one request only', () => {
@@ -124,12 +136,23 @@ describe('parseTimestampMs', () => {
     expect(parseTimestampMs(text)).toBe(expected);
   });
 
-  it.each(['', ' ', '-1', '+1', '1.5', '1e12', '0x10', ' 1736942400000', '1736942400000 ', 'abc', '12345678901234567', 'NaN', 'Infinity'])(
-    'rejects %j',
-    (text) => {
-      expect(parseTimestampMs(text)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    '-1',
+    '+1',
+    '1.5',
+    '1e12',
+    '0x10',
+    ' 1736942400000',
+    '1736942400000 ',
+    'abc',
+    '12345678901234567',
+    'NaN',
+    'Infinity',
+  ])('rejects %j', (text) => {
+    expect(parseTimestampMs(text)).toBeNull();
+  });
 });
 
 describe('timestampWithinTolerance', () => {

@@ -53,11 +53,27 @@ const paid = (onTime: string, money: Omit<Money, 'onTime'> = {}): SessionEvent =
 });
 const REORG = 'payment reversed by a chain reorganisation';
 const clock = (holds: ExpiryHolds = NO_HOLDS): SessionEvent => ({ kind: 'clock', holds });
-const txFailed = (reason: string, holds: ExpiryHolds = NO_HOLDS): SessionEvent => ({ kind: 'bound_tx_failed', reason, holds });
+const txFailed = (reason: string, holds: ExpiryHolds = NO_HOLDS): SessionEvent => ({
+  kind: 'bound_tx_failed',
+  reason,
+  holds,
+});
 
 const GRACE_CAUSE = 'the payment in flight did not confirm within the in-flight grace';
-const PAID: Transition = { from: 'waiting_payment', to: 'paid', overpaid: false, cause: 'paid in full', events: ['checkout_session.paid'] };
-const EXPIRED: Transition = { from: 'waiting_payment', to: 'expired', overpaid: false, cause: 'session expired', events: ['checkout_session.expired'] };
+const PAID: Transition = {
+  from: 'waiting_payment',
+  to: 'paid',
+  overpaid: false,
+  cause: 'paid in full',
+  events: ['checkout_session.paid'],
+};
+const EXPIRED: Transition = {
+  from: 'waiting_payment',
+  to: 'expired',
+  overpaid: false,
+  cause: 'session expired',
+  events: ['checkout_session.expired'],
+};
 
 interface Row {
   readonly name: string;
@@ -74,17 +90,41 @@ const paymentRows: Row[] = [
     state: state('waiting_payment'),
     event: paid('0.5'),
     now: BEFORE,
-    expected: { from: 'waiting_payment', to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] },
+    expected: {
+      from: 'waiting_payment',
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid'],
+    },
   },
   {
     name: 'waiting_payment → partial: the smallest unit received',
     state: state('waiting_payment'),
     event: paid('0.00000001'),
     now: BEFORE,
-    expected: { from: 'waiting_payment', to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] },
+    expected: {
+      from: 'waiting_payment',
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid'],
+    },
   },
-  { name: 'partial → partial: more, still short, changes nothing', state: state('partial'), event: paid('0.99999999', { previousOnTime: '0.5' }), now: BEFORE, expected: null },
-  { name: 'waiting_payment → paid: exact amount', state: state('waiting_payment'), event: paid('1'), now: BEFORE, expected: PAID },
+  {
+    name: 'partial → partial: more, still short, changes nothing',
+    state: state('partial'),
+    event: paid('0.99999999', { previousOnTime: '0.5' }),
+    now: BEFORE,
+    expected: null,
+  },
+  {
+    name: 'waiting_payment → paid: exact amount',
+    state: state('waiting_payment'),
+    event: paid('1'),
+    now: BEFORE,
+    expected: PAID,
+  },
   {
     name: 'partial → paid: exact amount',
     state: state('partial'),
@@ -153,18 +193,48 @@ const paymentRows: Row[] = [
     state: state('waiting_payment'),
     event: paid('0.98999999', { tolerance: '1' }),
     now: BEFORE,
-    expected: { from: 'waiting_payment', to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] },
+    expected: {
+      from: 'waiting_payment',
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid'],
+    },
   },
   {
     name: 'underpayment with the default tolerance 0 (one unit short) → partial',
     state: state('waiting_payment'),
     event: paid('0.99999999'),
     now: BEFORE,
-    expected: { from: 'waiting_payment', to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] },
+    expected: {
+      from: 'waiting_payment',
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid'],
+    },
   },
-  { name: 'zero received on waiting_payment → no change', state: state('waiting_payment'), event: paid('0'), now: BEFORE, expected: null },
-  { name: 'zero received even with a 100% tolerance → no change', state: state('waiting_payment'), event: paid('0', { tolerance: '100' }), now: BEFORE, expected: null },
-  { name: 'paid just before expires_at → paid', state: state('waiting_payment'), event: paid('1'), now: at(-1), expected: PAID },
+  {
+    name: 'zero received on waiting_payment → no change',
+    state: state('waiting_payment'),
+    event: paid('0'),
+    now: BEFORE,
+    expected: null,
+  },
+  {
+    name: 'zero received even with a 100% tolerance → no change',
+    state: state('waiting_payment'),
+    event: paid('0', { tolerance: '100' }),
+    now: BEFORE,
+    expected: null,
+  },
+  {
+    name: 'paid just before expires_at → paid',
+    state: state('waiting_payment'),
+    event: paid('1'),
+    now: at(-1),
+    expected: PAID,
+  },
 ];
 
 const reversalRows: Row[] = [
@@ -173,49 +243,91 @@ const reversalRows: Row[] = [
     state: state('paid'),
     event: paid('0', { previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'waiting_payment', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'paid',
+      to: 'waiting_payment',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'paid → partial: one of two payments was reorged away',
     state: state('paid'),
     event: paid('0.4', { previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'partial', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'paid',
+      to: 'partial',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'paid stays paid when the rest still covers it; overpaid is recomputed',
     state: state('paid', { overpaid: true }),
     event: paid('1', { previousOnTime: '1.5' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'paid', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'paid stays paid when the rest is inside the tolerance',
     state: state('paid'),
     event: paid('0.995', { tolerance: '1', previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'paid', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'partial → waiting_payment',
     state: state('partial'),
     event: paid('0', { previousOnTime: '0.5' }),
     now: BEFORE,
-    expected: { from: 'partial', to: 'waiting_payment', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'partial',
+      to: 'waiting_payment',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'expired keeps its status; the reversal of a late payment is still reported',
     state: state('expired'),
     event: paid('0', { previousLate: '1' }),
     now: at(MIN),
-    expected: { from: 'expired', to: 'expired', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'expired',
+      to: 'expired',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
   {
     name: 'failed keeps its status',
     state: state('failed'),
     event: paid('0', { previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'failed', to: 'failed', overpaid: false, cause: REORG, events: ['checkout_session.payment_reversed'] },
+    expected: {
+      from: 'failed',
+      to: 'failed',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed'],
+    },
   },
 ];
 
@@ -246,7 +358,13 @@ const afterExpiryRows: Row[] = [
     state: state('waiting_payment'),
     event: paid('0.4', { holds: IN_FLIGHT }),
     now: at(59 * MIN),
-    expected: { from: 'waiting_payment', to: 'partial', overpaid: false, cause: 'partially paid', events: ['checkout_session.partially_paid'] },
+    expected: {
+      from: 'waiting_payment',
+      to: 'partial',
+      overpaid: false,
+      cause: 'partially paid',
+      events: ['checkout_session.partially_paid'],
+    },
   },
   {
     name: 'money mined after expires_at on an open session → expired + late_payment',
@@ -260,14 +378,26 @@ const afterExpiryRows: Row[] = [
     state: state('partial'),
     event: paid('0.5', { late: '0.5', previousOnTime: '0.5', holds: IN_FLIGHT }),
     now: at(MIN),
-    expected: { from: 'partial', to: 'partial', overpaid: false, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'partial',
+      to: 'partial',
+      overpaid: false,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
   {
     name: 'late money never makes a session paid',
     state: state('partial'),
     event: paid('0.5', { late: '5', previousOnTime: '0.5', holds: IN_FLIGHT }),
     now: at(MIN),
-    expected: { from: 'partial', to: 'partial', overpaid: false, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'partial',
+      to: 'partial',
+      overpaid: false,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
 ];
 
@@ -277,46 +407,118 @@ const terminalPaymentRows: Row[] = [
     state: state('paid'),
     event: paid('1.2', { previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'paid', overpaid: true, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: true,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
   {
     name: 'paid + later payment long after expiry → stays paid, overpaid set, late_payment',
     state: state('paid'),
     event: paid('1', { late: '1', previousOnTime: '1' }),
     now: at(24 * 60 * MIN),
-    expected: { from: 'paid', to: 'paid', overpaid: true, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: true,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
   {
     name: 'paid and already overpaid stays overpaid',
     state: state('paid', { overpaid: true }),
     event: paid('1', { late: '0.1', previousOnTime: '1' }),
     now: BEFORE,
-    expected: { from: 'paid', to: 'paid', overpaid: true, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: true,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
   {
     name: 'expired + payment → stays expired, late_payment, overpaid unchanged',
     state: state('expired'),
     event: paid('0', { late: '5' }),
     now: at(MIN),
-    expected: { from: 'expired', to: 'expired', overpaid: false, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'expired',
+      to: 'expired',
+      overpaid: false,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
   {
     name: 'failed + payment → stays failed, late_payment, overpaid unchanged',
     state: state('failed'),
     event: paid('1'),
     now: BEFORE,
-    expected: { from: 'failed', to: 'failed', overpaid: false, cause: 'late payment', events: ['checkout_session.late_payment'] },
+    expected: {
+      from: 'failed',
+      to: 'failed',
+      overpaid: false,
+      cause: 'late payment',
+      events: ['checkout_session.late_payment'],
+    },
   },
 ];
 
 const clockRows: Row[] = [
-  { name: 'no expiry 1 ms before expires_at', state: state('waiting_payment'), event: clock(), now: at(-1), expected: null },
-  { name: 'no expiry long before expires_at (partial)', state: state('partial'), event: clock(), now: BEFORE, expected: null },
-  { name: 'waiting_payment → expired exactly at expires_at, nothing holding it', state: state('waiting_payment'), event: clock(), now: EXPIRES, expected: EXPIRED },
-  { name: 'partial → expired after expires_at', state: state('partial'), event: clock(), now: at(60 * MIN), expected: { ...EXPIRED, from: 'partial' } },
-  { name: 'a payment in flight keeps the session open during the grace', state: state('waiting_payment'), event: clock(IN_FLIGHT), now: at(30 * MIN), expected: null },
-  { name: 'a payment in flight keeps it open until 1 ms before the grace ends', state: state('partial'), event: clock(IN_FLIGHT), now: at(60 * MIN - 1), expected: null },
-  { name: 'a chain not scanned past expires_at keeps it open', state: state('waiting_payment'), event: clock(BEHIND), now: at(MIN), expected: null },
+  {
+    name: 'no expiry 1 ms before expires_at',
+    state: state('waiting_payment'),
+    event: clock(),
+    now: at(-1),
+    expected: null,
+  },
+  {
+    name: 'no expiry long before expires_at (partial)',
+    state: state('partial'),
+    event: clock(),
+    now: BEFORE,
+    expected: null,
+  },
+  {
+    name: 'waiting_payment → expired exactly at expires_at, nothing holding it',
+    state: state('waiting_payment'),
+    event: clock(),
+    now: EXPIRES,
+    expected: EXPIRED,
+  },
+  {
+    name: 'partial → expired after expires_at',
+    state: state('partial'),
+    event: clock(),
+    now: at(60 * MIN),
+    expected: { ...EXPIRED, from: 'partial' },
+  },
+  {
+    name: 'a payment in flight keeps the session open during the grace',
+    state: state('waiting_payment'),
+    event: clock(IN_FLIGHT),
+    now: at(30 * MIN),
+    expected: null,
+  },
+  {
+    name: 'a payment in flight keeps it open until 1 ms before the grace ends',
+    state: state('partial'),
+    event: clock(IN_FLIGHT),
+    now: at(60 * MIN - 1),
+    expected: null,
+  },
+  {
+    name: 'a chain not scanned past expires_at keeps it open',
+    state: state('waiting_payment'),
+    event: clock(BEHIND),
+    now: at(MIN),
+    expected: null,
+  },
   {
     name: 'a payment in flight: expired when the grace ends',
     state: state('waiting_payment'),
@@ -347,9 +549,13 @@ const clockRows: Row[] = [
     policy: { inflightGraceMinutes: 0 },
     expected: { ...EXPIRED, cause: GRACE_CAUSE },
   },
-  ...(['paid', 'expired', 'failed'] as const).map(
-    (status): Row => ({ name: `${status} never expires again`, state: state(status), event: clock(), now: at(7 * 24 * 60 * MIN), expected: null }),
-  ),
+  ...(['paid', 'expired', 'failed'] as const).map((status): Row => ({
+    name: `${status} never expires again`,
+    state: state(status),
+    event: clock(),
+    now: at(7 * 24 * 60 * MIN),
+    expected: null,
+  })),
 ];
 
 const failureRows: Row[] = [
@@ -378,7 +584,13 @@ const failureRows: Row[] = [
     state: state('partial'),
     event: txFailed('wrong sender: …'),
     now: at(MIN),
-    expected: { from: 'partial', to: 'failed', overpaid: false, cause: 'wrong sender: …', events: ['checkout_session.failed'] },
+    expected: {
+      from: 'partial',
+      to: 'failed',
+      overpaid: false,
+      cause: 'wrong sender: …',
+      events: ['checkout_session.failed'],
+    },
   },
   {
     name: 'rejected after expires_at while another payment is in flight inside the grace → no change',
@@ -387,9 +599,13 @@ const failureRows: Row[] = [
     now: at(10 * MIN),
     expected: null,
   },
-  ...(['paid', 'expired', 'failed'] as const).map(
-    (status): Row => ({ name: `bound_tx_failed on ${status} → no change`, state: state(status), event: txFailed('reverted'), now: at(MIN), expected: null }),
-  ),
+  ...(['paid', 'expired', 'failed'] as const).map((status): Row => ({
+    name: `bound_tx_failed on ${status} → no change`,
+    state: state(status),
+    event: txFailed('reverted'),
+    now: at(MIN),
+    expected: null,
+  })),
 ];
 
 describe('transition (docs/payment-rules.md)', () => {
@@ -407,7 +623,16 @@ describe('transition (docs/payment-rules.md)', () => {
   });
 
   it('never leaves a terminal status on money arriving or the clock, whatever the time', () => {
-    const events = [clock(), clock(IN_FLIGHT), paid('0'), paid('0.5'), paid('1'), paid('3'), paid('1', { late: '2' }), txFailed('reverted')];
+    const events = [
+      clock(),
+      clock(IN_FLIGHT),
+      paid('0'),
+      paid('0.5'),
+      paid('1'),
+      paid('3'),
+      paid('1', { late: '2' }),
+      txFailed('reverted'),
+    ];
     const times = [BEFORE, EXPIRES, at(60 * MIN), at(365 * 24 * 60 * MIN)];
     for (const status of ['paid', 'expired', 'failed'] as const) {
       for (const overpaid of [false, true]) {

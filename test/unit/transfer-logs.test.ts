@@ -2,7 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainRpc, isRangeTooLarge } from '../../src/chain/rpc.js';
-import { addressTopic, decodeTransferLogs, tokenIndex, TRANSFER_TOPIC, type RawLog } from '../../src/chain/transfer-logs.js';
+import {
+  addressTopic,
+  decodeTransferLogs,
+  tokenIndex,
+  TRANSFER_TOPIC,
+  type RawLog,
+} from '../../src/chain/transfer-logs.js';
 import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
 
@@ -61,13 +67,15 @@ function log(overrides: Partial<RawLog> = {}): RawLog {
     ...overrides,
   };
 }
-const transferTo = (to: string, overrides: Partial<RawLog> = {}) => log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(to)], ...overrides });
+const transferTo = (to: string, overrides: Partial<RawLog> = {}) =>
+  log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(to)], ...overrides });
 
 const BLOCK_TIME = new Date('2025-01-15T12:00:07.000Z');
 const decode = (logs: readonly RawLog[], wallets: ReadonlySet<string> = WALLETS) =>
   decodeTransferLogs(logs, LOCAL, tokenIndex(LOCAL), wallets, new Map([[BLOCK_HASH.toLowerCase(), BLOCK_TIME]]));
 /** The decoded transfers with their amounts as exact strings. */
-const decodePlain = (logs: readonly RawLog[], wallets?: ReadonlySet<string>) => decode(logs, wallets).map((t) => ({ ...t, amount: t.amount.toFixed() }));
+const decodePlain = (logs: readonly RawLog[], wallets?: ReadonlySet<string>) =>
+  decode(logs, wallets).map((t) => ({ ...t, amount: t.amount.toFixed() }));
 
 // --- addressTopic / tokenIndex --------------------------------------------------------------
 
@@ -155,12 +163,21 @@ describe('decodeTransferLogs', () => {
 
   it.each<[string, RawLog]>([
     ['a removed log (reorganised away)', log({ removed: true })],
-    ['an ERC-721 Transfer (token id as a fourth topic)', log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(WALLET), uint256(7n)], data: '0x' })],
+    [
+      'an ERC-721 Transfer (token id as a fourth topic)',
+      log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(WALLET), uint256(7n)], data: '0x' }),
+    ],
     ['a log with only two topics', log({ topics: [TRANSFER_TOPIC, addressTopic(PAYER)] })],
-    ['another event of the token (Approval)', log({ topics: [APPROVAL_TOPIC, addressTopic(PAYER), addressTopic(WALLET)] })],
+    [
+      'another event of the token (Approval)',
+      log({ topics: [APPROVAL_TOPIC, addressTopic(PAYER), addressTopic(WALLET)] }),
+    ],
     ['a Transfer of an unknown contract', log({ address: UNKNOWN_TOKEN })],
     ['a Transfer to an address that is not watched', transferTo(STRANGER)],
-    ['a Transfer out of a watched wallet', log({ topics: [TRANSFER_TOPIC, addressTopic(WALLET), addressTopic(STRANGER)] })],
+    [
+      'a Transfer out of a watched wallet',
+      log({ topics: [TRANSFER_TOPIC, addressTopic(WALLET), addressTopic(STRANGER)] }),
+    ],
     ['a zero-value Transfer (address poisoning)', log({ data: uint256(0n) })],
     ['a Transfer with empty data', log({ data: '0x' })],
     ['a Transfer with data longer than 32 bytes', log({ data: `${uint256(1_234_567n)}00` })],
@@ -197,16 +214,24 @@ describe('decodeTransferLogs', () => {
 describe('isRangeTooLarge', () => {
   it.each<[string, unknown]>([
     ["Infura's result cap", new Error('query returned more than 10000 results')],
-    ["Alchemy's response size cap", new Error('Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range')],
+    [
+      "Alchemy's response size cap",
+      new Error('Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range'),
+    ],
     ["QuickNode's range cap", new Error('eth_getLogs is limited to a 10,000 range')],
     ["geth's block range cap", new Error('exceed maximum block range: 5000')],
     ['the limit-exceeded code alone', { code: -32005 }],
     ['the limit-exceeded code on an error', Object.assign(new Error('request failed'), { code: -32005 })],
     ['a wording in the error details', { message: 'RPC Request failed.', details: 'Log response size exceeded' }],
-    ['a message nested in cause', new Error('RPC Request failed.', { cause: new Error('query returned more than 10000 results') })],
+    [
+      'a message nested in cause',
+      new Error('RPC Request failed.', { cause: new Error('query returned more than 10000 results') }),
+    ],
     [
       'a message nested three causes deep',
-      new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: new Error('exceed maximum block range: 5000') }) }) }),
+      new Error('a', {
+        cause: new Error('b', { cause: new Error('c', { cause: new Error('exceed maximum block range: 5000') }) }),
+      }),
     ],
   ])('is true for %s', (_name, error) => {
     expect(isRangeTooLarge(error)).toBe(true);
@@ -214,7 +239,10 @@ describe('isRangeTooLarge', () => {
 
   it.each<[string, unknown]>([
     ['execution reverted', new Error('execution reverted')],
-    ['connection refused', new Error('connect ECONNREFUSED 127.0.0.1:8545', { cause: new Error('connection refused') })],
+    [
+      'connection refused',
+      new Error('connect ECONNREFUSED 127.0.0.1:8545', { cause: new Error('connection refused') }),
+    ],
     ['an unrelated JSON-RPC code', Object.assign(new Error('header not found'), { code: -32000 })],
     ['no error at all', undefined],
     // Throttling: splitting the range would only send more requests.
@@ -231,7 +259,12 @@ describe('isRangeTooLarge on errors as viem raises them', () => {
   let reply: { code: number; message: string } = { code: -32000, message: 'unset' };
   let server: Server;
   let url: string;
-  const filter = { fromBlock: 1n, toBlock: 100_000n, addresses: [USDT], topics: [TRANSFER_TOPIC, null, [addressTopic(WALLET)]] };
+  const filter = {
+    fromBlock: 1n,
+    toBlock: 100_000n,
+    addresses: [USDT],
+    topics: [TRANSFER_TOPIC, null, [addressTopic(WALLET)]],
+  };
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -248,12 +281,13 @@ describe('isRangeTooLarge on errors as viem raises them', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const refusal = async (rpc: ChainRpc) => rpc.logs(filter).then(
-    () => {
-      throw new Error('eth_getLogs unexpectedly succeeded');
-    },
-    (error: unknown) => error,
-  );
+  const refusal = async (rpc: ChainRpc) =>
+    rpc.logs(filter).then(
+      () => {
+        throw new Error('eth_getLogs unexpectedly succeeded');
+      },
+      (error: unknown) => error,
+    );
 
   it.each([
     [-32005, 'query returned more than 10000 results'],

@@ -107,7 +107,12 @@ describe('toPublicView', () => {
   it('has exactly the fields of the public view (docs/api/rest.md#the-public-view)', () => {
     expect(Object.keys(toPublicView(session())).sort()).toEqual([...PUBLIC_KEYS].sort());
     expect(Object.keys(toPublicView(session()).user).sort()).toEqual(['email', 'id', 'telegram_id', 'username']);
-    expect(Object.keys(toPublicView(session()).crypto_options[0]!).sort()).toEqual(['amount', 'id', 'ticker', 'unit_price_fiat']);
+    expect(Object.keys(toPublicView(session()).crypto_options[0]!).sort()).toEqual([
+      'amount',
+      'id',
+      'ticker',
+      'unit_price_fiat',
+    ]);
   });
 
   it('renders an unbound session', () => {
@@ -159,18 +164,20 @@ describe('toPublicView', () => {
         totalAmountFiat: d('1e21'),
         totalAmountCrypto: d('1e-8'),
         cryptoCurrency: 'BTC',
-        quotes: [
-          { ...session().quotes[0]!, unitPriceFiat: d('123456789012.12345678'), amount: d('0.00000001') },
-        ],
+        quotes: [{ ...session().quotes[0]!, unitPriceFiat: d('123456789012.12345678'), amount: d('0.00000001') }],
       }),
     );
     expect(view.total_amount_fiat).toBe('1000000000000000000000.00000000');
     expect(view.total_amount_crypto).toBe('0.00000001');
-    expect(view.crypto_options).toEqual([{ ticker: 'BTC', id: 'bitcoin', unit_price_fiat: '123456789012.12345678', amount: '0.00000001' }]);
+    expect(view.crypto_options).toEqual([
+      { ticker: 'BTC', id: 'bitcoin', unit_price_fiat: '123456789012.12345678', amount: '0.00000001' },
+    ]);
   });
 
   it('shows no organisation, owner, product, item or metadata data', () => {
-    const text = JSON.stringify(toPublicView(session({ status: 'failed', failureReason: 'reverted at block 19000000' })));
+    const text = JSON.stringify(
+      toPublicView(session({ status: 'failed', failureReason: 'reverted at block 19000000' })),
+    );
     for (const secret of [ORG_ID, OWNER_ID, 'Acme Coffee', 'sku-1', 'Coffee beans', 'A-17', 'reverted at block']) {
       expect(text).not.toContain(secret);
     }
@@ -201,24 +208,40 @@ describe('toMerchantView', () => {
 
   it('renders the merchant-only fields', () => {
     const merchant = toMerchantView(session(), BASE);
-    expect(Object.fromEntries(MERCHANT_EXTRA_KEYS.map((key) => [key, merchant[key as keyof typeof merchant]]))).toEqual({
-      organisation_id: ORG_ID,
-      organisation_name: 'Acme Coffee',
-      organisation_deleted: false,
-      owner_user_id: OWNER_ID,
-      checkout_url: `https://pay.example.com/pay/${SESSION_ID}`,
-      items: [
-        { name: 'Coffee beans', quantity: 2, unit_price: '12.50000000', total_price: '25.00000000', product_id: 'sku-1' },
-        { name: 'Grinder', quantity: 1, unit_price: '80.00000000', total_price: '80.00000000', product_id: null },
-      ],
-      metadata: { order: 'A-17', nested: { n: 1 } },
-      created_at: '2025-01-15T12:00:00.000Z',
-    });
+    expect(Object.fromEntries(MERCHANT_EXTRA_KEYS.map((key) => [key, merchant[key as keyof typeof merchant]]))).toEqual(
+      {
+        organisation_id: ORG_ID,
+        organisation_name: 'Acme Coffee',
+        organisation_deleted: false,
+        owner_user_id: OWNER_ID,
+        checkout_url: `https://pay.example.com/pay/${SESSION_ID}`,
+        items: [
+          {
+            name: 'Coffee beans',
+            quantity: 2,
+            unit_price: '12.50000000',
+            total_price: '25.00000000',
+            product_id: 'sku-1',
+          },
+          { name: 'Grinder', quantity: 1, unit_price: '80.00000000', total_price: '80.00000000', product_id: null },
+        ],
+        metadata: { order: 'A-17', nested: { n: 1 } },
+        created_at: '2025-01-15T12:00:00.000Z',
+      },
+    );
   });
 
   it('renders a deleted organisation without a name or owner', () => {
-    const merchant = toMerchantView(session({ organisationName: null, organisationDeleted: true, ownerUserId: null, metadata: {} }), BASE);
-    expect(merchant).toMatchObject({ organisation_name: null, organisation_deleted: true, owner_user_id: null, metadata: {} });
+    const merchant = toMerchantView(
+      session({ organisationName: null, organisationDeleted: true, ownerUserId: null, metadata: {} }),
+      BASE,
+    );
+    expect(merchant).toMatchObject({
+      organisation_name: null,
+      organisation_deleted: true,
+      owner_user_id: null,
+      metadata: {},
+    });
   });
 
   it('keeps the wallet of the bound chain in the merchant view too', () => {

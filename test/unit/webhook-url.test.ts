@@ -5,16 +5,39 @@ import { resolveHostByDns } from '../../src/webhooks/dns-host-resolver.js';
 
 describe('isPublicAddress (SSRF rule)', () => {
   it.each([
-    '127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.10', '169.254.169.254', '100.64.1.1', '0.0.0.0', '224.0.0.251',
-    '255.255.255.255', '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1',
-    '::ffff:a9fe:a9fe', '::127.0.0.1', '64:ff9b::7f00:1', 'not an ip',
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '172.31.255.255',
+    '192.168.0.10',
+    '169.254.169.254',
+    '100.64.1.1',
+    '0.0.0.0',
+    '224.0.0.251',
+    '255.255.255.255',
+    '::',
+    '::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '::127.0.0.1',
+    '64:ff9b::7f00:1',
+    'not an ip',
   ])('%s is not public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    '%s is public',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 });
 
 describe('webhook URLs', () => {

@@ -3,11 +3,26 @@
  * (test/e2e/typescript-client.test.ts runs tsc on it): every field of the
  * public view, the merchant view, the bind result and events is typed.
  */
-import { KassaClient, KassaError, KassaNetworkError, type BindResult, type CheckoutStatus, type CryptoTicker, type KassaEvent, type MerchantSession, type PublicSession } from '../src/index.js';
+import {
+  KassaClient,
+  KassaError,
+  KassaNetworkError,
+  type BindResult,
+  type CheckoutStatus,
+  type CryptoTicker,
+  type KassaEvent,
+  type MerchantSession,
+  type PublicSession,
+} from '../src/index.js';
 
 export async function example(client: KassaClient): Promise<void> {
   const created: MerchantSession = await client.createCheckoutSession(
-    { user: { id: 'customer-42', email: 'payer@example.com' }, items: [{ name: 'Coffee', quantity: 2, unit_price: 12.5 }], currency: 'USD', expires_in_minutes: 30 },
+    {
+      user: { id: 'customer-42', email: 'payer@example.com' },
+      items: [{ name: 'Coffee', quantity: 2, unit_price: 12.5 }],
+      currency: 'USD',
+      expires_in_minutes: 30,
+    },
     { idempotencyKey: 'order-42' },
   );
   const checkoutUrl: string = created.checkout_url;
@@ -26,7 +41,12 @@ export async function example(client: KassaClient): Promise<void> {
   const userId: string = session.user.id;
   const status: CheckoutStatus = session.status;
   const source: string = session.source;
-  const flags: boolean[] = [session.from_payment_link, session.anonymous, session.requires_payer_identity, session.overpaid];
+  const flags: boolean[] = [
+    session.from_payment_link,
+    session.anonymous,
+    session.requires_payer_identity,
+    session.overpaid,
+  ];
   const identityOptions: string[] = session.identity_options;
   const link: string | null = session.product_payment_link_id;
   const payer: string | null = session.payer_wallet_address;
@@ -35,11 +55,15 @@ export async function example(client: KassaClient): Promise<void> {
   const eth = session.crypto_options.find((option) => option.ticker === 'ETH');
   const ethAmount: string | undefined = eth?.amount;
   // @ts-expect-error: the views have no catch-all index signature; an unknown field does not compile.
-  session.not_a_field;
+  void session.not_a_field;
   // @ts-expect-error: metadata is in the merchant view only.
-  session.metadata;
+  void session.metadata;
 
-  const bound: BindResult = await client.bindTransaction(created.session_id, { tx_hash: `0x${'ab'.repeat(32)}`, chain_id: '1', crypto_currency: 'ETH' });
+  const bound: BindResult = await client.bindTransaction(created.session_id, {
+    tx_hash: `0x${'ab'.repeat(32)}`,
+    chain_id: '1',
+    crypto_currency: 'ETH',
+  });
   const boundTx: string = bound.bound_tx_hash;
   const boundTicker: CryptoTicker = bound.crypto_currency;
   const boundAmount: string = bound.total_amount_crypto;
@@ -65,5 +89,32 @@ export async function example(client: KassaClient): Promise<void> {
     }
   }
 
-  void [checkoutUrl, organisationName, deleted, owner, quantity, totalPrice, productId, createdAt, telegramId, email, username, userId, status, source, flags, identityOptions, link, payer, selected, due, ethAmount, boundTx, boundTicker, boundAmount, boundStatus, replay];
+  void [
+    checkoutUrl,
+    organisationName,
+    deleted,
+    owner,
+    quantity,
+    totalPrice,
+    productId,
+    createdAt,
+    telegramId,
+    email,
+    username,
+    userId,
+    status,
+    source,
+    flags,
+    identityOptions,
+    link,
+    payer,
+    selected,
+    due,
+    ethAmount,
+    boundTx,
+    boundTicker,
+    boundAmount,
+    boundStatus,
+    replay,
+  ];
 }
