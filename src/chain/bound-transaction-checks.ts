@@ -1,4 +1,5 @@
-import { applyBoundTxVerdict, judgeBoundTransaction } from '../domain/bound-transactions.js';
+import { applyBoundTxVerdict } from '../domain/bound-transaction-verdicts.js';
+import { judgeBoundTransaction } from '../domain/bound-transactions.js';
 import type { BoundTxEvidence } from '../domain/chain-ports.js';
 import { readEvidence } from './transaction-evidence.js';
 import type { WatchedNetwork } from './watched-network.js';

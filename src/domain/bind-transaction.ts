@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
-import { applyBoundTxVerdict, judgeBoundTransaction } from './bound-transactions.js';
+import { judgeBoundTransaction } from './bound-transactions.js';
+import { applyBoundTxVerdict } from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';

@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
@@ -18,8 +18,9 @@ import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from './
 import { graphqlSchema } from './schema.js';
 import { sessionUpdatesFeed } from './session-updates.js';
 import { graphqlThrottle } from './throttle.js';
-import { CachedQueries, newQueryTrace, type QueryTrace } from './cached-queries.js';
-import { BODY_NOT_JSON, graphqlQueryLane, RAW_BODY, type GraphqlLane, type LaneRequest } from './graphql-lane.js';
+import { apolloKeepingAnswers, bodyReadByLane, traceOperations } from './apollo-http.js';
+import { CachedQueries, type QueryTrace } from './cached-queries.js';
+import { graphqlQueryLane, type GraphqlLane } from './graphql-lane.js';
 import { serveGraphqlOverWebSocket } from './websocket.js';
 
 /** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
@@ -149,87 +150,6 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     },
   };
 }
-
-/** Records the operation and whether the answer has errors, for CachedQueries.keep. */
-const traceOperations: ApolloServerPlugin<GraphqlContext> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation({ contextValue, operation }) {
-        if (contextValue.trace) contextValue.trace.operation = operation;
-      },
-      async willSendResponse({ contextValue, response }) {
-        if (contextValue.trace)
-          contextValue.trace.errors =
-            response.body.kind !== 'single' || response.body.singleResult.errors !== undefined;
-      },
-    };
-  },
-};
-
-/**
- * Apollo on Express, as @as-integrations/express5's middleware does it, plus one thing: an answer
- * that may be served again is kept (src/graphql/cached-queries.ts) before it is sent.
- */
-function apolloKeepingAnswers(
-  apollo: ApolloServer<GraphqlContext>,
-  ctx: DomainContext,
-  cached: CachedQueries,
-  context: (req: Request, trace: QueryTrace) => GraphqlContext,
-): RequestHandler {
-  return async (req, res) => {
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(req.headers))
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-    const trace = newQueryTrace();
-    const answer = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: {
-        method: req.method.toUpperCase(),
-        headers,
-        search: new URL(req.url, 'http://kassa').search,
-        body: req.body,
-      },
-      context: async () => context(req, trace),
-    });
-    for (const [key, value] of answer.headers) res.setHeader(key, value);
-    res.statusCode = answer.status ?? 200;
-    if (answer.body.kind === 'complete') {
-      // Kept only when the lane read the body (it keys by the bytes sent).
-      const raw = (req as LaneRequest)[RAW_BODY];
-      const key = raw === undefined ? null : cached.key(raw, req.headers.accept);
-      if (key !== null && trace.readAt !== undefined) {
-        const outcome = {
-          operation: trace.operation,
-          errors: trace.errors,
-          status: res.statusCode,
-          headers: headerPairs(res),
-          body: answer.body.string,
-        };
-        cached.keep(key, ctx, outcome, trace.sessions, trace.readAt);
-      }
-      res.send(answer.body.string);
-      return;
-    }
-    for await (const chunk of answer.body.asyncIterator) res.write(chunk);
-    res.end();
-  };
-}
-
-/** The headers set on `res` so far, as the lane will send them again (Content-Type as Express's send leaves it). */
-function headerPairs(res: Response): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
-  for (const [name, value] of Object.entries(res.getHeaders())) {
-    if (value === undefined || name === 'x-request-id') continue;
-    pairs.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
-  }
-  return pairs;
-}
-
-/** A body the lane (graphql-lane.ts) read and found not to be JSON: answered as express.json answers one. */
-const bodyReadByLane: RequestHandler = (req, _res, next) => {
-  if ((req as Request & { [BODY_NOT_JSON]?: boolean })[BODY_NOT_JSON])
-    return next(Object.assign(new Error('Malformed JSON'), { status: 400, type: 'entity.parse.failed' }));
-  next();
-};
 
 /** express.json leaves req.body unset for other content types; Apollo then refuses them itself (CSRF, 400). */
 const bodyAlwaysSet: RequestHandler = (req, _res, next) => {

@@ -1,0 +1,92 @@
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import type { Request, RequestHandler, Response } from 'express';
+import type { DomainContext } from '../domain/context.js';
+import { CachedQueries, newQueryTrace, type QueryTrace } from './cached-queries.js';
+import type { GraphqlContext } from './context.js';
+import { BODY_NOT_JSON, RAW_BODY, type LaneRequest } from './graphql-lane.js';
+
+/**
+ * Apollo over HTTP on Express, with the pieces that let an answer be kept and served again
+ * before Express (src/graphql/graphql-lane.ts, cached-queries.ts).
+ */
+
+/** Records the operation and whether the answer has errors, for CachedQueries.keep. */
+export const traceOperations: ApolloServerPlugin<GraphqlContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ contextValue, operation }) {
+        if (contextValue.trace) contextValue.trace.operation = operation;
+      },
+      async willSendResponse({ contextValue, response }) {
+        if (contextValue.trace)
+          contextValue.trace.errors =
+            response.body.kind !== 'single' || response.body.singleResult.errors !== undefined;
+      },
+    };
+  },
+};
+
+/**
+ * Apollo on Express, as @as-integrations/express5's middleware does it, plus one thing: an answer
+ * that may be served again is kept (src/graphql/cached-queries.ts) before it is sent.
+ */
+export function apolloKeepingAnswers(
+  apollo: ApolloServer<GraphqlContext>,
+  ctx: DomainContext,
+  cached: CachedQueries,
+  context: (req: Request, trace: QueryTrace) => GraphqlContext,
+): RequestHandler {
+  return async (req, res) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers))
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    const trace = newQueryTrace();
+    const answer = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: {
+        method: req.method.toUpperCase(),
+        headers,
+        search: new URL(req.url, 'http://kassa').search,
+        body: req.body,
+      },
+      context: async () => context(req, trace),
+    });
+    for (const [key, value] of answer.headers) res.setHeader(key, value);
+    res.statusCode = answer.status ?? 200;
+    if (answer.body.kind === 'complete') {
+      // Kept only when the lane read the body (it keys by the bytes sent).
+      const raw = (req as LaneRequest)[RAW_BODY];
+      const key = raw === undefined ? null : cached.key(raw, req.headers.accept);
+      if (key !== null && trace.readAt !== undefined) {
+        const outcome = {
+          operation: trace.operation,
+          errors: trace.errors,
+          status: res.statusCode,
+          headers: headerPairs(res),
+          body: answer.body.string,
+        };
+        cached.keep(key, ctx, outcome, trace.sessions, trace.readAt);
+      }
+      res.send(answer.body.string);
+      return;
+    }
+    for await (const chunk of answer.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+}
+
+/** The headers set on `res` so far, as the lane will send them again (Content-Type as Express's send leaves it). */
+function headerPairs(res: Response): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(res.getHeaders())) {
+    if (value === undefined || name === 'x-request-id') continue;
+    pairs.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
+  }
+  return pairs;
+}
+
+/** A body the lane (graphql-lane.ts) read and found not to be JSON: answered as express.json answers one. */
+export const bodyReadByLane: RequestHandler = (req, _res, next) => {
+  if ((req as Request & { [BODY_NOT_JSON]?: boolean })[BODY_NOT_JSON])
+    return next(Object.assign(new Error('Malformed JSON'), { status: 400, type: 'entity.parse.failed' }));
+  next();
+};
