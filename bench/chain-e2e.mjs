@@ -6,35 +6,17 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, createWalletClient, encodeFunctionData, http, parseAbi } from 'viem';
 import { anvil as anvilChain } from 'viem/chains';
+import { freePort, stopChild, waitFor } from './support.mjs';
 
 const debug = (message) => process.env.BENCH_DEBUG && process.stderr.write(`chain bench: ${message}\n`);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ERC20 = parseAbi(['function transfer(address to, uint256 amount) returns (bool)']);
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-async function waitReady(url) {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/ready`)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
 
 function serve(env, port) {
   // BENCH_WATCHER_NODE_ARGS (e.g. --cpu-prof) are given to the watching instance only, to profile it.
@@ -47,11 +29,6 @@ function serve(env, port) {
     stdio: ['ignore', process.env.BENCH_DEBUG ? 'inherit' : 'ignore', 'inherit'],
   });
 }
-
-const stop = (child) =>
-  new Promise((resolve) =>
-    child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')),
-  );
 
 export async function runChainE2eBench({ databaseUrl, sessions = Number(process.env.BENCH_CHAIN_SESSIONS ?? 200) }) {
   const { startAnvil } = await import('../dist/chain/anvil.js');
@@ -90,7 +67,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     const creator = serve(env, port);
     children.push(creator);
     const url = `http://127.0.0.1:${port}`;
-    await waitReady(url);
+    await waitFor(`${url}/ready`);
     const amounts = [];
     let timestamp = Date.now();
     for (let i = 0; i < sessions; i++) {
@@ -117,7 +94,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
         throw new Error(`chain bench: create answered ${response.status}: ${JSON.stringify(created)}`);
       amounts.push(created.crypto_options.find((o) => o.ticker === 'USDT').amount);
     }
-    await stop(creator);
+    await stopChild(creator);
     debug(`${sessions} sessions created`);
 
     // Every session paid exactly, from four payer accounts, nonces managed here so nothing waits.
@@ -163,7 +140,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     );
     children.push(watcher);
     // Timed from when the instance is ready (its start-up is not the watcher's work) until every session is paid.
-    await waitReady(`http://127.0.0.1:${watcherPort}`);
+    await waitFor(`http://127.0.0.1:${watcherPort}/ready`);
     const started = Date.now();
     let paid = 0;
     while (paid < sessions) {
@@ -196,7 +173,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
       blocks: Number(endBlock - startBlock),
     };
   } finally {
-    for (const child of children) await stop(child);
+    for (const child of children) await stopChild(child);
     await anvil.stop();
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { cpuMs, systemCpuMs } from './support.mjs';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -141,14 +142,6 @@ const opts =
             ],
           }
         : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
-const cpuOf = (pid) => {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-};
 const pgPids = async () => {
   const c = new pg.Client({ connectionString: admin });
   await c.connect();
@@ -156,17 +149,10 @@ const pgPids = async () => {
   await c.end();
   return r.rows.map((x) => x.pid);
 };
-const sysOf = (pid) => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]) * 10;
-  } catch {
-    return 0;
-  }
-};
 const before = {
-  node: cpuOf(child.pid),
-  nodeSys: sysOf(child.pid),
-  pg: new Map((await pgPids()).map((p) => [p, cpuOf(p)])),
+  node: cpuMs(child.pid),
+  nodeSys: systemCpuMs(child.pid),
+  pg: new Map((await pgPids()).map((p) => [p, cpuMs(p)])),
 };
 if (process.env.PROF_SNAPSHOT) setTimeout(() => child.kill('SIGUSR2'), 4000);
 const result = await autocannon({
@@ -177,12 +163,12 @@ const result = await autocannon({
 });
 console.log('p50', result.latency.p50, 'p99', result.latency.p99, 'max', result.latency.max);
 const pids = await pgPids();
-const pgCpu = pids.reduce((sum, p) => sum + cpuOf(p) - (before.pg.get(p) ?? 0), 0);
+const pgCpu = pids.reduce((sum, p) => sum + cpuMs(p) - (before.pg.get(p) ?? 0), 0);
 console.log(
   'CPU ms per request: node',
-  ((cpuOf(child.pid) - before.node) / result.requests.total).toFixed(3),
+  ((cpuMs(child.pid) - before.node) / result.requests.total).toFixed(3),
   '(of it in the kernel',
-  ((sysOf(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')',
+  ((systemCpuMs(child.pid) - before.nodeSys) / result.requests.total).toFixed(3) + ')',
   'postgres',
   (pgCpu / result.requests.total).toFixed(3),
 );

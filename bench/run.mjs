@@ -13,13 +13,13 @@
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
+import { cpuMs, freePort, rssMb, stopChild, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -44,47 +44,6 @@ async function freshDatabase(name) {
   await admin(`CREATE DATABASE "${name}"`);
   databases.push(name);
   return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
-}
-
-export function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url, ok = (r) => r.ok) {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if (ok(await fetch(url))) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-/** Resident set size of a process in MB (Linux /proc). */
-function rssMb(pid) {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
-    return Math.round(Number(line.split(/\s+/)[1]) / 1024);
-  } catch {
-    return null;
-  }
-}
-
-/** CPU time a process has used, in ms (user + system, Linux /proc). */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 /** The PostgreSQL backends serving `database` (their CPU is the database's share of a request). */
@@ -184,11 +143,7 @@ function spawnKassa(env, port) {
 
 function stop(child) {
   children.delete(child);
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
+  return stopChild(child);
 }
 
 /** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */

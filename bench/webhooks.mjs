@@ -5,41 +5,19 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { freePort, stopChild, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-async function waitReady(url) {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/ready`)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
 
 const serve = (env, port) =>
   spawn('node', [path.join(root, 'bin/kassa.js'), 'serve'], {
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-const stop = (child) =>
-  new Promise((resolve) =>
-    child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')),
-  );
 
 export async function runWebhooksBench({ databaseUrl, events = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 500) }) {
   const received = new Set();
@@ -83,7 +61,7 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
     const port = await freePort();
     const writer = serve({ ...env, KASSA_WEBHOOK_POLL_MS: '60000' }, port);
     children.push(writer);
-    await waitReady(`http://127.0.0.1:${port}`);
+    await waitFor(`http://127.0.0.1:${port}/ready`);
     let timestamp = Date.now();
     for (let i = 0; i < events; i++) {
       const body = JSON.stringify({
@@ -104,7 +82,7 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
       });
       if (response.status !== 201) throw new Error(`webhooks bench: create answered ${response.status}`);
     }
-    await stop(writer);
+    await stopChild(writer);
 
     const deliverer = serve(env, await freePort());
     children.push(deliverer);
@@ -120,7 +98,7 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
     const seconds = (Date.now() - (first || started)) / 1000;
     return { deliveries: events, seconds, perSecond: events / seconds };
   } finally {
-    for (const child of children) await stop(child);
+    for (const child of children) await stopChild(child);
     receiver.closeAllConnections();
     await new Promise((resolve) => receiver.close(resolve));
   }
