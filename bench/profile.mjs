@@ -162,6 +162,23 @@ const result = await autocannon({
   ...opts,
 });
 console.log('p50', result.latency.p50, 'p99', result.latency.p99, 'max', result.latency.max);
+{
+  // The server's own event-loop delay over the run (prom-client's default metrics): stalls inside Kassa, as opposed
+  // to time lost in the client or the scheduler.
+  const text = await (await fetch(`http://127.0.0.1:${env.PORT}/metrics`)).text();
+  const lag = (name) =>
+    Number(new RegExp(`^kassa_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
+  console.log(
+    'event-loop delay ms: min',
+    lag('min').toFixed(1),
+    'p50',
+    lag('p50').toFixed(1),
+    'p99',
+    lag('p99').toFixed(1),
+    'max',
+    lag('max').toFixed(1),
+  );
+}
 const pids = await pgPids();
 const pgCpu = pids.reduce((sum, p) => sum + cpuMs(p) - (before.pg.get(p) ?? 0), 0);
 console.log(
