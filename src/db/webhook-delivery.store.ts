@@ -69,11 +69,14 @@ export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
       return (await readDeliveries(Prisma.sql`d.id = ${id}::uuid`, 1))[0] ?? null;
     },
 
+    // A redelivery takes the lease away from an attempt in flight: that attempt is still logged when it ends, but
+    // no longer settles the delivery, so the delivery the merchant asked for is made after it (at least once).
     async redeliver(deliveryId, giveUpHours) {
       const giveUpAfter = sqlMilliseconds(giveUpHours * 3_600_000);
       await prisma.$executeRaw`
         UPDATE webhook_deliveries
-        SET status = 'pending', next_attempt_at = now(), give_up_at = now() + ${giveUpAfter}, updated_at = now()
+        SET status = 'pending', next_attempt_at = now(), give_up_at = now() + ${giveUpAfter},
+            locked_until = NULL, lease_token = NULL, updated_at = now()
         WHERE id = ${deliveryId}::uuid`;
     },
 
@@ -86,7 +89,8 @@ export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
         WHERE ep.organisation_id = ${event.organisationId}::uuid AND ep.enabled
           AND (cardinality(ep.events) = 0 OR ${event.type} = ANY(ep.events))
         ON CONFLICT (endpoint_id, event_id) DO UPDATE
-          SET status = 'pending', next_attempt_at = now(), give_up_at = EXCLUDED.give_up_at, updated_at = now()
+          SET status = 'pending', next_attempt_at = now(), give_up_at = EXCLUDED.give_up_at,
+              locked_until = NULL, lease_token = NULL, updated_at = now()
         RETURNING id`;
       return rows.map((row) => row.id);
     },

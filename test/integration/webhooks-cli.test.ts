@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import {
@@ -175,6 +177,54 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     expect((await kassa(['keys', 'list', '--org', unknown], env)).code).toBe(4);
   });
 
+  it('a redelivery asked for while an attempt is in flight is made, even when that attempt succeeds', async () => {
+    const { orgId, credentials } = await organisationWithKey();
+    // A receiver that holds the first request until the test lets it answer 200, and answers the others at once.
+    const arrived: string[] = [];
+    let releaseFirst: (() => void) | undefined;
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        arrived.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }).id);
+        if (arrived.length === 1) releaseFirst = () => void (res.headersSent || res.writeHead(200).end('ok'));
+        else res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const add = parseJsonOutput<{ id: string }>(
+      await kassa(['webhooks', 'add', '--org', orgId, '--url', url, '--json'], env),
+    );
+    // The attempt may take its time: the test, not the timeout, decides when it ends.
+    const server = await startKassaServer({ ...env, KASSA_WEBHOOK_TIMEOUT_MS: '30000' });
+    try {
+      await server.ready();
+      expect((await signedCreate(server.url, credentials)).status).toBe(201);
+      await until('the first attempt arrives', () => releaseFirst !== undefined);
+      const [inFlight] = parseJsonOutput<Array<{ id: string; status: string }>>(
+        await kassa(['webhooks', 'deliveries', '--endpoint', add.id, '--json'], env),
+      );
+      expect(inFlight!.status).toBe('pending');
+      const redeliver = await kassa(['webhooks', 'redeliver', inFlight!.id], env);
+      expect(redeliver.code, redeliver.stderr).toBe(0);
+      releaseFirst!();
+      // The merchant asked after the first attempt began: the event goes out once more.
+      await until('the redelivery arrives', () => arrived.length >= 2);
+      expect(arrived).toEqual([arrived[0], arrived[0]]);
+      await until('the delivery settles after two attempts', async () => {
+        const [settled] = parseJsonOutput<Array<{ status: string; attempts: number }>>(
+          await kassa(['webhooks', 'deliveries', '--endpoint', add.id, '--json'], env),
+        );
+        return settled!.status === 'succeeded' && settled!.attempts === 2;
+      });
+    } finally {
+      releaseFirst?.();
+      await server.stop();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
   it('an event written while the receiver is down is delivered after Kassa restarts; nothing is lost', async () => {
     const { orgId, credentials } = await organisationWithKey();
     // Reserve a port for the receiver, then leave it closed: connections are refused.
@@ -220,3 +270,11 @@ describe('kassa webhooks', { timeout: 90_000 }, () => {
     }
   });
 });
+
+async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
