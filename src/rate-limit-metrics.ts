@@ -5,7 +5,7 @@ import type { Throttle } from './domain/throttle.js';
 export function countRateLimitRefusals(registry: Registry, throttle: Throttle): void {
   const refusals = new Counter({
     name: 'kassa_rate_limit_refusals_total',
-    help: 'Requests refused by a rate limit, by limit (README "Rate limits")',
+    help: 'Requests refused by a rate limit, by limit (docs/api/rest.md#rate-limits)',
     labelNames: ['limit'] as const,
     registers: [registry],
   });

@@ -66,7 +66,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger.warn(
       { host: config.host },
       'GET /metrics is not served: set KASSA_METRICS_TOKEN or KASSA_METRICS_PORT (without them it is open only on a ' +
-        'loopback-only HOST outside production; README "Running in production")',
+        'loopback-only HOST outside production; docs/operations.md#running-in-production)',
     );
   }
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);

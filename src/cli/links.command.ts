@@ -80,7 +80,9 @@ function describe(link: PaymentLink, url: string, state: string): string {
 }
 
 export function registerLinkCommands(program: Command): void {
-  const links = program.command('links').description('an organisation\'s payment links (README "Payment links")');
+  const links = program
+    .command('links')
+    .description("an organisation's payment links (docs/hosted-pages.md#payment-links)");
 
   const print =
     (json: boolean | undefined) => (link: PaymentLink, ctx: { checkoutBaseUrl: string; clock: () => Date }) => {

@@ -6,9 +6,7 @@ import { formatAmount } from './money.js';
 import { amount, dateTime, freeForm, uuid } from './view-fields.js';
 
 export const checkoutStatusSchema = z.enum(CHECKOUT_SESSION_STATUSES);
-export const cryptoTickerSchema = z
-  .enum(ASSET_TICKERS)
-  .describe('A crypto ticker Kassa quotes and binds (spec §1, §2.5)');
+export const cryptoTickerSchema = z.enum(ASSET_TICKERS).describe('A crypto ticker Kassa quotes and binds');
 
 /** A crypto option (docs/api/rest.md#crypto-options). */
 export const cryptoPaymentOptionSchema = z
@@ -18,7 +16,7 @@ export const cryptoPaymentOptionSchema = z
     unit_price_fiat: amount.describe('Price of 1 unit in the session quote currency'),
     amount: amount.describe('What the payer must send'),
   })
-  .describe('Spec §2.3');
+  .describe('One quoted asset (docs/api/rest.md#crypto-options)');
 
 /** The payer as the merchant described them on create (`user` of docs/api/rest.md#the-public-view). */
 export const checkoutUserSchema = z.strictObject({
@@ -62,7 +60,7 @@ export const publicSessionViewSchema = z
     chain_id: z.string().nullable().describe('Decimal EIP-155 id'),
     user: checkoutUserSchema,
   })
-  .describe('Spec §2.1, exactly these fields');
+  .describe('The public view, exactly these fields (docs/api/rest.md#the-public-view)');
 
 const checkoutUrl = z.url().describe('{checkout_base_url}/pay/<session_id>: send the payer here');
 
@@ -78,7 +76,9 @@ export const merchantSessionViewSchema = publicSessionViewSchema
     metadata: freeForm.describe('Free-form, as sent on create'),
     created_at: dateTime,
   })
-  .describe('Spec §2.2: every field of §2.1 plus the merchant fields');
+  .describe(
+    'The merchant view: every field of the public view plus the merchant fields (docs/api/rest.md#the-merchant-view)',
+  );
 
 /** A session started from a payment link: the public view and where to pay it. */
 export const linkSessionViewSchema = publicSessionViewSchema
@@ -95,7 +95,7 @@ export const bindResponseSchema = z
     status: checkoutStatusSchema,
     idempotent: z.boolean().describe('true when this transaction was bound before'),
   })
-  .describe('Spec §2.6');
+  .describe('The answer to a bind (docs/api/rest.md#bind-rules)');
 
 export type PublicSessionView = z.infer<typeof publicSessionViewSchema>;
 export type MerchantSessionView = z.infer<typeof merchantSessionViewSchema>;

@@ -38,7 +38,7 @@ export const paymentLinkViewSchema = z
     created_at: dateTime,
     updated_at: dateTime,
   })
-  .describe('A payment link as its merchant sees it (README "Payment links")');
+  .describe('A payment link as its merchant sees it (docs/hosted-pages.md#payment-links)');
 
 export type PaymentLinkView = z.infer<typeof paymentLinkViewSchema>;
 

@@ -6,9 +6,7 @@ import type { StoredEvent, WebhookDeliveryRecord, WebhookEndpointRecord } from '
 
 /** The views of webhook endpoints and events: each zod schema is the one source of its shape. */
 
-export const eventTypeSchema = z
-  .enum(CHECKOUT_EVENT_TYPES)
-  .describe('The type of an event (README "Webhooks and events")');
+export const eventTypeSchema = z.enum(CHECKOUT_EVENT_TYPES).describe('The type of an event (docs/api/webhooks.md)');
 
 /** Public JSON of an endpoint (never the secret). */
 export const webhookEndpointViewSchema = z.strictObject({

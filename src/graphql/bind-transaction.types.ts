@@ -7,7 +7,7 @@ import type { Decimal } from '../domain/money.js';
 /** bindTransaction's input and result, as GraphQL types (src/graphql/checkout-session.types.ts says how). */
 
 @InputType({
-  description: "The payer's broadcast transaction (spec §2.5). Patterns are checked by the same rules as REST.",
+  description: "The payer's broadcast transaction. Patterns are checked by the same rules as REST.",
 })
 export class BindTransactionInput {
   @Field(() => String, { description: '0x and 64 hex characters.' })
@@ -36,7 +36,7 @@ export class BindTransactionArgs {
   input!: BindTransactionInput;
 }
 
-@ObjectType({ description: 'The outcome of bindTransaction (spec §2.6).' })
+@ObjectType({ description: 'The outcome of bindTransaction.' })
 export class BindResult {
   @Field(() => ID)
   sessionId!: string;

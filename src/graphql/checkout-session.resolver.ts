@@ -35,9 +35,9 @@ export class CheckoutSessionResolver {
 
   @Mutation(() => BindResult, {
     description:
-      "Binds the payer's broadcast transaction to the session and locks its crypto currency (spec §4.2): the same " +
-      'rules and messages as REST POST /checkout-sessions/{id}/bind-tx. Binding the same transaction again answers ' +
-      'idempotent: true.',
+      "Binds the payer's broadcast transaction to the session and locks its crypto currency " +
+      '(docs/api/rest.md#bind-rules): the same rules and messages as REST POST /checkout-sessions/{id}/bind-tx. ' +
+      'Binding the same transaction again answers idempotent: true.',
   })
   async bindTransaction(
     @Args(() => BindTransactionArgs) { sessionId, input }: BindTransactionArgs,

@@ -25,7 +25,7 @@ export enum CheckoutSessionStatus {
 }
 registerEnumType(CheckoutSessionStatus, {
   name: 'CheckoutSessionStatus',
-  description: 'Where a checkout session is in its life (spec §3).',
+  description: 'Where a checkout session is in its life (docs/payment-rules.md#statuses).',
 });
 
 export enum CryptoTicker {
@@ -42,7 +42,7 @@ registerEnumType(CryptoTicker, { name: 'CryptoTicker', description: 'The crypto 
 sameValues<`${CheckoutSessionStatus}`, DomainStatus>(true);
 sameValues<`${CryptoTicker}`, AssetTicker>(true);
 
-@ObjectType({ description: 'One quoted asset (spec §2.3): the price locked at creation and the amount to send.' })
+@ObjectType({ description: 'One quoted asset: the price locked at creation and the amount to send.' })
 export class CryptoPaymentOption {
   @Field(() => CryptoTicker)
   ticker!: CryptoTicker;
@@ -134,8 +134,7 @@ export class CheckoutLineItem {
 }
 
 @ObjectType({
-  description:
-    'A checkout session as the payer sees it: the public view of spec §2.1, its line items and the time left.',
+  description: 'A checkout session as the payer sees it: the public view of REST, its line items and the time left.',
 })
 export class CheckoutSession {
   @Field(() => ID)

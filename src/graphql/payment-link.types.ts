@@ -49,8 +49,8 @@ export class PaymentLinkItem {
 
 @ObjectType({
   description:
-    'A payment link as its payers see it (README "Payment links"): what is sold, what is asked, whether it takes ' +
-    'payers. ' +
+    'A payment link as its payers see it (docs/hosted-pages.md#payment-links): what is sold, what is asked, ' +
+    'whether it takes payers. ' +
     'A link that takes no payers (state other than ACTIVE) shows only its id and state; every other field is then ' +
     'null.',
 })

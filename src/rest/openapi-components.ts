@@ -60,7 +60,7 @@ export const componentName = (schema: z.ZodType): string | undefined => COMPONEN
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 const SIGNATURE_SCHEME =
-  'Hex HMAC-SHA256 keyed with the sk_… secret. POST /checkout-sessions (spec §5): of `{timestamp}.{rawBody}`. ' +
+  'Hex HMAC-SHA256 keyed with the sk_… secret. POST /checkout-sessions: of `{timestamp}.{rawBody}`. ' +
   'Every other signed operation: of `{timestamp}.{METHOD}.{path?query}.{rawBody}`, where the path and query are ' +
   'exactly as in the request line (as sent, not decoded; without `?` when there is no query) and the body is empty ' +
   'for GET and DELETE. Each signature is accepted once within its ±5 minute window: the same signature again, on ' +

@@ -49,7 +49,7 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'post',
     path: '/checkout-sessions',
-    summary: 'Create a checkout session (spec §4.1)',
+    summary: 'Create a checkout session',
     signed: 'body',
     body: createCheckoutSchema,
     ok: {
@@ -68,7 +68,7 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'get',
     path: '/checkout-sessions/:id',
-    summary: 'Read a session: the public view (spec §2.1)',
+    summary: 'Read a session: the public view',
     signed: false,
     ok: { status: 200, description: 'The public view', schema: publicSessionViewSchema },
     errors: [400, 404],
@@ -76,7 +76,7 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'post',
     path: '/checkout-sessions/:id/bind-tx',
-    summary: "Bind the payer's transaction (spec §2.6)",
+    summary: "Bind the payer's transaction (docs/api/rest.md#bind-rules)",
     signed: false,
     body: bindTransactionBodySchema,
     ok: {
@@ -192,7 +192,7 @@ export const ROUTES: readonly RouteDoc[] = [
     ok: {
       status: 201,
       description:
-        'The public view of the new session (spec §2.1) and its checkout_url; ' +
+        'The public view of the new session and its checkout_url; ' +
         'a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
       schema: linkSessionViewSchema,
     },
@@ -209,7 +209,7 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'get',
     path: '/brand/logo/:sha256',
-    summary: 'An organisation\'s logo, named by its sha256 (README "Branding and languages")',
+    summary: "An organisation's logo, named by its sha256 (docs/hosted-pages.md#branding-and-languages)",
     signed: false,
     ok: { status: 200, description: 'The PNG or WebP image, cacheable for good', contentType: 'image/png' },
     errors: [400, 404],

@@ -20,14 +20,14 @@ const json = (schema: Json) => ({ 'application/json': { schema } });
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid input: `message` lists every problem',
-  401: 'Missing or wrong signature headers (spec §5)',
+  401: 'Missing or wrong signature headers (docs/api/rest.md#signing-a-merchant-call)',
   404: 'Not found',
   409: 'Conflict with the current state',
   413: 'Body over 100 KB',
   415: 'Content-Type is not application/json, or the body is encoded',
   422: 'The organisation has no receiving wallet on an enabled network',
   410: 'The payment link is inactive or expired',
-  429: 'Over a rate limit (README "Rate limits"); Retry-After says in how many seconds to try again',
+  429: 'Over a rate limit (docs/api/rest.md#rate-limits); Retry-After says in how many seconds to try again',
   500: 'Internal server error (details only in the log)',
   503: 'A dependency is unavailable',
 };
@@ -116,7 +116,7 @@ export function buildOpenApiDocument(): Json {
         'Self-hosted crypto checkout. Every error has the body {statusCode, message, error}; a method a path does ' +
         'not serve answers 405 with Allow; a request over a rate limit answers 429 with Retry-After (seconds). ' +
         'Signed operations carry X-Service-Key, X-Service-Timestamp and X-Service-Signature (see the ' +
-        'ServiceSignature scheme): create signs `{timestamp}.{rawBody}` (spec §5), every other signed operation ' +
+        'ServiceSignature scheme): create signs `{timestamp}.{rawBody}`, every other signed operation ' +
         '`{timestamp}.{METHOD}.{path?query}.{rawBody}`, and a signature is accepted once. ' +
         'Webhooks POST the Event schema with X-Service-Event-Id, X-Service-Timestamp and X-Service-Signature.',
     },
@@ -129,7 +129,10 @@ export function buildOpenApiDocument(): Json {
 function signingNote(route: RouteDoc): string {
   const once = 'Each signature is accepted once: a replay answers 401.';
   if (route.signed === 'body')
-    return `Signed (spec §5): X-Service-Signature is the hex HMAC-SHA256 of \`{timestamp}.{rawBody}\`. ${once}`;
+    return (
+      'Signed (docs/api/rest.md#signing-a-merchant-call): X-Service-Signature is the hex HMAC-SHA256 of ' +
+      `\`{timestamp}.{rawBody}\`. ${once}`
+    );
   const query = route.query ? '?…{query as sent}' : '';
   const body = route.method === 'get' || route.method === 'delete' ? '' : '{rawBody}';
   return (

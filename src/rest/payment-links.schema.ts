@@ -71,7 +71,10 @@ export const createPaymentLinkSchema = z
     name: name.describe('Shown to payers at the top of the link page; the line name of an open amount.'),
     items: createShape.items
       .optional()
-      .describe('A fixed basket, as in create (spec §2.4). Exactly one of items and amount_fiat.'),
+      .describe(
+        'A fixed basket, as in create (docs/api/rest.md#create-rules-and-limits). ' +
+          'Exactly one of items and amount_fiat.',
+      ),
     amount_fiat: amountFiat
       .optional()
       .describe('An open amount: the payer chooses from min to max (JSON numbers, > 0, at most 8 decimals).'),

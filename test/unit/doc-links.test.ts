@@ -104,6 +104,42 @@ function linkProblems(file: string, markdown: string): string[] {
   });
 }
 
+/**
+ * Every citation in what integrators and operators read from the program itself: the GraphQL schema's descriptions
+ * (Apollo Sandbox), the OpenAPI document's (its generated client types carry them) and the texts in src/ (CLI help,
+ * metric help, start-up refusals).
+ */
+function outputCitationProblems(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const outside of [...OUTSIDE, /README "/]) {
+    if (outside.test(text)) problems.push(`${file} cites ${outside.source.replace(/\\b|\\/g, '')}`);
+  }
+  for (const match of text.matchAll(/\bdocs\/[\w./-]*[\w/](?:#[\w-]+)?/g)) {
+    const [docPath, anchor] = match[0].split('#') as [string, string | undefined];
+    const resolved = resolveDocPath(docPath.replace(/\/$/, ''));
+    const problem = resolved === null ? `${docPath} does not exist` : problemWith(resolved, anchor);
+    if (problem) problems.push(`${file} cites ${match[0]}: ${problem}`);
+  }
+  return problems;
+}
+
+describe('citations in what the program shows', () => {
+  it('the GraphQL schema, the OpenAPI-derived client types and the texts in src/ cite only docs/ that exist', () => {
+    const files = [
+      'schema.graphql',
+      'clients/typescript/src/types.ts',
+      ...filesUnder('src', (file) => file.endsWith('.ts')),
+    ];
+    expect(files.flatMap((file) => outputCitationProblems(file, read(file)))).toEqual([]);
+    expect(outputCitationProblems('x.ts', "summary: 'Create (spec §4.1)', help: 'see README \"Rate limits\"'")).toEqual(
+      ['x.ts cites spec §', 'x.ts cites README "'],
+    );
+    expect(outputCitationProblems('x.ts', "'docs/api/rest.md#no-such-heading'")).toEqual([
+      'x.ts cites docs/api/rest.md#no-such-heading: docs/api/rest.md has no heading #no-such-heading',
+    ]);
+  });
+});
+
 describe('citations in code comments', () => {
   it('point inside the repository: docs/ files and headings, decisions, README headings that exist', () => {
     const readmeHeadings = headings(read('README.md'));

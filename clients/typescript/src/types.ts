@@ -10,10 +10,10 @@ export interface Error {
 
 export type CheckoutStatus = 'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed';
 
-/** A crypto ticker Kassa quotes and binds (spec §1, §2.5). */
+/** A crypto ticker Kassa quotes and binds. */
 export type CryptoTicker = 'BTC' | 'ETH' | 'USDT' | 'USDC' | 'BNB' | 'SOL';
 
-/** Spec §2.3. */
+/** One quoted asset (docs/api/rest.md#crypto-options). */
 export interface CryptoPaymentOption {
   ticker: CryptoTicker;
   /** Asset identifier, e.g. "ethereum". */
@@ -40,7 +40,7 @@ export interface LineItem {
   product_id: string | null;
 }
 
-/** Spec §2.1, exactly these fields. */
+/** The public view, exactly these fields (docs/api/rest.md#the-public-view). */
 export interface PublicSession {
   session_id: string;
   status: CheckoutStatus;
@@ -69,7 +69,7 @@ export interface PublicSession {
   user: CheckoutUser;
 }
 
-/** Spec §2.2: every field of §2.1 plus the merchant fields. */
+/** The merchant view: every field of the public view plus the merchant fields (docs/api/rest.md#the-merchant-view). */
 export interface MerchantSession {
   session_id: string;
   status: CheckoutStatus;
@@ -139,7 +139,7 @@ export interface LinkSession {
   checkout_url: string;
 }
 
-/** Spec §2.6. */
+/** The answer to a bind (docs/api/rest.md#bind-rules). */
 export interface BindResponse {
   session_id: string;
   bound_tx_hash: string;
@@ -150,7 +150,7 @@ export interface BindResponse {
   idempotent: boolean;
 }
 
-/** The type of an event (README "Webhooks and events"). */
+/** The type of an event (docs/api/webhooks.md). */
 export type EventType =
   | 'checkout_session.created'
   | 'checkout_session.tx_bound'
@@ -232,7 +232,7 @@ export interface WebhookEndpointList {
   data: WebhookEndpoint[];
 }
 
-/** A payment link as its merchant sees it (README "Payment links"). */
+/** A payment link as its merchant sees it (docs/hosted-pages.md#payment-links). */
 export interface PaymentLink {
   payment_link_id: string;
   organisation_id: string;
@@ -336,7 +336,7 @@ export interface UpdateWebhookEndpointRequest {
 export interface CreatePaymentLinkRequest {
   /** Shown to payers at the top of the link page; the line name of an open amount. */
   name: string;
-  /** A fixed basket, as in create (spec §2.4). Exactly one of items and amount_fiat. */
+  /** A fixed basket, as in create (docs/api/rest.md#create-rules-and-limits). Exactly one of items and amount_fiat. */
   items?: Array<{
     name: string;
     quantity: number;
