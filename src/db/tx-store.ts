@@ -1,7 +1,6 @@
 import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession, CryptoQuote } from '../domain/checkout-session.js';
-import { conflict } from '../domain/errors.js';
 import type { BoundTransaction } from '../domain/chain-ports.js';
 import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payment-ports.js';
 import type { TxStore } from '../domain/ports.js';
@@ -19,6 +18,7 @@ import {
   sessionCreditedWith,
 } from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
+import { transferHolders } from './transfer-holders.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -49,19 +49,6 @@ function columnValue(field: keyof SessionPatch, value: unknown): Prisma.Sql {
   if (typeof value === 'object' && value !== null && 'toFixed' in value)
     return Prisma.sql`${(value as { toFixed(): string }).toFixed()}::numeric`;
   return Prisma.sql`${value}`;
-}
-
-/** A unique-constraint violation, however this Prisma version reports a raw statement's. */
-function uniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  const meta = error.meta as
-    { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } } | undefined;
-  return (
-    error.code === 'P2002' ||
-    meta?.code === '23505' ||
-    meta?.driverAdapterError?.cause?.originalCode === '23505' ||
-    meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation'
-  );
 }
 
 export async function findIdempotencyKey(
@@ -113,13 +100,7 @@ export class PrismaTxStore implements TxStore {
         const key = field as keyof SessionPatch;
         return Prisma.sql`${Prisma.raw(SESSION_COLUMNS[key])} = ${columnValue(key, value)}`;
       });
-    try {
-      await this.tx.$executeRaw`UPDATE checkout_sessions SET ${Prisma.join(assignments, ', ')} WHERE id = ${id}::uuid`;
-    } catch (error) {
-      if (uniqueViolation(error))
-        throw conflict(`Transaction ${patch.boundTxHash} is already bound to another checkout session`);
-      throw error;
-    }
+    await this.tx.$executeRaw`UPDATE checkout_sessions SET ${Prisma.join(assignments, ', ')} WHERE id = ${id}::uuid`;
   }
 
   async recordStatusChange(change: Parameters<TxStore['recordStatusChange']>[0]): Promise<void> {
@@ -190,6 +171,10 @@ export class PrismaTxStore implements TxStore {
 
   sessionCreditedWith(txHash: string, chainId: string) {
     return sessionCreditedWith(this.tx, txHash, chainId);
+  }
+
+  transferHolders(txHash: string, chainId: string) {
+    return transferHolders(this.tx, txHash, chainId);
   }
 
   transactionsOfSession(sessionId: string) {

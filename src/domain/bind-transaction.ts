@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
 import { judgeBoundTransaction } from './bound-transactions.js';
-import { applyBoundTxVerdict } from './bound-transaction-verdicts.js';
+import { applyBoundTxVerdict, shareOf } from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
@@ -65,24 +65,7 @@ export async function bindTransaction(
     if (refusal) return refusal;
     const ticker = (bind.ticker ?? session.cryptoCurrency)!;
     const sessionNetwork = session.networks.find((n) => n.chainId === bind.chainId)!;
-    if (candidates.filter((c) => c.state === 'unverified').length >= MAX_UNVERIFIED_BINDS) {
-      return conflict(
-        `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait until ` +
-          `they are checked`,
-      );
-    }
     const onChain = evidence !== null && evidence.kind !== 'missing';
-    // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
-    // no chain knows, or a pending transaction that anyone who saw it could bind first (naming any payer).
-    // Both stay candidates; the chain's evidence decides between them when it is mined.
-    const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
-    if (elsewhere.some((other) => other.state === 'verified')) {
-      return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
-    }
-    const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
-    if (credited && credited !== session.id)
-      return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
-
     const bound: BoundTransaction = {
       id: randomUUID(),
       sessionId: session.id,
@@ -102,6 +85,38 @@ export async function bindTransaction(
       : ({ kind: 'wait', onChain: false } as const);
     // What the chain already proves cannot pay this session is refused, and nothing is written.
     if (verdict.kind === 'failed') return conflict(verdict.reason);
+    if (verdict.kind === 'valid') {
+      // Mined and paying this wallet: each of its transfers is judged on its own (a batch pays several
+      // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
+      const share = await shareOf(tx, session, bound, verdict.transfers);
+      if (!share.alreadyMine && share.free.length === 0) {
+        const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
+        return conflict(
+          elsewhere.some((other) => other.state === 'verified')
+            ? `Transaction ${bind.txHash} is already bound to another checkout session`
+            : `Transaction ${bind.txHash} already paid another checkout session`,
+        );
+      }
+    } else {
+      // Only a transaction that can be judged now escapes this cap: junk hashes cannot keep a payer's mined
+      // transaction out (docs/payment-rules.md, rule 3).
+      if (candidates.filter((c) => c.state === 'unverified').length >= MAX_UNVERIFIED_BINDS) {
+        return conflict(
+          `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait ` +
+            `until they are checked`,
+        );
+      }
+      // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
+      // no chain knows, or a pending transaction that anyone who saw it could bind first (naming any payer).
+      // Both stay candidates; the chain's evidence decides between them when it is mined.
+      const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
+      if (elsewhere.some((other) => other.state === 'verified')) {
+        return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
+      }
+      const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
+      if (credited && credited !== session.id)
+        return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
+    }
     if (closed && verdict.kind !== 'valid')
       return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
     await tx.insertBoundTransaction(bound);

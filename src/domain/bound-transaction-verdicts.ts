@@ -1,7 +1,9 @@
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import type { BoundTransaction } from './chain-ports.js';
-import type { Credit } from './payment-ports.js';
+import type { AssetTicker } from './assets.js';
+import { Decimal } from './money.js';
+import type { ChainTransfer, Credit } from './payment-ports.js';
 import type { TxStore } from './ports.js';
 import { appendOutboxEvent, applySessionEvent } from './session-events.js';
 import type { BoundTxVerdict } from './bound-transactions.js';
@@ -35,18 +37,24 @@ export async function applyBoundTxVerdict(
   }
   if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
 
-  const credits: Credit[] = [];
-  for (const transfer of verdict.transfers) {
-    const owner = await tx.exactAmountOwner(transfer);
-    credits.push(
-      owner && owner !== session.id
-        ? { sessionId: owner, attribution: 'exact_amount' }
-        : { sessionId: session.id, attribution: 'bound_tx' },
+  const share = await shareOf(tx, session, bound, verdict.transfers);
+  // Another session's exact amount goes to that session, as a scan would credit it.
+  if (share.othersExact.length > 0) {
+    await tx.creditTransfers(
+      share.othersExact.map((exact) => exact.transfer),
+      share.othersExact.map((exact): Credit => ({ sessionId: exact.owner, attribution: 'exact_amount' })),
+      now,
     );
   }
-  const holders = await tx.creditTransfers(verdict.transfers, credits, now);
-  if (!holders.includes(session.id)) {
-    const other = holders.find((holder) => holder !== null) ?? null;
+  let credited = share.alreadyMine;
+  // One transfer per bind: the free one that fits the session best; another bind may have taken it meanwhile.
+  for (const transfer of share.free) {
+    if (credited) break;
+    const [holder] = await tx.creditTransfers([transfer], [{ sessionId: session.id, attribution: 'bound_tx' }], now);
+    if (holder === session.id) credited = true;
+  }
+  if (!credited) {
+    const other = share.takenBy;
     return reject(
       ctx,
       tx,
@@ -122,4 +130,59 @@ async function reject(
     await applySessionEvent(ctx, tx, session, event, now);
   }
   return { state: 'rejected', reason, creditedTo };
+}
+
+/** How a valid bound transaction's transfers stand for `session` before any is credited by this bind. */
+export interface TransferShare {
+  /** A transfer of the transaction is credited to this session already (a scan or an earlier bind). */
+  readonly alreadyMine: boolean;
+  /** Transfers that are another open session's unique amount exactly: theirs. */
+  readonly othersExact: ReadonlyArray<{ readonly transfer: ChainTransfer; readonly owner: string }>;
+  /** Transfers nobody holds, best fit for this session first. */
+  readonly free: readonly ChainTransfer[];
+  /** A session holding one of the transfers, when this one holds none (for the refusal). */
+  readonly takenBy: string | null;
+}
+
+/**
+ * Which of a transaction's transfers to the session's wallet a bind may credit to it
+ * (docs/payment-rules.md, rule 3). Each Transfer log is a payment of its own: a batch paying
+ * several customers of one merchant in one transaction pays each of their sessions once. A bind
+ * takes at most one, the free transfer closest to what the session still owes (the lowest log
+ * index on a tie), never one credited to another session or another session's exact amount.
+ */
+export async function shareOf(
+  tx: TxStore,
+  session: CheckoutSession,
+  bound: BoundTransaction,
+  transfers: readonly ChainTransfer[],
+): Promise<TransferShare> {
+  const holders = await tx.transferHolders(bound.txHash, bound.chainId);
+  const othersExact: Array<{ transfer: ChainTransfer; owner: string }> = [];
+  const free: ChainTransfer[] = [];
+  let alreadyMine = false;
+  let takenBy: string | null = null;
+  for (const transfer of transfers) {
+    const holder = holders.get(transfer.logIndex);
+    if (holder === session.id) alreadyMine = true;
+    else if (holder !== undefined) takenBy ??= holder;
+    else {
+      const owner = await tx.exactAmountOwner(transfer);
+      if (owner && owner !== session.id) {
+        othersExact.push({ transfer, owner });
+        takenBy ??= owner;
+      } else free.push(transfer);
+    }
+  }
+  const owed = stillOwed(session, bound.cryptoCurrency);
+  const misfit = (transfer: ChainTransfer) => transfer.amount.minus(owed).abs();
+  free.sort((a, b) => misfit(a).comparedTo(misfit(b)) || a.logIndex - b.logIndex);
+  return { alreadyMine, othersExact, free, takenBy };
+}
+
+/** What the session still owes in `ticker`: the rest of its locked total, else the quote's amount. */
+function stillOwed(session: CheckoutSession, ticker: AssetTicker): Decimal {
+  if (session.cryptoCurrency === ticker && session.totalAmountCrypto)
+    return Decimal.max(session.totalAmountCrypto.minus(session.amountReceived).minus(session.amountPending), 0);
+  return session.quotes.find((quote) => quote.ticker === ticker)?.amount ?? new Decimal(0);
 }

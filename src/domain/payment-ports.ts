@@ -120,4 +120,6 @@ export interface PaymentTxStore {
   ): Promise<Decimal>;
   /** The session a transaction's transfers are credited to on `chainId`, if any (not reversed). */
   sessionCreditedWith(txHash: string, chainId: string): Promise<string | null>;
+  /** The session each transfer of a transaction is credited to on `chainId` (not reversed), by log index. */
+  transferHolders(txHash: string, chainId: string): Promise<ReadonlyMap<number, string>>;
 }
