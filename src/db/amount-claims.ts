@@ -51,6 +51,20 @@ export async function releaseAmountClaims(
 }
 
 /**
+ * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique
+ * amounts it was paid with exactly, released when it was paid: its payer may send that amount
+ * again. An amount another session was given in between stays that session's (the primary key):
+ * the transfer that paid this one still comes back to it when re-included (src/db/payment-credits.ts).
+ */
+export async function reclaimExactAmounts(tx: Client, sessionId: string): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id)
+    SELECT DISTINCT p.network, p.to_address, p.asset, p.amount, p.session_id FROM payments p
+     WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'exact_amount'
+    ON CONFLICT DO NOTHING`;
+}
+
+/**
  * The open session whose claimed amount this transfer is, exactly, and that it may pay:
  * created before the block (less the clock skew), asset and chain not locked to others.
  */

@@ -132,7 +132,7 @@ export class PrismaChainLedger implements ChainLedger {
     return this.prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT 1 FROM chain_cursors WHERE network = ${network} FOR UPDATE`;
       const reversed = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-        UPDATE payments SET state = 'reversed', confirmations = 0, updated_at = ${now}
+        UPDATE payments SET state = 'reversed', live = NULL, confirmations = 0, updated_at = ${now}
          WHERE network = ${network} AND block_number >= ${fromBlock} AND state <> 'reversed'
         RETURNING session_id`;
       const sessions = [...new Set(reversed.map((row) => row.session_id).filter((id): id is string => id !== null))];

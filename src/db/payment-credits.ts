@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
@@ -11,9 +11,13 @@ type Client = Prisma.TransactionClient;
 
 /**
  * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
- * credited already: the unique (chain, tx, log) row decides, so a scan and a bind racing on
- * two instances credit it once. A row a reorganisation had reversed is revived with its new
- * block. Returns the session the transfer is credited to now (null: nobody's).
+ * credited already: the unique (chain, tx, log, live) row decides, so a scan and a bind racing
+ * on two instances credit it once. A transfer a reorganisation had reversed comes back as that
+ * reversed row, revived at its new block and log index with the session it was credited to:
+ * the row of the same transaction, token, recipient and base units, the lowest log index first
+ * (a transaction's logs are recorded in order, so equal transfers of one transaction keep their
+ * order). A reversed row holds no log index (live is NULL), so whatever comes back where it was
+ * is recorded as itself. Returns the session the transfer is credited to now (null: nobody's).
  */
 export async function recordTransfer(
   tx: Client,
@@ -22,32 +26,50 @@ export async function recordTransfer(
   at: Date,
 ): Promise<string | null> {
   const sessionId = credit?.sessionId ?? null;
+  const units = transfer.baseUnits.toString();
+  // A session closed before the block was mined is paid late (shown to operators, `kassa payments list`).
+  const late = Prisma.sql`COALESCE((SELECT s.expires_at <= ${transfer.blockTime}
+      OR s.status::text IN ('paid', 'expired', 'failed')
+      FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false)`;
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-    INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
-      base_units, amount,
-                          block_number, block_hash, block_time, state, session_id, attribution, late, created_at,
-                            updated_at)
-    VALUES (${randomUUID()}::uuid, ${transfer.network}, ${transfer.chainId}, ${transfer.txHash}, ${transfer.logIndex},
-            ${transfer.from}, ${transfer.to}, ${transfer.asset}, ${transfer.tokenAddress},
-              ${transfer.baseUnits.toString()}::numeric,
-            ${transfer.amount.toFixed()}::numeric, ${transfer.blockNumber}, ${transfer.blockHash},
-              ${transfer.blockTime}, 'seen',
-            ${sessionId}::uuid, ${credit?.attribution ?? null},
-            COALESCE((SELECT s.expires_at <= ${transfer.blockTime} OR s.status::text IN ('paid', 'expired', 'failed')
-                        FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false),
-            ${at}, ${at})
-    ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE
-       SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),
-           attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
-           late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late ELSE payments.late END,
-           state = CASE WHEN payments.state = 'reversed' THEN 'seen' ELSE payments.state END,
-           block_number = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_number
-             ELSE payments.block_number END,
-           block_hash = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_hash ELSE payments.block_hash END,
-           block_time = CASE WHEN payments.state = 'reversed' THEN EXCLUDED.block_time ELSE payments.block_time END,
-           updated_at = EXCLUDED.updated_at
-     WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL) OR payments.state = 'reversed'
-    RETURNING session_id`;
+    WITH revived AS (
+      UPDATE payments p
+         SET state = 'seen', live = true, log_index = ${transfer.logIndex}, from_address = ${transfer.from},
+             block_number = ${transfer.blockNumber}, block_hash = ${transfer.blockHash},
+             block_time = ${transfer.blockTime}, confirmations = 0,
+             session_id = COALESCE(p.session_id, ${sessionId}::uuid),
+             attribution = COALESCE(p.attribution, ${credit?.attribution ?? null}),
+             late = CASE WHEN p.session_id IS NULL THEN ${late} ELSE p.late END,
+             updated_at = ${at}
+       WHERE p.id = (SELECT r.id FROM payments r
+                      WHERE r.chain_id = ${transfer.chainId} AND r.tx_hash = ${transfer.txHash}
+                        AND r.state = 'reversed' AND r.to_address = ${transfer.to}
+                        AND r.token_address IS NOT DISTINCT FROM ${transfer.tokenAddress}
+                        AND r.base_units = ${units}::numeric
+                      ORDER BY r.log_index, r.created_at, r.id LIMIT 1)
+         -- Rechecked on the row once a concurrent writer releases it: revived once.
+         AND p.state = 'reversed'
+         AND NOT EXISTS (SELECT 1 FROM payments l WHERE l.chain_id = ${transfer.chainId}
+                           AND l.tx_hash = ${transfer.txHash} AND l.log_index = ${transfer.logIndex} AND l.live)
+      RETURNING p.session_id
+    ), inserted AS (
+      INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
+                            base_units, amount, block_number, block_hash, block_time, state, session_id, attribution,
+                            late, live, created_at, updated_at)
+      SELECT ${randomUUID()}::uuid, ${transfer.network}::text, ${transfer.chainId}::text, ${transfer.txHash}::text,
+             ${transfer.logIndex}::integer, ${transfer.from}::text, ${transfer.to}::text, ${transfer.asset}::text,
+             ${transfer.tokenAddress}::text, ${units}::numeric, ${transfer.amount.toFixed()}::numeric,
+             ${transfer.blockNumber}::bigint, ${transfer.blockHash}::text, ${transfer.blockTime}::timestamptz, 'seen',
+             ${sessionId}::uuid, ${credit?.attribution ?? null}::text, ${late}, true, ${at}::timestamptz,
+             ${at}::timestamptz
+       WHERE NOT EXISTS (SELECT 1 FROM revived)
+      ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
+         SET session_id = EXCLUDED.session_id, attribution = EXCLUDED.attribution, late = EXCLUDED.late,
+             updated_at = EXCLUDED.updated_at
+       WHERE payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL
+      RETURNING session_id
+    )
+    SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
   const holder = rows.length > 0 ? rows[0]!.session_id : await creditedTo(tx, transfer);
   if (holder !== null) await markChanged(tx, [holder], at);
   return holder;
@@ -56,7 +78,7 @@ export async function recordTransfer(
 async function creditedTo(tx: Client, transfer: ChainTransfer): Promise<string | null> {
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     SELECT session_id FROM payments WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash}
-      AND log_index = ${transfer.logIndex}`;
+      AND log_index = ${transfer.logIndex} AND live`;
   return rows[0]?.session_id ?? null;
 }
 
@@ -119,7 +141,7 @@ export async function confirmExactCredit(
   await tx.$executeRaw`
     UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at}
      WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}
-       AND session_id = ${sessionId}::uuid`;
+       AND live AND session_id = ${sessionId}::uuid`;
   return false;
 }
 

@@ -5,7 +5,7 @@ import type { BoundTransaction } from '../domain/chain-ports.js';
 import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payment-ports.js';
 import type { TxStore } from '../domain/ports.js';
 import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
-import { claimUniqueAmounts, exactAmountOwner, releaseAmountClaims } from './amount-claims.js';
+import { claimUniqueAmounts, exactAmountOwner, reclaimExactAmounts, releaseAmountClaims } from './amount-claims.js';
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
@@ -142,6 +142,10 @@ export class PrismaTxStore implements TxStore {
 
   releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }) {
     return releaseAmountClaims(this.tx, sessionId, keep);
+  }
+
+  reclaimExactAmounts(sessionId: string) {
+    return reclaimExactAmounts(this.tx, sessionId);
   }
 
   exactAmountOwner(transfer: ChainTransfer) {

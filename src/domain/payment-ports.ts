@@ -91,6 +91,11 @@ export interface PaymentTxStore {
   /** Gives up the session's amount claims, except the one for (`keep.asset`, `keep.network`) if given. */
   releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**
+   * Claims again, where no other session holds them now, the unique amounts a session was paid with
+   * exactly (a reorganisation reopened it: docs/payment-rules.md, rule 4).
+   */
+  reclaimExactAmounts(sessionId: string): Promise<void>;
+  /**
    * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
    * created before the block (less the clock skew), asset and chain not locked to others.
    */

@@ -64,6 +64,8 @@ export async function applySessionEvent(
     });
     // A closed session is paid by no exact amount any more: its amounts are free for others.
     if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id);
+    // Reopened by a reorganisation (paid no more): the amount it was paid with exactly is its own again.
+    else if (isTerminal(result.from)) await tx.reclaimExactAmounts(session.id);
   }
   const updated: CheckoutSession = {
     ...session,
