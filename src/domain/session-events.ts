@@ -62,8 +62,9 @@ export async function applySessionEvent(
       cause: result.cause,
       at: now,
     });
-    // A closed session is paid by no exact amount any more: its amounts are free for others.
-    if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id);
+    // A closed session is paid by no exact amount any more: its amounts are free for others once every
+    // network is scanned past now (docs/payment-rules.md, rule 4).
+    if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id, now);
   }
   const updated: CheckoutSession = {
     ...session,
