@@ -21,14 +21,17 @@ export function paymentInFlightSql(): Prisma.Sql {
 /**
  * A network of the session (its paying network once one is selected) that a watcher
  * scanned during the session's life (or within the grace before it began) but has not
- * yet scanned past expires_at. A network nobody watches is not waited for.
+ * yet scanned past `until` (expires_at unless given) plus the clock skew allowed for block
+ * times. A network nobody watches is not waited for. Expiry waits for it; so do re-pricing
+ * (`until` the end of the quote: src/db/requote-holds.ts) and the reuse of a released unique
+ * amount (`until` its release: src/db/amount-claims.ts).
  */
-export function chainBehindSql(graceMinutes: number): Prisma.Sql {
+export function chainBehindSql(graceMinutes: number, until: Prisma.Sql = Prisma.sql`s.expires_at`): Prisma.Sql {
   return Prisma.sql`EXISTS (SELECT 1 FROM checkout_session_networks n
                              JOIN chain_cursors c ON c.network = n.network
                             WHERE n.session_id = s.id AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)
                               AND c.caught_up_at >= s.created_at - make_interval(mins => ${graceMinutes})
-                              AND c.caught_up_at < s.expires_at
+                              AND c.caught_up_at < ${until}
                                                    + make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000}))`;
 }
 

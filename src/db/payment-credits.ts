@@ -113,7 +113,7 @@ export async function lockAsset(
              (SELECT q.amount FROM checkout_session_quotes q WHERE q.session_id = s.id AND q.ticker = ${asset}))
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
-  await releaseAmountClaims(tx, sessionId, { asset, network });
+  await releaseAmountClaims(tx, sessionId, at, { asset, network });
   if (rows[0]) return toDecimal(rows[0].total);
   const current = await tx.$queryRaw<
     Array<{ total: string }>
@@ -123,8 +123,9 @@ export async function lockAsset(
 
 /**
  * Keeps an exact-amount credit only while the session can be paid with it: the transfer's
- * asset and chain are selected for a session that has none (the current quote: exact amounts
- * are matched against the current claims); when a concurrent bind selected another asset or
+ * asset and chain are selected for a session that has none, at the quote valid when the block
+ * was mined (exact amounts are matched against the claims held then: a payment mined before a
+ * re-pricing is judged at the old amount); when a concurrent bind selected another asset or
  * chain first, the credit is taken back and the transfer stays unattributed, listed for an
  * operator, rather than credited to a session that would never count it.
  */
@@ -134,7 +135,8 @@ export async function confirmExactCredit(
   transfer: ChainTransfer,
   at: Date,
 ): Promise<boolean> {
-  await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, at, at);
+  const minedAt = transfer.blockTime < at ? transfer.blockTime : at;
+  await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at);
   const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
     SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
   if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) return true;

@@ -6,7 +6,8 @@ import { PrismaChainLedger } from './chain-ledger.js';
 import { readSession } from './checkout-session.read.js';
 import { dueExpiriesSql, expiryHolds } from './expiry-holds.js';
 import { boundTransactions } from './bound-transaction.store.js';
-import { PAYMENT_ACTIVITY_SQL } from './payment-credits.js';
+import { purgeReleasedAmountClaims } from './amount-claims.js';
+import { requoteHeldSql } from './requote-holds.js';
 import { PrismaOrganisationStore } from './organisation.store.js';
 import { PrismaPaymentLinkStore } from './payment-link.store.js';
 import { PrismaApiKeyStore } from './api-key.store.js';
@@ -91,16 +92,19 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
         work,
       );
     },
-    async sessionsDueForRequote(now, ttlMinutes, limit) {
+    async sessionsDueForRequote(now, ttlMinutes, graceMinutes, limit) {
       const quotedBefore = new Date(now.getTime() - ttlMinutes * 60_000);
       const rows = await prisma.$queryRaw<Array<{ id: string; fiat_currency: string }>>`
         SELECT s.id, s.fiat_currency FROM checkout_sessions s
          WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now}
            AND s.quoted_at <= ${quotedBefore}
-           AND NOT ${Prisma.raw(PAYMENT_ACTIVITY_SQL)}
+           AND NOT ${requoteHeldSql(now, ttlMinutes, graceMinutes)}
          ORDER BY s.quoted_at
          LIMIT ${limit}`;
       return rows.map((row) => ({ id: row.id, fiatCurrency: row.fiat_currency }));
+    },
+    purgeReleasedAmountClaims(now, graceMinutes) {
+      return purgeReleasedAmountClaims(prisma as unknown as Tx, now, graceMinutes);
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {

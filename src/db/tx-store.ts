@@ -12,13 +12,13 @@ import { expiryHolds } from './expiry-holds.js';
 import {
   confirmExactCredit,
   lockAsset,
-  PAYMENT_ACTIVITY_SQL,
   paymentTotals,
   recordTransfer,
   sessionCreditedWith,
 } from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
 import { transferHolders } from './transfer-holders.js';
+import { requoteHeld } from './requote-holds.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -140,8 +140,8 @@ export class PrismaTxStore implements TxStore {
     return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps);
   }
 
-  releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }) {
-    return releaseAmountClaims(this.tx, sessionId, keep);
+  releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }) {
+    return releaseAmountClaims(this.tx, sessionId, at, keep);
   }
 
   reclaimExactAmounts(sessionId: string) {
@@ -201,10 +201,8 @@ export class PrismaTxStore implements TxStore {
     return boundTransactions.update(this.tx, id, patch);
   }
 
-  async paymentActivity(sessionId: string): Promise<boolean> {
-    const rows = await this.tx.$queryRaw<Array<{ active: boolean }>>`
-      SELECT ${Prisma.raw(PAYMENT_ACTIVITY_SQL)} AS active FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid`;
-    return rows[0]?.active ?? false;
+  requoteHeld(sessionId: string, now: Date, ttlMinutes: number, graceMinutes: number) {
+    return requoteHeld(this.tx, sessionId, now, ttlMinutes, graceMinutes);
   }
 
   replaceQuotes(session: CheckoutSession, quotes: readonly CryptoQuote[], at: Date) {

@@ -88,8 +88,12 @@ export interface PaymentTxStore {
     requests: readonly AmountClaimRequest[],
     maxSteps: number,
   ): Promise<Map<AssetTicker, number | null>>;
-  /** Gives up the session's amount claims, except the one for (`keep.asset`, `keep.network`) if given. */
-  releaseAmountClaims(sessionId: string, keep?: { asset: AssetTicker; network: string }): Promise<void>;
+  /**
+   * Gives up the session's amount claims at `at`, except the one for (`keep.asset`, `keep.network`)
+   * if given. A released amount still pays the session for a transfer mined before `at`, and goes
+   * to no other session until the networks are scanned past `at` (docs/payment-rules.md, rule 4).
+   */
+  releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**
    * Claims again, where no other session holds them now, the unique amounts a session was paid with
    * exactly (a reorganisation reopened it: docs/payment-rules.md, rule 4).
@@ -97,7 +101,8 @@ export interface PaymentTxStore {
   reclaimExactAmounts(sessionId: string): Promise<void>;
   /**
    * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
-   * created before the block (less the clock skew), asset and chain not locked to others.
+   * created before the block (less the clock skew), asset and chain not locked to others,
+   * holding the amount when the block was mined.
    */
   exactAmountOwner(transfer: ChainTransfer): Promise<string | null>;
   /**

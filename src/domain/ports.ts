@@ -44,13 +44,20 @@ export interface Store {
   ): Promise<number>;
   /**
    * Open sessions whose quotes were made `ttlMinutes` or more before `now`, with no
-   * payment credited and no bound transaction known to the chain: due for re-pricing.
+   * payment credited, no bound transaction known to the chain and every network they can
+   * be paid on scanned past the end of the quote (or `graceMinutes` after it): due for re-pricing.
    */
   sessionsDueForRequote(
     now: Date,
     ttlMinutes: number,
+    graceMinutes: number,
     limit: number,
   ): Promise<Array<{ id: string; fiatCurrency: string }>>;
+  /**
+   * Frees the unique amounts released (docs/payment-rules.md, rule 4) that no unscanned transfer
+   * can still be meant for: their networks are scanned past the release, or `graceMinutes` passed.
+   */
+  purgeReleasedAmountClaims(now: Date, graceMinutes: number): Promise<number>;
   /**
    * Locks up to `limit` sessions whose payments changed since they were last settled, each
    * for this caller only (SKIP LOCKED), and runs `work` on each in the same transaction.

@@ -12,11 +12,18 @@ import type { QuotedRate } from './rates-ports.js';
  * current rates, with fresh unique amounts, a row per asset with the old and new rate,
  * and a `checkout_session.quote_updated` event. Sessions whose payment was already seen
  * keep their quote, so a payment is judged against the quote valid when it was first
- * seen. Rates are fetched before any row is locked. Returns how many were re-priced.
+ * seen. A session is re-priced only once every network it can be paid on is scanned past
+ * the end of its quote (as expiry waits for expires_at), and its old unique amounts are
+ * released, not freed: a transfer of one mined before the re-pricing still pays it, at
+ * the old amount (rule 4). Rates are fetched before any row is locked. Returns how many
+ * were re-priced.
  */
 export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
   const now = ctx.clock();
-  const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, batchSize);
+  const grace = ctx.inflightGraceMinutes;
+  // Amounts released earlier go back to the pool once no unscanned transfer can be meant for them.
+  await ctx.store.purgeReleasedAmountClaims(now, grace);
+  const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, grace, batchSize);
   const ratesByCurrency = new Map<string, QuotedRate[]>();
   let requoted = 0;
   for (const { id, fiatCurrency } of due) {
@@ -26,12 +33,13 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
     const rates = ratesByCurrency.get(fiatCurrency)!;
     const done = await ctx.store.transaction(async (tx) => {
       const session = await tx.lockSession(id);
-      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, () => tx.paymentActivity(session.id))))
-        return false;
+      const held = () => tx.requoteHeld(id, now, ctx.quoteTtlMinutes, grace);
+      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, held))) return false;
       const fresh = session.quotes.map((quote) => rates.find((rate) => rate.ticker === quote.ticker));
       // Without a fresh rate for every offered asset, the old quote stands until the next round.
       if (fresh.some((rate) => rate === undefined)) return false;
-      await tx.releaseAmountClaims(session.id);
+      // The old amounts stay matched to transfers mined before now and out of others' reach until scanned.
+      await tx.releaseAmountClaims(session.id, now);
       const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
       const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
       await tx.replaceQuotes(session, quotes, now);
@@ -55,10 +63,10 @@ async function dueForRequote(
   session: CheckoutSession,
   now: Date,
   ttlMinutes: number,
-  paymentActivity: () => Promise<boolean>,
+  held: () => Promise<boolean>,
 ): Promise<boolean> {
   if (isTerminal(session.status) || session.status === 'partial') return false;
   if (now.getTime() >= session.expiresAt.getTime()) return false;
   if (now.getTime() < session.quotedAt.getTime() + ttlMinutes * 60_000) return false;
-  return !(await paymentActivity());
+  return !(await held());
 }

@@ -62,8 +62,9 @@ export async function applySessionEvent(
       cause: result.cause,
       at: now,
     });
-    // A closed session is paid by no exact amount any more: its amounts are free for others.
-    if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id);
+    // A closed session is paid by no exact amount any more: its amounts are free for others once every
+    // network is scanned past now (docs/payment-rules.md, rule 4).
+    if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id, now);
     // Reopened by a reorganisation (paid no more): the amount it was paid with exactly is its own again.
     else if (isTerminal(result.from)) await tx.reclaimExactAmounts(session.id);
   }

@@ -107,10 +107,11 @@ export interface SessionTxStore {
   /** What holds an open session past expires_at (payments in flight, a watched chain not scanned that far). */
   expiryHolds(session: CheckoutSession, graceMinutes: number): Promise<ExpiryHolds>;
   /**
-   * Whether any payment is credited to the session, or a transaction bound to it is known to
-   * the chain (not rejected).
+   * Whether the session, its quote over by the clock, must keep it at `now`: a payment is credited
+   * to it, a transaction bound to it is known to the chain (not rejected), or a network it can be
+   * paid on is not yet scanned past the end of its quote (docs/payment-rules.md, rule 7).
    */
-  paymentActivity(sessionId: string): Promise<boolean>;
+  requoteHeld(sessionId: string, now: Date, ttlMinutes: number, graceMinutes: number): Promise<boolean>;
   /** Replaces the session's quotes after its quote lifetime, recording each asset's old and new rate. */
   replaceQuotes(session: CheckoutSession, quotes: readonly CryptoQuote[], at: Date): Promise<void>;
 }

@@ -446,6 +446,8 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     );
 
     time.freeze(Date.now() + 31 * MIN);
+    // Re-pricing waits until the watcher has scanned past the quote's end (test/e2e/requote-unscanned.test.ts).
+    await priced.watchers.tick();
     await requote();
     const after = await read(session.id);
     expect(after.crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC')).toMatchObject({
@@ -494,6 +496,7 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     await priced.watchers.tick();
     prices.BTC = '50000';
     time.freeze(Date.now() + 31 * MIN);
+    await priced.watchers.tick();
     await requote();
     expect((await read(session.id)).crypto_options.find((o: { ticker: string }) => o.ticker === 'BTC').amount).toBe(
       '0.00200000',

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -13,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => kassa?.close());
 
 describe('updateSession', () => {
-  it('writes exactly the fields given, amounts exact, and reports a hash bound elsewhere as a conflict', async () => {
+  it('writes exactly the fields given, amounts exact; two sessions may name one bound transaction', async () => {
     const merchant = await createMerchant(kassa.ctx);
     const first = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
     const second = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
@@ -37,8 +36,9 @@ describe('updateSession', () => {
       row.paymentsChangedAt,
       row.updatedAt.toISOString(),
     ]).toEqual([hash, '0.000000000000000001', 'partial', null, at.toISOString()]);
-    const refused = kassa.ctx.store.transaction((tx) => tx.updateSession(second, { boundTxHash: hash, updatedAt: at }));
-    await expect(refused).rejects.toThrow(DomainError);
-    await expect(refused).rejects.toThrow(`Transaction ${hash} is already bound to another checkout session`);
+    // One transaction may pay several sessions, a transfer each (a batch: docs/payment-rules.md, rule 3): both name it.
+    await kassa.ctx.store.transaction((tx) => tx.updateSession(second, { boundTxHash: hash, updatedAt: at }));
+    const both = await kassa.runtime.db.prisma.checkoutSession.findMany({ where: { boundTxHash: hash } });
+    expect(both.map((session) => session.id).sort()).toEqual([first, second].sort());
   });
 });

@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/domain/money.js';
+import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
+import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
+import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { controllableClock, createSession } from '../support/rest-kassa.js';
+
+/**
+ * Found by an outside review, against a real anvil: re-pricing a quote (docs/payment-rules.md, rule 7)
+ * released its unique amount (rule 4) while a transfer of that amount, mined while the quote stood,
+ * was not scanned yet. The amount went to another session, or the payment was judged against the
+ * new quote. Each test here failed before the change that made it pass.
+ */
+
+const MIN = 60_000;
+let chain: TestChain;
+let node: ChainKassa;
+let second: TestKassa;
+const time = controllableClock();
+const prices: Record<string, string> = { BTC: '100000', ETH: '4000', USDT: '1', USDC: '1', BNB: '600', SOL: '150' };
+const rates = {
+  supportsCurrency: (fiat: string) => fiat === 'USD',
+  quoteRates: async (_fiat: string, tickers: readonly string[], now: Date) =>
+    tickers.map((ticker) => ({ ticker, unitPriceFiat: new Decimal(prices[ticker]!), source: 'test', ratedAt: now })),
+} as never;
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  const env = { KASSA_QUOTE_TTL_MINUTES: '30', KASSA_CONFIRMATIONS_LOCAL: '1' };
+  node = await startChainKassa(chain.url, { clock: time.clock, env, override: { rates } });
+  // A second instance on the same database, without a watcher: it hands out unique amounts too.
+  second = await startTestKassa({
+    clock: time.clock,
+    database: node.kassa.database,
+    override: { rates },
+    env: { KASSA_NETWORKS: 'local', KASSA_RPC_URLS_LOCAL: chain.url, ...env },
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await second?.close();
+  await node?.close();
+  await chain?.stop();
+});
+
+afterEach(() => {
+  prices.BTC = '100000';
+  time.release();
+});
+
+// Each test runs hours after the last one's blocks, so block times only move forward.
+let nextStart = Date.now() + 60 * MIN;
+function startOfTest(): number {
+  const t0 = nextStart;
+  nextStart += 3 * 60 * MIN;
+  return t0;
+}
+
+const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
+const lamp = checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }] });
+
+async function create(kassa: TestKassa, merchant: TestMerchant) {
+  const body = await createSession(kassa, merchant, lamp);
+  const amount = (ticker: string) =>
+    (body.crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === ticker)!.amount;
+  return { id: body.session_id as string, usdt: amount('USDT'), btc: amount('BTC') };
+}
+
+const read = async (id: string) => (await node.kassa.http.get(`/checkout-sessions/${id}`)).body;
+const usdtOf = async (id: string) =>
+  ((await read(id)).crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === 'USDT')!
+    .amount;
+const paymentsOf = (id: string) => node.kassa.ctx.store.chain.paymentsOfSession(id);
+const claimOf = (wallet: string, amount: string) => node.kassa.runtime.db.prisma.$queryRaw<
+  Array<{ session_id: string; released_at: Date | null }>
+>`SELECT session_id::text, released_at FROM payment_amount_claims
+   WHERE wallet_address = ${wallet} AND asset = 'USDT' AND amount = ${amount}::numeric`;
+
+/** Mines the next block at `at` (block times are whole seconds). */
+async function nextBlockAt(at: number): Promise<void> {
+  await chain.rpc('evm_setNextBlockTimestamp', [Math.floor(at / 1000)]);
+}
+
+/** The watcher scans everything mined so far, at app time `at`. */
+async function scanAt(at: number): Promise<void> {
+  time.freeze(at);
+  await node.watchers.tick();
+}
+
+/**
+ * X holds step 0 and S1 step 1 of the same basket on one wallet; X is paid (step 0 is free
+ * again) and the watcher has scanned everything up to t0 + 2 s.
+ */
+async function twoSessionsOneFree(t0: number) {
+  time.freeze(t0);
+  const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+  const x = await create(node.kassa, merchant);
+  const s1 = await create(node.kassa, merchant);
+  expect(new Decimal(s1.usdt).minus(x.usdt).toFixed()).toBe('0.000001');
+  await nextBlockAt(t0 + 1_000);
+  await chain.pay(merchant.wallet, 'USDT', x.usdt, { from: 4 });
+  await chain.mine(2);
+  await scanAt(t0 + 2_000);
+  expect((await read(x.id)).status).toBe('paid');
+  return { merchant, x, s1 };
+}
+
+describe('re-pricing never hands an amount a payer may already have sent to someone else', () => {
+  it("an exact payment mined after the quote's end, before the scan, pays its session, not a newer one", async () => {
+    const t0 = startOfTest();
+    const { merchant, s1 } = await twoSessionsOneFree(t0);
+
+    // 30 min 30 s later S1's payer sends exactly S1's amount; the watcher has not scanned that block yet.
+    const t1 = t0 + 30 * MIN + 30_000;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const sent = await chain.pay(merchant.wallet, 'USDT', s1.usdt, { from: 5 });
+
+    // The re-pricing round runs first, then a second instance creates S2 for the same basket.
+    time.freeze(t1 + 2_000);
+    await requoteDueSessions(node.kassa.ctx);
+    time.freeze(t1 + 5_000);
+    const s2 = await create(second, merchant);
+    expect(s2.usdt).not.toBe(s1.usdt);
+
+    await chain.mine(2);
+    await scanAt(t1 + 8_000);
+    expect(await read(s1.id)).toMatchObject({ status: 'paid', total_amount_crypto: s1.usdt });
+    expect((await paymentsOf(s1.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
+    expect(await paymentsOf(s2.id)).toEqual([]);
+    expect((await read(s2.id)).status).toBe('waiting_payment');
+  });
+
+  it('a session is not re-priced while a network it can be paid on is not scanned past its quote', async () => {
+    const t0 = startOfTest();
+    const { s1 } = await twoSessionsOneFree(t0);
+    // Due by the clock, but the watcher last caught up at t0 + 2 s.
+    time.freeze(t0 + 31 * MIN);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await usdtOf(s1.id)).toBe(s1.usdt);
+    // Scanned past the quote's end (and the clock skew allowed): re-priced, to the smallest free step.
+    await scanAt(t0 + 31 * MIN);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await usdtOf(s1.id)).not.toBe(s1.usdt);
+  });
+
+  it('an exact payment of the old amount mined before a re-pricing pays its session at the old amount', async () => {
+    const t0 = startOfTest();
+    const { merchant, s1 } = await twoSessionsOneFree(t0);
+    // The watcher is caught up past the quote's end, so re-pricing may go ahead ...
+    await scanAt(t0 + 30 * MIN + 35_000);
+    // ... but S1's payer sends the old amount in a block the watcher has not scanned when it does.
+    const t1 = t0 + 30 * MIN + 40_000;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const sent = await chain.pay(merchant.wallet, 'USDT', s1.usdt, { from: 5 });
+    time.freeze(t1 + 2_000);
+    expect(await requoteDueSessions(node.kassa.ctx)).toBeGreaterThanOrEqual(1);
+    const moved = await usdtOf(s1.id);
+    expect(moved).not.toBe(s1.usdt);
+
+    // The old amount stays out of reach of new sessions until the watcher has scanned past the re-pricing.
+    time.freeze(t1 + 5_000);
+    const s2 = await create(second, merchant);
+    expect([s1.usdt, moved]).not.toContain(s2.usdt);
+
+    await chain.mine(2);
+    await scanAt(t1 + 8_000);
+    expect(await read(s1.id)).toMatchObject({ status: 'paid', total_amount_crypto: s1.usdt, overpaid: false });
+    expect((await paymentsOf(s1.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
+    expect(await paymentsOf(s2.id)).toEqual([]);
+
+    // Once scanned past the release (and the clock skew allowed), the amount is free again.
+    expect(await claimOf(merchant.wallet, s1.usdt)).toEqual([{ session_id: s1.id, released_at: new Date(t1 + 2_000) }]);
+    await scanAt(t1 + 2_000 + 29_000);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await claimOf(merchant.wallet, s1.usdt)).toHaveLength(1);
+    await scanAt(t1 + 2_000 + 30_000);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await claimOf(merchant.wallet, s1.usdt)).toEqual([]);
+  });
+
+  it('an exact payment mined at 29:50, re-priced at 30:05 before the scan, pays its session (no bind)', async () => {
+    const t0 = startOfTest();
+    time.freeze(t0);
+    await nextBlockAt(t0);
+    await chain.mine(1);
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const s = await create(node.kassa, merchant);
+    const t1 = t0 + 29 * MIN + 50_000;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const sent = await chain.pay(merchant.wallet, 'BTC', s.btc, { from: 6 });
+    prices.BTC = '99000';
+    time.freeze(t0 + 30 * MIN + 5_000);
+    await requoteDueSessions(node.kassa.ctx);
+    await chain.mine(2);
+    await scanAt(t0 + 30 * MIN + 8_000);
+    expect(await read(s.id)).toMatchObject({
+      status: 'paid',
+      crypto_currency: 'BTC',
+      total_amount_crypto: s.btc,
+      overpaid: false,
+    });
+    expect((await paymentsOf(s.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
+    const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
+    expect(unattributed).not.toContain(sent.hash);
+  });
+});
