@@ -43,14 +43,7 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
       const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
       const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
       await tx.replaceQuotes(session, quotes, now);
-      const locked = session.cryptoCurrency ? quotes.find((q) => q.ticker === session.cryptoCurrency)!.amount : null;
-      const updated: CheckoutSession = {
-        ...session,
-        quotes,
-        quotedAt: now,
-        totalAmountCrypto: locked ?? session.totalAmountCrypto,
-        updatedAt: now,
-      };
+      const updated: CheckoutSession = { ...session, quotes, quotedAt: now, updatedAt: now };
       await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
       return true;
     });
@@ -65,7 +58,8 @@ async function dueForRequote(
   ttlMinutes: number,
   held: () => Promise<boolean>,
 ): Promise<boolean> {
-  if (isTerminal(session.status) || session.status === 'partial') return false;
+  // An asset selected means a payment was seen: its amount owed stands (rule 7).
+  if (isTerminal(session.status) || session.status === 'partial' || session.cryptoCurrency) return false;
   if (now.getTime() >= session.expiresAt.getTime()) return false;
   if (now.getTime() < session.quotedAt.getTime() + ttlMinutes * 60_000) return false;
   return !(await held());
