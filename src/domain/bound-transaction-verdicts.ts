@@ -54,16 +54,10 @@ export async function applyBoundTxVerdict(
     if (holder === session.id) credited = true;
   }
   if (!credited) {
-    const other = share.takenBy;
-    return reject(
-      ctx,
-      tx,
-      session,
-      bound,
-      `already credited: transaction ${bound.txHash} pays checkout session ${other}`,
-      other,
-      now,
-    );
+    // The reason is shown to whoever holds this session id (GraphQL `transactions`): it names no other session
+    // (docs/decisions/0019); operators find the holder with `kassa payments list`.
+    const reason = `already credited: transaction ${bound.txHash} pays another checkout session`;
+    return reject(ctx, tx, session, bound, reason, share.takenBy, now);
   }
   await tx.updateBoundTransaction(bound.id, {
     state: 'verified',
