@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
 import { judgeBoundTransaction } from './bound-transactions.js';
-import { applyBoundTxVerdict, shareOf } from './bound-transaction-verdicts.js';
+import { applyBoundTxVerdict, shareOf, type TransferShare } from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
@@ -85,10 +85,11 @@ export async function bindTransaction(
       : ({ kind: 'wait', onChain: false } as const);
     // What the chain already proves cannot pay this session is refused, and nothing is written.
     if (verdict.kind === 'failed') return conflict(verdict.reason);
+    let share: TransferShare | undefined;
     if (verdict.kind === 'valid') {
       // Mined and paying this wallet: each of its transfers is judged on its own (a batch pays several
       // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
-      const share = await shareOf(tx, session, bound, verdict.transfers);
+      share = await shareOf(tx, session, bound, verdict.transfers);
       if (!share.alreadyMine && share.free.length === 0) {
         const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
         return conflict(
@@ -122,7 +123,7 @@ export async function bindTransaction(
     await tx.insertBoundTransaction(bound);
     // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
     await tx.updateSession(session.id, { updatedAt: now });
-    const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now);
+    const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now, share);
     if (applied.state === 'rejected') {
       return conflict(
         applied.creditedTo ? `Transaction ${bind.txHash} already paid another checkout session` : applied.reason,

@@ -29,6 +29,8 @@ export async function applyBoundTxVerdict(
   bound: BoundTransaction,
   verdict: BoundTxVerdict,
   now: Date,
+  /** The valid transaction's share (shareOf), when the caller has just read it in this transaction. */
+  known?: TransferShare,
 ): Promise<BoundTxOutcome> {
   if (verdict.kind === 'wait') {
     if (verdict.onChain && !bound.seenOnChainAt)
@@ -37,7 +39,7 @@ export async function applyBoundTxVerdict(
   }
   if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
 
-  const share = await shareOf(tx, session, bound, verdict.transfers);
+  const share = known ?? (await shareOf(tx, session, bound, verdict.transfers));
   // Another session's exact amount goes to that session, as a scan would credit it.
   if (share.othersExact.length > 0) {
     await tx.creditTransfers(
