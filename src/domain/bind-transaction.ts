@@ -99,9 +99,11 @@ export async function bindTransaction(
         );
       }
     } else {
-      // Only a transaction that can be judged now escapes this cap: junk hashes cannot keep a payer's mined
-      // transaction out (docs/payment-rules.md, rule 3).
-      if (candidates.filter((c) => c.state === 'unverified').length >= MAX_UNVERIFIED_BINDS) {
+      // Only a transaction that can be judged now escapes this cap, and hashes the chain does not know are counted
+      // apart from pending ones: junk hashes cannot keep a payer's mined or pending transaction out
+      // (docs/payment-rules.md, rule 3).
+      const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onChain);
+      if (waiting.length >= MAX_UNVERIFIED_BINDS) {
         return conflict(
           `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait ` +
             `until they are checked`,

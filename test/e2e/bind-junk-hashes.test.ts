@@ -67,4 +67,29 @@ describe('the cap on unverified binds', () => {
       SELECT type FROM outbox_events WHERE session_id = ${id}::uuid ORDER BY seq`;
     expect(events.map((event) => event.type)).not.toContain('checkout_session.late_payment');
   });
+
+  it("counts hashes the chain does not know apart: junk cannot keep out the payer's pending transaction", async () => {
+    time.freeze(Date.now());
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: hex(20) });
+    const id = (await createSession(node.kassa, merchant, checkoutRequest())).session_id as string;
+    for (let i = 0; i < MAX_UNVERIFIED_BINDS; i += 1) {
+      const junk = await postBind(node.kassa, id, { tx_hash: hex(32), chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+      expect(junk.status).toBe(200);
+    }
+    const pending = await chain.payPending(merchant.wallet, 'USDT', '106', { from: 2 });
+    try {
+      const own = await postBind(node.kassa, id, {
+        tx_hash: pending.hash,
+        chain_id: CHAIN_ID,
+        crypto_currency: 'USDT',
+      });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+    } finally {
+      await pending.release();
+    }
+    await chain.mine(1);
+    await node.watchers.tick();
+    await node.watchers.tick();
+    expect((await view(id)).status).toBe('paid');
+  });
 });
