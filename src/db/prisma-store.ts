@@ -97,7 +97,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
       const rows = await prisma.$queryRaw<Array<{ id: string; fiat_currency: string }>>`
         SELECT s.id, s.fiat_currency FROM checkout_sessions s
          WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now}
-           AND s.quoted_at <= ${quotedBefore}
+           AND s.crypto_currency IS NULL AND s.quoted_at <= ${quotedBefore}
            AND NOT ${requoteHeldSql(now, ttlMinutes, graceMinutes)}
          ORDER BY s.quoted_at
          LIMIT ${limit}`;

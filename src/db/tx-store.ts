@@ -9,15 +9,8 @@ import { claimUniqueAmounts, exactAmountOwner, reclaimExactAmounts, releaseAmoun
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
-import {
-  confirmExactCredit,
-  lockAsset,
-  paymentTotals,
-  recordTransfer,
-  sessionCreditedWith,
-} from './payment-credits.js';
+import { confirmExactCredit, lockAsset, paymentTotals, recordTransfer, transferHolders } from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
-import { transferHolders } from './transfer-holders.js';
 import { requoteHeld } from './requote-holds.js';
 
 type Tx = Prisma.TransactionClient;
@@ -171,10 +164,6 @@ export class PrismaTxStore implements TxStore {
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
     this.touched.add(sessionId);
     return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
-  }
-
-  sessionCreditedWith(txHash: string, chainId: string) {
-    return sessionCreditedWith(this.tx, txHash, chainId);
   }
 
   transferHolders(txHash: string, chainId: string) {

@@ -116,8 +116,8 @@ export async function bindTransaction(
       if (elsewhere.some((other) => other.state === 'verified')) {
         return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
       }
-      const credited = await tx.sessionCreditedWith(bind.txHash, bind.chainId);
-      if (credited && credited !== session.id)
+      const holders = await tx.transferHolders(bind.txHash, bind.chainId);
+      if ([...holders.values()].some((holder) => holder !== session.id))
         return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
     }
     if (closed && verdict.kind !== 'valid')

@@ -128,8 +128,6 @@ export interface PaymentTxStore {
     firstSeenAt: Date,
     at: Date,
   ): Promise<Decimal>;
-  /** The session a transaction's transfers are credited to on `chainId`, if any (not reversed). */
-  sessionCreditedWith(txHash: string, chainId: string): Promise<string | null>;
   /** The session each transfer of a transaction is credited to on `chainId` (not reversed), by log index. */
   transferHolders(txHash: string, chainId: string): Promise<ReadonlyMap<number, string>>;
 }
