@@ -205,6 +205,7 @@ await q(`DROP DATABASE "${name}" WITH (FORCE)`);
 await anvil?.stop();
 if (process.env.PROF_NO_CPU) process.exit(0);
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+console.log('profile', path.join(profDir, file));
 const profile = JSON.parse(readFileSync(path.join(profDir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
+import { pacedLoad } from './paced-load.mjs';
 import { cpuMs, freePort, rssMb, stopChild, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -115,16 +116,14 @@ function loadOnce(name, options) {
   });
 }
 
-/** The same load at half the measured maximum rate: the latency an operator sees with headroom. */
-async function halfLoad(name, max, options) {
-  const run = await load(`${name} at half load`, { ...options, overallRate: Math.max(1, Math.floor(max.rps / 2)) });
-  return {
-    name: `${name} at ${Math.floor(max.rps / 2)} req/s`,
-    rps: run.rps,
-    p50: run.p50,
-    p99: run.p99,
-    total: run.total,
-  };
+/**
+ * Half the measured maximum rate, sent at a steady pace (bench/paced-load.mjs): the latency an
+ * operator sees with headroom, measured from when each request was due.
+ */
+async function halfLoad(name, max, url, next) {
+  const rate = Math.max(1, Math.floor(max.rps / 2));
+  const run = await pacedLoad({ url, rate, seconds, next });
+  return { name: `${name} at ${rate} req/s`, rps: run.rps, p50: run.p50, p99: run.p99, total: run.total };
 }
 
 /** `kassa serve` started as `npm start` starts it (package.json), so its memory is what an operator sees. */
@@ -319,11 +318,13 @@ async function postgresSection(report) {
       },
       kassaMeter,
     );
-    results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, { url: kassa.url + getPath });
-    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, {
-      url: `${kassa.url}/checkout-sessions`,
-      requests: [{ setupRequest: (r) => ({ ...r, ...kassa.sign() }) }],
-    });
+    results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, kassa.url, () => ({
+      path: getPath,
+    }));
+    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, kassa.url, () => ({
+      path: '/checkout-sessions',
+      ...kassa.sign(),
+    }));
   });
   const r = await withPeakRss(reference.pid, async () => {
     results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
@@ -332,6 +333,11 @@ async function postgresSection(report) {
       { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] },
       refMeter,
     );
+    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, () => ({ path: getPath }));
+    results.createRefHalf = await halfLoad('POST create — reference', results.createRef, refUrl, () => ({
+      path: '/checkout-sessions',
+      ...refSign(),
+    }));
   });
   report.postgres = {
     results,
@@ -409,7 +415,9 @@ function print(report) {
       'createRef',
       'bind',
       'getKassaHalf',
+      'getRefHalf',
       'createKassaHalf',
+      'createRefHalf',
     ])
       row(results[key]);
     console.log(
