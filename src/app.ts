@@ -18,6 +18,7 @@ import { paymentLinksRouter } from './rest/payment-links.routes.js';
 import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
 import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
+import { createCheckoutLane } from './rest/create-lane.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -79,6 +80,8 @@ export function createApp({
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).
   const cachedRead = cachedSessionReads(ctx, logger, metrics);
+  // So are most creates (src/rest/create-lane.ts).
+  const createLane = createCheckoutLane(ctx, logger, metrics);
   // Express's `app(req, res)` calls `app.handle`: the one place every request enters (listen, createServer(app),
   // supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
@@ -89,6 +92,7 @@ export function createApp({
   };
   withHandle.handle = (req, res, next) => {
     if (cachedRead(req, res)) return;
+    if (createLane(req, res)) return;
     if (graphqlLane?.(req, res, () => handle(req, res, next), answeredByLane)) return;
     handle(req, res, next);
   };

@@ -1,15 +1,12 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindPayerTransaction } from '../domain/bind-transaction.js';
-import { toBindResponse, toMerchantView } from '../domain/checkout-session.views.js';
+import { toBindResponse } from '../domain/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
-import { invalid } from '../domain/errors.js';
-import { parseCreateCheckout } from './create-checkout.schema.js';
 import { methodNotAllowed } from './error-handler.js';
-import { readJsonBody } from './json-body.js';
-import { signedRequestOf } from './signed-request.js';
+import { rawBytes, readJsonBody } from './json-body.js';
+import { answerCreate } from './create-checkout.answer.js';
 import { clientAddressOf } from './client-address.js';
 import { readBindBody } from './bind-transaction.schema.js';
 
@@ -20,16 +17,16 @@ import { readBindBody } from './bind-transaction.schema.js';
 export function checkoutSessionsRouter(ctx: DomainContext): Router {
   const router = Router();
 
+  // Most creates are answered before Express (src/rest/create-lane.ts); this route takes the rest (a chunked or
+  // compressed body, a query string, another spelling of the path) with the same answerCreate.
   router.post('/checkout-sessions', async (req, res) => {
-    // Authentication runs before any look at the body; create keeps `{timestamp}.{rawBody}`
-    // (docs/api/rest.md#signing-a-merchant-call).
-    const result = await createSignedCheckoutSession(ctx, signedRequestOf(req, 'body'), () => {
-      const parsed = parseCreateCheckout(readJsonBody(req));
-      if (!parsed.ok) throw invalid(parsed.problems);
-      return { input: parsed.input, idempotencyKey: idempotencyKey(req) };
+    const answer = await answerCreate(ctx, {
+      headers: req.headers,
+      rawBody: rawBytes(req),
+      clientAddress: clientAddressOf(req),
     });
-    if (result.replayed) res.set('Idempotent-Replayed', 'true');
-    res.status(201).json(toMerchantView(result.session, ctx.checkoutBaseUrl));
+    if (answer.replayed) res.set('Idempotent-Replayed', 'true');
+    res.status(201).type('json').send(answer.body);
   });
   router.all('/checkout-sessions', methodNotAllowed(['POST']));
 
@@ -48,14 +45,4 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions/:id/bind-tx', methodNotAllowed(['POST']));
 
   return router;
-}
-
-// docs/api/rest.md#create-rules-and-limits: 1–255 printable characters, scoped to the organisation.
-function idempotencyKey(req: Request): string | undefined {
-  const key = req.get('idempotency-key');
-  if (key === undefined) return undefined;
-  if (!/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key) || key.trim() !== key) {
-    throw invalid(['Idempotency-Key must be 1 to 255 printable ASCII characters']);
-  }
-  return key;
 }

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
 import { RateLimitedError } from '../domain/throttle.js';
-import { errorBody, HttpError } from './http-error.js';
+import { errorBody, HttpError, type ErrorBody } from './http-error.js';
 
 /** The one mapping of domain error codes to HTTP statuses; a new code that is missing here fails to compile. */
 export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
@@ -15,31 +15,51 @@ export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
   gone: 410,
 };
 
+/** What an error is answered with: status, extra headers and the error body (docs/api/rest.md#errors). */
+export interface RestErrorAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ErrorBody;
+  /** Not a refusal Kassa meant: logged, answered 500 without internals. */
+  readonly unexpected: boolean;
+}
+
+/**
+ * The one mapping of errors to REST answers: the Express error handler and the routes answered before Express
+ * (src/rest/create-lane.ts) both send what this returns.
+ */
+export function restErrorAnswer(error: unknown): RestErrorAnswer {
+  if (error instanceof DomainError) {
+    const status = STATUS_BY_CODE[error.code];
+    // Validation problems are always a list; other refusals one sentence.
+    const message = error.code === 'invalid' ? error.messages : error.messages.join('; ');
+    const headers: Record<string, string> =
+      error instanceof RateLimitedError ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
+    return { status, headers, body: errorBody(status, message), unexpected: false };
+  }
+  if (error instanceof HttpError) {
+    return {
+      status: error.statusCode,
+      headers: error.headers,
+      body: errorBody(error.statusCode, error.body),
+      unexpected: false,
+    };
+  }
+  const status = bodyParserStatus(error);
+  if (status)
+    return { status: status.code, headers: {}, body: errorBody(status.code, status.message), unexpected: false };
+  return { status: 500, headers: {}, body: errorBody(500, 'Internal server error'), unexpected: true };
+}
+
 /**
  * Every error leaves as the error body (docs/api/rest.md#errors); anything unexpected is a logged 500 without
  * internals.
  */
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (res.headersSent) return;
-  if (error instanceof DomainError) {
-    const status = STATUS_BY_CODE[error.code];
-    // Validation problems are always a list; other refusals one sentence.
-    const message = error.code === 'invalid' ? error.messages : error.messages.join('; ');
-    if (error instanceof RateLimitedError) res.set('Retry-After', String(error.retryAfterSeconds));
-    res.status(status).json(errorBody(status, message));
-    return;
-  }
-  if (error instanceof HttpError) {
-    res.set(error.headers).status(error.statusCode).json(errorBody(error.statusCode, error.body));
-    return;
-  }
-  const status = bodyParserStatus(error);
-  if (status) {
-    res.status(status.code).json(errorBody(status.code, status.message));
-    return;
-  }
-  req.log?.error({ err: error }, 'unhandled error');
-  res.status(500).json(errorBody(500, 'Internal server error'));
+  const answer = restErrorAnswer(error);
+  if (answer.unexpected) req.log?.error({ err: error }, 'unhandled error');
+  res.set(answer.headers).status(answer.status).json(answer.body);
 };
 
 /** Unknown routes get the spec's error body too. */

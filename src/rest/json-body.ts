@@ -28,14 +28,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * PostgreSQL cannot store (NUL, unpaired surrogates).
  */
 export function readJsonBody(req: Request): unknown {
-  const type = req.headers['content-type'];
+  return readJsonBytes(req.headers['content-type'], rawBytes(req));
+}
+
+/** readJsonBody's rules for a body read outside Express (src/rest/create-lane.ts): its Content-Type and bytes. */
+export function readJsonBytes(type: string | undefined, bytes: Buffer): unknown {
   if (!type || !/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
     throw new HttpError(415, 'Content-Type must be application/json');
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8')
     throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
-  const bytes = rawBytes(req);
   if (bytes.length === 0) throw new HttpError(400, ['Request body must be a JSON object']);
   let text: string;
   try {

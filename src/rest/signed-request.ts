@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Request } from 'express';
 import type { SignedRequest } from '../domain/authenticate-merchant.js';
 import { clientAddressOf } from './client-address.js';
@@ -9,14 +10,31 @@ import { rawBytes } from './json-body.js';
  * target, the path and query exactly as in the request line, not decoded.
  */
 export function signedRequestOf(req: Request, covers: 'body' | 'request'): SignedRequest {
+  return signedRequestFrom(
+    { headers: req.headers, rawBody: rawBytes(req), clientAddress: clientAddressOf(req) },
+    covers === 'request' ? { method: req.method, target: requestTarget(req) } : null,
+  );
+}
+
+/** signedRequestOf for a request read outside Express (src/rest/create-lane.ts). */
+export function signedRequestFrom(
+  call: { readonly headers: IncomingHttpHeaders; readonly rawBody: Buffer; readonly clientAddress: string },
+  request: SignedRequest['request'],
+): SignedRequest {
   return {
-    apiKey: req.get('x-service-key'),
-    timestamp: req.get('x-service-timestamp'),
-    signature: req.get('x-service-signature'),
-    rawBody: rawBytes(req),
-    request: covers === 'request' ? { method: req.method, target: requestTarget(req) } : null,
-    clientAddress: clientAddressOf(req),
+    apiKey: header(call.headers, 'x-service-key'),
+    timestamp: header(call.headers, 'x-service-timestamp'),
+    signature: header(call.headers, 'x-service-signature'),
+    rawBody: call.rawBody,
+    request,
+    clientAddress: call.clientAddress,
   };
+}
+
+// As Express's req.get reads it: Node joins a repeated header into one string.
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**

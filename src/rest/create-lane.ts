@@ -1,0 +1,59 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DomainContext } from '../domain/context.js';
+import type { Logger } from '../logging.js';
+import type { Metrics } from '../metrics.js';
+import { logRequest } from '../request-log.js';
+import { compileTrustProxy, upgradeClientAddress } from './client-address.js';
+import { answerCreate } from './create-checkout.answer.js';
+import { BODY_LIMIT_BYTES } from './json-body.js';
+import { readWholeBody, sendError, sendJson } from './lane.js';
+
+const PATH = '/checkout-sessions';
+const REPLAYED = { 'Idempotent-Replayed': 'true' } as const;
+
+/**
+ * POST /checkout-sessions answered before Express sees the request (docs/benchmarks.md): Express's router, its
+ * middleware and body parser cost more CPU than the rest of a create. It takes a request the route would read the
+ * same way — this exact path, a body of known length within the limit, not compressed — with the same request log
+ * line and metrics, calls the route's own answerCreate, and answers errors through the one error mapping. Anything
+ * else returns false and goes through Express, whose route calls answerCreate too.
+ */
+export function createCheckoutLane(
+  ctx: DomainContext,
+  logger: Logger,
+  metrics: Metrics,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const trust = compileTrustProxy(ctx.requestGuard.trustProxy);
+  return (req, res) => {
+    if (req.method !== 'POST' || req.url !== PATH) return false;
+    const { headers } = req;
+    const length = Number(headers['content-length']);
+    if (!Number.isInteger(length) || length <= 0 || length > BODY_LIMIT_BYTES) return false;
+    if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;
+    metrics.timeRequest(req, res, PATH);
+    logRequest(logger, req, res);
+    void serve(req, res);
+    return true;
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let rawBody: Buffer;
+    try {
+      rawBody = await readWholeBody(req);
+    } catch {
+      // The client went away before its body arrived: nobody to answer.
+      res.destroy();
+      return;
+    }
+    try {
+      const answer = await answerCreate(ctx, {
+        headers: req.headers,
+        rawBody,
+        clientAddress: upgradeClientAddress(req, trust),
+      });
+      sendJson(res, 201, answer.body, answer.replayed ? REPLAYED : undefined);
+    } catch (error) {
+      sendError(req, res, error);
+    }
+  }
+}

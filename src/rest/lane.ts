@@ -1,0 +1,43 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { restErrorAnswer } from './error-handler.js';
+import { weakEtag } from './weak-etag.js';
+
+/**
+ * What the routes answered before Express (src/rest/create-lane.ts, src/rest/cached-session-reads.ts,
+ * src/graphql/graphql-lane.ts) share: the whole body of a request, and a JSON answer with the headers Express's
+ * `res.json` gives it (Content-Type, Content-Length, its weak ETag), so either way a request is answered the same.
+ */
+
+/** The request's body, all of it; rejects when the client goes away before it arrived. */
+export function readWholeBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('request aborted')));
+  });
+}
+
+/** Sends `body` (JSON) as Express's res.json would, with `headers` besides. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: Buffer,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  res.statusCode = status;
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.setHeader('ETag', weakEtag(body));
+  res.end(body);
+}
+
+/** Answers `error` as the Express error handler would (restErrorAnswer), logging what was not meant. */
+export function sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  if (res.headersSent) return;
+  const answer = restErrorAnswer(error);
+  if (answer.unexpected) req.log.error({ err: error }, 'unhandled error');
+  sendJson(res, answer.status, Buffer.from(JSON.stringify(answer.body), 'utf8'), answer.headers);
+}
