@@ -31,6 +31,16 @@ export function commandRun(): CommandRun {
   return run;
 }
 
+/**
+ * Stops following commands through async calls. The `kassa` binary runs one command, and calls this once the
+ * command returns: `serve` keeps running after that, and an AsyncLocalStorage left enabled makes Node run a hook on
+ * every promise the server makes (docs/benchmarks.md). A command that ran is over by then; nothing asks
+ * `commandRun()` again.
+ */
+export function forgetCommandRuns(): void {
+  current.disable();
+}
+
 export function terminal(): Terminal {
   return commandRun().terminal;
 }

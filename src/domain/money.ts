@@ -57,13 +57,71 @@ export function fromBaseUnits(units: bigint, tokenDecimals: number): Decimal {
  * whole number of steps, so it is exactly what a wallet can send on each of them.
  */
 export function amountStep(tokenDecimals: readonly number[]): Decimal {
-  const coarsest = Math.min(WIRE_DECIMALS, ...tokenDecimals);
-  return new Decimal(10).pow(-coarsest);
+  return STEPS[stepPlaces(tokenDecimals)]!;
 }
+
+/** The fractional digits of {@link amountStep}: min(8, the fewest decimals among the tokens). */
+export function stepPlaces(tokenDecimals: readonly number[]): number {
+  return Math.max(0, Math.min(WIRE_DECIMALS, ...tokenDecimals));
+}
+
+// 10^-0 … 10^-8, made once (Decimals are immutable, so every quote may share them).
+const STEPS: readonly Decimal[] = Array.from({ length: WIRE_DECIMALS + 1 }, (_, places) =>
+  new Decimal(10).pow(-places),
+);
 
 /** Rounds towards +∞ to a whole number of `step`s: the payer never sends less than the fiat total. */
 export function roundUpToStep(value: Decimal, step: Decimal): Decimal {
   return value.dividedBy(step).toDecimalPlaces(0, Decimal.ROUND_CEIL).times(step);
+}
+
+/**
+ * `dividend / divisor` rounded towards +∞ to `places` fractional digits, exactly: what
+ * `roundUpToStep(dividend.dividedBy(divisor), 10^-places)` gives, in integer arithmetic on the
+ * decimal digits instead of an 80-digit division (a create prices six assets: docs/benchmarks.md).
+ * The divisor must not be zero.
+ */
+export function ceilQuotient(dividend: Decimal, divisor: Decimal, places: number): Decimal {
+  const a = scaledInteger(dividend);
+  const b = scaledInteger(divisor);
+  // dividend / divisor × 10^places = (a.units × 10^(b.places + places)) / (b.units × 10^a.places)
+  const numerator = a.units * POWERS_OF_TEN(b.places + places);
+  const denominator = b.units * POWERS_OF_TEN(a.places);
+  let quotient = numerator / denominator;
+  if (quotient * denominator !== numerator && numerator < 0n === denominator < 0n) quotient += 1n;
+  return new Decimal(withPoint(quotient, places));
+}
+
+/** A Decimal as an integer count of 10^-places (its plain digits without the point). */
+function scaledInteger(value: Decimal): { readonly units: bigint; readonly places: number } {
+  let known = SCALED.get(value);
+  if (known === undefined) {
+    const text = value.toFixed();
+    const point = text.indexOf('.');
+    known =
+      point < 0
+        ? { units: BigInt(text), places: 0 }
+        : { units: BigInt(text.slice(0, point) + text.slice(point + 1)), places: text.length - point - 1 };
+    SCALED.set(value, known);
+  }
+  return known;
+}
+
+// A rate's price is the same Decimal for every quote made while the rate book holds it.
+const SCALED = new WeakMap<Decimal, { readonly units: bigint; readonly places: number }>();
+
+const TENS: bigint[] = [1n];
+function POWERS_OF_TEN(exponent: number): bigint {
+  while (TENS.length <= exponent) TENS.push(TENS[TENS.length - 1]! * 10n);
+  return TENS[exponent]!;
+}
+
+/** `units` × 10^-places as plain decimal text. */
+function withPoint(units: bigint, places: number): string {
+  if (places === 0) return units.toString();
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(places + 1, '0');
+  return `${negative ? '-' : ''}${digits.slice(0, -places)}.${digits.slice(-places)}`;
 }
 
 /**

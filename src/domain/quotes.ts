@@ -1,6 +1,6 @@
 import { ASSET_IDS, type AssetTicker } from './assets.js';
 import type { CryptoQuote, SessionNetwork } from './checkout-session.js';
-import { amountStep, roundUpToStep, type Decimal } from './money.js';
+import { amountStep, ceilQuotient, stepPlaces, type Decimal } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
 import type { AmountClaimRequest } from './payment-ports.js';
 import type { TxStore } from './ports.js';
@@ -47,8 +47,9 @@ export function priceQuotes(
   networks: readonly SessionNetwork[],
 ): CryptoQuote[] {
   return rates.map((rate) => {
-    const step = amountStep(carriers(registry, networks, rate.ticker).map((c) => c.decimals));
-    const baseAmount = roundUpToStep(totalFiat.dividedBy(rate.unitPriceFiat), step);
+    const decimals = carriers(registry, networks, rate.ticker).map((c) => c.decimals);
+    const baseAmount = ceilQuotient(totalFiat, rate.unitPriceFiat, stepPlaces(decimals));
+    const step = amountStep(decimals);
     return {
       ticker: rate.ticker,
       assetId: ASSET_IDS[rate.ticker],

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  amountStep,
+  ceilQuotient,
   Decimal,
+  roundUpToStep,
   WIRE_DECIMALS,
   formatAmount,
   fractionalDigits,
@@ -243,5 +246,44 @@ describe('quote properties', () => {
         expect(amount.minus(d('0.00000001')).times(price).lt(total)).toBe(true);
       }),
     );
+  });
+});
+
+describe('ceilQuotient (quoting without an 80-digit division)', () => {
+  const scaled = (units: bigint, places: number) =>
+    new Decimal(units.toString()).dividedBy(new Decimal(10).pow(places));
+
+  it('gives what roundUpToStep(total / price, step) gives, for totals, prices and steps of every size', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 22n }),
+        fc.integer({ min: 0, max: 10 }),
+        fc.bigInt({ min: 1n, max: 10n ** 18n }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        (totalUnits, totalPlaces, priceUnits, pricePlaces, stepPlaces) => {
+          const total = scaled(totalUnits, totalPlaces);
+          const price = scaled(priceUnits, pricePlaces);
+          const step = amountStep([stepPlaces]);
+          const fast = ceilQuotient(total, price, stepPlaces);
+          expect(fast.toFixed()).toBe(roundUpToStep(total.dividedBy(price), step).toFixed());
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    ['105', '97250.12', 8, '0.0010797'],
+    ['1', '3', 8, '0.33333334'],
+    ['10894.55', '1.0002', 6, '10892.371526'],
+    ['6', '3', 8, '2'],
+    ['0.00000001', '100000', 8, '0.00000001'],
+  ])('%s / %s rounded up to %i places is %s', (total, price, places, expected) => {
+    expect(ceilQuotient(d(total), d(price), places).toString()).toBe(expected);
+  });
+
+  it('rounds towards +∞ for a negative quotient too', () => {
+    expect(ceilQuotient(d('-1'), d('3'), 2).toString()).toBe('-0.33');
   });
 });
