@@ -1,7 +1,7 @@
-import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { CreateBatcher } from './create-batcher.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports.js';
-import { formatAmount } from '../domain/money.js';
+import type { AmountClaimRequest } from '../domain/payment-ports.js';
 
 /**
  * Rows as kassa_create_checkout_session() (migration 20261123140000_hot_paths) takes them:
@@ -87,10 +87,7 @@ export function networkRows(session: CheckoutSession): Array<Record<string, unkn
   }));
 }
 
-/** The SQLSTATE kassa_create_checkout_session raises when the payment link takes no more payers. */
-const LINK_UNAVAILABLE = 'KL001';
-
-type Claim = NewSessionWrite['claims'][number];
+type Claim = AmountClaimRequest;
 
 /**
  * The step each unique amount tries first: the one after the last this process handed out
@@ -121,44 +118,37 @@ function hintKey(claim: Claim): string {
   return `${claim.ticker}|${claim.baseAmount.toFixed()}|${claim.step.toFixed()}|${wallets.join(',')}`;
 }
 
-/** Create's one statement (docs/benchmarks.md): everything it writes, committed at once or not at all. */
-export async function createSessionInOneStatement(
-  prisma: PrismaClient,
+/**
+ * Create's write (docs/benchmarks.md): everything it writes, committed at once or not at all, in one statement
+ * with the other creates the batcher gathered meanwhile (src/db/create-batcher.ts).
+ */
+export async function writeNewSession(
+  batcher: CreateBatcher,
   write: NewSessionWrite,
   hints = new OffsetHints(),
 ): Promise<NewSessionOutcome> {
   const { session } = write;
-  const tries = write.claims.map((claim) => hints.first(claim));
-  // Quotes and event carry the amounts of the steps tried: the statement rewrites only those it could not claim.
-  const quotes = quoteRows(session);
-  let payload = write.event.payload;
-  write.claims.forEach((claim, index) => {
-    const step = tries[index]!;
-    if (step === 0) return;
-    const amount = claim.baseAmount.plus(claim.step.times(step));
-    quotes[claim.position] = { ...quotes[claim.position], amount: amount.toFixed(), offset_steps: step };
-    payload = withValueAt(payload, write.amountPath(claim.position), formatAmount(amount));
-  });
   const argument = {
     session: sessionRow(session),
     items: itemRows(session),
-    quotes,
+    // Quotes and event carry the amounts of the steps to try: the statement rewrites only those it could not claim.
+    quotes: quoteRows(session),
     networks: networkRows(session),
-    claims: write.claims.map((claim, index) => ({
+    claims: write.claims.map((claim) => ({
       position: claim.position,
       ticker: claim.ticker,
       base: claim.baseAmount.toFixed(),
       step: claim.step.toFixed(),
       networks: claim.wallets.map((wallet) => wallet.network),
       wallets: claim.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
-      try: tries[index],
+      try: session.quotes[claim.position]!.offsetSteps,
     })),
     max_steps: write.maxSteps,
     cause: write.cause,
     event: {
       id: write.event.id,
       type: write.event.type,
-      payload,
+      payload: write.event.payload,
       created_at: write.event.createdAt.toISOString(),
     },
     amount_paths: session.quotes.map((_, position) => write.amountPath(position)),
@@ -170,19 +160,8 @@ export async function createSessionInOneStatement(
     idempotency: write.idempotency && { key: write.idempotency.key, request_hash: write.idempotency.requestHash },
     link: write.linkUse && { id: write.linkUse.linkId, now: write.linkUse.at.toISOString() },
   };
-  let result: {
-    offsets?: Record<string, number | null>;
-    replay?: { request_hash: string; session_id: string };
-    replayed_signature?: true;
-  };
-  try {
-    const rows = await prisma.$queryRaw<Array<{ result: typeof result }>>`
-      SELECT kassa_create_checkout_session(${JSON.stringify(argument)}::jsonb) AS result`;
-    result = rows[0]!.result;
-  } catch (error) {
-    if (sqlState(error) === LINK_UNAVAILABLE) return { kind: 'link_unavailable' };
-    throw error;
-  }
+  const result = await batcher.write(JSON.stringify(argument));
+  if (result.link_unavailable) return { kind: 'link_unavailable' };
   if (result.replayed_signature) return { kind: 'replayed_signature' };
   if (result.replay)
     return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
@@ -190,29 +169,4 @@ export async function createSessionInOneStatement(
   for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
   for (const claim of write.claims) hints.learn(claim, offsets.get(claim.position) ?? null, write.maxSteps);
   return { kind: 'created', offsets };
-}
-
-/** `value` with `path` set to `leaf`, copying only the objects and arrays along the path. */
-function withValueAt(value: unknown, path: readonly string[], leaf: unknown): unknown {
-  if (path.length === 0) return leaf;
-  const [head, ...rest] = path as [string, ...string[]];
-  if (Array.isArray(value)) {
-    const copy = [...value];
-    copy[Number(head)] = withValueAt(copy[Number(head)], rest, leaf);
-    return copy;
-  }
-  const object = (value ?? {}) as Record<string, unknown>;
-  return { ...object, [head]: withValueAt(object[head], rest, leaf) };
-}
-
-/** The PostgreSQL error code behind a Prisma raw-query error, wherever this Prisma version puts it. */
-function sqlState(error: unknown): string | undefined {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return undefined;
-  const meta = error.meta as
-    { code?: string; driverAdapterError?: { cause?: { originalCode?: string; code?: string } } } | undefined;
-  return (
-    meta?.driverAdapterError?.cause?.originalCode ??
-    meta?.code ??
-    (error.message.includes(LINK_UNAVAILABLE) ? LINK_UNAVAILABLE : undefined)
-  );
 }

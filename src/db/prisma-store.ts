@@ -14,7 +14,8 @@ import { PrismaApiKeyStore } from './api-key.store.js';
 import { findIdempotencyKey, PrismaTxStore } from './tx-store.js';
 import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
 import { SILENT_FEED, type ChangeFeed } from './change-feed.js';
-import { createSessionInOneStatement, OffsetHints } from './create-session.store.js';
+import { writeNewSession, OffsetHints } from './create-session.store.js';
+import { CreateBatcher } from './create-batcher.js';
 import { ReadCache } from './read-cache.js';
 import { createWebhookStore } from './webhook.store.js';
 
@@ -51,6 +52,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
   feed.subscribe('kassa_checkout_session', (id) => sessionCache.invalidate(id));
   feed.onReset(() => sessionCache.clear());
   const offsetHints = new OffsetHints();
+  const createBatcher = new CreateBatcher(prisma);
   const organisations = cachedOrganisations(new PrismaOrganisationStore(prisma), feed, () => sessionCache.clear());
   /** Runs a transaction and drops every session it locked or wrote from the cache once it ends. */
   const transaction = async <T>(work: (tx: PrismaTxStore) => Promise<T>): Promise<T> => {
@@ -74,7 +76,8 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
     webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
-    createSession: (write) => createSessionInOneStatement(prisma, write, offsetHints),
+    createSession: (write) => writeNewSession(createBatcher, write, offsetHints),
+    offsetsToTry: (claims) => claims.map((claim) => offsetHints.first(claim)),
     transaction,
     lockSessionsDueForExpiry(now, inflightGraceMinutes, limit, work) {
       const lock = (tx: Tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit));

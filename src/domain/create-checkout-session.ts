@@ -56,7 +56,8 @@ export async function createCheckoutSession(
   origin: SessionOrigin = MERCHANT_API_ORIGIN,
   signature: UnusedSignature | null = null,
 ): Promise<CreateCheckoutResult> {
-  const requestHash = origin.requestHash ?? hashRequest(input);
+  // Only an Idempotency-Key needs the request's hash (it tells a retry from another request).
+  const requestHash = () => origin.requestHash ?? hashRequest(input);
   let draft: CheckoutSession;
   try {
     draft = await draftSession(ctx, merchant, input, origin);
@@ -69,32 +70,40 @@ export async function createCheckoutSession(
         ? null
         : await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
     if (!existing) throw error;
-    return replay(ctx, existing.sessionId, existing.requestHash, requestHash);
+    return replay(ctx, existing.sessionId, existing.requestHash, requestHash());
   }
 
+  // Each unique amount is written at the step the store expects to be free (docs/payment-rules.md, rule 4); the
+  // write claims another only when that one is taken, so the session and its event usually stand as drafted here.
+  const claims = amountClaims(draft.quotes, ctx.networks, draft.networks);
+  const tries = ctx.store.offsetsToTry(claims);
+  const session: CheckoutSession = { ...draft, quotes: withOffsets(draft.quotes, (position) => tries[position]) };
   const outcome = await ctx.store.createSession({
-    session: draft,
-    claims: amountClaims(draft.quotes, ctx.networks, draft.networks),
+    session,
+    claims,
     maxSteps: UNIQUE_AMOUNT_MAX_STEPS,
     cause: origin.cause,
-    event: outboxEvent(ctx, draft, 'checkout_session.created', draft.createdAt),
+    event: outboxEvent(ctx, session, 'checkout_session.created', session.createdAt),
     amountPath: merchantViewAmountPath,
     signature,
-    idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash },
-    linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: draft.createdAt } : null,
+    idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash() },
+    linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: session.createdAt } : null,
   });
   switch (outcome.kind) {
     case 'replayed_signature':
       throw unauthorised(REPLAYED_MESSAGE);
     case 'replay':
-      return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash);
+      return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash());
     case 'link_unavailable':
       throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
-    case 'created':
+    case 'created': {
+      const taken = (position: number) => outcome.offsets.get(position) ?? 0;
+      const asTried = session.quotes.every((quote, position) => quote.offsetSteps === taken(position));
       return {
-        session: { ...draft, quotes: withOffsets(draft.quotes, (position) => outcome.offsets.get(position)) },
+        session: asTried ? session : { ...session, quotes: withOffsets(draft.quotes, taken) },
         replayed: false,
       };
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import type { BoundTransactionTxStore, ChainLedger } from './chain-ports.js';
 import type { CheckoutSession } from './checkout-session.js';
 import type { ApiKeyStore, OrganisationStore } from './organisation-ports.js';
 import type { PaymentLinkStore } from './payment-link.js';
-import type { PaymentTxStore } from './payment-ports.js';
+import type { AmountClaimRequest, PaymentTxStore } from './payment-ports.js';
 import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore } from './session-ports.js';
 import type { WebhookStore } from './webhook-ports.js';
 
@@ -28,6 +28,12 @@ export interface Store {
    * amounts, its items, quotes, networks, history row and outbox event.
    */
   createSession(write: NewSessionWrite): Promise<NewSessionOutcome>;
+  /**
+   * Per claim, in the claims' order, the step of its unique amount most likely free: a guess
+   * from this instance's own past writes, made without a round trip (0 when it has none).
+   * createSession claims it, or the smallest free step when it is taken.
+   */
+  offsetsToTry(claims: readonly AmountClaimRequest[]): number[];
   /** Runs `work` in one database transaction; everything it writes commits or nothing does. */
   transaction<T>(work: (tx: TxStore) => Promise<T>): Promise<T>;
   /**

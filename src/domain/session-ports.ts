@@ -68,16 +68,22 @@ export interface SessionPatch {
 
 /** A new session as create writes it (Store.createSession). */
 export interface NewSessionWrite {
-  /** The session with its quotes at their base amounts; the claimed offsets are applied on write. */
+  /**
+   * The session with each quote at the step to claim first (`offsetSteps`, Store.offsetsToTry); a step
+   * taken meanwhile is replaced by the smallest free one, and the outcome says which was claimed.
+   */
   readonly session: CheckoutSession;
   /** Per quote position, the amount to make unique (UNIQUE_AMOUNT_MAX_STEPS tries at most). */
   readonly claims: ReadonlyArray<AmountClaimRequest & { readonly position: number }>;
   readonly maxSteps: number;
   /** The history row's cause. */
   readonly cause: string;
-  /** The `checkout_session.created` event, its payload showing the base amounts. */
+  /** The `checkout_session.created` event, its payload showing the session as given. */
   readonly event: OutboxEvent;
-  /** Where quote `position`'s amount sits in the event's payload: it is set to the claimed amount (8 decimals). */
+  /**
+   * Where quote `position`'s amount sits in the event's payload: set to the claimed amount (8 decimals) when that
+   * is not the one tried.
+   */
   readonly amountPath: (position: number) => readonly string[];
   /** The merchant's signature, recorded as used in the same write (docs/api/rest.md#signing-a-merchant-call). */
   readonly signature: { readonly apiKeyId: string; readonly signature: string; readonly keepUntil: Date } | null;

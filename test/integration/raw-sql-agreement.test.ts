@@ -17,8 +17,12 @@ import { expectedShape } from '../support/schema-shape.js';
  */
 
 const schema = expectedShape(getDmmf(readFileSync(path.join(PACKAGE_ROOT, 'prisma/schema.prisma'), 'utf8')));
-// The function as first written and as it stands (20261126200000_create_hinted_amounts replaces it): both are held.
-const hotPaths = ['20261123140000_hot_paths', '20261126200000_create_hinted_amounts']
+// The function as first written and as each later migration replaced it: all are held.
+const hotPaths = [
+  '20261123140000_hot_paths',
+  '20261126200000_create_hinted_amounts',
+  '20261128100000_create_in_batches',
+]
   .map((name) => readFileSync(path.join(PACKAGE_ROOT, `prisma/migrations/${name}/migration.sql`), 'utf8'))
   .join('\n');
 
@@ -136,5 +140,8 @@ describe('the hot-path SQL of migration 20261123140000_hot_paths', () => {
     for (const [, alias, column] of references) expect(columnsOf(aliases[alias!]!)).toContain(column);
     for (const [, column] of hotPaths.matchAll(/UPDATE "payment_links" SET "(\w+)"/g))
       expect(columnsOf('payment_links')).toContain(column);
+    // DELETE FROM "table" WHERE "column" = … AND …;
+    for (const [, table, where] of hotPaths.matchAll(/DELETE FROM "(\w+)"\s+WHERE ([^;]*);/g))
+      for (const [, column] of where!.matchAll(/"(\w+)"\s*=/g)) expect(columnsOf(table!)).toContain(column);
   });
 });
