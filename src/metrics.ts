@@ -1,16 +1,18 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express, type Request, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { HttpError } from './rest/http-error.js';
+import type { Logger } from './logging.js';
+import { finishRequestLog, startRequestLog } from './request-log.js';
 
 /** Prometheus metrics of one Kassa instance, served at GET /metrics. */
 export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: RequestHandler;
-  /** What httpRequests does for one request; `route` labels a request answered outside Express's router. */
-  readonly timeRequest: (req: IncomingMessage, res: ServerResponse, route?: string) => void;
+  /** Counts one finished request in the request-duration histogram. */
+  readonly observeRequest: (method: string, route: string, status: number, seconds: number) => void;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   /** Newest block the chain's RPC reported, per network. */
   readonly chainHead: Gauge<'network'>;
@@ -61,20 +63,28 @@ export function createMetrics(): Metrics {
     labelNames: ['network'] as const,
     registers: [registry],
   });
-  const timeRequest = (req: IncomingMessage, res: ServerResponse, route?: string) => {
-    const end = duration.startTimer();
+  const observeRequest = (method: string, route: string, status: number, seconds: number) =>
+    duration.observe({ method, route, status: String(status) }, seconds);
+  const httpRequests: RequestHandler = (req, res, next) => {
+    const started = performance.now();
     res.on('finish', () => {
       // Only matched route patterns become labels (never raw paths), so label cardinality stays bounded.
-      const matched = (req as Request).route?.path as string | undefined;
-      const label = route ?? (matched ? `${(req as Request).baseUrl}${matched}` : 'unmatched');
-      end({ method: req.method ?? 'GET', route: label, status: String(res.statusCode) });
+      const matched = req.route?.path as string | undefined;
+      const label = matched ? `${req.baseUrl}${matched}` : 'unmatched';
+      observeRequest(req.method, label, res.statusCode, (performance.now() - started) / 1000);
     });
-  };
-  const httpRequests: RequestHandler = (req, res, next) => {
-    timeRequest(req, res);
     next();
   };
-  return { registry, httpRequests, timeRequest, jobRuns, chainHead, chainCursor, paymentsRecorded, reorgs };
+  return {
+    registry,
+    httpRequests,
+    observeRequest,
+    jobRuns,
+    chainHead,
+    chainCursor,
+    paymentsRecorded,
+    reorgs,
+  };
 }
 
 /**
@@ -114,4 +124,22 @@ export function createMetricsApp(metrics: Metrics, token: string | null): Expres
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
+}
+
+/**
+ * What the request log and the metrics record of a request answered outside Express (the lanes of src/app.ts),
+ * with one listener for both: its id and logger now, its duration and log line when it finishes.
+ */
+export function trackLaneRequest(
+  metrics: Metrics,
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+): void {
+  const started = startRequestLog(logger, req, res);
+  res.once('finish', () => {
+    metrics.observeRequest(req.method ?? 'GET', route, res.statusCode, (performance.now() - started) / 1000);
+    finishRequestLog(logger, req, res, started);
+  });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { redactMisplacedSecret, type Logger } from './logging.js';
 
@@ -13,6 +13,20 @@ declare module 'node:http' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const APP_LOGGER = Symbol('kassa.appLogger');
+const CHILD_LOGGER = Symbol('kassa.requestLogger');
+
+type LoggedRequest = IncomingMessage & { [APP_LOGGER]?: Logger; [CHILD_LOGGER]?: Logger };
+
+// `req.log` is made on first use, from the app's logger and the request's id: one getter for every request instead
+// of a property defined on each (docs/benchmarks.md). A request no app has logged has none.
+Object.defineProperty(IncomingMessage.prototype, 'log', {
+  configurable: true,
+  get(this: LoggedRequest): Logger | undefined {
+    const logger = this[APP_LOGGER];
+    return logger && (this[CHILD_LOGGER] ??= logger.child({ reqId: this.id }));
+  },
+});
 
 /**
  * One JSON line per request when it ends ("request completed", with the request, the
@@ -30,30 +44,36 @@ export function requestLog(logger: Logger): RequestHandler {
 
 /** What requestLog does for one request; also used where a request is answered outside Express. */
 export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  const started = startRequestLog(logger, req, res);
+  res.once('finish', () => finishRequestLog(logger, req, res, started));
+}
+
+/**
+ * The first half of logRequest, for a caller that hears the response finish itself (src/app.ts times and logs a
+ * request answered outside Express with one listener): gives the request its id and logger; returns its start time.
+ */
+export function startRequestLog(logger: Logger, req: IncomingMessage, res: ServerResponse): number {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
   req.id = id;
-  let child: Logger | null = null;
-  Object.defineProperty(req, 'log', {
-    configurable: true,
-    enumerable: false,
-    get: () => (child ??= logger.child({ reqId: id })),
-  });
-  const started = performance.now();
-  res.once('finish', () => {
-    const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
-    logger[level](
-      {
-        reqId: id,
-        req: serialise(req),
-        res: { statusCode: res.statusCode },
-        responseTime: Math.round(performance.now() - started),
-      },
-      'request completed',
-    );
-  });
+  (req as LoggedRequest)[APP_LOGGER] = logger;
+  return performance.now();
+}
+
+/** The line logRequest writes when the response has finished. */
+export function finishRequestLog(logger: Logger, req: IncomingMessage, res: ServerResponse, started: number): void {
+  const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    {
+      reqId: req.id,
+      req: serialise(req),
+      res: { statusCode: res.statusCode },
+      responseTime: Math.round(performance.now() - started),
+    },
+    'request completed',
+  );
 }
 
 function serialise(req: IncomingMessage & { originalUrl?: string }) {

@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import { cachedCheckoutSession } from '../domain/get-checkout-session.js';
 import type { Logger } from '../logging.js';
-import type { Metrics } from '../metrics.js';
-import { logRequest } from '../request-log.js';
+import { trackLaneRequest, type Metrics } from '../metrics.js';
 import { publicViewResponse } from './public-view-response.js';
 
 const SESSION_PATH = /^\/checkout-sessions\/([0-9a-fA-F-]{36})$/;
@@ -33,8 +32,7 @@ export function cachedSessionReads(
     const session = cachedCheckoutSession(ctx, match[1]!);
     if (session === undefined) return false;
     const { body, etag } = publicViewResponse(session);
-    metrics.timeRequest(req, res, ROUTE);
-    logRequest(logger, req, res);
+    trackLaneRequest(metrics, logger, req, res, ROUTE);
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', body.length);

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import type { Logger } from '../logging.js';
-import type { Metrics } from '../metrics.js';
-import { logRequest } from '../request-log.js';
+import { trackLaneRequest, type Metrics } from '../metrics.js';
 import { compileTrustProxy, upgradeClientAddress } from './client-address.js';
 import { answerCreate } from './create-checkout.answer.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
@@ -30,8 +29,7 @@ export function createCheckoutLane(
     const length = Number(headers['content-length']);
     if (!Number.isInteger(length) || length <= 0 || length > BODY_LIMIT_BYTES) return false;
     if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;
-    metrics.timeRequest(req, res, PATH);
-    logRequest(logger, req, res);
+    trackLaneRequest(metrics, logger, req, res, PATH);
     void serve(req, res);
     return true;
   };
