@@ -14,12 +14,14 @@ class Housekeeping {
 
   constructor(private readonly forget: (now: Date) => Promise<unknown>) {}
 
-  due(now: Date): void {
+  /** `now`: the caller's clock, as a Date or epoch milliseconds. */
+  due(now: Date | number): void {
+    const nowMs = typeof now === 'number' ? now : now.getTime();
     // Tests move the clock both ways; either direction by the interval is due.
-    if (Math.abs(now.getTime() - this.lastRunAt) < FORGET_INTERVAL_MS) return;
-    this.lastRunAt = now.getTime();
+    if (Math.abs(nowMs - this.lastRunAt) < FORGET_INTERVAL_MS) return;
+    this.lastRunAt = nowMs;
     // Not awaited: a request does not wait for housekeeping; a failure is retried next time.
-    this.forget(now).catch(() => {
+    this.forget(new Date(nowMs)).catch(() => {
       this.lastRunAt = Number.NEGATIVE_INFINITY;
     });
   }
@@ -62,8 +64,8 @@ export function localBudget(limit: number): number {
 
 interface SharedWindow {
   readonly key: string;
-  readonly windowStart: Date;
-  readonly windowEnd: Date;
+  readonly windowStart: number;
+  readonly windowEnd: number;
   /** The shared count as the database last answered it (this instance's writes and everyone else's). */
   known: number;
   /** Hits counted here and not written yet. */
@@ -80,43 +82,52 @@ interface SharedWindow {
  */
 export class PrismaRateLimitCounters implements RateLimitCounters {
   private readonly housekeeping: Housekeeping;
+  /** Each key's current window. */
   private readonly windows = new Map<string, SharedWindow>();
+  /** Windows that ended with hits still to write. */
+  private ended: SharedWindow[] = [];
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly prisma: PrismaClient) {
     this.housekeeping = new Housekeeping(async (now) => {
-      for (const [id, window] of this.windows)
-        if (window.windowEnd <= now && window.pending === 0) this.windows.delete(id);
+      for (const [key, window] of this.windows)
+        if (window.windowEnd <= now.getTime() && window.pending === 0) this.windows.delete(key);
       await prisma.$executeRaw`DELETE FROM rate_limit_counters WHERE expires_at < ${now}`;
     });
   }
 
-  async hit(hits: readonly CounterHit[], now: Date): Promise<number[]> {
+  hitInMemory(hits: readonly CounterHit[], now: number): number[] | undefined {
     this.housekeeping.due(now);
-    const windows = hits.map((hit) => this.windowOf(hit));
-    const inMemory = hits.every((hit, index) => {
-      const window = windows[index]!;
+    for (const hit of hits) {
+      const window = this.windowOf(hit);
       const budget = localBudget(hit.limit);
-      return window.pending < budget && window.known + window.pending + 1 <= hit.limit - budget;
-    });
-    for (const window of windows) window.pending += 1;
-    if (inMemory) {
-      this.flushSoon();
-    } else {
-      await this.flush();
+      if (window.pending >= budget || window.known + window.pending + 1 > hit.limit - budget) return undefined;
     }
+    const counts = hits.map((hit) => {
+      const window = this.windows.get(hit.key)!;
+      window.pending += 1;
+      return window.known + window.pending;
+    });
+    this.flushSoon();
+    return counts;
+  }
+
+  async hit(hits: readonly CounterHit[], now: number): Promise<number[]> {
+    const counts = this.hitInMemory(hits, now);
+    if (counts !== undefined) return counts;
+    const windows = hits.map((hit) => this.windowOf(hit));
+    for (const window of windows) window.pending += 1;
+    await this.flush();
     return windows.map((window) => window.known + window.pending);
   }
 
   private windowOf(hit: CounterHit): SharedWindow {
-    const id = `${hit.key}\n${hit.windowStart.getTime()}`;
-    let window = this.windows.get(id);
-    if (!window)
-      this.windows.set(
-        id,
-        (window = { key: hit.key, windowStart: hit.windowStart, windowEnd: hit.windowEnd, known: 0, pending: 0 }),
-      );
+    let window = this.windows.get(hit.key);
+    if (window?.windowStart === hit.windowStart) return window;
+    if (window !== undefined && window.pending > 0) this.ended.push(window);
+    window = { key: hit.key, windowStart: hit.windowStart, windowEnd: hit.windowEnd, known: 0, pending: 0 };
+    this.windows.set(hit.key, window);
     return window;
   }
 
@@ -133,7 +144,9 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
   /** Writes every pending hit (after any write already under way) and learns the shared counts. */
   private async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    const batch = [...this.windows.values()]
+    const ended = this.ended;
+    this.ended = [];
+    const batch = [...ended, ...this.windows.values()]
       .filter((window) => window.pending > 0)
       .map((window) => ({ window, count: window.pending }));
     if (batch.length === 0) return;
@@ -145,7 +158,8 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
   private async write(batch: ReadonlyArray<{ window: SharedWindow; count: number }>): Promise<void> {
     try {
       const values = batch.map(
-        ({ window, count }) => Prisma.sql`(${window.key}, ${window.windowStart}, ${count}, ${window.windowEnd})`,
+        ({ window, count }) =>
+          Prisma.sql`(${window.key}, ${new Date(window.windowStart)}, ${count}, ${new Date(window.windowEnd)})`,
       );
       const rows = await this.prisma.$queryRaw<Array<{ key: string; window_start: Date; hits: number }>>`
         INSERT INTO rate_limit_counters (key, window_start, hits, expires_at)
@@ -155,10 +169,13 @@ export class PrismaRateLimitCounters implements RateLimitCounters {
       const counts = new Map(
         rows.map((row) => [`${row.key}\n${new Date(row.window_start).getTime()}`, Number(row.hits)]),
       );
-      for (const { window } of batch)
-        window.known = counts.get(`${window.key}\n${window.windowStart.getTime()}`) ?? window.known;
+      for (const { window } of batch) window.known = counts.get(`${window.key}\n${window.windowStart}`) ?? window.known;
     } catch (error) {
-      for (const { window, count } of batch) window.pending += count;
+      for (const { window, count } of batch) {
+        window.pending += count;
+        // A window that ended meanwhile is written with the next flush.
+        if (this.windows.get(window.key) !== window) this.ended.push(window);
+      }
       throw error;
     }
   }
@@ -174,14 +191,18 @@ export class MemoryRateLimitCounters implements RateLimitCounters {
     for (const [key, window] of this.windows) if (window.end <= now.getTime()) this.windows.delete(key);
   });
 
-  async hit(hits: readonly CounterHit[], now: Date): Promise<number[]> {
+  hitInMemory(hits: readonly CounterHit[], now: number): number[] {
     this.housekeeping.due(now);
     return hits.map(({ key, windowStart, windowEnd }) => {
       const window = this.windows.get(key);
-      if (window && window.start === windowStart.getTime()) return ++window.hits;
-      this.windows.set(key, { start: windowStart.getTime(), end: windowEnd.getTime(), hits: 1 });
+      if (window && window.start === windowStart) return ++window.hits;
+      this.windows.set(key, { start: windowStart, end: windowEnd, hits: 1 });
       return 1;
     });
+  }
+
+  async hit(hits: readonly CounterHit[], now: number): Promise<number[]> {
+    return this.hitInMemory(hits, now);
   }
 }
 

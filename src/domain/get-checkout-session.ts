@@ -41,10 +41,19 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
  * cached, and its time is not up, so the answer is the one getCheckoutSession would give.
  * Undefined otherwise: the caller takes the full path, which reads and settles expiry.
  */
-export function cachedCheckoutSession(ctx: DomainContext, id: string): CheckoutSession | undefined {
+export function cachedCheckoutSession(
+  ctx: DomainContext,
+  id: string,
+  now: Date = ctx.clock(),
+): CheckoutSession | undefined {
   if (!isUuid(id)) return undefined;
   const session = ctx.store.sessions.peek?.(id.toLowerCase());
-  return session && !expiryMayBeDue(session, ctx.clock()) ? session : undefined;
+  return session && !expiryMayBeDue(session, now) ? session : undefined;
+}
+
+/** Whether `session`, read from this instance's cache, is still what cachedCheckoutSession would answer at `now`. */
+export function stillCached(ctx: DomainContext, session: CheckoutSession, now: Date): boolean {
+  return ctx.store.sessions.peek?.(session.id) === session && !expiryMayBeDue(session, now);
 }
 
 /** Locks the session and applies the clock to it (with what holds it open); returns it as it is afterwards. */

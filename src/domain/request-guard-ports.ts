@@ -18,8 +18,9 @@ export interface SignatureReplayCache {
 /** One hit on a fixed window of a rate-limit key. */
 export interface CounterHit {
   readonly key: string;
-  readonly windowStart: Date;
-  readonly windowEnd: Date;
+  /** The window's start and end, in epoch milliseconds. */
+  readonly windowStart: number;
+  readonly windowEnd: number;
   /** The limit the count is held to: a store may count in memory while a count is far from it. */
   readonly limit: number;
 }
@@ -30,9 +31,15 @@ export interface RateLimitCounters {
    * Adds one hit to each key's window and returns each window's count after it,
    * in the order given: exact near the limit, never more than the true count
    * (docs/api/rest.md#rate-limits says how far instances may lag each other far from it).
-   * `now` lets it forget ended windows.
+   * `now` (epoch milliseconds) lets it forget ended windows.
    */
-  hit(hits: readonly CounterHit[], now: Date): Promise<number[]>;
+  hit(hits: readonly CounterHit[], now: number): Promise<number[]>;
+  /**
+   * `hit` without waiting, for when every count is known here: the counts, or undefined (nothing
+   * counted) when `hit` must ask the store. A request far from its limits is then counted without a
+   * promise (docs/benchmarks.md).
+   */
+  hitInMemory?(hits: readonly CounterHit[], now: number): number[] | undefined;
 }
 
 /**

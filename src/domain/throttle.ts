@@ -1,5 +1,5 @@
 import { DomainError } from './errors.js';
-import type { RateLimitCounters } from './request-guard-ports.js';
+import type { CounterHit, RateLimitCounters } from './request-guard-ports.js';
 import { isUuid } from './uuid.js';
 
 /**
@@ -85,29 +85,49 @@ export class Throttle {
    * limit.
    */
   async consume(checks: readonly Check[], now: Date): Promise<void> {
-    const active = checks.flatMap(([limit, subject]) => {
+    await this.count(checks, now);
+  }
+
+  /**
+   * consume, answered at once (undefined) when the counters can count in memory, as they do far from every limit;
+   * else a promise. Throws (or rejects with) RateLimitedError for the first check over its limit.
+   */
+  count(checks: readonly Check[], now: Date): Promise<void> | undefined {
+    const nowMs = now.getTime();
+    let hits: CounterHit[] | undefined;
+    let limits: Array<{ readonly limit: RateLimitName; readonly rule: RateLimitRule }> | undefined;
+    for (const [limit, subject] of checks) {
       const rule = this.rules[limit];
-      return rule ? [{ limit, subject, rule }] : [];
-    });
-    if (active.length === 0) return;
-    for (const { limit, subject } of active) this.refuseIfBlocked(limit, subject, now);
-    const windows = active.map(({ limit, subject, rule }) => {
+      if (!rule) continue;
+      const key = `${limit}:${subject}`;
+      const until = this.blockedUntil.get(key);
+      if (until !== undefined && until > nowMs) throw this.refusal(limit, rule, until, now);
       const windowMs = rule.windowSeconds * 1000;
-      const start = Math.floor(now.getTime() / windowMs) * windowMs;
-      return {
-        key: `${limit}:${subject}`,
-        windowStart: new Date(start),
-        windowEnd: new Date(start + windowMs),
-        limit: rule.limit,
-      };
-    });
-    const counts = await this.counters.hit(windows, now);
-    active.forEach(({ limit, rule }, index) => {
-      if (counts[index]! <= rule.limit) return;
-      const { key, windowEnd } = windows[index]!;
-      this.remember(key, windowEnd.getTime(), now);
-      throw this.refusal(limit, rule, windowEnd.getTime(), now);
-    });
+      const windowStart = Math.floor(nowMs / windowMs) * windowMs;
+      (hits ??= []).push({ key, windowStart, windowEnd: windowStart + windowMs, limit: rule.limit });
+      (limits ??= []).push({ limit, rule });
+    }
+    if (hits === undefined) return undefined;
+    const counted = hits;
+    const counts = this.counters.hitInMemory?.(counted, nowMs);
+    if (counts !== undefined) return this.judge(counted, limits!, counts, now);
+    return this.counters.hit(counted, nowMs).then((answer) => this.judge(counted, limits!, answer, now));
+  }
+
+  private judge(
+    hits: readonly CounterHit[],
+    limits: ReadonlyArray<{ readonly limit: RateLimitName; readonly rule: RateLimitRule }>,
+    counts: readonly number[],
+    now: Date,
+  ): undefined {
+    for (let index = 0; index < hits.length; index++) {
+      const { limit, rule } = limits[index]!;
+      if (counts[index]! <= rule.limit) continue;
+      const { key, windowEnd } = hits[index]!;
+      this.remember(key, windowEnd, now);
+      throw this.refusal(limit, rule, windowEnd, now);
+    }
+    return undefined;
   }
 
   /** Throws RateLimitedError when this process already knows `subject` is over `limit`; counts nothing. */
@@ -140,10 +160,10 @@ export class Throttle {
 
 /**
  * Counts one request against each `[limit, subject]` (docs/api/rest.md#rate-limits); throws RateLimitedError when
- * one is over.
+ * one is over. Answers at once (undefined) when the count needed no round trip; `await` it either way.
  */
-export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<void> {
-  return ctx.requestGuard.throttle.consume(checks, ctx.clock());
+export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<void> | undefined {
+  return ctx.requestGuard.throttle.count(checks, ctx.clock());
 }
 
 /**
@@ -152,7 +172,11 @@ export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<vo
  * REST bind-tx and GraphQL's bindTransaction both call this, so they share
  * the limits. Ids that are not UUIDs are refused by bind itself and not counted per session.
  */
-export function throttleBind(ctx: RateLimitContext, sessionId: string | null, clientAddress: string): Promise<void> {
+export function throttleBind(
+  ctx: RateLimitContext,
+  sessionId: string | null,
+  clientAddress: string,
+): Promise<void> | undefined {
   const perSession: Check[] =
     sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
   return rateLimit(ctx, ['bind_address', clientAddress], ...perSession);

@@ -2,7 +2,7 @@ import { Kind, type OperationDefinitionNode } from 'graphql';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
-import { cachedCheckoutSession } from '../domain/get-checkout-session.js';
+import { cachedCheckoutSession, stillCached } from '../domain/get-checkout-session.js';
 import { weakEtag } from '../rest/weak-etag.js';
 
 /**
@@ -59,9 +59,9 @@ export class CachedQueries {
   find(key: string, ctx: DomainContext): CachedAnswer | undefined {
     const answer = this.answers.get(key);
     if (answer === undefined) return undefined;
+    const now = ctx.clock();
     const current =
-      ctx.clock().getTime() < answer.validUntil &&
-      answer.sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session);
+      now.getTime() < answer.validUntil && answer.sessions.every((session) => stillCached(ctx, session, now));
     if (!current) {
       this.answers.delete(key);
       return undefined;

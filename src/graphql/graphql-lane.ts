@@ -3,6 +3,7 @@ import type { DomainContext } from '../domain/context.js';
 import { rateLimit } from '../domain/throttle.js';
 import type { CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
+import { readWholeBody } from '../rest/lane.js';
 
 /** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
 export type GraphqlLane = (
@@ -69,14 +70,16 @@ export function graphqlQueryLane(
     answered: (req: IncomingMessage, res: ServerResponse) => void,
   ): Promise<void> {
     try {
-      await rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
+      // Far from the limit the count needs no round trip and no promise.
+      const counting = rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
+      if (counting !== undefined) await counting;
     } catch {
       // Over the limit (or the counters unreachable): the route counts it again and answers as it
       // always does, 429 or its error (the body is still unread).
       return handOn();
     }
     req[COUNTED] = true;
-    const text = await readBody(req);
+    const text = (await readWholeBody(req)).toString('utf8');
     const answer = options.cached.find(options.cached.key(text, req.headers.accept), ctx);
     if (answer !== undefined) {
       answered(req, res);
@@ -101,14 +104,4 @@ export function graphqlQueryLane(
     req[RAW_BODY] = text;
     handOn();
   }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    req.once('aborted', () => reject(new Error('request aborted')));
-  });
 }

@@ -45,6 +45,19 @@ export function upgradeClientAddress(req: IncomingMessage, trust: TrustFunction)
  * otherwise step around any per-address limit; anything else cut to 64 characters.
  */
 export function addressKey(address: string): string {
+  let key = addressKeys.get(address);
+  if (key === undefined) {
+    if (addressKeys.size >= ADDRESS_KEYS_KEPT) addressKeys.clear();
+    addressKeys.set(address, (key = computeAddressKey(address)));
+  }
+  return key;
+}
+
+// The same few addresses ask again and again: their keys are kept (bounded; the key of an address never changes).
+const ADDRESS_KEYS_KEPT = 10_000;
+const addressKeys = new Map<string, string>();
+
+function computeAddressKey(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1]!;
   const bare = address.replace(/%.*$/, '');

@@ -121,6 +121,23 @@ describe('Throttle (fixed windows)', () => {
     expect(() => throttle.refuseIfBlocked('qr', 'a', at(10_000))).not.toThrow();
   });
 
+  it('counts at once, without a promise, when the counters count in memory; otherwise answers with a promise', async () => {
+    const memory = new Throttle(new MemoryRateLimitCounters(), { ...OFF, qr: { limit: 2, windowSeconds: 10 } });
+    expect(memory.count([['qr', 'a']], at(0))).toBeUndefined();
+    expect(memory.count([['qr', 'a']], at(1))).toBeUndefined();
+    expect(() => memory.count([['qr', 'a']], at(2))).toThrow(RateLimitedError);
+    // Counters that must ask their store (no hitInMemory, or it declines): a promise, refusing over the limit.
+    const store = new MemoryRateLimitCounters();
+    const asking = new Throttle(
+      { hit: (list, now) => store.hit(list, now), hitInMemory: () => undefined },
+      { ...OFF, qr: { limit: 1, windowSeconds: 10 } },
+    );
+    const first = asking.count([['qr', 'b']], at(0));
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    await expect(asking.count([['qr', 'b']], at(1))).rejects.toBeInstanceOf(RateLimitedError);
+  });
+
   it('a limit that is off counts nothing; refusals are reported by limit', async () => {
     let hits = 0;
     const throttle = new Throttle(
