@@ -4,10 +4,18 @@ import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports
 import type { AmountClaimRequest } from '../domain/payment-ports.js';
 
 /**
- * Rows as kassa_create_checkout_session() (migration 20261123140000_hot_paths) takes them:
- * keyed by column name, every column of the table. test/integration/raw-sql-agreement.test.ts
- * holds these keys to prisma/schema.prisma, both ways.
+ * Rows as kassa_create_checkout_session() (migration 20261128100000_create_in_batches) takes them:
+ * keyed by column name, every column of the table but those the statement fills in itself
+ * (ROW_COLUMNS_FILLED_BY_SQL: the session's id, and the rounding rule all quotes share).
+ * test/integration/raw-sql-agreement.test.ts holds these keys to prisma/schema.prisma, both ways.
  */
+export const ROW_COLUMNS_FILLED_BY_SQL = {
+  checkout_sessions: [],
+  checkout_session_items: ['session_id'],
+  checkout_session_quotes: ['session_id', 'rounding'],
+  checkout_session_networks: ['session_id'],
+} as const;
+
 export function sessionRow(session: CheckoutSession): Record<string, unknown> {
   return {
     id: session.id,
@@ -50,7 +58,6 @@ export function sessionRow(session: CheckoutSession): Record<string, unknown> {
 
 export function itemRows(session: CheckoutSession): Array<Record<string, unknown>> {
   return session.items.map((item, position) => ({
-    session_id: session.id,
     position,
     name: item.name,
     quantity: item.quantity,
@@ -60,9 +67,12 @@ export function itemRows(session: CheckoutSession): Array<Record<string, unknown
   }));
 }
 
-export function quoteRows(session: CheckoutSession): Array<Record<string, unknown>> {
+/** The quotes; one whose rounding rule is not `rounding` (the one given once for all) names its own. */
+export function quoteRows(
+  session: CheckoutSession,
+  rounding = sharedRounding(session),
+): Array<Record<string, unknown>> {
   return session.quotes.map((quote, position) => ({
-    session_id: session.id,
     position,
     ticker: quote.ticker,
     asset_id: quote.assetId,
@@ -73,13 +83,17 @@ export function quoteRows(session: CheckoutSession): Array<Record<string, unknow
     offset_steps: quote.offsetSteps,
     rate_source: quote.rateSource,
     rated_at: quote.ratedAt.toISOString(),
-    rounding: quote.rounding,
+    ...(quote.rounding === rounding ? {} : { rounding: quote.rounding }),
   }));
+}
+
+/** The rounding rule written once for every quote (they all share AMOUNT_ROUNDING). */
+export function sharedRounding(session: CheckoutSession): string {
+  return session.quotes[0]?.rounding ?? '';
 }
 
 export function networkRows(session: CheckoutSession): Array<Record<string, unknown>> {
   return session.networks.map((network, position) => ({
-    session_id: session.id,
     position,
     network: network.network,
     chain_id: network.chainId,
@@ -128,17 +142,17 @@ export async function writeNewSession(
   hints = new OffsetHints(),
 ): Promise<NewSessionOutcome> {
   const { session } = write;
+  const rounding = sharedRounding(session);
   const argument = {
     session: sessionRow(session),
     items: itemRows(session),
     // Quotes and event carry the amounts of the steps to try: the statement rewrites only those it could not claim.
-    quotes: quoteRows(session),
+    quotes: quoteRows(session, rounding),
+    rounding,
     networks: networkRows(session),
+    // Each claim's asset, base amount and step are its quote's (same position).
     claims: write.claims.map((claim) => ({
       position: claim.position,
-      ticker: claim.ticker,
-      base: claim.baseAmount.toFixed(),
-      step: claim.step.toFixed(),
       networks: claim.wallets.map((wallet) => wallet.network),
       wallets: claim.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
       try: session.quotes[claim.position]!.offsetSteps,

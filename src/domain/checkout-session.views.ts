@@ -143,21 +143,7 @@ export function merchantViewAmountPath(position: number): readonly string[] {
   return ['crypto_options', String(position), 'amount'];
 }
 
-/**
- * The merchant view, made once per session object and base URL (a create's event and its answer show the same
- * session): callers only read it.
- */
 export function toMerchantView(session: CheckoutSession, checkoutBaseUrl: string): MerchantSessionView {
-  const known = merchantViews.get(session);
-  if (known?.checkoutBaseUrl === checkoutBaseUrl) return known.view;
-  const view = merchantView(session, checkoutBaseUrl);
-  merchantViews.set(session, { checkoutBaseUrl, view });
-  return view;
-}
-
-const merchantViews = new WeakMap<CheckoutSession, { checkoutBaseUrl: string; view: MerchantSessionView }>();
-
-function merchantView(session: CheckoutSession, checkoutBaseUrl: string): MerchantSessionView {
   return {
     ...toPublicView(session),
     organisation_id: session.organisationId,

@@ -12,7 +12,7 @@ import {
 } from './authenticate-merchant.js';
 import { rateLimit } from './throttle.js';
 import { outboxEvent } from './session-events.js';
-import { merchantViewAmountPath } from './checkout-session.views.js';
+import { merchantViewAmountPath, type MerchantSessionView } from './checkout-session.views.js';
 import { getCheckoutSession } from './get-checkout-session.js';
 import { amountClaims, UNIQUE_AMOUNT_MAX_STEPS, withOffsets } from './quotes.js';
 import {
@@ -30,6 +30,8 @@ export interface CreateCheckoutResult {
   readonly session: CheckoutSession;
   /** True when an Idempotency-Key replay returned an existing session. */
   readonly replayed: boolean;
+  /** The session's merchant view when the created event showed the very same (the answer need not build it again). */
+  readonly merchantView?: MerchantSessionView;
 }
 
 /** Thrown when the session's payment link took no more payers at the moment of writing (nothing was written). */
@@ -78,12 +80,13 @@ export async function createCheckoutSession(
   const claims = amountClaims(draft.quotes, ctx.networks, draft.networks);
   const tries = ctx.store.offsetsToTry(claims);
   const session: CheckoutSession = { ...draft, quotes: withOffsets(draft.quotes, (position) => tries[position]) };
+  const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
   const outcome = await ctx.store.createSession({
     session,
     claims,
     maxSteps: UNIQUE_AMOUNT_MAX_STEPS,
     cause: origin.cause,
-    event: outboxEvent(ctx, session, 'checkout_session.created', session.createdAt),
+    event,
     amountPath: merchantViewAmountPath,
     signature,
     idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash() },
@@ -99,10 +102,8 @@ export async function createCheckoutSession(
     case 'created': {
       const taken = (position: number) => outcome.offsets.get(position) ?? 0;
       const asTried = session.quotes.every((quote, position) => quote.offsetSteps === taken(position));
-      return {
-        session: asTried ? session : { ...session, quotes: withOffsets(draft.quotes, taken) },
-        replayed: false,
-      };
+      if (!asTried) return { session: { ...session, quotes: withOffsets(draft.quotes, taken) }, replayed: false };
+      return { session, replayed: false, merchantView: event.payload as MerchantSessionView };
     }
   }
 }

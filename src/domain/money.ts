@@ -83,7 +83,8 @@ export function roundUpToStep(value: Decimal, step: Decimal): Decimal {
  */
 export function ceilQuotient(dividend: Decimal, divisor: Decimal, places: number): Decimal {
   const a = scaledInteger(dividend);
-  const b = scaledInteger(divisor);
+  let b = SCALED.get(divisor);
+  if (b === undefined) SCALED.set(divisor, (b = scaledInteger(divisor)));
   // dividend / divisor × 10^places = (a.units × 10^(b.places + places)) / (b.units × 10^a.places)
   const numerator = a.units * POWERS_OF_TEN(b.places + places);
   const denominator = b.units * POWERS_OF_TEN(a.places);
@@ -94,20 +95,14 @@ export function ceilQuotient(dividend: Decimal, divisor: Decimal, places: number
 
 /** A Decimal as an integer count of 10^-places (its plain digits without the point). */
 function scaledInteger(value: Decimal): { readonly units: bigint; readonly places: number } {
-  let known = SCALED.get(value);
-  if (known === undefined) {
-    const text = value.toFixed();
-    const point = text.indexOf('.');
-    known =
-      point < 0
-        ? { units: BigInt(text), places: 0 }
-        : { units: BigInt(text.slice(0, point) + text.slice(point + 1)), places: text.length - point - 1 };
-    SCALED.set(value, known);
-  }
-  return known;
+  const text = value.toFixed();
+  const point = text.indexOf('.');
+  return point < 0
+    ? { units: BigInt(text), places: 0 }
+    : { units: BigInt(text.slice(0, point) + text.slice(point + 1)), places: text.length - point - 1 };
 }
 
-// A rate's price is the same Decimal for every quote made while the rate book holds it.
+// A rate's price (the divisor) is the same Decimal for every quote made while the rate book holds it.
 const SCALED = new WeakMap<Decimal, { readonly units: bigint; readonly places: number }>();
 
 const TENS: bigint[] = [1n];

@@ -35,7 +35,7 @@ export async function answerCreate(ctx: DomainContext, call: CreateCall): Promis
     if (!parsed.ok) throw invalid(parsed.problems);
     return { input: parsed.input, idempotencyKey: idempotencyKey(call.headers['idempotency-key']) };
   });
-  const view = toMerchantView(result.session, ctx.checkoutBaseUrl);
+  const view = result.merchantView ?? toMerchantView(result.session, ctx.checkoutBaseUrl);
   return { body: Buffer.from(JSON.stringify(view), 'utf8'), replayed: result.replayed };
 }
 

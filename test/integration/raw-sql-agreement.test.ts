@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
-import { itemRows, networkRows, quoteRows, sessionRow } from '../../src/db/create-session.store.js';
+import {
+  itemRows,
+  networkRows,
+  quoteRows,
+  ROW_COLUMNS_FILLED_BY_SQL,
+  sessionRow,
+} from '../../src/db/create-session.store.js';
 import type { CheckoutSession } from '../../src/domain/checkout-session.js';
 import { Decimal } from '../../src/domain/money.js';
 import { getDmmf } from '../support/schema-dmmf.js';
@@ -90,9 +96,16 @@ describe('the rows create writes', () => {
     ['checkout_session_items', itemRows(session)],
     ['checkout_session_quotes', quoteRows(session)],
     ['checkout_session_networks', networkRows(session)],
-  ] as const)('%s: exactly the columns of schema.prisma', (table, rows) => {
+  ] as const)('%s: exactly the columns of schema.prisma, with those the statement fills in', (table, rows) => {
     expect(columnsOf(table).length).toBeGreaterThan(3);
-    for (const row of rows) expect(Object.keys(row).sort()).toEqual(columnsOf(table));
+    const filled: readonly string[] = ROW_COLUMNS_FILLED_BY_SQL[table];
+    for (const row of rows) expect([...Object.keys(row), ...filled].sort()).toEqual(columnsOf(table));
+    for (const column of filled) expect(hotPaths).toContain(`'${column}'`);
+  });
+
+  it('a quote whose rounding rule is not the shared one names its own', () => {
+    const odd = { ...session, quotes: [session.quotes[0]!, { ...session.quotes[0]!, rounding: 'floor' }] };
+    expect(quoteRows(odd).map((row) => row.rounding)).toEqual([undefined, 'floor']);
   });
 });
 

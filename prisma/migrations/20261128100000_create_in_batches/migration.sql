@@ -3,6 +3,10 @@
 -- for all of them instead of one each. Every create in a batch is judged and written exactly as alone,
 -- in order: a later one sees an earlier one's Idempotency-Key, signature and unique amounts.
 --
+-- The rows of items, quotes and networks no longer repeat the session's id, nor each quote the rounding
+-- rule they share, and a unique-amount claim names only its quote's position: each create's argument is
+-- about a third smaller, which the statement and Prisma's handling of its parameter both pay for.
+--
 -- So that one create refused does not undo the others, kassa_create_checkout_session no longer raises
 -- KL001 for a payment link that takes no more payers: it deletes the Idempotency-Key it had just
 -- written (the only row such a create writes before the link's use; a link session is not signed) and
@@ -17,6 +21,8 @@ DECLARE
     quotes JSONB := p->'quotes';
     payload JSONB := p->'event'->'payload';
     offsets JSONB := '{}';
+    -- The columns every row of the session's items, quotes and networks shares, given once (src/db/create-session.store.ts).
+    of_session JSONB := jsonb_build_object('session_id', p->'session'->'id');
     claim RECORD;
     step_count INTEGER;
     unique_amount NUMERIC;
@@ -62,8 +68,12 @@ BEGIN
     -- of its wallets gives its claims back and takes kassa_claim_amount, the smallest free step.
     FOR claim IN
         WITH wanted AS (
-            SELECT * FROM jsonb_to_recordset(coalesce(p->'claims', '[]'))
-                AS r("position" INTEGER, "ticker" TEXT, "base" NUMERIC, "step" NUMERIC, "networks" TEXT[], "wallets" TEXT[], "try" INTEGER)
+            SELECT cl."position", qt."ticker", qt."base_amount" AS "base", qt."amount_step" AS "step",
+                   cl."networks", cl."wallets", cl."try"
+              FROM jsonb_to_recordset(coalesce(p->'claims', '[]'))
+                       AS cl("position" INTEGER, "networks" TEXT[], "wallets" TEXT[], "try" INTEGER)
+              JOIN jsonb_to_recordset(quotes) AS qt("position" INTEGER, "ticker" TEXT, "base_amount" NUMERIC, "amount_step" NUMERIC)
+                USING ("position")
         ), inserted AS (
             INSERT INTO "payment_amount_claims" ("network", "wallet_address", "asset", "amount", "session_id")
             SELECT w."network", w."wallet", wanted."ticker", wanted."base" + wanted."step" * wanted."try", new_session
@@ -93,11 +103,16 @@ BEGIN
     WITH new_session_row AS (
              INSERT INTO "checkout_sessions" SELECT * FROM jsonb_populate_record(NULL::"checkout_sessions", p->'session')),
          new_items AS (
-             INSERT INTO "checkout_session_items" SELECT * FROM jsonb_populate_recordset(NULL::"checkout_session_items", p->'items')),
+             INSERT INTO "checkout_session_items"
+             SELECT * FROM jsonb_populate_recordset(jsonb_populate_record(NULL::"checkout_session_items", of_session), p->'items')),
          new_quotes AS (
-             INSERT INTO "checkout_session_quotes" SELECT * FROM jsonb_populate_recordset(NULL::"checkout_session_quotes", quotes)),
+             INSERT INTO "checkout_session_quotes"
+             SELECT * FROM jsonb_populate_recordset(
+                 jsonb_populate_record(NULL::"checkout_session_quotes", of_session || jsonb_build_object('rounding', p->'rounding')),
+                 quotes)),
          new_networks AS (
-             INSERT INTO "checkout_session_networks" SELECT * FROM jsonb_populate_recordset(NULL::"checkout_session_networks", p->'networks')),
+             INSERT INTO "checkout_session_networks"
+             SELECT * FROM jsonb_populate_recordset(jsonb_populate_record(NULL::"checkout_session_networks", of_session), p->'networks')),
          new_history AS (
              INSERT INTO "checkout_session_status_history" ("session_id", "from_status", "to_status", "cause", "created_at")
              VALUES (new_session, NULL, (p->'session'->>'status')::"checkout_session_status", p->>'cause', (p->'session'->>'created_at')::timestamptz))
