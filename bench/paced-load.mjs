@@ -7,18 +7,45 @@
 // response slower than 1 ms is recorded again once per millisecond it took. Its p99 at a set rate is
 // therefore the p99 of full load, inflated.
 //
-// Here requests are due at even intervals (rate per second), each is sent on a free keep-alive
-// connection as soon as it is due, and its latency is measured from when it was due, not from when
+// Here the connections are opened first; then requests are due at even intervals (rate per second),
+// each is sent on a free keep-alive connection as soon as it is due, and its latency is measured from when it was due, not from when
 // it was sent: a request that waited for a free connection counts its wait (wrk2's way of not
 // omitting the slow cases).
+//
+// The load runs in a worker thread of its own: its timing is not disturbed by the collections of
+// the bench's main heap (which holds every earlier run's results).
 import net from 'node:net';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { signer } from './support.mjs';
 
 /**
- * Sends `rate` requests per second to `url` for `seconds`, over up to `connections` keep-alive
- * connections. `next()` returns `{ method, path, headers, body }` for each request (path relative
- * to `url`'s origin). Resolves with `{ rps, p50, p99, max, total }` (ms); rejects on any non-2xx.
+ * Sends `rate` requests per second to `url` for `seconds` from a worker thread. `request` is
+ * `{ path }` for a GET, or `{ path, signedBy: key }` for a create signed with `key` (a new basket
+ * and timestamp each time). Resolves with `{ rps, p50, p99, max, total }` (ms); rejects on any non-2xx.
  */
-export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
+export function pacedLoad({ url, rate, seconds, request, connections = 64 }) {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: { url, rate, seconds, request, connections } });
+    worker.once('message', (message) => (message.error ? reject(new Error(message.error)) : resolve(message)));
+    worker.once('error', reject);
+  });
+}
+
+if (!isMainThread && workerData?.request) {
+  const { request, ...options } = workerData;
+  const sign = request.signedBy ? signer(request.signedBy) : null;
+  const next = sign ? () => ({ path: request.path, ...sign() }) : () => ({ path: request.path });
+  runLoad({ ...options, next }).then(
+    (result) => parentPort.postMessage(result),
+    (error) => parentPort.postMessage({ error: error.message }),
+  );
+}
+
+/**
+ * The load itself, over up to `connections` keep-alive connections. `next()` returns
+ * `{ method, path, headers, body }` for each request (path relative to `url`'s origin).
+ */
+function runLoad({ url, rate, seconds, next, connections }) {
   const { hostname, port } = new URL(url);
   const total = Math.max(1, Math.round(rate * seconds));
   const latencies = new Float64Array(total);
@@ -28,9 +55,11 @@ export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
   let scheduled = 0;
   let done = 0;
   let failure = null;
+  const slow = [];
 
   return new Promise((resolve, reject) => {
-    const start = performance.now();
+    let start = 0;
+    let timer = null;
     const finish = (error) => {
       clearInterval(timer);
       for (const socket of sockets) socket.destroy();
@@ -44,6 +73,7 @@ export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
         p99: round(at(0.99)),
         max: round(sorted.at(-1)),
         total: done,
+        slowAt: process.env.BENCH_SLOW ? slow : undefined,
       });
     };
 
@@ -60,6 +90,7 @@ export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
     const answered = (connection, status) => {
       if (status < 200 || status > 299) failure ??= new Error(`${url}: status ${status}`);
       latencies[done++] = performance.now() - connection.dueAt;
+      if (latencies[done - 1] > 10) slow.push([Math.round(connection.dueAt - start), Math.round(latencies[done - 1])]);
       if (failure) return finish(failure);
       if (done === total) return finish();
       if (due.length > 0) send(connection, due.shift());
@@ -81,11 +112,20 @@ export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
           answered(connection, status);
         }
       });
-      socket.once('connect', () => idle.push(connection));
+      socket.once('connect', () => {
+        idle.push(connection);
+        // The clock starts once every connection is open (and the server had a moment to take them): opening
+        // 64 connections is not part of the load.
+        if (idle.length === connections) setTimeout(begin, 50);
+      });
     }
 
     // Every millisecond, whatever has come due is sent (or queued for the next free connection).
-    const timer = setInterval(() => {
+    const begin = () => {
+      start = performance.now();
+      timer = setInterval(tick, 1);
+    };
+    const tick = () => {
       const now = performance.now();
       while (scheduled < total && start + (scheduled * 1000) / rate <= now) {
         const dueAt = start + (scheduled++ * 1000) / rate;
@@ -93,7 +133,7 @@ export function pacedLoad({ url, rate, seconds, next, connections = 64 }) {
         if (connection) send(connection, dueAt);
         else due.push(dueAt);
       }
-    }, 1);
+    };
   });
 }
 

@@ -11,7 +11,7 @@
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
 import { pacedLoad } from './paced-load.mjs';
-import { cpuMs, freePort, rssMb, stopChild, waitFor } from './support.mjs';
+import { cpuMs, freePort, rssMb, signer, stopChild, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -120,9 +120,11 @@ function loadOnce(name, options) {
  * Half the measured maximum rate, sent at a steady pace (bench/paced-load.mjs): the latency an
  * operator sees with headroom, measured from when each request was due.
  */
-async function halfLoad(name, max, url, next) {
+async function halfLoad(name, max, url, request) {
   const rate = Math.max(1, Math.floor(max.rps / 2));
-  const run = await pacedLoad({ url, rate, seconds, next });
+  const run = await pacedLoad({ url, rate, seconds, request }).catch((error) => {
+    throw new Error(`${name} at ${rate} req/s: ${error.message}`);
+  });
   return { name: `${name} at ${rate} req/s`, rps: run.rps, p50: run.p50, p99: run.p99, total: run.total };
 }
 
@@ -143,36 +145,6 @@ function spawnKassa(env, port) {
 function stop(child) {
   children.delete(child);
   return stopChild(child);
-}
-
-/** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */
-function basket() {
-  const quantity = 1 + Math.floor(Math.random() * 999);
-  return JSON.stringify({
-    user: { id: `bench-${quantity}`, email: 'bench@example.com' },
-    items: [{ name: 'Bench item', quantity, unit_price: 19.99 }],
-    currency: 'USD',
-  });
-}
-
-/** Signed create requests, each with a timestamp of its own (Kassa accepts a signature once). */
-function signer(key) {
-  let lastTimestamp = 0;
-  return () => {
-    const body = basket();
-    lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
-    const timestamp = String(lastTimestamp);
-    return {
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-service-key': key.api_key,
-        'x-service-timestamp': timestamp,
-        'x-service-signature': createHmac('sha256', key.api_secret).update(`${timestamp}.${body}`).digest('hex'),
-      },
-    };
-  };
 }
 
 /** Kassa on one database: org, key, a session to read; returns what the targets need. */
@@ -318,13 +290,11 @@ async function postgresSection(report) {
       },
       kassaMeter,
     );
-    results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, kassa.url, () => ({
-      path: getPath,
-    }));
-    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, kassa.url, () => ({
+    results.getKassaHalf = await halfLoad('GET session — Kassa', results.getKassa, kassa.url, { path: getPath });
+    results.createKassaHalf = await halfLoad('POST create — Kassa', results.createKassa, kassa.url, {
       path: '/checkout-sessions',
-      ...kassa.sign(),
-    }));
+      signedBy: kassa.key,
+    });
   });
   const r = await withPeakRss(reference.pid, async () => {
     results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
@@ -333,11 +303,11 @@ async function postgresSection(report) {
       { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] },
       refMeter,
     );
-    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, () => ({ path: getPath }));
-    results.createRefHalf = await halfLoad('POST create — reference', results.createRef, refUrl, () => ({
+    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, { path: getPath });
+    results.createRefHalf = await halfLoad('POST create — reference', results.createRef, refUrl, {
       path: '/checkout-sessions',
-      ...refSign(),
-    }));
+      signedBy: kassa.key,
+    });
   });
   report.postgres = {
     results,

@@ -1,5 +1,6 @@
-// What the bench scripts share: ports, waiting for a server, stopping a child, and reading a
-// process's CPU time and memory from /proc (Linux).
+// What the bench scripts share: ports, waiting for a server, stopping a child, reading a process's
+// CPU time and memory from /proc (Linux), and the signed create requests the loads send.
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
@@ -62,4 +63,34 @@ export function rssMb(pid) {
   } catch {
     return null;
   }
+}
+
+/** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */
+export function basket() {
+  const quantity = 1 + Math.floor(Math.random() * 999);
+  return JSON.stringify({
+    user: { id: `bench-${quantity}`, email: 'bench@example.com' },
+    items: [{ name: 'Bench item', quantity, unit_price: 19.99 }],
+    currency: 'USD',
+  });
+}
+
+/** Signed create requests, each with a timestamp of its own (Kassa accepts a signature once). */
+export function signer(key) {
+  let lastTimestamp = 0;
+  return () => {
+    const body = basket();
+    lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+    const timestamp = String(lastTimestamp);
+    return {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': key.api_key,
+        'x-service-timestamp': timestamp,
+        'x-service-signature': createHmac('sha256', key.api_secret).update(`${timestamp}.${body}`).digest('hex'),
+      },
+    };
+  };
 }
