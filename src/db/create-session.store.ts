@@ -1,4 +1,5 @@
 import type { CreateBatcher } from './create-batcher.js';
+import { sharedText } from '../domain/money.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports.js';
 import type { AmountClaimRequest } from '../domain/payment-ports.js';
@@ -76,10 +77,10 @@ export function quoteRows(
     position,
     ticker: quote.ticker,
     asset_id: quote.assetId,
-    unit_price_fiat: quote.unitPriceFiat.toFixed(),
+    unit_price_fiat: sharedText(quote.unitPriceFiat).plain,
     amount: quote.amount.toFixed(),
     base_amount: quote.baseAmount.toFixed(),
-    amount_step: quote.amountStep.toFixed(),
+    amount_step: sharedText(quote.amountStep).plain,
     offset_steps: quote.offsetSteps,
     rate_source: quote.rateSource,
     rated_at: quote.ratedAt.toISOString(),
@@ -128,9 +129,19 @@ export class OffsetHints {
 }
 
 function hintKey(claim: Claim): string {
-  const wallets = claim.wallets.map((wallet) => `${wallet.network}:${wallet.walletAddress.toLowerCase()}`).sort();
-  return `${claim.ticker}|${claim.baseAmount.toFixed()}|${claim.step.toFixed()}|${wallets.join(',')}`;
+  let wallets = walletKeys.get(claim.wallets);
+  if (wallets === undefined) {
+    wallets = claim.wallets
+      .map((wallet) => `${wallet.network}:${wallet.walletAddress.toLowerCase()}`)
+      .sort()
+      .join(',');
+    walletKeys.set(claim.wallets, wallets);
+  }
+  return `${claim.ticker}|${claim.baseAmount.toFixed()}|${sharedText(claim.step).plain}|${wallets}`;
 }
+
+// Sessions of one organisation share their claims' wallet lists (src/domain/quotes.ts): keyed once per list.
+const walletKeys = new WeakMap<Claim['wallets'], string>();
 
 /**
  * Create's write (docs/benchmarks.md): everything it writes, committed at once or not at all, in one statement

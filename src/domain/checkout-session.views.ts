@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ASSET_TICKERS } from './assets.js';
 import type { BindResult } from './bind-result.js';
 import { CHECKOUT_SESSION_STATUSES, receivingWallet, type CheckoutSession } from './checkout-session.js';
-import { formatAmount } from './money.js';
+import { formatAmount, sharedText } from './money.js';
 import { amount, dateTime, freeForm, uuid } from './view-fields.js';
 
 export const checkoutStatusSchema = z.enum(CHECKOUT_SESSION_STATUSES);
@@ -117,7 +117,7 @@ export function toPublicView(session: CheckoutSession): PublicSessionView {
     crypto_options: session.quotes.map((quote) => ({
       ticker: quote.ticker,
       id: quote.assetId,
-      unit_price_fiat: formatAmount(quote.unitPriceFiat),
+      unit_price_fiat: sharedText(quote.unitPriceFiat).wire,
       amount: formatAmount(quote.amount),
     })),
     fiat_currency: session.fiatCurrency,

@@ -5,7 +5,8 @@ import { isIso4217 } from './currencies.js';
 import { invalid, notFound, unavailable, unprocessable } from './errors.js';
 import type { Merchant } from './authenticate-merchant.js';
 import { Decimal } from './money.js';
-import { assetsOnAny } from './networks.js';
+import { assetsOnAny, type Network } from './networks.js';
+import type { Organisation } from './organisation-ports.js';
 import { priceQuotes } from './quotes.js';
 import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput, type SessionOrigin } from './checkout-request.js';
 
@@ -28,12 +29,7 @@ export async function draftSession(
   const totalAmountFiat = items.reduce((sum, item) => sum.plus(item.totalPrice), new Decimal(0));
   if (totalAmountFiat.isZero()) throw invalid('total amount must be greater than 0');
 
-  const payableNetworks = ctx.networks.filter((network) => organisation.wallets[network.slug]);
-  const networks: SessionNetwork[] = payableNetworks.map((network) => ({
-    network: network.slug,
-    chainId: String(network.chainId),
-    walletAddress: organisation.wallets[network.slug]!,
-  }));
+  const { payableNetworks, networks } = networksOf(ctx.networks, organisation);
   if (networks.length === 0) {
     throw unprocessable(
       `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
@@ -106,3 +102,30 @@ function priceItems(items: CreateCheckoutInput['items']): CheckoutLineItem[] {
     };
   });
 }
+
+/**
+ * The enabled networks the organisation has a wallet on, and the session's networks on them: made once per
+ * organisation record (a cached record is the same object until the organisation changes). Sessions share the
+ * array; nobody changes it.
+ */
+function networksOf(
+  registry: readonly Network[],
+  organisation: Organisation,
+): { payableNetworks: readonly Network[]; networks: readonly SessionNetwork[] } {
+  const known = networksByOrganisation.get(organisation);
+  if (known?.registry === registry) return known;
+  const payableNetworks = registry.filter((network) => organisation.wallets[network.slug]);
+  const networks: SessionNetwork[] = payableNetworks.map((network) => ({
+    network: network.slug,
+    chainId: String(network.chainId),
+    walletAddress: organisation.wallets[network.slug]!,
+  }));
+  const made = { registry, payableNetworks, networks };
+  networksByOrganisation.set(organisation, made);
+  return made;
+}
+
+const networksByOrganisation = new WeakMap<
+  Organisation,
+  { registry: readonly Network[]; payableNetworks: readonly Network[]; networks: readonly SessionNetwork[] }
+>();

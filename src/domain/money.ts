@@ -29,6 +29,18 @@ export function formatAmount(value: Decimal): string {
   return value.toFixed(WIRE_DECIMALS);
 }
 
+/**
+ * For a Decimal many sessions share (a quoted rate's price, a step): its plain text and its wire
+ * format, made once and remembered for as long as the Decimal lives.
+ */
+export function sharedText(value: Decimal): { readonly plain: string; readonly wire: string } {
+  let text = SHARED_TEXT.get(value);
+  if (text === undefined) SHARED_TEXT.set(value, (text = { plain: value.toFixed(), wire: formatAmount(value) }));
+  return text;
+}
+
+const SHARED_TEXT = new WeakMap<Decimal, { readonly plain: string; readonly wire: string }>();
+
 /** Number of fractional digits as written (trailing zeros count as written). */
 export function fractionalDigits(text: string): number {
   const lower = text.toLowerCase();

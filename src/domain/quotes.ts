@@ -26,14 +26,29 @@ export function decimalsOn(network: Network, ticker: AssetTicker): number | null
   return network.tokens.find((token) => token.ticker === ticker)?.decimals ?? null;
 }
 
+type Carrier = SessionNetwork & { readonly decimals: number };
+
 /** The session's networks that carry `ticker`, with its decimals there. */
 function carriers(registry: readonly Network[], networks: readonly SessionNetwork[], ticker: AssetTicker) {
-  return networks.flatMap((sessionNetwork) => {
-    const network = registry.find((n) => n.slug === sessionNetwork.network);
-    const decimals = network ? decimalsOn(network, ticker) : null;
-    return decimals === null ? [] : [{ ...sessionNetwork, decimals }];
-  });
+  // Sessions of one organisation share their networks array (src/domain/draft-session.ts): worked out once for it.
+  let known = carriersOf.get(networks);
+  if (known?.registry !== registry) carriersOf.set(networks, (known = { registry, byTicker: new Map() }));
+  let found = known.byTicker.get(ticker);
+  if (found === undefined) {
+    found = networks.flatMap((sessionNetwork) => {
+      const network = registry.find((n) => n.slug === sessionNetwork.network);
+      const decimals = network ? decimalsOn(network, ticker) : null;
+      return decimals === null ? [] : [{ ...sessionNetwork, decimals }];
+    });
+    known.byTicker.set(ticker, found);
+  }
+  return found;
 }
+
+const carriersOf = new WeakMap<
+  readonly SessionNetwork[],
+  { registry: readonly Network[]; byTicker: Map<AssetTicker, readonly Carrier[]> }
+>();
 
 /**
  * One quote per rate: the amount is the fiat total at the unit price, rounded up to a
@@ -76,10 +91,8 @@ export function amountClaims(
     ticker: quote.ticker,
     baseAmount: quote.baseAmount,
     step: quote.amountStep,
-    wallets: carriers(registry, networks, quote.ticker).map(({ network, walletAddress }) => ({
-      network,
-      walletAddress,
-    })),
+    // The carriers themselves (their network and wallet), shared by every session of the organisation.
+    wallets: carriers(registry, networks, quote.ticker),
   }));
 }
 

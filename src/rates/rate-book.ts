@@ -26,6 +26,9 @@ export interface RatesLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** Quotes kept (per currency and set of tickers); past this many the memory starts afresh. */
+const MAX_QUOTES_KEPT = 1_000;
+
 /** Fractional digits of `unitPriceFiat`, rounded half-up (docs/payment-rules.md#quotes). */
 export const UNIT_PRICE_DECIMALS = 8;
 
@@ -46,6 +49,20 @@ type Rates = ReadonlyMap<AssetTicker, SourceRate>;
 export class RateBook implements RatesProvider {
   private readonly cache = new Map<string, { readonly fetchedAtMs: number; readonly rates: Rates }>();
   private readonly inflight = new Map<string, Promise<Rates | null>>();
+  /**
+   * The last quote per currency and tickers, with the source answers it was made from: quoting again from the same
+   * answers gives the same rates, as the same objects (docs/benchmarks.md). Callers only read them.
+   */
+  private readonly quotes = new Map<
+    string,
+    {
+      readonly answers: ReadonlyArray<Rates | null>;
+      /** The clock when it was made: a clock set back (tests do) makes it again. */
+      readonly madeAtMs: number;
+      readonly validUntilMs: number;
+      readonly quoted: QuotedRate[];
+    }
+  >();
 
   constructor(
     private readonly sources: readonly RatesSource[],
@@ -67,7 +84,38 @@ export class RateBook implements RatesProvider {
         source.supportsCurrency(currency) ? { source, rates: await this.ratesFrom(index, currency, now) } : null,
       ),
     );
-    const oldestUsableMs = now.getTime() - this.options.maxAgeSeconds * 1000;
+    // The same sources' answers, none of the prices used grown too old: the quote made from them stands.
+    const key = `${currency}|${wanted.join(',')}`;
+    const known = this.quotes.get(key);
+    if (
+      known !== undefined &&
+      now.getTime() >= known.madeAtMs &&
+      now.getTime() <= known.validUntilMs &&
+      known.answers.length === answers.length &&
+      known.answers.every((rates, index) => rates === (answers[index]?.rates ?? null))
+    ) {
+      return known.quoted;
+    }
+    const { quoted, validUntilMs } = this.quote(currency, wanted, answers, now);
+    if (this.quotes.size >= MAX_QUOTES_KEPT) this.quotes.clear();
+    this.quotes.set(key, {
+      answers: answers.map((answer) => answer?.rates ?? null),
+      madeAtMs: now.getTime(),
+      validUntilMs,
+      quoted,
+    });
+    return quoted;
+  }
+
+  private quote(
+    currency: string,
+    wanted: readonly AssetTicker[],
+    answers: ReadonlyArray<{ source: RatesSource; rates: Rates | null } | null>,
+    now: Date,
+  ): { quoted: QuotedRate[]; validUntilMs: number } {
+    const maxAgeMs = this.options.maxAgeSeconds * 1000;
+    const oldestUsableMs = now.getTime() - maxAgeMs;
+    let validUntilMs = Number.POSITIVE_INFINITY;
     const quoted: QuotedRate[] = [];
     for (const ticker of wanted) {
       const used: Array<{ name: string; rate: SourceRate }> = [];
@@ -77,6 +125,8 @@ export class RateBook implements RatesProvider {
         if (!rate.price.isFinite() || !rate.price.gt(0)) continue;
         used.push({ name: answer.source.name, rate });
       }
+      // A price used now stops being usable once older than maxAge; the quote is remade then.
+      for (const { rate } of used) validUntilMs = Math.min(validUntilMs, rate.asOf.getTime() + maxAgeMs);
       if (used.length === 0) continue;
       if (
         !this.agrees(
@@ -100,7 +150,7 @@ export class RateBook implements RatesProvider {
         ratedAt: new Date(ratedAtMs),
       });
     }
-    return quoted;
+    return { quoted, validUntilMs };
   }
 
   /** Enough sources, close enough together; a refusal is logged with its reason. */

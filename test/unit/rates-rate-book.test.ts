@@ -242,6 +242,42 @@ describe('RateBook caching', () => {
   });
 });
 
+describe('RateBook quotes kept', () => {
+  it('quotes again from the same answers with the same objects, until a price used grows too old', async () => {
+    const book = new RateBook(
+      [fakeSource('a', { BTC: '100', ETH: '10' }, { asOf: at(0) }), fakeSource('b', { BTC: '50' }, { asOf: at(-60) })],
+      { maxAgeSeconds: 120, refreshSeconds: 1_000 },
+    );
+    const first = await book.quoteRates('USD', ['BTC', 'ETH'], at(1));
+    expect(plain(first)[0]).toMatchObject({ unitPriceFiat: '50', source: 'a+b' });
+    expect(await book.quoteRates('USD', ['BTC', 'ETH'], at(60))).toBe(first);
+    // b's price (as of -60 s) is older than maxAge (120 s) after 60 s: the quote is made again without it.
+    const later = await book.quoteRates('USD', ['BTC', 'ETH'], at(61));
+    expect(later).not.toBe(first);
+    expect(plain(later)[0]).toMatchObject({ unitPriceFiat: '100', source: 'a' });
+  });
+
+  it('a price that grew too old is left out at once, and a refreshed answer is used at once', async () => {
+    const old = fakeSource('old', { BTC: '100' }, { asOf: at(-100) });
+    const book = new RateBook([old, fakeSource('new', { BTC: '300' }, { asOf: at(0) })], {
+      maxAgeSeconds: 120,
+      refreshSeconds: 1_000,
+    });
+    expect(plain(await book.quoteRates('USD', ['BTC'], at(0)))[0]!.unitPriceFiat).toBe('100');
+    // 21 s later the old source's price is 121 s old: only the new one is used.
+    expect(plain(await book.quoteRates('USD', ['BTC'], at(21)))[0]).toMatchObject({
+      unitPriceFiat: '300',
+      source: 'new',
+    });
+  });
+
+  it('a clock set back makes the quote again (a price too old then may be usable now)', async () => {
+    const book = new RateBook([fakeSource('a', { BTC: '100' }, { asOf: at(0) })], options);
+    expect(await book.quoteRates('USD', ['BTC'], at(200))).toEqual([]);
+    expect(plain(await book.quoteRates('USD', ['BTC'], at(10)))[0]!.unitPriceFiat).toBe('100');
+  });
+});
+
 describe('RateBook currencies and construction', () => {
   it('supports a currency when any source does', () => {
     const book = new RateBook(
