@@ -116,19 +116,35 @@ function loadOnce(name, options) {
   });
 }
 
+/**
+ * Lets the database finish what the run before left it (autovacuum of the rows it wrote, dirty
+ * pages), so a half-load row measures the server, not that: VACUUM ANALYZE, then CHECKPOINT.
+ */
+async function settle(database) {
+  const client = new pg.Client({
+    connectionString: Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString(),
+  });
+  await client.connect();
+  try {
+    await client.query('VACUUM ANALYZE');
+    await client.query('CHECKPOINT');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs of each half-load row; the row shows the median run's p99 (and p50), and every run's p99 besides. */
 const HALF_LOAD_RUNS = 3;
 
 /**
  * Half the measured maximum rate, sent at a steady pace (bench/paced-load.mjs): the latency an
- * operator sees with headroom, measured from when each request was due. The database is
- * checkpointed first (the maximum-load run before it leaves dirty pages that would otherwise be
- * written out during this one), and the rate is run HALF_LOAD_RUNS times for seconds / 2 each:
+ * operator sees with headroom, measured from when each request was due, right after the maximum
+ * was measured. The database is settled first (settle), and the rate is run HALF_LOAD_RUNS times for seconds / 2 each:
  * on a shared 2-core machine one run's p99 moves with whatever else the machine did then.
  */
 async function halfLoad(name, max, url, request, database) {
   const rate = Math.max(1, Math.floor(max.rps / 2));
-  if (database) await admin(`CHECKPOINT`);
+  if (database) await settle(database);
   const runs = [];
   for (let i = 0; i < HALF_LOAD_RUNS; i++) {
     runs.push(
@@ -261,6 +277,13 @@ async function postgresSection(report) {
   const refMeter = { pid: reference.pid, database };
   const k = await withPeakRss(kassa.child.pid, async () => {
     results.getKassa = await load('GET session — Kassa', { url: kassa.url + getPath }, kassaMeter);
+    results.getKassaHalf = await halfLoad(
+      'GET session — Kassa',
+      results.getKassa,
+      kassa.url,
+      { path: getPath },
+      database,
+    );
     results.graphql = await load(
       'GraphQL checkoutSession — Kassa',
       {
@@ -287,6 +310,13 @@ async function postgresSection(report) {
       },
       kassaMeter,
     );
+    results.createKassaHalf = await halfLoad(
+      'POST create — Kassa',
+      results.createKassa,
+      kassa.url,
+      { path: '/checkout-sessions', signedBy: kassa.key },
+      database,
+    );
     // A fresh bind of a hash no chain knows on each session just created (the first candidate of each).
     let next = 0;
     results.bind = await load(
@@ -311,29 +341,15 @@ async function postgresSection(report) {
       },
       kassaMeter,
     );
-    results.getKassaHalf = await halfLoad(
-      'GET session — Kassa',
-      results.getKassa,
-      kassa.url,
-      { path: getPath },
-      database,
-    );
-    results.createKassaHalf = await halfLoad(
-      'POST create — Kassa',
-      results.createKassa,
-      kassa.url,
-      { path: '/checkout-sessions', signedBy: kassa.key },
-      database,
-    );
   });
   const r = await withPeakRss(reference.pid, async () => {
     results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
+    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, { path: getPath }, database);
     results.createRef = await load(
       'POST create — reference (signed)',
       { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] },
       refMeter,
     );
-    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, { path: getPath }, database);
     results.createRefHalf = await halfLoad(
       'POST create — reference',
       results.createRef,
