@@ -3,13 +3,13 @@
 // its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN names a function
 // whose callers to print (default writev).
 import { execFileSync, spawn } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuMs, systemCpuMs } from './support.mjs';
+import { cpuMs, signer, systemCpuMs } from './support.mjs';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,26 +68,7 @@ for (let i = 0; i < 200; i++) {
   } catch {}
   await new Promise((r) => setTimeout(r, 100));
 }
-let ts = 0;
-const sign = () => {
-  const quantity = 1 + Math.floor(Math.random() * 999);
-  const body = JSON.stringify({
-    user: { id: 'u', email: 'u@example.com' },
-    items: [{ name: 'x', quantity, unit_price: 19.99 }],
-    currency: 'USD',
-  });
-  ts = Math.max(Date.now(), ts + 1);
-  return {
-    method: 'POST',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-service-key': key.api_key,
-      'x-service-timestamp': String(ts),
-      'x-service-signature': createHmac('sha256', key.api_secret).update(`${ts}.${body}`).digest('hex'),
-    },
-  };
-};
+const sign = signer(key);
 const created = await (await fetch(`http://127.0.0.1:${env.PORT}/checkout-sessions`, sign())).json();
 // Binds go to sessions of their own (one candidate each, as payers bind): made first.
 const bindTargets = [];

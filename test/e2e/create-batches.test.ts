@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { createTestDatabase, type TestDatabaseMode } from '../support/databases.js';
+import { startTestKassaOn, type TestKassa } from '../support/kassa.js';
+import type { TestDatabaseMode } from '../support/databases.js';
 import { createMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { expectErrorBody, postCreate, writtenRows } from '../support/rest-kassa.js';
@@ -17,16 +17,9 @@ afterAll(async () => {
   for (const kassa of started) await kassa.close();
 });
 
-async function kassaOn(mode: TestDatabaseMode): Promise<TestKassa> {
-  const database = await createTestDatabase(mode);
-  const kassa = await startTestKassa({ database });
-  started.push({
-    ...kassa,
-    close: async () => {
-      await kassa.close();
-      await database.drop();
-    },
-  } as TestKassa);
+async function kassaOn(mode: TestDatabaseMode, env: Record<string, string> = {}): Promise<TestKassa> {
+  const kassa = await startTestKassaOn(mode, env);
+  started.push(kassa);
   return kassa;
 }
 

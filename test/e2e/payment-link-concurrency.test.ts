@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
-import { createTestDatabase, type TestDatabaseMode } from '../support/databases.js';
-import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import type { TestDatabaseMode } from '../support/databases.js';
+import { startTestKassaOn, type TestKassa } from '../support/kassa.js';
 import { expectErrorBody } from '../support/rest-kassa.js';
 
 /**
@@ -16,15 +16,8 @@ afterAll(async () => {
 });
 
 async function kassaOn(mode: TestDatabaseMode, env: Record<string, string> = {}): Promise<TestKassa> {
-  const database = await createTestDatabase(mode);
-  const kassa = await startTestKassa({ database, env });
-  started.push({
-    ...kassa,
-    close: async () => {
-      await kassa.close();
-      await database.drop();
-    },
-  } as TestKassa);
+  const kassa = await startTestKassaOn(mode, env);
+  started.push(kassa);
   return kassa;
 }
 

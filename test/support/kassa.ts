@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../../src/logging.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { startGraphqlApi } from '../../src/graphql/graphql-server.js';
 import type { CachedQueries } from '../../src/graphql/cached-queries.js';
-import { createTestDatabase, type TestDatabase } from './databases.js';
+import { createTestDatabase, type TestDatabase, type TestDatabaseMode } from './databases.js';
 
 export interface TestKassa {
   readonly config: Config;
@@ -98,6 +98,22 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
       await new Promise((resolve) => server.close(resolve));
       await runtime.close();
       if (!options.database) await database.drop();
+    },
+  };
+}
+
+/**
+ * A Kassa on a database of its own in `mode` (whatever the project runs on), for a file that runs the same
+ * case on both databases; `close()` drops the database too.
+ */
+export async function startTestKassaOn(mode: TestDatabaseMode, env: Record<string, string> = {}): Promise<TestKassa> {
+  const database = await createTestDatabase(mode);
+  const kassa = await startTestKassa({ database, env });
+  return {
+    ...kassa,
+    close: async () => {
+      await kassa.close();
+      await database.drop();
     },
   };
 }
