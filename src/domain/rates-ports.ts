@@ -24,5 +24,6 @@ export interface RatesProvider {
    * Usable rates for the tickers in `fiat`. Tickers without a fresh price are
    * left out; the caller decides whether that is fatal.
    */
-  quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<QuotedRate[]>;
+  /** The rates, in the order asked; the same array may be handed to several callers: read it, do not change it. */
+  quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<readonly QuotedRate[]>;
 }

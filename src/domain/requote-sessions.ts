@@ -24,7 +24,7 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
   // Amounts released earlier go back to the pool once no unscanned transfer can be meant for them.
   await ctx.store.purgeReleasedAmountClaims(now, grace);
   const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, grace, batchSize);
-  const ratesByCurrency = new Map<string, QuotedRate[]>();
+  const ratesByCurrency = new Map<string, readonly QuotedRate[]>();
   let requoted = 0;
   for (const { id, fiatCurrency } of due) {
     if (!ratesByCurrency.has(fiatCurrency)) {

@@ -60,7 +60,7 @@ export class RateBook implements RatesProvider {
       /** The clock when it was made: a clock set back (tests do) makes it again. */
       readonly madeAtMs: number;
       readonly validUntilMs: number;
-      readonly quoted: QuotedRate[];
+      readonly quoted: readonly QuotedRate[];
     }
   >();
 
@@ -75,7 +75,7 @@ export class RateBook implements RatesProvider {
     return this.sources.some((source) => source.supportsCurrency(currency));
   }
 
-  async quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<QuotedRate[]> {
+  async quoteRates(fiat: string, tickers: readonly AssetTicker[], now: Date): Promise<readonly QuotedRate[]> {
     const currency = fiat.toUpperCase();
     const wanted = [...new Set(tickers)];
     if (wanted.length === 0) return [];
