@@ -2,7 +2,9 @@
 //
 //   postgres   GET /checkout-sessions/:id, POST /checkout-sessions (signed), GraphQL checkoutSession and
 //              bind-tx on Kassa over PostgreSQL; GET and create on the one-round-trip reference
-//              (bench/reference-server.mjs); p99 at half of each measured maximum; RSS of each server.
+//              (bench/reference-server.mjs); p99 at half of each measured maximum; RSS of each server; and the
+//              floor a bare node:http server sets on the same machine (bench/bare-server.mjs): GET against
+//              POST-with-a-body for the GraphQL ratio, and its p99 at the rate of Kassa's GET half-load row.
 //   embedded   GET and create on Kassa over its embedded database (PGlite), with RSS.
 //   chain      Transfer logs decoded and matched per second vs viem's generic decoder (bench/chain-decode.mjs),
 //              and matched transfers per second end to end on anvil (bench/chain-e2e.mjs).
@@ -256,10 +258,32 @@ async function postgresSection(report) {
   const getPath = `/checkout-sessions/${kassa.created.session_id}`;
   await waitFor(refUrl + getPath);
   const refIdle = rssMb(reference.pid);
+  // The bare server answers Kassa's own bodies, so the floor rows move the same bytes.
+  const graphqlBody = JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } });
+  const barePort = await freePort();
+  const bareUrl = `http://127.0.0.1:${barePort}`;
+  const bare = fork(path.join(root, 'bench/bare-server.mjs'), {
+    env: {
+      ...process.env,
+      PORT: String(barePort),
+      BENCH_BARE_GET: await (await fetch(kassa.url + getPath)).text(),
+      BENCH_BARE_POST: await (
+        await fetch(`${kassa.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: graphqlBody,
+        })
+      ).text(),
+    },
+    stdio: 'inherit',
+  });
+  children.add(bare);
+  await waitFor(bareUrl);
+  const bareMeter = { pid: bare.pid, database: null };
   const refSign = signer(kassa.key);
 
   // Warm both up so JIT, pools and caches are comparable.
-  for (const url of [kassa.url, refUrl]) await load('warmup', { url: url + getPath, duration: 2 });
+  for (const url of [kassa.url, refUrl, bareUrl]) await load('warmup', { url: url + getPath, duration: 2 });
   await load('warmup', {
     url: `${kassa.url}/checkout-sessions`,
     duration: 2,
@@ -284,15 +308,29 @@ async function postgresSection(report) {
       { path: getPath },
       database,
     );
+    results.getBareHalf = await halfLoad(
+      'GET — bare node:http (the floor)',
+      results.getKassa,
+      bareUrl,
+      { path: getPath },
+      null,
+    );
     results.graphql = await load(
       'GraphQL checkoutSession — Kassa',
       {
         url: `${kassa.url}/graphql`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } }),
+        body: graphqlBody,
       },
       kassaMeter,
+    );
+    // The floor of the GraphQL ratio: the same two shapes on a server that does nothing else.
+    results.getBare = await load('GET — bare node:http (same body)', { url: bareUrl + getPath }, bareMeter);
+    results.postBare = await load(
+      'POST with body — bare node:http (same bodies)',
+      { url: `${bareUrl}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: graphqlBody },
+      bareMeter,
     );
     const createdIds = [];
     results.createKassa = await load(
@@ -365,10 +403,12 @@ async function postgresSection(report) {
       get: results.getKassa.rps / results.getRef.rps,
       create: results.createKassa.rps / results.createRef.rps,
       graphqlVsRest: results.graphql.rps / results.getKassa.rps,
+      barePostVsGet: results.postBare.rps / results.getBare.rps,
     },
   };
   await stop(kassa.child);
   await stop(reference);
+  await stop(bare);
   await anvil.stop();
 }
 
@@ -433,10 +473,13 @@ function print(report) {
       'getKassa',
       'getRef',
       'graphql',
+      'getBare',
+      'postBare',
       'createKassa',
       'createRef',
       'bind',
       'getKassaHalf',
+      'getBareHalf',
       'getRefHalf',
       'createKassaHalf',
       'createRefHalf',
@@ -446,7 +489,7 @@ function print(report) {
       `RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`,
     );
     console.log(
-      `ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET`,
+      `ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET (bare node:http: POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
     );
   }
   if (report.embedded) {

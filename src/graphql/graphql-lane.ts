@@ -58,28 +58,48 @@ export function graphqlQueryLane(
     )
       return false;
     if (headers['content-encoding'] !== undefined || typeof type !== 'string' || !JSON_TYPE.test(type)) return false;
-    // A body that never arrives whole (the client went away) ends the request here.
-    void serve(req, res, handOn, answered).catch(() => res.destroy());
+    // Far from the limit the count is answered in memory, at once: the common case takes no promise at all.
+    let counting: Promise<void> | undefined;
+    try {
+      counting = rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
+    } catch {
+      // Over the limit: the route counts it again and answers 429 as it always does (the body is still unread).
+      handOn();
+      return true;
+    }
+    if (counting !== undefined) {
+      counting.then(
+        () => whenBodyArrived(req, res, handOn, answered),
+        // Over the limit, or the counters unreachable: the route answers as it always does.
+        () => handOn(),
+      );
+      return true;
+    }
+    whenBodyArrived(req, res, handOn, answered);
     return true;
   };
 
-  async function serve(
+  /** Goes on with the body once it is all here; a body that never arrives whole (the client went away) ends it. */
+  function whenBodyArrived(
     req: LaneRequest,
     res: ServerResponse,
     handOn: () => void,
     answered: (req: IncomingMessage, res: ServerResponse) => void,
-  ): Promise<void> {
-    try {
-      // Far from the limit the count needs no round trip and no promise.
-      const counting = rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
-      if (counting !== undefined) await counting;
-    } catch {
-      // Over the limit (or the counters unreachable): the route counts it again and answers as it
-      // always does, 429 or its error (the body is still unread).
-      return handOn();
-    }
+  ): void {
     req[COUNTED] = true;
-    const text = (await readWholeBody(req)).toString('utf8');
+    readWholeBody(req)
+      .then((body) => serve(body, req, res, handOn, answered))
+      .catch(() => res.destroy());
+  }
+
+  function serve(
+    bytes: Buffer,
+    req: LaneRequest,
+    res: ServerResponse,
+    handOn: () => void,
+    answered: (req: IncomingMessage, res: ServerResponse) => void,
+  ): void {
+    const text = bytes.toString('utf8');
     const answer = options.cached.find(options.cached.key(text, req.headers.accept), ctx);
     if (answer !== undefined) {
       answered(req, res);
@@ -96,12 +116,11 @@ export function graphqlQueryLane(
     } catch {
       body = undefined;
     }
-    if (typeof body !== 'object' || body === null) {
-      req[BODY_NOT_JSON] = true;
-      return handOn();
+    if (typeof body !== 'object' || body === null) req[BODY_NOT_JSON] = true;
+    else {
+      req.body = body;
+      req[RAW_BODY] = text;
     }
-    req.body = body;
-    req[RAW_BODY] = text;
     handOn();
   }
 }
