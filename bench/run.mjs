@@ -118,6 +118,45 @@ function loadOnce(name, options) {
   });
 }
 
+/** Rounds of each interleaved measurement (interleaved). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/**
+ * The targets of the ratios, measured in turn, ROUNDS times over, each for BENCH_SECONDS / ROUNDS a round: a
+ * change in the machine's speed (this shared 2-core machine's varies by a third within minutes) then falls on both
+ * sides of a ratio alike. Each target's row is its median round (req/s, p50, p99) with CPU per request over all its
+ * rounds; `rounds` keeps every round's req/s for medianRatio.
+ */
+async function interleaved(targets) {
+  const runs = targets.map(() => []);
+  const duration = Math.max(2, Math.round(seconds / ROUNDS));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, target] of targets.entries()) {
+      runs[index].push(await metered(target.meter, () => loadOnce(target.name, { duration, ...target.options })));
+    }
+  }
+  return runs.map((list) => {
+    const median = [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)];
+    const total = list.reduce((sum, run) => sum + run.total, 0);
+    const cpuOf = (part) =>
+      list.every((run) => run.cpu?.[part] !== null && run.cpu?.[part] !== undefined)
+        ? list.reduce((sum, run) => sum + run.cpu[part] * run.total, 0) / total
+        : null;
+    return {
+      ...median,
+      total,
+      cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database') } : undefined,
+      rounds: list.map((run) => run.rps),
+    };
+  });
+}
+
+/** The median over rounds of a's req/s over b's in the same round. */
+function medianRatio(a, b) {
+  const ratios = a.rounds.map((rps, round) => rps / b.rounds[round]).sort((x, y) => x - y);
+  return ratios[Math.floor(ratios.length / 2)];
+}
+
 /**
  * Lets the database finish what the run before left it (autovacuum of the rows it wrote, dirty
  * pages), so a half-load row measures the server, not that: VACUUM ANALYZE, then CHECKPOINT.
@@ -299,111 +338,133 @@ async function postgresSection(report) {
   const database = new URL(databaseUrl).pathname.slice(1);
   const kassaMeter = { pid: kassa.child.pid, database };
   const refMeter = { pid: reference.pid, database };
-  const k = await withPeakRss(kassa.child.pid, async () => {
-    results.getKassa = await load('GET session — Kassa', { url: kassa.url + getPath }, kassaMeter);
-    results.getKassaHalf = await halfLoad(
-      'GET session — Kassa',
-      results.getKassa,
-      kassa.url,
-      { path: getPath },
-      database,
-    );
-    results.getBareHalf = await halfLoad(
-      'GET — bare node:http (the floor)',
-      results.getKassa,
-      bareUrl,
-      { path: getPath },
-      null,
-    );
-    results.graphql = await load(
-      'GraphQL checkoutSession — Kassa',
-      {
-        url: `${kassa.url}/graphql`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: graphqlBody,
-      },
-      kassaMeter,
-    );
-    // The floor of the GraphQL ratio: the same two shapes on a server that does nothing else.
-    results.getBare = await load('GET — bare node:http (same body)', { url: bareUrl + getPath }, bareMeter);
-    results.postBare = await load(
-      'POST with body — bare node:http (same bodies)',
-      { url: `${bareUrl}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: graphqlBody },
-      bareMeter,
-    );
-    const createdIds = [];
-    results.createKassa = await load(
-      'POST create — Kassa (signed)',
-      {
-        url: `${kassa.url}/checkout-sessions`,
-        requests: [
-          {
-            setupRequest: (r) => ({ ...r, ...kassa.sign() }),
-            onResponse: (status, body) => {
-              if (status === 201) createdIds.push(JSON.parse(body).session_id);
-            },
+  const createdIds = [];
+  const peaks = await withPeakRss(kassa.child.pid, () =>
+    withPeakRss(reference.pid, async () => {
+      // Reads: each ratio's two sides in turn, round after round (interleaved).
+      [results.getKassa, results.getRef, results.graphql, results.getBare, results.postBare] = await interleaved([
+        { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
+        { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
+        {
+          name: 'GraphQL checkoutSession — Kassa',
+          options: {
+            url: `${kassa.url}/graphql`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: graphqlBody,
           },
-        ],
-      },
-      kassaMeter,
-    );
-    results.createKassaHalf = await halfLoad(
-      'POST create — Kassa',
-      results.createKassa,
-      kassa.url,
-      { path: '/checkout-sessions', signedBy: kassa.key },
-      database,
-    );
-    // A fresh bind of a hash no chain knows on each session just created (the first candidate of each).
-    let next = 0;
-    results.bind = await load(
-      'POST bind-tx — Kassa',
-      {
-        url: kassa.url,
-        requests: [
-          {
-            setupRequest: (r) => ({
-              ...r,
-              method: 'POST',
-              path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
-                tx_hash: `0x${randomBytes(32).toString('hex')}`,
-                chain_id: '31337',
-                crypto_currency: 'USDT',
+          meter: kassaMeter,
+        },
+        // The floor of the GraphQL ratio: the same two shapes on a server that does nothing else.
+        { name: 'GET — bare node:http (same body)', options: { url: bareUrl + getPath }, meter: bareMeter },
+        {
+          name: 'POST with body — bare node:http (same bodies)',
+          options: {
+            url: `${bareUrl}/graphql`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: graphqlBody,
+          },
+          meter: bareMeter,
+        },
+      ]);
+      results.getKassaHalf = await halfLoad(
+        'GET session — Kassa',
+        results.getKassa,
+        kassa.url,
+        { path: getPath },
+        database,
+      );
+      results.getBareHalf = await halfLoad(
+        'GET — bare node:http (the floor)',
+        results.getKassa,
+        bareUrl,
+        { path: getPath },
+        null,
+      );
+      results.getRefHalf = await halfLoad(
+        'GET session — reference',
+        results.getRef,
+        refUrl,
+        { path: getPath },
+        database,
+      );
+      [results.createKassa, results.createRef] = await interleaved([
+        {
+          name: 'POST create — Kassa (signed)',
+          options: {
+            url: `${kassa.url}/checkout-sessions`,
+            requests: [
+              {
+                setupRequest: (r) => ({ ...r, ...kassa.sign() }),
+                onResponse: (status, body) => {
+                  if (status === 201) createdIds.push(JSON.parse(body).session_id);
+                },
+              },
+            ],
+          },
+          meter: kassaMeter,
+        },
+        {
+          name: 'POST create — reference (signed)',
+          options: {
+            url: `${refUrl}/checkout-sessions`,
+            requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }],
+          },
+          meter: refMeter,
+        },
+      ]);
+      results.createKassaHalf = await halfLoad(
+        'POST create — Kassa',
+        results.createKassa,
+        kassa.url,
+        { path: '/checkout-sessions', signedBy: kassa.key },
+        database,
+      );
+      results.createRefHalf = await halfLoad(
+        'POST create — reference',
+        results.createRef,
+        refUrl,
+        { path: '/checkout-sessions', signedBy: kassa.key },
+        database,
+      );
+      // A fresh bind of a hash no chain knows on each session just created (the first candidate of each).
+      let next = 0;
+      results.bind = await load(
+        'POST bind-tx — Kassa',
+        {
+          url: kassa.url,
+          requests: [
+            {
+              setupRequest: (r) => ({
+                ...r,
+                method: 'POST',
+                path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  tx_hash: `0x${randomBytes(32).toString('hex')}`,
+                  chain_id: '31337',
+                  crypto_currency: 'USDT',
+                }),
               }),
-            }),
-          },
-        ],
-      },
-      kassaMeter,
-    );
-  });
-  const r = await withPeakRss(reference.pid, async () => {
-    results.getRef = await load('GET session — reference', { url: refUrl + getPath }, refMeter);
-    results.getRefHalf = await halfLoad('GET session — reference', results.getRef, refUrl, { path: getPath }, database);
-    results.createRef = await load(
-      'POST create — reference (signed)',
-      { url: `${refUrl}/checkout-sessions`, requests: [{ setupRequest: (q) => ({ ...q, ...refSign() }) }] },
-      refMeter,
-    );
-    results.createRefHalf = await halfLoad(
-      'POST create — reference',
-      results.createRef,
-      refUrl,
-      { path: '/checkout-sessions', signedBy: kassa.key },
-      database,
-    );
-  });
+            },
+          ],
+        },
+        kassaMeter,
+      );
+    }),
+  );
   report.postgres = {
     results,
-    rss: { kassa: { idle: kassa.idleRss, peak: k.peakRss }, reference: { idle: refIdle, peak: r.peakRss } },
+    rss: {
+      kassa: { idle: kassa.idleRss, peak: peaks.peakRss },
+      reference: { idle: refIdle, peak: peaks.result.peakRss },
+    },
     ratios: {
-      get: results.getKassa.rps / results.getRef.rps,
-      create: results.createKassa.rps / results.createRef.rps,
-      graphqlVsRest: results.graphql.rps / results.getKassa.rps,
-      barePostVsGet: results.postBare.rps / results.getBare.rps,
+      get: medianRatio(results.getKassa, results.getRef),
+      create: medianRatio(results.createKassa, results.createRef),
+      graphqlVsRest: medianRatio(results.graphql, results.getKassa),
+      barePostVsGet: medianRatio(results.postBare, results.getBare),
     },
   };
   await stop(kassa.child);
@@ -462,7 +523,8 @@ function print(report) {
   const row = (r) =>
     console.log(
       `${pad(r.name, 52)}${pad(r.rps.toFixed(0), 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${cpu(r)}` +
-        (r.p99s ? `(p99 of each run: ${r.p99s.join(', ')})` : ''),
+        (r.p99s ? `(p99 of each run: ${r.p99s.join(', ')})` : '') +
+        (r.rounds ? ` (req/s of each round: ${r.rounds.map((rps) => Math.round(rps)).join(', ')})` : ''),
     );
   const header = `${pad('target', 52)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}CPU ms/request (server + PostgreSQL)`;
   console.log(`\nKassa benchmark — ${seconds} s per target, ${connections} connections, Node ${process.version}`);
@@ -489,7 +551,7 @@ function print(report) {
       `RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`,
     );
     console.log(
-      `ratios: GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET (bare node:http: POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
+      `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET (bare node:http: POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
     );
   }
   if (report.embedded) {
