@@ -98,9 +98,10 @@ export interface FormatErrorOptions {
 
 /**
  * Apollo's `formatError` and the WebSocket server's: domain refusals get their code
- * (withDomainCode); errors we raised on purpose go out as they are (without stack traces
- * unless in development); anything unexpected (a driver error, a bug) becomes
- * INTERNAL_SERVER_ERROR "Internal server error" and is logged instead.
+ * (withDomainCode); errors we raised on purpose go out as they are; anything unexpected (a
+ * driver error, a bug) becomes INTERNAL_SERVER_ERROR "Internal server error" and is logged
+ * instead, except in development, where it keeps its message. No answer carries a stack
+ * trace, in any mode (as no REST answer does): the log has it.
  */
 export function formatGraphqlError(
   formatted: GraphQLFormattedError,
@@ -122,16 +123,19 @@ export function formatGraphqlError(
         ...formatted,
         message: formatted.message.replace(TOKEN_LIMIT, 'Syntax Error: Token limit of $1 exceeded.'),
       };
-    if (options.development) return formatted;
-    const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
+    return withoutStack(formatted);
   }
   options.logError?.(original);
-  if (options.development) return formatted;
+  if (options.development) return withoutStack(formatted);
   return {
     message: 'Internal server error',
     ...(formatted.locations ? { locations: formatted.locations } : {}),
     ...(formatted.path ? { path: formatted.path } : {}),
     extensions: { code: 'INTERNAL_SERVER_ERROR' },
   };
+}
+
+function withoutStack(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
+  return { ...formatted, extensions };
 }

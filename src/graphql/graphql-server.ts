@@ -81,7 +81,8 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     // query text.
     persistedQueries: false,
     introspection: config.graphqlIntrospection,
-    includeStacktraceInErrorResponses: development,
+    // Never, in any mode: a stack trace is for the log (formatGraphqlError).
+    includeStacktraceInErrorResponses: false,
     validationRules: protection.validationRules,
     parseOptions: GRAPHQL_PARSE_OPTIONS,
     formatError: (formatted, error) => formatGraphqlError(formatted, error, errorOptions),

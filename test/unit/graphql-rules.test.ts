@@ -59,7 +59,7 @@ describe('GraphQL error mapping', () => {
     });
   });
 
-  it('masks unexpected errors outside development and strips stack traces', () => {
+  it('masks unexpected errors outside development, and strips stack traces in every mode', () => {
     const unexpected = new Error('connect ECONNREFUSED 10.0.0.5:5432');
     const formatted = {
       message: unexpected.message,
@@ -71,13 +71,28 @@ describe('GraphQL error mapping', () => {
       path: ['checkoutSession'],
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
-    expect(formatGraphqlError(formatted, unexpected, { development: true })).toBe(formatted);
+    // Development keeps the message (the log has the stack).
+    expect(formatGraphqlError(formatted, unexpected, { development: true })).toEqual({
+      message: unexpected.message,
+      path: ['checkoutSession'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
     const intended = toGraphqlError(new DomainError('not_found', 'Checkout session x not found'));
     expect(
       formatGraphqlError(
         { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
         intended,
         { development: false },
+      ),
+    ).toEqual({
+      message: 'Checkout session x not found',
+      extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
+    });
+    expect(
+      formatGraphqlError(
+        { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
+        intended,
+        { development: true },
       ),
     ).toEqual({
       message: 'Checkout session x not found',
