@@ -3,7 +3,7 @@
 // the first transfer is timed until every session is paid. What it measures is the watcher's
 // own work per transfer (scan, attribute, confirm, settle), not the chain's block time.
 // Runs alone too: `node bench/chain-e2e.mjs` (needs a PostgreSQL and `npm run build`).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, createWalletClient, encodeFunctionData, http, parseAbi } from 'viem';
 import { anvil as anvilChain } from 'viem/chains';
-import { freePort, stopChild, waitFor } from './support.mjs';
+import { benchKassaEnv, freePort, kassaCli, stopChild, waitFor } from './support.mjs';
 
 const debug = (message) => process.env.BENCH_DEBUG && process.stderr.write(`chain bench: ${message}\n`);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,21 +41,13 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     debug(`anvil at ${anvil.url}`);
     await ensureSandboxTokens(anvil.url, { ...local, rpcUrls: [anvil.url] });
     debug('tokens deployed');
-    const env = {
-      ...process.env,
+    const env = benchKassaEnv({
       DATABASE_URL: databaseUrl,
       KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-bench-chain-')),
-      KASSA_ENV: 'development',
-      KASSA_DEMO: 'false',
-      KASSA_SANDBOX: 'false',
-      KASSA_WATCHER: 'false',
       KASSA_NETWORKS: 'local',
       KASSA_RPC_URLS_LOCAL: anvil.url,
-      LOG_LEVEL: 'warn',
-      KASSA_RATE_LIMIT_CREATE: '1000000/1m',
-    };
-    const cli = (...args) =>
-      JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+    });
+    const cli = kassaCli(env);
     cli('migrate');
     const wallet = `0x${randomBytes(20).toString('hex')}`;
     const org = cli('orgs', 'create', '--name', 'Chain bench', '--wallet', wallet);

@@ -1,13 +1,13 @@
 // What a create leaves to the garbage collector (docs/benchmarks.md, "p99 at half load, create"):
 // `node bench/gc-probe.mjs`. Starts `kassa serve` as `npm start` does (heap cap included) on a fresh PostgreSQL
-// database with --trace-gc-nvp and the inspector, sends signed creates at a steady RATE (200/s) for SECONDS (6)
+// database with --trace-gc-nvp and the inspector, sends signed creates at a steady GC_PROBE_RATE (200/s) for GC_PROBE_SECONDS (6)
 // from bench/paced-load.mjs, and prints per create: bytes allocated that outlived a scavenge, by where they
 // were allocated (V8's sampling heap profiler with what scavenges collected left out), bytes promoted to the old
 // generation, and the mark-compacts with their pauses. Unlike req/s and p99, these hardly move with the load the
 // machine is under: compare them before and after a change.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,11 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { pacedLoad } from './paced-load.mjs';
-import { freePort, signer, waitFor } from './support.mjs';
+import { START_COMMAND, benchKassaEnv, freePort, kassaCli, signer, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const rate = Number(process.env.RATE ?? 200);
-const seconds = Number(process.env.SECONDS ?? 6);
+const rate = Number(process.env.GC_PROBE_RATE ?? 200);
+const seconds = Number(process.env.GC_PROBE_SECONDS ?? 6);
 const adminUrl = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const admin = async (sql) => {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -31,26 +31,16 @@ const admin = async (sql) => {
 const name = `kassa_gc_probe_${process.pid}`;
 await admin(`CREATE DATABASE "${name}"`);
 const [port, inspectPort] = [await freePort(), await freePort()];
-const env = {
-  ...process.env,
+const env = benchKassaEnv({
   DATABASE_URL: Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString(),
   KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-gc-probe-')),
-  KASSA_ENV: 'development',
-  KASSA_DEMO: 'false',
-  KASSA_SANDBOX: 'false',
-  KASSA_WATCHER: 'false',
-  LOG_LEVEL: 'warn',
-  KASSA_RATE_LIMIT_CREATE: '1000000/1m',
   PORT: String(port),
   HOST: '127.0.0.1',
-};
-const cli = (...args) =>
-  JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+});
+const cli = kassaCli(env);
 cli('migrate');
 // `npm start`'s command (its heap cap decides how often the old generation is collected), with the probes.
-const [command, ...startArgs] = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(
-  ' ',
-);
+const [command, ...startArgs] = START_COMMAND;
 const child = spawn(command, ['--trace-gc-nvp', `--inspect=127.0.0.1:${inspectPort}`, ...startArgs], {
   cwd: root,
   env,

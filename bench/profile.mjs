@@ -2,14 +2,14 @@
 // --cpu-prof on a fresh PostgreSQL database, drives it with autocannon for 8 s, prints CPU per request (Kassa and
 // its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN names a function
 // whose callers to print (default writev).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuMs, signer, systemCpuMs } from './support.mjs';
+import { GRAPHQL_QUERY, benchKassaEnv, bindRequest, cpuMs, kassaCli, signer, systemCpuMs } from './support.mjs';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,24 +31,16 @@ const anvil =
   target === 'bind'
     ? await (await import('../dist/chain/anvil.js')).startAnvil({ port: 9545 + (process.pid % 400) })
     : null;
-const env = {
-  ...process.env,
+const env = benchKassaEnv({
   DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`,
   KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')),
-  KASSA_ENV: 'development',
-  KASSA_DEMO: 'false',
-  KASSA_SANDBOX: 'false',
-  KASSA_WATCHER: 'false',
-  LOG_LEVEL: 'warn',
-  KASSA_RATE_LIMIT_CREATE: '1000000/1m',
   KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
+  KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
   PORT: String(3377 + (process.pid % 500)),
   HOST: '127.0.0.1',
-  KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
   ...(anvil ? { KASSA_RPC_URLS_LOCAL: anvil.url } : {}),
-};
-const cli = (...args) =>
-  JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+});
+const cli = kassaCli(env);
 cli('migrate');
 const org = cli('orgs', 'create', '--name', 'P', '--wallet', `0x${randomBytes(20).toString('hex')}`);
 const key = cli('keys', 'create', '--org', org.id);
@@ -97,28 +89,14 @@ const opts =
           url: `http://127.0.0.1:${env.PORT}/graphql`,
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            query:
-              'query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoOptions { ticker amount } totalAmountFiat } }',
-            variables: { id: created.session_id },
-          }),
+          body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: created.session_id } }),
         }
       : target === 'bind'
         ? {
             url: `http://127.0.0.1:${env.PORT}`,
             requests: [
               {
-                setupRequest: (r) => ({
-                  ...r,
-                  method: 'POST',
-                  path: `/checkout-sessions/${bindTargets[nextTarget++ % bindTargets.length]}/bind-tx`,
-                  headers: { 'content-type': 'application/json' },
-                  body: JSON.stringify({
-                    tx_hash: `0x${randomBytes(32).toString('hex')}`,
-                    chain_id: '31337',
-                    crypto_currency: 'USDT',
-                  }),
-                }),
+                setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
               },
             ],
           }

@@ -12,9 +12,9 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
-import { execFileSync, fork, spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,19 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
 import { pacedLoad } from './paced-load.mjs';
-import { cpuMs, freePort, rssMb, signer, stopChild, waitFor } from './support.mjs';
+import {
+  GRAPHQL_QUERY,
+  START_COMMAND,
+  benchKassaEnv,
+  bindRequest,
+  cpuMs,
+  freePort,
+  kassaCli,
+  rssMb,
+  signer,
+  stopChild,
+  waitFor,
+} from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -205,9 +217,6 @@ async function halfLoad(name, max, url, request, database) {
   };
 }
 
-/** `kassa serve` started as `npm start` starts it (package.json), so its memory is what an operator sees. */
-const START_COMMAND = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(' ');
-
 function spawnKassa(env, port) {
   const [command, ...args] = START_COMMAND;
   // BENCH_KASSA_NODE_ARGS: extra Node flags for Kassa (e.g. --cpu-prof), for looking into a result.
@@ -229,8 +238,7 @@ function stop(child) {
 async function startKassaFor(label, env) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const cli = (...args) =>
-    JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+  const cli = kassaCli(env);
   if (env.DATABASE_URL) cli('migrate');
   const child = spawnKassa(env, port);
   await waitFor(`${url}/ready`);
@@ -250,10 +258,6 @@ async function startKassaFor(label, env) {
   return { child, url, org, key, sign, created, idleRss: rssMb(child.pid) };
 }
 
-const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue
-  cryptoOptions { ticker amount } fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
-  items { name quantity unitPrice totalPrice } } }`;
-
 async function postgresSection(report) {
   const databaseUrl = await freshDatabase(`kassa_bench_${process.pid}`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-'));
@@ -261,20 +265,13 @@ async function postgresSection(report) {
   const { startAnvil } = await import('../dist/chain/anvil.js');
   const anvil = await startAnvil({ port: await freePort() });
   // The create limit stays on (its counter is part of what a create costs) but far above what the bench sends.
-  const env = {
-    ...process.env,
+  const env = benchKassaEnv({
     DATABASE_URL: databaseUrl,
     KASSA_DATA_DIR: dataDir,
-    KASSA_ENV: 'development',
-    KASSA_DEMO: 'false',
-    KASSA_SANDBOX: 'false',
-    KASSA_WATCHER: 'false',
-    LOG_LEVEL: 'warn',
-    KASSA_RATE_LIMIT_CREATE: '1000000/1m',
     KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
     KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
     KASSA_RPC_URLS_LOCAL: anvil.url,
-  };
+  });
   const kassa = await startKassaFor('postgres', env);
 
   const refPort = await freePort();
@@ -436,17 +433,7 @@ async function postgresSection(report) {
           url: kassa.url,
           requests: [
             {
-              setupRequest: (r) => ({
-                ...r,
-                method: 'POST',
-                path: `/checkout-sessions/${createdIds[next++ % createdIds.length]}/bind-tx`,
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({
-                  tx_hash: `0x${randomBytes(32).toString('hex')}`,
-                  chain_id: '31337',
-                  crypto_currency: 'USDT',
-                }),
-              }),
+              setupRequest: (r) => ({ ...r, ...bindRequest(createdIds[next++ % createdIds.length]) }),
             },
           ],
         },
@@ -475,18 +462,7 @@ async function postgresSection(report) {
 
 async function embeddedSection(report) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-embedded-'));
-  const env = {
-    ...process.env,
-    DATABASE_URL: '',
-    KASSA_DATA_DIR: dataDir,
-    KASSA_ENV: 'development',
-    KASSA_DEMO: 'false',
-    KASSA_SANDBOX: 'false',
-    KASSA_WATCHER: 'false',
-    LOG_LEVEL: 'warn',
-    KASSA_RATE_LIMIT_CREATE: '1000000/1m',
-  };
-  delete env.DATABASE_URL;
+  const env = benchKassaEnv({ DATABASE_URL: undefined, KASSA_DATA_DIR: dataDir });
   const kassa = await startKassaFor('embedded', env);
   const getPath = `/checkout-sessions/${kassa.created.session_id}`;
   await load('warmup', { url: kassa.url + getPath, duration: 2 });

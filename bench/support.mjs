@@ -1,8 +1,62 @@
-// What the bench scripts share: ports, waiting for a server, stopping a child, reading a process's
-// CPU time and memory from /proc (Linux), and the signed create requests the loads send.
-import { createHmac } from 'node:crypto';
+// What the bench scripts share: the Kassa they start (its environment, its CLI, npm start's command), ports,
+// waiting for a server, stopping a child, reading a process's CPU time and memory from /proc (Linux), and the
+// requests the loads send (signed creates, binds, the page's GraphQL query).
+import { execFileSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** `npm start`'s command (package.json), so a measured Kassa runs with the heap an operator's does. */
+export const START_COMMAND = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(' ');
+
+/**
+ * The environment of a Kassa under measurement: development, as `npm start` runs it, without demo data, the sandbox
+ * chain or the watcher, logging warnings only, the create limit on but far above any load; `extra` on top (a key
+ * given as undefined is removed, e.g. DATABASE_URL for the embedded database).
+ */
+export function benchKassaEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    KASSA_ENV: 'development',
+    KASSA_DEMO: 'false',
+    KASSA_SANDBOX: 'false',
+    KASSA_WATCHER: 'false',
+    LOG_LEVEL: 'warn',
+    KASSA_RATE_LIMIT_CREATE: '1000000/1m',
+    ...extra,
+  };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+  return env;
+}
+
+/** `kassa <args> --json` with `env`, its JSON answer parsed. */
+export function kassaCli(env) {
+  return (...args) =>
+    JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+}
+
+/** The hosted page's `checkoutSession` query (what the GraphQL targets ask). */
+export const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue
+  cryptoOptions { ticker amount } fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
+  items { name quantity unitPrice totalPrice } } }`;
+
+/** A bind of a fresh hash no chain knows to `sessionId` (an autocannon request). */
+export function bindRequest(sessionId) {
+  return {
+    method: 'POST',
+    path: `/checkout-sessions/${sessionId}/bind-tx`,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      tx_hash: `0x${randomBytes(32).toString('hex')}`,
+      chain_id: '31337',
+      crypto_currency: 'USDT',
+    }),
+  };
+}
 
 /** A TCP port free on 127.0.0.1 right now. */
 export function freePort() {

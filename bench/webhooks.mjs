@@ -1,7 +1,7 @@
 // Webhook deliveries per second (issue 10): a backlog of events for one endpoint whose
 // receiver answers 200 at once, delivered by one Kassa; timed from its start until the
 // receiver has every event. Runs alone too: `node bench/webhooks.mjs`.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, stopChild, waitFor } from './support.mjs';
+import { benchKassaEnv, freePort, kassaCli, stopChild, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,19 +32,11 @@ export async function runWebhooksBench({ databaseUrl, events = Number(process.en
   await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const children = [];
   try {
-    const env = {
-      ...process.env,
+    const env = benchKassaEnv({
       DATABASE_URL: databaseUrl,
       KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-bench-hooks-')),
-      KASSA_ENV: 'development',
-      KASSA_DEMO: 'false',
-      KASSA_SANDBOX: 'false',
-      KASSA_WATCHER: 'false',
-      LOG_LEVEL: 'warn',
-      KASSA_RATE_LIMIT_CREATE: '1000000/1m',
-    };
-    const cli = (...args) =>
-      JSON.parse(execFileSync('node', [path.join(root, 'bin/kassa.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+    });
+    const cli = kassaCli(env);
     cli('migrate');
     const org = cli(
       'orgs',

@@ -30,7 +30,7 @@ export function upgradeClientAddress(req: IncomingMessage, trust: TrustFunction)
   const header = req.headers['x-forwarded-for'];
   // No proxy named anyone: the TCP peer is the client, whatever is trusted.
   if (header === undefined) return addressKey(req.socket.remoteAddress ?? '');
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+  const forwarded = (Array.isArray(header) ? header.join(',') : header)
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)

@@ -78,26 +78,18 @@ describe('GraphQL error mapping', () => {
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
     const intended = toGraphqlError(new DomainError('not_found', 'Checkout session x not found'));
-    expect(
-      formatGraphqlError(
-        { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
-        intended,
-        { development: false },
-      ),
-    ).toEqual({
-      message: 'Checkout session x not found',
-      extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
-    });
-    expect(
-      formatGraphqlError(
-        { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
-        intended,
-        { development: true },
-      ),
-    ).toEqual({
-      message: 'Checkout session x not found',
-      extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
-    });
+    for (const development of [false, true]) {
+      expect(
+        formatGraphqlError(
+          { message: intended.message, extensions: { ...intended.extensions, stacktrace: ['…'] } },
+          intended,
+          { development },
+        ),
+      ).toEqual({
+        message: 'Checkout session x not found',
+        extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
+      });
+    }
   });
 });
 
