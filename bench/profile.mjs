@@ -1,4 +1,4 @@
-// Profiles one Kassa target (create, get or graphql): `node bench/profile.mjs get`. Runs `kassa serve` under
+// Profiles one Kassa target (create, get, graphql, graphql-get or bind): `node bench/profile.mjs get`. Runs `kassa serve` under
 // --cpu-prof on a fresh PostgreSQL database, drives it with autocannon for 8 s, prints CPU per request (Kassa and
 // its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN names a function
 // whose callers to print (default writev).
@@ -9,7 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { GRAPHQL_QUERY, benchKassaEnv, bindRequest, cpuMs, kassaCli, signer, systemCpuMs } from './support.mjs';
+import {
+  GRAPHQL_QUERY,
+  benchKassaEnv,
+  graphqlGetOptions,
+  bindRequest,
+  cpuMs,
+  kassaCli,
+  signer,
+  systemCpuMs,
+} from './support.mjs';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -91,16 +100,18 @@ const opts =
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: created.session_id } }),
         }
-      : target === 'bind'
-        ? {
-            url: `http://127.0.0.1:${env.PORT}`,
-            requests: [
-              {
-                setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
-              },
-            ],
-          }
-        : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
+      : target === 'graphql-get'
+        ? graphqlGetOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
+        : target === 'bind'
+          ? {
+              url: `http://127.0.0.1:${env.PORT}`,
+              requests: [
+                {
+                  setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
+                },
+              ],
+            }
+          : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
 const pgPids = async () => {
   const c = new pg.Client({ connectionString: admin });
   await c.connect();

@@ -24,6 +24,7 @@ import { runChainDecodeBench } from './chain-decode.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import {
   GRAPHQL_QUERY,
+  graphqlGetOptions,
   START_COMMAND,
   benchKassaEnv,
   bindRequest,
@@ -339,32 +340,38 @@ async function postgresSection(report) {
   const peaks = await withPeakRss(kassa.child.pid, () =>
     withPeakRss(reference.pid, async () => {
       // Reads: each ratio's two sides in turn, round after round (interleaved).
-      [results.getKassa, results.getRef, results.graphql, results.getBare, results.postBare] = await interleaved([
-        { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
-        { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
-        {
-          name: 'GraphQL checkoutSession — Kassa',
-          options: {
-            url: `${kassa.url}/graphql`,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: graphqlBody,
+      [results.getKassa, results.getRef, results.graphqlGet, results.graphql, results.getBare, results.postBare] =
+        await interleaved([
+          { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
+          { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
+          {
+            name: 'GraphQL checkoutSession, GET (the page) — Kassa',
+            options: graphqlGetOptions(kassa.url, kassa.created.session_id),
+            meter: kassaMeter,
           },
-          meter: kassaMeter,
-        },
-        // The floor of the GraphQL ratio: the same two shapes on a server that does nothing else.
-        { name: 'GET — bare node:http (same body)', options: { url: bareUrl + getPath }, meter: bareMeter },
-        {
-          name: 'POST with body — bare node:http (same bodies)',
-          options: {
-            url: `${bareUrl}/graphql`,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: graphqlBody,
+          {
+            name: 'GraphQL checkoutSession, POST — Kassa',
+            options: {
+              url: `${kassa.url}/graphql`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: graphqlBody,
+            },
+            meter: kassaMeter,
           },
-          meter: bareMeter,
-        },
-      ]);
+          // The floor of the GraphQL ratio: the same two shapes on a server that does nothing else.
+          { name: 'GET — bare node:http (same body)', options: { url: bareUrl + getPath }, meter: bareMeter },
+          {
+            name: 'POST with body — bare node:http (same bodies)',
+            options: {
+              url: `${bareUrl}/graphql`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: graphqlBody,
+            },
+            meter: bareMeter,
+          },
+        ]);
       results.getKassaHalf = await halfLoad(
         'GET session — Kassa',
         results.getKassa,
@@ -450,6 +457,7 @@ async function postgresSection(report) {
     ratios: {
       get: medianRatio(results.getKassa, results.getRef),
       create: medianRatio(results.createKassa, results.createRef),
+      graphqlGetVsRest: medianRatio(results.graphqlGet, results.getKassa),
       graphqlVsRest: medianRatio(results.graphql, results.getKassa),
       barePostVsGet: medianRatio(results.postBare, results.getBare),
     },
@@ -510,6 +518,7 @@ function print(report) {
     for (const key of [
       'getKassa',
       'getRef',
+      'graphqlGet',
       'graphql',
       'getBare',
       'postBare',
@@ -527,7 +536,7 @@ function print(report) {
       `RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`,
     );
     console.log(
-      `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlVsRest.toFixed(2)} × REST GET (bare node:http: POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
+      `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlGetVsRest.toFixed(2)} × REST GET over GET (the page's queries), ${ratios.graphqlVsRest.toFixed(2)} × over POST (bare node:http: POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
     );
   }
   if (report.embedded) {

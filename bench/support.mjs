@@ -44,6 +44,17 @@ export const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessi
   cryptoOptions { ticker amount } fiatCurrency totalAmountFiat walletAddress supportedNetworks secondsUntilExpiry boundTxHash chainId
   items { name quantity unitPrice totalPrice } } }`;
 
+/**
+ * Autocannon's options for GRAPHQL_QUERY about `sessionId` on the Kassa at `baseUrl`, sent as the hosted page sends
+ * its queries (web/pay.js): GET, the query in the URL, Apollo's preflight header.
+ */
+export function graphqlGetOptions(baseUrl, sessionId) {
+  return {
+    url: `${baseUrl}/graphql?${new URLSearchParams({ query: GRAPHQL_QUERY, variables: JSON.stringify({ id: sessionId }) })}`,
+    headers: { 'apollo-require-preflight': 'true' },
+  };
+}
+
 /** A bind of a fresh hash no chain knows to `sessionId` (an autocannon request). */
 export function bindRequest(sessionId) {
   return {

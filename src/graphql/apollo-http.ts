@@ -53,10 +53,10 @@ export function apolloKeepingAnswers(
     for (const [key, value] of answer.headers) res.setHeader(key, value);
     res.statusCode = answer.status ?? 200;
     if (answer.body.kind === 'complete') {
-      // Kept only when the lane read the body (it keys by the bytes sent).
+      // A POST is kept only when the lane read its body (it files it by the bytes sent); a GET by its URL.
       const raw = (req as LaneRequest)[RAW_BODY];
-      const key = raw === undefined ? null : cached.key(raw, req.headers.accept);
-      if (key !== null && trace.readAt !== undefined) {
+      const asked = req.method === 'GET' ? req.originalUrl : req.method === 'POST' ? raw : undefined;
+      if (asked !== undefined && trace.readAt !== undefined) {
         const outcome = {
           operation: trace.operation,
           errors: trace.errors,
@@ -64,7 +64,8 @@ export function apolloKeepingAnswers(
           headers: headerPairs(res),
           body: answer.body.string,
         };
-        cached.keep(key, ctx, outcome, trace.sessions, trace.readAt);
+        const request = { method: req.method as 'GET' | 'POST', asked, accept: req.headers.accept };
+        cached.keep(request, ctx, outcome, trace.sessions, trace.readAt);
       }
       res.send(answer.body.string);
       return;

@@ -16,6 +16,9 @@ import { weakEtag } from '../rest/weak-etag.js';
  * give now, without running Apollo.
  */
 export interface CachedAnswer {
+  /** The method and Accept header of the request it answered (see CachedQueries.find). */
+  readonly method: 'GET' | 'POST';
+  readonly accept: string;
   readonly status: number;
   readonly headers: ReadonlyArray<readonly [string, string]>;
   readonly body: Buffer;
@@ -48,22 +51,25 @@ export class CachedQueries {
   constructor(private readonly capacity = CAPACITY) {}
 
   /**
-   * The key of a request: its body exactly as sent (query, operation name, variables: a page
-   * sends the same bytes each time) and what it accepts, so a hit needs no JSON parsing.
+   * The kept answer to `asked` if it is still the answer now. A request is known by its method,
+   * what it asks exactly as sent (a POST's body, a GET's URL with its query string: query,
+   * operation name, variables; a page sends the same bytes each time) and what it accepts, so a
+   * hit needs no parsing. Answers are filed by `asked` alone (no key string to build and hash
+   * per request) and hold the method and Accept they were given for: one kept per `asked`.
    */
-  key(rawBody: string, accept: string | undefined): string {
-    return `${accept ?? ''}\u0000${rawBody}`;
-  }
-
-  /** The kept answer for `key` if it is still the answer now. */
-  find(key: string, ctx: DomainContext): CachedAnswer | undefined {
-    const answer = this.answers.get(key);
-    if (answer === undefined) return undefined;
+  find(
+    method: 'GET' | 'POST',
+    asked: string,
+    accept: string | undefined,
+    ctx: DomainContext,
+  ): CachedAnswer | undefined {
+    const answer = this.answers.get(asked);
+    if (answer === undefined || answer.method !== method || answer.accept !== (accept ?? '')) return undefined;
     const now = ctx.clock();
-    const current =
-      now.getTime() < answer.validUntil && answer.sessions.every((session) => stillCached(ctx, session, now));
+    let current = now.getTime() < answer.validUntil;
+    for (let i = 0; current && i < answer.sessions.length; i++) current = stillCached(ctx, answer.sessions[i]!, now);
     if (!current) {
-      this.answers.delete(key);
+      this.answers.delete(asked);
       return undefined;
     }
     this.hits += 1;
@@ -75,7 +81,7 @@ export class CachedQueries {
    * the sessions its resolvers read; `now` the domain clock when they read them.
    */
   keep(
-    key: string,
+    request: { method: 'GET' | 'POST'; asked: string; accept: string | undefined },
     ctx: DomainContext,
     outcome: {
       operation: OperationDefinitionNode | undefined;
@@ -92,8 +98,10 @@ export class CachedQueries {
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
-    this.answers.delete(key);
-    this.answers.set(key, {
+    this.answers.delete(request.asked);
+    this.answers.set(request.asked, {
+      method: request.method,
+      accept: request.accept ?? '',
       status: outcome.status,
       headers: outcome.headers,
       body,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import { rateLimit } from '../domain/throttle.js';
-import type { CachedQueries } from './cached-queries.js';
+import type { CachedAnswer, CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
 import { readWholeBody } from '../rest/lane.js';
 
@@ -33,19 +33,30 @@ export type LaneRequest = IncomingMessage & {
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
- * POST /graphql answered from kept answers (src/graphql/cached-queries.ts) before Express sees
- * the request (issue 10: GraphQL as fast as REST GET for the same data). It takes only a plain
- * JSON POST of known length within the body limit; counts it against the caller's GraphQL
- * limit as throttle.http would; reads the body; and answers when a kept answer is still the
- * answer now. Otherwise it hands the request on to Express with the body already parsed
- * (body-parser skips a body already read), marked as counted: nothing is counted twice, and
- * Express answers exactly as before.
+ * GraphQL queries answered from kept answers (src/graphql/cached-queries.ts) before Express sees
+ * the request (issue 10: GraphQL as fast as REST GET for the same data). It takes a plain JSON
+ * POST of known length within the body limit, and a GET of /graphql with a query string (the
+ * hosted page's queries: no body to read), no body, no Content-Type, no conditional header and
+ * Apollo's CSRF preflight header (so it is a request Apollo's CSRF prevention lets through).
+ * It counts the request against the caller's GraphQL limit as throttle.http would, reads the
+ * body of a POST, and answers when a kept answer is still the answer now. Otherwise it hands
+ * the request on to Express (a POST's body already parsed: body-parser skips a body already
+ * read), marked as counted: nothing is counted twice, and Express answers exactly as before.
  */
 export function graphqlQueryLane(
   ctx: DomainContext,
   options: { cached: CachedQueries; throttle: GraphqlThrottle; bodyLimit: number },
 ): GraphqlLane {
   return (req: LaneRequest, res, handOn, answered) => {
+    if (req.method === 'GET') {
+      if (!takesGet(req)) return false;
+      return counted(req, handOn, () => {
+        req[COUNTED] = true;
+        const answer = options.cached.find('GET', req.url!, req.headers.accept, ctx);
+        if (answer === undefined) handOn();
+        else send(answer, req, res, answered);
+      });
+    }
     if (req.method !== 'POST' || req.url !== '/graphql') return false;
     const { headers } = req;
     const length = Number(headers['content-length']);
@@ -58,26 +69,26 @@ export function graphqlQueryLane(
     )
       return false;
     if (headers['content-encoding'] !== undefined || typeof type !== 'string' || !JSON_TYPE.test(type)) return false;
-    // Far from the limit the count is answered in memory, at once: the common case takes no promise at all.
+    return counted(req, handOn, () => whenBodyArrived(req, res, handOn, answered));
+  };
+
+  /**
+   * Counts the request against the caller's GraphQL limit, then goes on. Far from the limit the count is answered in
+   * memory, at once: the common case takes no promise at all. Over the limit (or with the counters unreachable) the
+   * request goes to the route, which counts it again and answers as it always does (a POST's body still unread).
+   */
+  function counted(req: LaneRequest, handOn: () => void, goOn: () => void): true {
     let counting: Promise<void> | undefined;
     try {
       counting = rateLimit(ctx, ['graphql', options.throttle.addressOf(req)]);
     } catch {
-      // Over the limit: the route counts it again and answers 429 as it always does (the body is still unread).
       handOn();
       return true;
     }
-    if (counting !== undefined) {
-      counting.then(
-        () => whenBodyArrived(req, res, handOn, answered),
-        // Over the limit, or the counters unreachable: the route answers as it always does.
-        () => handOn(),
-      );
-      return true;
-    }
-    whenBodyArrived(req, res, handOn, answered);
+    if (counting !== undefined) counting.then(goOn, () => handOn());
+    else goOn();
     return true;
-  };
+  }
 
   /** Goes on with the body once it is all here; a body that never arrives whole (the client went away) ends it. */
   function whenBodyArrived(
@@ -100,14 +111,9 @@ export function graphqlQueryLane(
     answered: (req: IncomingMessage, res: ServerResponse) => void,
   ): void {
     const text = bytes.toString('utf8');
-    const answer = options.cached.find(options.cached.key(text, req.headers.accept), ctx);
+    const answer = options.cached.find('POST', text, req.headers.accept, ctx);
     if (answer !== undefined) {
-      answered(req, res);
-      res.statusCode = answer.status;
-      for (const [name, value] of answer.headers) res.setHeader(name, value);
-      res.setHeader('Content-Length', answer.body.length);
-      res.setHeader('ETag', answer.etag);
-      res.end(answer.body);
+      send(answer, req, res, answered);
       return;
     }
     let body: unknown;
@@ -123,4 +129,41 @@ export function graphqlQueryLane(
     }
     handOn();
   }
+}
+
+function send(
+  answer: CachedAnswer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answered: (req: IncomingMessage, res: ServerResponse) => void,
+): void {
+  answered(req, res);
+  res.statusCode = answer.status;
+  for (const [name, value] of answer.headers) res.setHeader(name, value);
+  res.setHeader('Content-Length', answer.body.length);
+  res.setHeader('ETag', answer.etag);
+  res.end(answer.body);
+}
+
+/**
+ * A GET the lane may answer: /graphql with a query string; no body, no Content-Type (Apollo refuses some and would
+ * let others past its CSRF check), no conditional header (Express answers those 304 when they match), and one of the
+ * headers Apollo's CSRF prevention asks a GET for (src/graphql/graphql-server.ts: csrfPrevention), non-empty.
+ */
+function takesGet(req: IncomingMessage): boolean {
+  const { url, headers } = req;
+  if (url === undefined || !url.startsWith('/graphql?')) return false;
+  if (
+    headers['content-length'] !== undefined ||
+    headers['transfer-encoding'] !== undefined ||
+    headers['content-type'] !== undefined ||
+    headers['if-none-match'] !== undefined ||
+    headers['if-modified-since'] !== undefined
+  )
+    return false;
+  return nonEmpty(headers['apollo-require-preflight']) || nonEmpty(headers['x-apollo-operation-name']);
+}
+
+function nonEmpty(value: string | string[] | undefined): boolean {
+  return typeof value === 'string' && value.length > 0;
 }

@@ -407,6 +407,11 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     const page = await newPage();
     // As behind a proxy that does not pass WebSockets.
     await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
+    // Its queries go as GET (the server answers a repeated one from its kept answers, no body to read).
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/graphql') asked.push(request.method());
+    });
     await page.goto(openAt(session));
     await page.locator('#live-state[data-live="polling"]').waitFor();
     expect(await text(page, '#status')).toBe('Waiting for payment');
@@ -420,6 +425,8 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     expect(await page.locator('#pay').isHidden()).toBe(true);
     expect(await page.locator('#bind').isHidden()).toBe(true);
     expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(asked)).toEqual(new Set(['GET']));
     await page.close();
   });
 });

@@ -162,84 +162,163 @@ describe('reads answered from the cache before Express (src/rest/cached-session-
   });
 });
 
-describe('GraphQL answers kept and served before Express (src/graphql/cached-queries.ts, graphql-lane.ts)', () => {
-  const QUERY =
-    'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
-  const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
-    kassa.http
-      .post('/graphql')
-      .set('Content-Type', 'application/json')
-      .set(extra)
-      .send(JSON.stringify({ query: QUERY, variables: { id } }));
+const KEPT_QUERY =
+  'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
 
-  it("are Apollo's own answer, byte for byte and header for header, and are served again without Apollo", async () => {
-    const created = await createSession(a, merchant, checkoutRequest());
-    const id = created.session_id as string;
-    time.freeze(Date.now());
-    await getSession(a, id); // cached for reads
-    const hits = a.cachedQueries.hits;
-    const fromApollo = await ask(a, id);
-    const kept = await ask(a, id);
-    expect(a.cachedQueries.hits).toBe(hits + 1);
-    expect(kept.status).toBe(200);
-    expect(kept.text).toBe(fromApollo.text);
-    const comparable = (headers: Record<string, string>) => {
-      const { date: _date, 'x-request-id': _id, ...rest } = headers;
-      return rest;
-    };
-    expect(comparable(kept.headers)).toEqual(comparable(fromApollo.headers));
-    expect(kept.body.data.checkoutSession).toMatchObject({
-      sessionId: id,
-      status: 'WAITING_PAYMENT',
-      transactions: [],
+/** The query as the hosted page sends it over GET (web/pay.js): in the query string, with Apollo's preflight header. */
+const keptQueryUrl = (id: string) =>
+  `/graphql?${new URLSearchParams({ query: KEPT_QUERY, variables: JSON.stringify({ id }) })}`;
+
+describe.each(['POST', 'GET'] as const)(
+  'GraphQL answers kept and served before Express, over %s (src/graphql/cached-queries.ts, graphql-lane.ts)',
+  (method) => {
+    const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
+      method === 'GET'
+        ? kassa.http.get(keptQueryUrl(id)).set('Apollo-Require-Preflight', 'true').set(extra)
+        : kassa.http
+            .post('/graphql')
+            .set('Content-Type', 'application/json')
+            .set(extra)
+            .send(JSON.stringify({ query: KEPT_QUERY, variables: { id } }));
+
+    it("are Apollo's own answer, byte for byte and header for header, and are served again without Apollo", async () => {
+      const created = await createSession(a, merchant, checkoutRequest());
+      const id = created.session_id as string;
+      time.freeze(Date.now());
+      await getSession(a, id); // cached for reads
+      const hits = a.cachedQueries.hits;
+      const fromApollo = await ask(a, id);
+      const kept = await ask(a, id);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+      expect(kept.status).toBe(200);
+      expect(kept.text).toBe(fromApollo.text);
+      const comparable = (headers: Record<string, string>) => {
+        const { date: _date, 'x-request-id': _id, ...rest } = headers;
+        return rest;
+      };
+      expect(comparable(kept.headers)).toEqual(comparable(fromApollo.headers));
+      expect(kept.body.data.checkoutSession).toMatchObject({
+        sessionId: id,
+        status: 'WAITING_PAYMENT',
+        transactions: [],
+      });
     });
-  });
 
-  it('never outlive a change (here a bind, made through instance B), a second of the time left, or expiry', async () => {
-    const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
-    const id = created.session_id as string;
-    const expiresAt = Date.parse(created.expires_at);
-    time.freeze(expiresAt - 90_500);
+    it('never outlive a change (here a bind, made through instance B), a second of the time left, or expiry', async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const id = created.session_id as string;
+      const expiresAt = Date.parse(created.expires_at);
+      time.freeze(expiresAt - 90_500);
+      await getSession(a, id);
+      await ask(a, id);
+      expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
+      time.freeze(expiresAt - 90_000); // still 90 s left: kept
+      const hits = a.cachedQueries.hits;
+      expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+      time.freeze(expiresAt - 89_999); // 89 s left: asked again
+      expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(89);
+
+      const writer = b ?? a;
+      const announced = heard(a, 'kassa_checkout_session', id);
+      const hash = `0x${'ab'.repeat(32)}`;
+      expect(
+        (
+          await writer.http
+            .post(`/checkout-sessions/${id}/bind-tx`)
+            .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
+        ).status,
+      ).toBe(200);
+      await announced;
+      expect((await ask(a, id)).body.data.checkoutSession.transactions).toEqual([
+        { txHash: hash, state: 'UNVERIFIED' },
+      ]);
+
+      time.freeze(expiresAt);
+      expect((await ask(a, id)).body.data.checkoutSession).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+    });
+
+    it('count against the GraphQL limit like any other request, and never twice', async () => {
+      const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
+      try {
+        const owner = await createMerchant(limited.ctx);
+        const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
+        await getSession(limited, id);
+        const statuses = [];
+        for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
+        expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+        expect(limited.cachedQueries.hits).toBeGreaterThanOrEqual(2);
+      } finally {
+        await limited.close();
+      }
+    });
+  },
+);
+
+describe('GraphQL GETs the lane leaves to Express (src/graphql/graphql-lane.ts: takesGet)', () => {
+  async function kept(): Promise<{ id: string; etag: string }> {
+    const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
     await getSession(a, id);
-    await ask(a, id);
-    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
-    time.freeze(expiresAt - 90_000); // still 90 s left: kept
+    const first = await a.http.get(keptQueryUrl(id)).set('Apollo-Require-Preflight', 'true');
+    expect(first.status).toBe(200);
     const hits = a.cachedQueries.hits;
-    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(90);
+    const again = await a.http.get(keptQueryUrl(id)).set('X-Apollo-Operation-Name', 'Pay');
+    expect(again.text).toBe(first.text);
     expect(a.cachedQueries.hits).toBe(hits + 1);
-    time.freeze(expiresAt - 89_999); // 89 s left: asked again
-    expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(89);
+    return { id, etag: again.headers.etag! };
+  }
 
-    const writer = b ?? a;
-    const announced = heard(a, 'kassa_checkout_session', id);
-    const hash = `0x${'ab'.repeat(32)}`;
-    expect(
-      (
-        await writer.http
-          .post(`/checkout-sessions/${id}/bind-tx`)
-          .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
-      ).status,
-    ).toBe(200);
-    await announced;
-    expect((await ask(a, id)).body.data.checkoutSession.transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
-
-    time.freeze(expiresAt);
-    expect((await ask(a, id)).body.data.checkoutSession).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+  it("a GET without Apollo's preflight header is refused as a possible CSRF, though its answer is kept", async () => {
+    const { id } = await kept();
+    const hits = a.cachedQueries.hits;
+    for (const extra of [{}, { 'Apollo-Require-Preflight': '' }, { 'Content-Type': 'text/plain' }]) {
+      const refused = await a.http.get(keptQueryUrl(id)).set(extra);
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain('Cross-Site Request Forgery');
+    }
+    expect(a.cachedQueries.hits).toBe(hits);
   });
 
-  it('count against the GraphQL limit like any other request, and never twice', async () => {
-    const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
-    try {
-      const owner = await createMerchant(limited.ctx);
-      const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
-      await getSession(limited, id);
-      const statuses = [];
-      for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
-      expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
-      expect(limited.cachedQueries.hits).toBeGreaterThanOrEqual(2);
-    } finally {
-      await limited.close();
-    }
+  it('a conditional GET is answered by Express: 304 when the ETag still matches, the whole answer when not', async () => {
+    const { id, etag } = await kept();
+    const hits = a.cachedQueries.hits;
+    const notModified = await a.http
+      .get(keptQueryUrl(id))
+      .set('Apollo-Require-Preflight', 'true')
+      .set('If-None-Match', etag);
+    expect(notModified.status).toBe(304);
+    const changed = await a.http
+      .get(keptQueryUrl(id))
+      .set('Apollo-Require-Preflight', 'true')
+      .set('If-None-Match', 'W/"other"');
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.checkoutSession.sessionId).toBe(id);
+    expect(a.cachedQueries.hits).toBe(hits);
+  });
+
+  it('an answer kept for one Accept header is not served for another', async () => {
+    const { id } = await kept();
+    const hits = a.cachedQueries.hits;
+    const other = await a.http
+      .get(keptQueryUrl(id))
+      .set('Apollo-Require-Preflight', 'true')
+      .set('Accept', 'application/graphql-response+json');
+    expect(other.status).toBe(200);
+    expect(other.headers['content-type']).toMatch(/^application\/graphql-response\+json/);
+    expect(a.cachedQueries.hits).toBe(hits);
+  });
+
+  it('a mutation over GET is refused (405), never run', async () => {
+    const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
+    const mutation = `mutation { bindTransaction(sessionId: "${id}", input: { txHash: "0x${'cd'.repeat(32)}", chainId: "31337", cryptoCurrency: ETH }) { sessionId } }`;
+    const refused = await a.http
+      .get(`/graphql?${new URLSearchParams({ query: mutation })}`)
+      .set('Apollo-Require-Preflight', 'true');
+    expect(refused.status).toBe(405);
+    const after = await a.http
+      .post('/graphql')
+      .send({ query: 'query($id: ID!) { checkoutSession(id: $id) { transactions { txHash } } }', variables: { id } });
+    expect(after.body.data.checkoutSession.transactions).toEqual([]);
   });
 });
 
