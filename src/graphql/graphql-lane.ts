@@ -20,7 +20,7 @@ export const COUNTED = Symbol('kassa.graphql.counted');
  * would).
  */
 export const BODY_NOT_JSON = Symbol('kassa.graphql.bodyNotJson');
-/** The body as the lane read it, for the route to key the answer by (CachedQueries.key). */
+/** The body as the lane read it, for the route to file the answer under (CachedQueries.keep). */
 export const RAW_BODY = Symbol('kassa.graphql.rawBody');
 
 export type LaneRequest = IncomingMessage & {
