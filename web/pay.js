@@ -48,18 +48,18 @@
   // Queries go as GET (the query in the URL, Apollo's preflight header past its CSRF prevention): the server answers
   // a repeated one from its kept answers without reading a body. The mutation goes as a JSON POST.
 
-  async function graphql(query, variables) {
-    const mutation = query.trimStart().startsWith('mutation');
-    const response = mutation
-      ? await fetch('/graphql', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ query, variables }),
-        })
-      : await fetch(`/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
-          headers: { 'apollo-require-preflight': 'true', accept: 'application/json' },
-          cache: 'no-store',
-        });
+  async function graphql(query, variables, method = 'GET') {
+    const response =
+      method === 'POST'
+        ? await fetch('/graphql', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ query, variables }),
+          })
+        : await fetch(`/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
+            headers: { 'apollo-require-preflight': 'true', accept: 'application/json' },
+            cache: 'no-store',
+          });
     let body;
     try {
       body = await response.json();
@@ -506,7 +506,7 @@
     };
     const input = { txHash, chainId: chosen.chainId, cryptoCurrency: chosen.ticker };
     if (payerWalletAddress) input.payerWalletAddress = payerWalletAddress;
-    const data = await graphql(BIND, { sessionId: session.sessionId, input });
+    const data = await graphql(BIND, { sessionId: session.sessionId, input }, 'POST');
     const result = data.bindTransaction;
     const current = state.session;
     const known = current.transactions.some((tx) => tx.txHash === result.boundTxHash);

@@ -33,6 +33,12 @@ export type LaneRequest = IncomingMessage & {
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
+ * The headers Apollo's CSRF prevention accepts a simple request (a GET) with, non-empty: given to Apollo
+ * (graphql-server.ts: csrfPrevention) and checked by the lane before it answers a GET, so both agree.
+ */
+export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight'] as const;
+
+/**
  * GraphQL queries answered from kept answers (src/graphql/cached-queries.ts) before Express sees
  * the request (issue 10: GraphQL as fast as REST GET for the same data). It takes a plain JSON
  * POST of known length within the body limit, and a GET of /graphql with a query string (the
@@ -51,7 +57,6 @@ export function graphqlQueryLane(
     if (req.method === 'GET') {
       if (!takesGet(req)) return false;
       return counted(req, handOn, () => {
-        req[COUNTED] = true;
         const answer = options.cached.find('GET', req.url!, req.headers.accept, ctx);
         if (answer === undefined) handOn();
         else send(answer, req, res, answered);
@@ -76,6 +81,7 @@ export function graphqlQueryLane(
    * Counts the request against the caller's GraphQL limit, then goes on. Far from the limit the count is answered in
    * memory, at once: the common case takes no promise at all. Over the limit (or with the counters unreachable) the
    * request goes to the route, which counts it again and answers as it always does (a POST's body still unread).
+   * A counted request is marked so (throttle.http does not count it again).
    */
   function counted(req: LaneRequest, handOn: () => void, goOn: () => void): true {
     let counting: Promise<void> | undefined;
@@ -85,8 +91,15 @@ export function graphqlQueryLane(
       handOn();
       return true;
     }
-    if (counting !== undefined) counting.then(goOn, () => handOn());
-    else goOn();
+    if (counting === undefined) {
+      req[COUNTED] = true;
+      goOn();
+      return true;
+    }
+    counting.then(() => {
+      req[COUNTED] = true;
+      goOn();
+    }, handOn);
     return true;
   }
 
@@ -97,7 +110,6 @@ export function graphqlQueryLane(
     handOn: () => void,
     answered: (req: IncomingMessage, res: ServerResponse) => void,
   ): void {
-    req[COUNTED] = true;
     readWholeBody(req)
       .then((body) => serve(body, req, res, handOn, answered))
       .catch(() => res.destroy());
@@ -148,7 +160,7 @@ function send(
 /**
  * A GET the lane may answer: /graphql with a query string; no body, no Content-Type (Apollo refuses some and would
  * let others past its CSRF check), no conditional header (Express answers those 304 when they match), and one of the
- * headers Apollo's CSRF prevention asks a GET for (src/graphql/graphql-server.ts: csrfPrevention), non-empty.
+ * headers Apollo's CSRF prevention asks a GET for (CSRF_PREFLIGHT_HEADERS), non-empty.
  */
 function takesGet(req: IncomingMessage): boolean {
   const { url, headers } = req;
@@ -161,9 +173,9 @@ function takesGet(req: IncomingMessage): boolean {
     headers['if-modified-since'] !== undefined
   )
     return false;
-  return nonEmpty(headers['apollo-require-preflight']) || nonEmpty(headers['x-apollo-operation-name']);
-}
-
-function nonEmpty(value: string | string[] | undefined): boolean {
-  return typeof value === 'string' && value.length > 0;
+  for (const name of CSRF_PREFLIGHT_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string' && value.length > 0) return true;
+  }
+  return false;
 }

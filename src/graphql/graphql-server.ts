@@ -20,7 +20,7 @@ import { sessionUpdatesFeed } from './session-updates.js';
 import { graphqlThrottle } from './throttle.js';
 import { apolloKeepingAnswers, bodyReadByLane, traceOperations } from './apollo-http.js';
 import { CachedQueries, type QueryTrace } from './cached-queries.js';
-import { graphqlQueryLane, type GraphqlLane } from './graphql-lane.js';
+import { CSRF_PREFLIGHT_HEADERS, graphqlQueryLane, type GraphqlLane } from './graphql-lane.js';
 import { serveGraphqlOverWebSocket } from './websocket.js';
 
 /** Where GraphQL is served, over HTTP and WebSocket (graphql-ws protocol). */
@@ -75,7 +75,7 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
 
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
-    csrfPrevention: true,
+    csrfPrevention: { requestHeaders: [...CSRF_PREFLIGHT_HEADERS] },
     allowBatchedHttpRequests: false,
     // Off: an operation registered once and then sent by its hash alone would run unseen by anything that reads the
     // query text.
