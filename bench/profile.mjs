@@ -43,7 +43,7 @@ const anvil =
 const env = benchKassaEnv({
   DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${name}`,
   KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kp-')),
-  KASSA_RATE_LIMIT_GRAPHQL: '1000000/1m',
+  KASSA_RATE_LIMIT_GRAPHQL: '1000000000/1m',
   KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
   PORT: String(3377 + (process.pid % 500)),
   HOST: '127.0.0.1',

@@ -65,6 +65,8 @@ export interface RateLimitContext {
 
 // Subjects known to be over a limit, until their window ends: refused without a round trip.
 const MAX_REMEMBERED_BLOCKS = 10_000;
+// Counter keys built so far, per limit (the same few subjects ask again and again).
+const MAX_KEPT_KEYS = 10_000;
 
 /**
  * Counts requests against the rules. A subject found over a limit is also
@@ -74,6 +76,7 @@ const MAX_REMEMBERED_BLOCKS = 10_000;
 export class Throttle {
   private readonly blockedUntil = new Map<string, number>();
   private readonly listeners = new Set<(limit: RateLimitName) => void>();
+  private readonly keys = new Map<RateLimitName, Map<string, string>>();
 
   constructor(
     private readonly counters: RateLimitCounters,
@@ -99,7 +102,7 @@ export class Throttle {
     for (const [limit, subject] of checks) {
       const rule = this.rules[limit];
       if (!rule) continue;
-      const key = `${limit}:${subject}`;
+      const key = this.keyOf(limit, subject);
       const until = this.blockedUntil.get(key);
       if (until !== undefined && until > nowMs) throw this.refusal(limit, rule, until, now);
       const windowMs = rule.windowSeconds * 1000;
@@ -130,10 +133,25 @@ export class Throttle {
     return undefined;
   }
 
+  /**
+   * `limit:subject`, the key its count is kept under: built once per subject (bounded), so a request
+   * asking again builds no string and hashes none.
+   */
+  private keyOf(limit: RateLimitName, subject: string): string {
+    let keys = this.keys.get(limit);
+    if (keys === undefined) this.keys.set(limit, (keys = new Map()));
+    let key = keys.get(subject);
+    if (key === undefined) {
+      if (keys.size >= MAX_KEPT_KEYS) keys.clear();
+      keys.set(subject, (key = `${limit}:${subject}`));
+    }
+    return key;
+  }
+
   /** Throws RateLimitedError when this process already knows `subject` is over `limit`; counts nothing. */
   refuseIfBlocked(limit: RateLimitName, subject: string, now: Date): void {
     const rule = this.rules[limit];
-    const until = rule ? this.blockedUntil.get(`${limit}:${subject}`) : undefined;
+    const until = rule ? this.blockedUntil.get(this.keyOf(limit, subject)) : undefined;
     if (rule && until !== undefined && until > now.getTime()) throw this.refusal(limit, rule, until, now);
   }
 

@@ -16,6 +16,8 @@ import { weakEtag } from '../rest/weak-etag.js';
  * give now, without running Apollo.
  */
 export interface CachedAnswer {
+  /** What the request asked, as it was filed under (see CachedQueries.find). */
+  readonly asked: string;
   /** The method and Accept header of the request it answered (see CachedQueries.find). */
   readonly method: 'GET' | 'POST';
   readonly accept: string;
@@ -26,6 +28,8 @@ export interface CachedAnswer {
   readonly sessions: readonly CheckoutSession[];
   /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
   readonly validUntil: number;
+  /** Whether it is still filed (not replaced, dropped or evicted): only a filed answer is served. */
+  filed: boolean;
 }
 
 /** What one HTTP operation read, for CachedQueries.keep (filled by the resolvers and an Apollo plugin). */
@@ -45,6 +49,12 @@ const CAPACITY = 10_000;
 
 export class CachedQueries {
   private readonly answers = new Map<string, CachedAnswer>();
+  /**
+   * The answer each connection was last served or looked up: a page polls one query on one
+   * keep-alive connection, and comparing what it asks with what it asked last costs less than
+   * hashing a long URL or body to find it in `answers` again.
+   */
+  private readonly lastOnConnection = new WeakMap<object, CachedAnswer>();
   /** Answers served from here so far (for tests and curiosity; not a metric). */
   hits = 0;
 
@@ -56,20 +66,28 @@ export class CachedQueries {
    * operation name, variables; a page sends the same bytes each time) and what it accepts, so a
    * hit needs no parsing. Answers are filed by `asked` alone (no key string to build and hash
    * per request) and hold the method and Accept they were given for: one kept per `asked`.
+   * `connection` (the request's socket) is where it came from: the answer it was last given is
+   * tried first.
    */
   find(
     method: 'GET' | 'POST',
     asked: string,
     accept: string | undefined,
     ctx: DomainContext,
+    connection?: object,
   ): CachedAnswer | undefined {
-    const answer = this.answers.get(asked);
-    if (answer === undefined || answer.method !== method || answer.accept !== (accept ?? '')) return undefined;
+    let answer = connection === undefined ? undefined : this.lastOnConnection.get(connection);
+    if (answer === undefined || !answer.filed || answer.asked !== asked) {
+      answer = this.answers.get(asked);
+      if (answer === undefined) return undefined;
+      if (connection !== undefined) this.lastOnConnection.set(connection, answer);
+    }
+    if (answer.method !== method || answer.accept !== (accept ?? '')) return undefined;
     const now = ctx.clock();
     let current = now.getTime() < answer.validUntil;
     for (let i = 0; current && i < answer.sessions.length; i++) current = stillCached(ctx, answer.sessions[i]!, now);
     if (!current) {
-      this.answers.delete(asked);
+      this.unfile(answer);
       return undefined;
     }
     this.hits += 1;
@@ -98,8 +116,10 @@ export class CachedQueries {
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
-    this.answers.delete(request.asked);
+    const previous = this.answers.get(request.asked);
+    if (previous !== undefined) this.unfile(previous);
     this.answers.set(request.asked, {
+      asked: request.asked,
       method: request.method,
       accept: request.accept ?? '',
       status: outcome.status,
@@ -108,8 +128,15 @@ export class CachedQueries {
       etag: weakEtag(body),
       sessions,
       validUntil: timeLeftChangesAt(sessions, now),
+      filed: true,
     });
-    if (this.answers.size > this.capacity) this.answers.delete(this.answers.keys().next().value!);
+    if (this.answers.size > this.capacity) this.unfile(this.answers.values().next().value!);
+  }
+
+  /** Takes `answer` out of `answers` (and so out of every connection's memory: only a filed answer is served). */
+  private unfile(answer: CachedAnswer): void {
+    answer.filed = false;
+    if (this.answers.get(answer.asked) === answer) this.answers.delete(answer.asked);
   }
 
   get size(): number {

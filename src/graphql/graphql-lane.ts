@@ -57,7 +57,7 @@ export function graphqlQueryLane(
     if (req.method === 'GET') {
       if (!takesGet(req)) return false;
       return counted(req, handOn, () => {
-        const answer = options.cached.find('GET', req.url!, req.headers.accept, ctx);
+        const answer = options.cached.find('GET', req.url!, req.headers.accept, ctx, req.socket);
         if (answer === undefined) handOn();
         else send(answer, req, res, answered);
       });
@@ -123,7 +123,7 @@ export function graphqlQueryLane(
     answered: (req: IncomingMessage, res: ServerResponse) => void,
   ): void {
     const text = bytes.toString('utf8');
-    const answer = options.cached.find('POST', text, req.headers.accept, ctx);
+    const answer = options.cached.find('POST', text, req.headers.accept, ctx, req.socket);
     if (answer !== undefined) {
       send(answer, req, res, answered);
       return;

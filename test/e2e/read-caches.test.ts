@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -165,6 +166,25 @@ describe('reads answered from the cache before Express (src/rest/cached-session-
 const KEPT_QUERY =
   'query Pay($id: ID!) { checkoutSession(id: $id) { sessionId status expiresAt secondsUntilExpiry cryptoOptions { ticker amount } transactions { txHash state } } }';
 
+/** Requests over one keep-alive connection to `kassa` (as a browser polls), and the sockets they went over. */
+function oneConnection(kassa: TestKassa) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const sockets = new Set<unknown>();
+  const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+      const request = http.request(`${kassa.url}${path}`, { method, agent, headers }, (response) => {
+        sockets.add(response.socket);
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  return { send, sockets, close: () => agent.destroy() };
+}
+
 /** The query as the hosted page sends it over GET (web/pay.js): in the query string, with Apollo's preflight header. */
 const keptQueryUrl = (id: string) =>
   `/graphql?${new URLSearchParams({ query: KEPT_QUERY, variables: JSON.stringify({ id }) })}`;
@@ -236,6 +256,86 @@ describe.each(['POST', 'GET'] as const)(
 
       time.freeze(expiresAt);
       expect((await ask(a, id)).body.data.checkoutSession).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+    });
+
+    it('on one keep-alive connection, as a page polls, are still never served past a change, another query or Accept asked in between, a second of the time left, or expiry', async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const id = created.session_id as string;
+      const expiresAt = Date.parse(created.expires_at);
+      time.freeze(expiresAt - 90_500);
+      await getSession(a, id);
+      const connection = oneConnection(a);
+      try {
+        const poll = (query = KEPT_QUERY, accept = 'application/json') =>
+          method === 'GET'
+            ? connection.send('GET', `/graphql?${new URLSearchParams({ query, variables: JSON.stringify({ id }) })}`, {
+                accept,
+                'apollo-require-preflight': 'true',
+              })
+            : connection.send(
+                'POST',
+                '/graphql',
+                { accept, 'content-type': 'application/json' },
+                JSON.stringify({ query, variables: { id } }),
+              );
+        const session = async (query?: string, accept?: string) => {
+          const answer = await poll(query, accept);
+          expect(answer.status).toBe(200);
+          return JSON.parse(answer.text).data.checkoutSession;
+        };
+        let hits = a.cachedQueries.hits;
+        const servedAgain = () => {
+          const served = a.cachedQueries.hits > hits;
+          hits = a.cachedQueries.hits;
+          return served;
+        };
+        expect(await session()).toMatchObject({ sessionId: id, secondsUntilExpiry: 90, transactions: [] });
+        expect(servedAgain()).toBe(false);
+        expect(await session()).toMatchObject({ secondsUntilExpiry: 90, transactions: [] });
+        expect(servedAgain()).toBe(true);
+
+        // Another query on the same connection is its own question, then the first is served again.
+        const other = 'query Pay($id: ID!) { checkoutSession(id: $id) { status } }';
+        expect(await session(other)).toEqual({ status: 'WAITING_PAYMENT' });
+        expect(servedAgain()).toBe(false);
+        expect(await session(other)).toEqual({ status: 'WAITING_PAYMENT' });
+        expect(servedAgain()).toBe(true);
+        expect(await session()).toMatchObject({ sessionId: id, secondsUntilExpiry: 90 });
+        expect(servedAgain()).toBe(true);
+
+        // Another Accept: Apollo answers in its own type, and the first Accept is still answered in its own.
+        const graphqlResponse = await poll(KEPT_QUERY, 'application/graphql-response+json');
+        expect(graphqlResponse.headers['content-type']).toMatch(/^application\/graphql-response\+json/);
+        expect(servedAgain()).toBe(false);
+        expect((await poll()).headers['content-type']).toMatch(/^application\/json/);
+
+        // A bind through instance B: the next poll shows it.
+        const writer = b ?? a;
+        const announced = heard(a, 'kassa_checkout_session', id);
+        const hash = `0x${'ef'.repeat(32)}`;
+        expect(
+          (
+            await writer.http
+              .post(`/checkout-sessions/${id}/bind-tx`)
+              .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
+          ).status,
+        ).toBe(200);
+        await announced;
+        hits = a.cachedQueries.hits;
+        expect((await session()).transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
+        expect(servedAgain()).toBe(false);
+        expect((await session()).transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
+        expect(servedAgain()).toBe(true);
+
+        time.freeze(expiresAt - 89_999);
+        expect((await session()).secondsUntilExpiry).toBe(89);
+        time.freeze(expiresAt);
+        expect(await session()).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+        // Every poll went over the one connection.
+        expect(connection.sockets.size).toBe(1);
+      } finally {
+        connection.close();
+      }
     });
 
     it('count against the GraphQL limit like any other request, and never twice', async () => {
