@@ -10,14 +10,15 @@ function feed(live = true): ChangeFeed & { live: boolean } {
 
 /** A load the test finishes by hand, counting how often it ran. */
 function loads<V>() {
-  const pending: Array<(value: V | null) => void> = [];
+  const pending: Array<{ resolve: (value: V | null) => void; reject: (error: Error) => void }> = [];
   let count = 0;
   return {
     load: () => {
       count += 1;
-      return new Promise<V | null>((resolve) => pending.push(resolve));
+      return new Promise<V | null>((resolve, reject) => pending.push({ resolve, reject }));
     },
-    finish: (value: V | null) => pending.shift()!(value),
+    finish: (value: V | null) => pending.shift()!.resolve(value),
+    fail: (error: Error) => pending.shift()!.reject(error),
     get count() {
       return count;
     },
@@ -68,6 +69,62 @@ describe('ReadCache', () => {
     slow.finish('v');
     await inFlight;
     expect(await cache.read('k', immediate('unused'))).toBe('v');
+  });
+
+  it('reads of one key that arrive while it is being read share that read: one load, however many ask', async () => {
+    const cache = new ReadCache<string>({ capacity: 10, ttlMs: 60_000, feed: feed() });
+    const slow = loads<string>();
+    const reads = Array.from({ length: 5 }, () => cache.read('k', slow.load));
+    expect(slow.count).toBe(1);
+    slow.finish('v');
+    expect(await Promise.all(reads)).toEqual(['v', 'v', 'v', 'v', 'v']);
+    expect(await cache.read('k', immediate('unused'))).toBe('v');
+  });
+
+  it('a read that joined one an invalidation then overtook reads again: it never takes the old row', async () => {
+    const cache = new ReadCache<string>({ capacity: 10, ttlMs: 60_000, feed: feed() });
+    const slow = loads<string>();
+    const first = cache.read('k', slow.load);
+    const joined = cache.read('k', slow.load);
+    cache.invalidate('k');
+    slow.finish('old');
+    expect(await first).toBe('old');
+    await Promise.resolve();
+    expect(slow.count).toBe(2);
+    slow.finish('new');
+    expect(await joined).toBe('new');
+  });
+
+  it('a read that arrives after an invalidation does not join a read that started before it', async () => {
+    const cache = new ReadCache<string>({ capacity: 10, ttlMs: 60_000, feed: feed() });
+    const slow = loads<string>();
+    const before = cache.read('k', slow.load);
+    cache.invalidate('k');
+    const after = cache.read('k', slow.load);
+    expect(slow.count).toBe(2);
+    slow.finish('old');
+    slow.finish('new');
+    expect(await before).toBe('old');
+    expect(await after).toBe('new');
+    expect(await cache.read('k', immediate('unused'))).toBe('new');
+  });
+
+  it('a shared read that fails or finds nothing is not shared: each read that joined it reads for itself', async () => {
+    const cache = new ReadCache<string>({ capacity: 10, ttlMs: 60_000, feed: feed() });
+    const slow = loads<string>();
+    const failing = cache.read('k', slow.load);
+    const joined = cache.read('k', slow.load);
+    slow.fail(new Error('connection lost'));
+    await expect(failing).rejects.toThrow('connection lost');
+    await Promise.resolve();
+    expect(slow.count).toBe(2);
+    const missing = cache.read('k', slow.load);
+    slow.finish(null);
+    expect(await joined).toBeNull();
+    await Promise.resolve();
+    expect(slow.count).toBe(3);
+    slow.finish('there');
+    expect(await missing).toBe('there');
   });
 
   it('serves nothing and keeps nothing while the feed is not live', async () => {
