@@ -201,18 +201,14 @@ const HALF_LOAD_WARMUP_SECONDS = Number(process.env.BENCH_HALF_WARMUP ?? 1);
 async function halfLoad(name, max, url, request, database) {
   const rate = Math.max(1, Math.floor(max.rps / 2));
   if (database) await settle(database);
+  const paced = (runSeconds, label) =>
+    pacedLoad({ url, rate, seconds: runSeconds, request }).catch((error) => {
+      throw new Error(`${name} at ${rate} req/s${label}: ${error.message}`);
+    });
   // The first second of a new pattern of traffic is not the steady state the row is about (docs/benchmarks.md).
-  const warmup = await pacedLoad({ url, rate, seconds: HALF_LOAD_WARMUP_SECONDS, request }).catch((error) => {
-    throw new Error(`${name} at ${rate} req/s (warm-up): ${error.message}`);
-  });
+  const warmup = await paced(HALF_LOAD_WARMUP_SECONDS, ' (warm-up)');
   const runs = [];
-  for (let i = 0; i < HALF_LOAD_RUNS; i++) {
-    runs.push(
-      await pacedLoad({ url, rate, seconds: Math.max(2, seconds / 2), request }).catch((error) => {
-        throw new Error(`${name} at ${rate} req/s: ${error.message}`);
-      }),
-    );
-  }
+  for (let i = 0; i < HALF_LOAD_RUNS; i++) runs.push(await paced(Math.max(2, seconds / 2), ''));
   const median = [...runs].sort((a, b) => a.p99 - b.p99)[Math.floor(runs.length / 2)];
   return {
     name: `${name} at ${rate} req/s`,

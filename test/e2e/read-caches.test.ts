@@ -72,6 +72,19 @@ function heard(kassa: TestKassa, channel: ChangeChannel, key: string): Promise<v
 
 const getSession = (kassa: TestKassa, id: string) => kassa.http.get(`/checkout-sessions/${id}`);
 
+/**
+ * Binds `hash` to session `id` through instance B (A itself on the embedded database, where one server runs) and
+ * resolves once A has heard of the change.
+ */
+async function bindThroughB(id: string, hash: string): Promise<void> {
+  const announced = heard(a, 'kassa_checkout_session', id);
+  const bound = await (b ?? a).http
+    .post(`/checkout-sessions/${id}/bind-tx`)
+    .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' });
+  expect(bound.status).toBe(200);
+  await announced;
+}
+
 describe('the session cache', () => {
   it('serves a change made by another writer as soon as the instance hears of it, never the cached copy', async () => {
     const created = await createSession(a, merchant, checkoutRequest());
@@ -239,17 +252,8 @@ describe.each(['POST', 'GET'] as const)(
       time.freeze(expiresAt - 89_999); // 89 s left: asked again
       expect((await ask(a, id)).body.data.checkoutSession.secondsUntilExpiry).toBe(89);
 
-      const writer = b ?? a;
-      const announced = heard(a, 'kassa_checkout_session', id);
       const hash = `0x${'ab'.repeat(32)}`;
-      expect(
-        (
-          await writer.http
-            .post(`/checkout-sessions/${id}/bind-tx`)
-            .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
-        ).status,
-      ).toBe(200);
-      await announced;
+      await bindThroughB(id, hash);
       expect((await ask(a, id)).body.data.checkoutSession.transactions).toEqual([
         { txHash: hash, state: 'UNVERIFIED' },
       ]);
@@ -310,17 +314,8 @@ describe.each(['POST', 'GET'] as const)(
         expect((await poll()).headers['content-type']).toMatch(/^application\/json/);
 
         // A bind through instance B: the next poll shows it.
-        const writer = b ?? a;
-        const announced = heard(a, 'kassa_checkout_session', id);
         const hash = `0x${'ef'.repeat(32)}`;
-        expect(
-          (
-            await writer.http
-              .post(`/checkout-sessions/${id}/bind-tx`)
-              .send({ tx_hash: hash, chain_id: '31337', crypto_currency: 'ETH' })
-          ).status,
-        ).toBe(200);
-        await announced;
+        await bindThroughB(id, hash);
         hits = a.cachedQueries.hits;
         expect((await session()).transactions).toEqual([{ txHash: hash, state: 'UNVERIFIED' }]);
         expect(servedAgain()).toBe(false);
