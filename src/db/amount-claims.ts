@@ -38,9 +38,10 @@ export async function claimUniqueAmounts(
 }
 
 /**
- * Gives the session's claims up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
+ * Gives the session's claims and shares up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
  * (`released_at`): it still matches a transfer mined before `at`, which may not be scanned yet, and its
- * amount is no other session's until purgeReleasedAmountClaims deletes it.
+ * amount is no other session's until purgeReleasedAmountClaims deletes it. A released share, likewise, still makes
+ * a transfer mined before `at` ambiguous.
  */
 export async function releaseAmountClaims(
   tx: Client,
@@ -48,52 +49,138 @@ export async function releaseAmountClaims(
   at: Date,
   keep?: { asset: AssetTicker; network: string },
 ): Promise<void> {
-  if (keep) {
-    await tx.$executeRaw`
-      UPDATE payment_amount_claims SET released_at = ${at}
-       WHERE session_id = ${sessionId}::uuid AND released_at IS NULL
-         AND NOT (asset = ${keep.asset} AND network = ${keep.network})`;
-  } else {
-    await tx.$executeRaw`
-      UPDATE payment_amount_claims SET released_at = ${at}
-       WHERE session_id = ${sessionId}::uuid AND released_at IS NULL`;
-  }
+  const kept = keep ? Prisma.sql`AND NOT (asset = ${keep.asset} AND network = ${keep.network})` : Prisma.empty;
+  await tx.$executeRaw`
+    WITH shares AS (
+      UPDATE payment_amount_shares SET released_at = ${at}
+       WHERE session_id = ${sessionId}::uuid AND released_at IS NULL ${kept})
+    UPDATE payment_amount_claims SET released_at = ${at}
+     WHERE session_id = ${sessionId}::uuid AND released_at IS NULL ${kept}`;
 }
 
 /**
  * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique
  * amounts it was paid with exactly, released when it was paid: its payer may send that amount
  * again (its own claim, if still reserved after the release, is taken back). An amount another session was
- * given in between stays that session's (the primary key):
- * the transfer that paid this one still comes back to it when re-included (src/db/payment-credits.ts).
+ * given in between stays that session's (the primary key), and this session shares it
+ * (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it pays
+ * neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
+ * session still comes back to it when re-included (src/db/payment-credits.ts).
  */
-export async function reclaimExactAmounts(tx: Client, sessionId: string): Promise<void> {
+export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id)
-    SELECT DISTINCT p.network, p.to_address, p.asset, p.amount, p.session_id FROM payments p
-     WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'exact_amount'
-    ON CONFLICT (network, wallet_address, asset, amount) DO UPDATE SET released_at = NULL
-     WHERE payment_amount_claims.session_id = EXCLUDED.session_id`;
+    WITH paid AS (
+      SELECT DISTINCT p.network, p.to_address AS wallet_address, p.asset, p.amount FROM payments p
+       WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'exact_amount'),
+    reclaimed AS (
+      INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at)
+      SELECT network, wallet_address, asset, amount, ${sessionId}::uuid, ${at} FROM paid
+      ON CONFLICT (network, wallet_address, asset, amount) DO UPDATE SET released_at = NULL
+       WHERE payment_amount_claims.session_id = EXCLUDED.session_id
+      RETURNING network, wallet_address, asset, amount)
+    INSERT INTO payment_amount_shares (network, wallet_address, asset, amount, session_id, created_at)
+    SELECT p.network, p.wallet_address, p.asset, p.amount, ${sessionId}::uuid, ${at} FROM paid p
+     WHERE NOT EXISTS (SELECT 1 FROM reclaimed r
+                        WHERE r.network = p.network AND r.wallet_address = p.wallet_address
+                          AND r.asset = p.asset AND r.amount = p.amount)
+    ON CONFLICT (network, wallet_address, asset, amount, session_id) DO UPDATE
+      SET released_at = NULL,
+          created_at = CASE WHEN payment_amount_shares.released_at IS NULL THEN payment_amount_shares.created_at
+                            ELSE EXCLUDED.created_at END`;
 }
 
 /**
  * docs/payment-rules.md, rule 4: deletes the released claims (their amounts free for other sessions
  * again) that no unscanned transfer can still be meant for: every network of the session that a
  * watcher scanned in its life is scanned past the release, the condition expiry waits for
- * (src/db/expiry-holds.ts), or KASSA_INFLIGHT_GRACE_MINUTES have passed since the release.
+ * (src/db/expiry-holds.ts), or KASSA_INFLIGHT_GRACE_MINUTES have passed since the release. Released
+ * shares go on the same condition. An amount a share still stands on is not freed: its claim goes to
+ * the oldest such share's session (whose page asks for it), held from the previous holder's release on
+ * (`held_since`); a share left with no claim (a reclaim that committed while this round deleted the
+ * claim it shares) becomes its session's claim from now on. An heir's session is locked first (it cannot
+ * close meanwhile and keep a claim nobody releases; one locked by other work waits for the next round),
+ * and a share is deleted only with the claim it took. Run in one transaction (the caller's): an amount
+ * deleted here stays locked until a share left on it has been made a claim, so no create takes it.
  */
 export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinutes: number): Promise<number> {
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
-  return tx.$executeRaw`
+  const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
+  const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
+  const sameKey = (x: string, y: string) =>
+    Prisma.raw(`${x}.network = ${y}.network AND ${x}.wallet_address = ${y}.wallet_address AND ${x}.asset = ${y}.asset
+         AND ${x}.amount = ${y}.amount`);
+  await tx.$executeRaw`
+    DELETE FROM payment_amount_shares a USING checkout_sessions s
+     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}`;
+  await tx.$executeRaw`
+    WITH heirs AS MATERIALIZED (
+      SELECT DISTINCT ON (a.network, a.wallet_address, a.asset, a.amount)
+             a.network, a.wallet_address, a.asset, a.amount, h.session_id
+        FROM payment_amount_claims a
+        JOIN checkout_sessions s ON s.id = a.session_id
+        JOIN payment_amount_shares h ON ${sameKey('h', 'a')} AND h.released_at IS NULL
+       WHERE a.released_at IS NOT NULL AND ${done}
+       ORDER BY a.network, a.wallet_address, a.asset, a.amount, h.created_at, h.session_id),
+    open_heirs AS MATERIALIZED (
+      SELECT r.id FROM checkout_sessions r
+       WHERE r.id IN (SELECT session_id FROM heirs) AND r.status::text = ANY(${OPEN})
+         FOR SHARE SKIP LOCKED),
+    handed AS (
+      UPDATE payment_amount_claims a
+         SET session_id = heirs.session_id, held_since = a.released_at, released_at = NULL, created_at = ${now}
+        FROM heirs JOIN open_heirs ON open_heirs.id = heirs.session_id
+       WHERE a.released_at IS NOT NULL AND ${sameKey('a', 'heirs')}
+      RETURNING a.network, a.wallet_address, a.asset, a.amount, a.session_id)
+    DELETE FROM payment_amount_shares h USING handed
+     WHERE ${sameKey('h', 'handed')} AND h.session_id = handed.session_id`;
+  const freed = await tx.$executeRaw`
     DELETE FROM payment_amount_claims a USING checkout_sessions s
-     WHERE s.id = a.session_id AND a.released_at IS NOT NULL
-       AND (a.released_at <= ${graceEndedFor} OR NOT ${chainBehindSql(graceMinutes, Prisma.sql`a.released_at`)})`;
+     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
+  await tx.$executeRaw`
+    WITH orphans AS MATERIALIZED (
+      SELECT DISTINCT ON (h.network, h.wallet_address, h.asset, h.amount)
+             h.network, h.wallet_address, h.asset, h.amount, h.session_id
+        FROM payment_amount_shares h
+       WHERE h.released_at IS NULL AND NOT EXISTS (SELECT 1 FROM payment_amount_claims a WHERE ${sameKey('a', 'h')})
+       ORDER BY h.network, h.wallet_address, h.asset, h.amount, h.created_at, h.session_id),
+    open_heirs AS MATERIALIZED (
+      SELECT r.id FROM checkout_sessions r
+       WHERE r.id IN (SELECT session_id FROM orphans) AND r.status::text = ANY(${OPEN})
+         FOR SHARE SKIP LOCKED),
+    claimed AS (
+      INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at, held_since)
+      SELECT o.network, o.wallet_address, o.asset, o.amount, o.session_id, ${now}, ${now}
+        FROM orphans o JOIN open_heirs ON open_heirs.id = o.session_id
+      ON CONFLICT DO NOTHING
+      RETURNING network, wallet_address, asset, amount, session_id)
+    DELETE FROM payment_amount_shares h USING claimed
+     WHERE ${sameKey('h', 'claimed')} AND h.session_id = claimed.session_id`;
+  return freed;
+}
+
+/**
+ * A share (`h`) of the transfer's amount that counts for it: written before the block was mined (less the
+ * clock skew: a transfer mined before the reorganisation that reopened its session was meant for the holder)
+ * and standing then (released after, or not yet).
+ */
+function shareCountsSql(transfer: ChainTransfer): Prisma.Sql {
+  const writtenBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
+  return Prisma.sql`h.created_at <= ${writtenBy} AND (h.released_at IS NULL OR h.released_at > ${transfer.blockTime})`;
+}
+
+/** A claim (`alias`) that covers a transfer mined at its block time: held then (released after, or not yet). */
+function claimCoversSql(transfer: ChainTransfer, alias = 'c'): Prisma.Sql {
+  const c = Prisma.raw(alias);
+  return Prisma.sql`(${c}.released_at IS NULL OR ${c}.released_at > ${transfer.blockTime})
+       AND (${c}.held_since IS NULL OR ${c}.held_since <= ${transfer.blockTime})`;
 }
 
 /**
  * The open session whose claimed amount this transfer is, exactly, and that it may pay:
  * created before the block (less the clock skew), asset and chain not locked to others,
- * and the claim held when the block was mined (a claim released since still counts).
+ * and the claim held when the block was mined (a claim released since still counts), by it
+ * alone: no share of it counting (reclaimExactAmounts), else the transfer is no one's by amount.
  */
 export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Promise<string | null> {
   const createdBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
@@ -102,10 +189,34 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
       JOIN checkout_sessions s ON s.id = c.session_id
      WHERE c.network = ${transfer.network} AND c.wallet_address = ${transfer.to} AND c.asset = ${transfer.asset}
        AND c.amount = ${transfer.amount.toFixed()}::numeric
-       AND (c.released_at IS NULL OR c.released_at > ${transfer.blockTime})
+       AND ${claimCoversSql(transfer)}
        AND s.status::text = ANY(${OPEN}) AND s.created_at <= ${createdBy}
        AND (s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
        AND (s.chain_id IS NULL OR s.chain_id = ${transfer.chainId})
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h
+                        WHERE h.network = c.network AND h.wallet_address = c.wallet_address AND h.asset = c.asset
+                          AND h.amount = c.amount AND ${shareCountsSql(transfer)})
      LIMIT 1`;
   return rows[0]?.session_id ?? null;
+}
+
+/**
+ * The sessions that ask for this transfer's amount when it is shared (a share counts for it:
+ * exactAmountOwner gives it to no one): the sharers, and the claim's holder if its claim covers the
+ * block. Only they may bind it. Empty when the amount is not shared.
+ */
+export async function amountContenders(tx: Client, transfer: ChainTransfer): Promise<string[]> {
+  const rows = await tx.$queryRaw<Array<{ session_id: string }>>`
+    WITH k AS (SELECT ${transfer.network}::text AS network, ${transfer.to}::text AS wallet_address,
+                      ${transfer.asset}::text AS asset, ${transfer.amount.toFixed()}::numeric AS amount),
+    sharers AS (
+      SELECT h.session_id FROM payment_amount_shares h, k
+       WHERE h.network = k.network AND h.wallet_address = k.wallet_address AND h.asset = k.asset
+         AND h.amount = k.amount AND ${shareCountsSql(transfer)})
+    SELECT session_id::text AS session_id FROM sharers
+    UNION
+    SELECT a.session_id::text FROM payment_amount_claims a, k
+     WHERE a.network = k.network AND a.wallet_address = k.wallet_address AND a.asset = k.asset
+       AND a.amount = k.amount AND EXISTS (SELECT 1 FROM sharers) AND ${claimCoversSql(transfer, 'a')}`;
+  return rows.map((row) => row.session_id);
 }

@@ -107,7 +107,8 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
       return rows.map((row) => ({ id: row.id, fiatCurrency: row.fiat_currency }));
     },
     purgeReleasedAmountClaims(now, graceMinutes) {
-      return purgeReleasedAmountClaims(prisma as unknown as Tx, now, graceMinutes);
+      // One transaction: an amount it frees stays locked until a share left on it has been made a claim.
+      return prisma.$transaction((tx) => purgeReleasedAmountClaims(tx, now, graceMinutes), TRANSACTION_OPTIONS);
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {

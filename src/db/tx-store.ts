@@ -5,7 +5,13 @@ import type { BoundTransaction } from '../domain/chain-ports.js';
 import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payment-ports.js';
 import type { TxStore } from '../domain/ports.js';
 import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
-import { claimUniqueAmounts, exactAmountOwner, reclaimExactAmounts, releaseAmountClaims } from './amount-claims.js';
+import {
+  amountContenders,
+  claimUniqueAmounts,
+  exactAmountOwner,
+  reclaimExactAmounts,
+  releaseAmountClaims,
+} from './amount-claims.js';
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
@@ -137,12 +143,16 @@ export class PrismaTxStore implements TxStore {
     return releaseAmountClaims(this.tx, sessionId, at, keep);
   }
 
-  reclaimExactAmounts(sessionId: string) {
-    return reclaimExactAmounts(this.tx, sessionId);
+  reclaimExactAmounts(sessionId: string, at: Date) {
+    return reclaimExactAmounts(this.tx, sessionId, at);
   }
 
   exactAmountOwner(transfer: ChainTransfer) {
     return exactAmountOwner(this.tx, transfer);
+  }
+
+  amountContenders(transfer: ChainTransfer) {
+    return amountContenders(this.tx, transfer);
   }
 
   async creditTransfers(

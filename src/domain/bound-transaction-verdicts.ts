@@ -58,7 +58,10 @@ export async function applyBoundTxVerdict(
   if (!credited) {
     // The reason is shown to whoever holds this session id (GraphQL `transactions`): it names no other session
     // (docs/decisions/0019); operators find the holder with `kassa payments list`.
-    const reason = `already credited: transaction ${bound.txHash} pays another checkout session`;
+    const reason =
+      share.takenBy === null && share.contested
+        ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them binds it`
+        : `already credited: transaction ${bound.txHash} pays another checkout session`;
     return reject(ctx, tx, session, bound, reason, share.takenBy, now);
   }
   await tx.updateBoundTransaction(bound.id, {
@@ -138,6 +141,8 @@ export interface TransferShare {
   readonly free: readonly ChainTransfer[];
   /** A session holding one of the transfers, when this one holds none (for the refusal). */
   readonly takenBy: string | null;
+  /** A transfer is of an amount other sessions share, which this one may not bind (mayBindShared). */
+  readonly contested: boolean;
 }
 
 /**
@@ -145,7 +150,8 @@ export interface TransferShare {
  * (docs/payment-rules.md, rule 3). Each Transfer log is a payment of its own: a batch paying
  * several customers of one merchant in one transaction pays each of their sessions once. A bind
  * takes at most one, the free transfer closest to what the session still owes (the lowest log
- * index on a tie), never one credited to another session or another session's exact amount.
+ * index on a tie), never one credited to another session or another session's exact amount, nor
+ * an amount other sessions share.
  */
 export async function shareOf(
   tx: TxStore,
@@ -158,6 +164,7 @@ export async function shareOf(
   const free: ChainTransfer[] = [];
   let alreadyMine = false;
   let takenBy: string | null = null;
+  let contested = false;
   for (const transfer of transfers) {
     const holder = holders.get(transfer.logIndex);
     if (holder === session.id) alreadyMine = true;
@@ -167,13 +174,24 @@ export async function shareOf(
       if (owner && owner !== session.id) {
         othersExact.push({ transfer, owner });
         takenBy ??= owner;
-      } else free.push(transfer);
+      } else if (owner === null && !(await mayBindShared(tx, session, transfer))) contested = true;
+      else free.push(transfer);
     }
   }
   const owed = stillOwed(session, bound.cryptoCurrency);
   const misfit = (transfer: ChainTransfer) => transfer.amount.minus(owed).abs();
   free.sort((a, b) => misfit(a).comparedTo(misfit(b)) || a.logIndex - b.logIndex);
-  return { alreadyMine, othersExact, free, takenBy };
+  return { alreadyMine, othersExact, free, takenBy, contested };
+}
+
+/**
+ * An amount two sessions ask for (docs/payment-rules.md, rule 4: shared after a reorganisation) pays
+ * neither by amount, and only one of them may bind it: any other session's bind would take a payment
+ * meant for one of them.
+ */
+async function mayBindShared(tx: TxStore, session: CheckoutSession, transfer: ChainTransfer): Promise<boolean> {
+  const contenders = await tx.amountContenders(transfer);
+  return contenders.length === 0 || contenders.includes(session.id);
 }
 
 /** What the session still owes in `ticker`: the rest of its locked total, else the quote's amount. */

@@ -95,16 +95,22 @@ export interface PaymentTxStore {
    */
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**
-   * Claims again, where no other session holds them now, the unique amounts a session was paid with
-   * exactly (a reorganisation reopened it: docs/payment-rules.md, rule 4).
+   * Claims again the unique amounts a session was paid with exactly (a reorganisation reopened it:
+   * docs/payment-rules.md, rule 4); where another session holds one now, shares it from `at`, so a
+   * transfer of it pays neither by amount.
    */
-  reclaimExactAmounts(sessionId: string): Promise<void>;
+  reclaimExactAmounts(sessionId: string, at: Date): Promise<void>;
   /**
    * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
    * created before the block (less the clock skew), asset and chain not locked to others,
-   * holding the amount when the block was mined.
+   * holding the amount when the block was mined, and no other session sharing it then.
    */
   exactAmountOwner(transfer: ChainTransfer): Promise<string | null>;
+  /**
+   * The sessions that ask for `transfer`'s amount when it is shared (exactAmountOwner then gives it to
+   * none of them): its holder and the sessions sharing it. Only they may bind it. Empty when not shared.
+   */
+  amountContenders(transfer: ChainTransfer): Promise<string[]>;
   /**
    * Records transfers as seen (or finds them recorded) and credits each to its `Credit`
    * unless it is already credited. Returns, per transfer, the session it is now credited to.

@@ -66,7 +66,7 @@ export async function applySessionEvent(
     // network is scanned past now (docs/payment-rules.md, rule 4).
     if (isTerminal(result.to)) await tx.releaseAmountClaims(session.id, now);
     // Reopened by a reorganisation (paid no more): the amount it was paid with exactly is its own again.
-    else if (isTerminal(result.from)) await tx.reclaimExactAmounts(session.id);
+    else if (isTerminal(result.from)) await tx.reclaimExactAmounts(session.id, now);
   }
   const updated: CheckoutSession = {
     ...session,

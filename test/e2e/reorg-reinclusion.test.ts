@@ -62,6 +62,13 @@ async function eventTypes(id: string): Promise<string[]> {
 }
 
 const paymentsOf = (id: string) => node.kassa.ctx.store.chain.paymentsOfSession(id);
+/** The unique amounts `id` holds and has not released, as `TICKER amount` with the quote's 8 digits. */
+const claimsOf = async (id: string) =>
+  (
+    await node.kassa.runtime.db.prisma.$queryRaw<Array<{ claim: string }>>`
+      SELECT asset || ' ' || amount::numeric(38, 8)::text AS claim FROM payment_amount_claims
+       WHERE session_id = ${id}::uuid AND released_at IS NULL`
+  ).map((row) => row.claim);
 const unattributed = async () => (await node.kassa.ctx.store.chain.unattributedPayments(10_000)).map((p) => p.txHash);
 
 /** Replaces the chain from `snapshot` on by a longer branch without what was mined since, and ticks. */
@@ -195,6 +202,107 @@ describe('a session reopened by a reorg', () => {
     expect(await view(a.id)).toMatchObject({ status: 'paid', overpaid: false });
     expect((await paymentsOf(a.id)).filter((p) => p.state !== 'reversed').map((p) => p.txHash)).toEqual([second.hash]);
     expect(await unattributed()).not.toContain(second.hash);
+  });
+
+  /**
+   * A paid by exact amount; its released amount freed (the quote-lifetime round does so once the network is
+   * scanned past the release: here past the in-flight grace) and given to a later session B of the same basket;
+   * then a reorganisation takes A's transaction away for good: A is reopened, asking for the amount B holds.
+   */
+  async function reopenedBesideItsAmountsHolder() {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const a = await checkout(merchant);
+    const snapshot = await chain.snapshot();
+    await chain.pay(merchant.wallet, 'USDT', a.quote.USDT!, { from: 5 });
+    await confirmAll();
+    expect((await view(a.id)).status).toBe('paid');
+    await purgeAsIfScannedPast();
+    let b = await checkout(merchant);
+    for (let i = 0; i < 120 && b.quote.USDT !== a.quote.USDT; i += 1) b = await checkout(merchant);
+    expect(b.quote.USDT).toBe(a.quote.USDT);
+    expect(await claimsOf(b.id)).toContain(`USDT ${a.quote.USDT}`);
+    await reorgBack(snapshot);
+    expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
+    expect(await claimsOf(a.id)).not.toContain(`USDT ${a.quote.USDT}`);
+    return { merchant, a, b, amount: a.quote.USDT! };
+  }
+  const purgeAsIfScannedPast = () =>
+    node.kassa.ctx.store.purgeReleasedAmountClaims(
+      new Date(Date.now() + (node.kassa.ctx.inflightGraceMinutes + 1) * 60_000),
+      node.kassa.ctx.inflightGraceMinutes,
+    );
+  const bind = (id: string, hash: string) =>
+    postBind(node.kassa, id, { tx_hash: hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+
+  // Found by review: the reopened session could not take its amount back from a session given it in
+  // between, yet its page still asked for that amount, so its payer's new transfer paid the other session.
+  it('whose amount another session was given meanwhile: a transfer of that amount pays neither by amount; a bind settles it', async () => {
+    const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
+    // The first transaction never comes back; A's payer sends A's amount again, in a new transaction.
+    const again = await chain.pay(merchant.wallet, 'USDT', amount, { from: 4 });
+    await confirmAll();
+    expect(await view(b.id)).toMatchObject({ status: 'waiting_payment' });
+    expect(await paymentsOf(b.id)).toEqual([]);
+    expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
+    expect(await unattributed()).toContain(again.hash);
+
+    // Nobody else may bind it: a third session of the same merchant is refused, and it stays unattributed.
+    const stranger = await checkout(merchant);
+    const refused = await bind(stranger.id, again.hash);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('other checkout sessions ask for');
+    expect(await unattributed()).toContain(again.hash);
+
+    // Whoever sent it binds it: it pays that session.
+    expect((await bind(a.id, again.hash)).status).toBe(200);
+    await confirmAll();
+    expect(await view(a.id)).toMatchObject({ status: 'paid', overpaid: false });
+
+    // Once A is paid, the amount is B's alone for a transfer mined after that (one mined before, while A could
+    // still be paid with it, would be no one's by amount): the chain's clock is a few seconds behind ours here.
+    await chain.rpc('evm_increaseTime', [10]);
+    const own = await chain.pay(merchant.wallet, 'USDT', amount, { from: 3 });
+    await confirmAll();
+    expect(await view(b.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect((await paymentsOf(b.id)).map((p) => [p.txHash, p.attribution])).toEqual([[own.hash, 'exact_amount']]);
+  });
+
+  it("whose amount another session was given meanwhile: once that session gives it up, it is the reopened one's", async () => {
+    const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
+    // B's payer pays first: no one's by amount either, until bound.
+    const first = await chain.pay(merchant.wallet, 'USDT', amount, { from: 4 });
+    await confirmAll();
+    expect(await view(b.id)).toMatchObject({ status: 'waiting_payment' });
+    expect((await bind(b.id, first.hash)).status).toBe(200);
+    await confirmAll();
+    expect(await view(b.id)).toMatchObject({ status: 'paid' });
+
+    // B's claim is released, not freed: the round that would free it hands it to A, which still asks for it.
+    await purgeAsIfScannedPast();
+    expect(await claimsOf(a.id)).toContain(`USDT ${amount}`);
+
+    await chain.rpc('evm_increaseTime', [10]);
+    const second = await chain.pay(merchant.wallet, 'USDT', amount, { from: 3 });
+    await confirmAll();
+    expect(await view(a.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect(
+      (await paymentsOf(a.id)).filter((p) => p.state !== 'reversed').map((p) => [p.txHash, p.attribution]),
+    ).toEqual([[second.hash, 'exact_amount']]);
+    expect(await paymentsOf(b.id)).toHaveLength(1);
+  });
+
+  it("whose amount another session held: a share left without a claim becomes its session's claim", async () => {
+    const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
+    // Another instance's round freed B's claim before A's share was written (the two race): the share stands alone.
+    await node.kassa.runtime.db.prisma.$executeRaw`DELETE FROM payment_amount_claims WHERE session_id = ${b.id}::uuid`;
+    await node.kassa.ctx.store.purgeReleasedAmountClaims(new Date(), node.kassa.ctx.inflightGraceMinutes);
+    expect(await claimsOf(a.id)).toContain(`USDT ${amount}`);
+
+    await chain.rpc('evm_increaseTime', [10]);
+    const sent = await chain.pay(merchant.wallet, 'USDT', amount, { from: 3 });
+    await confirmAll();
+    expect(await view(a.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect((await paymentsOf(a.id)).filter((p) => p.state !== 'reversed').map((p) => p.txHash)).toEqual([sent.hash]);
   });
 });
 
