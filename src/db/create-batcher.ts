@@ -1,11 +1,13 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 
-/** What kassa_create_checkout_session answers for one create (migration 20261128100000_create_in_batches). */
+/** What kassa_create_checkout_session answers for one create (as migration 20261129110000 last wrote it). */
 export interface CreateAnswer {
   readonly offsets?: Record<string, number | null>;
   readonly replay?: { readonly request_hash: string; readonly session_id: string };
   readonly replayed_signature?: true;
   readonly link_unavailable?: true;
+  /** Every unique amount of this asset's price is held on one of its wallets: nothing written. */
+  readonly amounts_taken?: string;
 }
 
 /** Creates in one statement at most; well under the 64 a transaction may hold without slowing snapshots. */

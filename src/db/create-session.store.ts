@@ -1,5 +1,6 @@
 import type { CreateBatcher } from './create-batcher.js';
 import { sharedText } from '../domain/money.js';
+import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports.js';
 import type { AmountClaimRequest } from '../domain/payment-ports.js';
@@ -187,6 +188,7 @@ export async function writeNewSession(
   };
   const result = await batcher.write(JSON.stringify(argument));
   if (result.link_unavailable) return { kind: 'link_unavailable' };
+  if (result.amounts_taken) return { kind: 'amounts_taken', ticker: result.amounts_taken as AssetTicker };
   if (result.replayed_signature) return { kind: 'replayed_signature' };
   if (result.replay)
     return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };

@@ -99,6 +99,11 @@ export async function createCheckoutSession(
       return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash());
     case 'link_unavailable':
       throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
+    case 'amounts_taken':
+      throw conflict(
+        `Every unique amount of this total in ${outcome.ticker} is held by another open checkout session on the ` +
+          `same wallet (${UNIQUE_AMOUNT_MAX_STEPS} at most); retry once one of them is paid or expires`,
+      );
     case 'created': {
       const taken = (position: number) => outcome.offsets.get(position) ?? 0;
       const asTried = session.quotes.every((quote, position) => quote.offsetSteps === taken(position));

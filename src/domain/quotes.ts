@@ -110,7 +110,8 @@ export function withOffsets(
 /**
  * Makes each quote's amount unique among the open sessions that share a wallet with this
  * one on a network carrying the asset, by claiming it (so two instances never hand out
- * the same amount). An asset whose amounts are all taken keeps its base amount.
+ * the same amount). Null when every amount of an asset's price is taken: the caller gives
+ * up its transaction (no amount is ever asked for by two sessions, docs/payment-rules.md, rule 4).
  */
 export async function claimUniqueQuotes(
   tx: TxStore,
@@ -118,11 +119,12 @@ export async function claimUniqueQuotes(
   quotes: readonly CryptoQuote[],
   registry: readonly Network[],
   networks: readonly SessionNetwork[],
-): Promise<CryptoQuote[]> {
+): Promise<CryptoQuote[] | null> {
   const offsets = await tx.claimUniqueAmounts(
     sessionId,
     amountClaims(quotes, registry, networks),
     UNIQUE_AMOUNT_MAX_STEPS,
   );
+  if ([...offsets.values()].some((offset) => offset === null)) return null;
   return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
 }

@@ -31,22 +31,29 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
       ratesByCurrency.set(fiatCurrency, await ctx.rates.quoteRates(fiatCurrency, assetsOnAny(ctx.networks), now));
     }
     const rates = ratesByCurrency.get(fiatCurrency)!;
-    const done = await ctx.store.transaction(async (tx) => {
-      const session = await tx.lockSession(id);
-      const held = () => tx.requoteHeld(id, now, ctx.quoteTtlMinutes, grace);
-      if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, held))) return false;
-      const fresh = session.quotes.map((quote) => rates.find((rate) => rate.ticker === quote.ticker));
-      // Without a fresh rate for every offered asset, the old quote stands until the next round.
-      if (fresh.some((rate) => rate === undefined)) return false;
-      // The old amounts stay matched to transfers mined before now and out of others' reach until scanned.
-      await tx.releaseAmountClaims(session.id, now);
-      const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
-      const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
-      await tx.replaceQuotes(session, quotes, now);
-      const updated: CheckoutSession = { ...session, quotes, quotedAt: now, updatedAt: now };
-      await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
-      return true;
-    });
+    const done = await ctx.store
+      .transaction(async (tx) => {
+        const session = await tx.lockSession(id);
+        const held = () => tx.requoteHeld(id, now, ctx.quoteTtlMinutes, grace);
+        if (!session || !(await dueForRequote(session, now, ctx.quoteTtlMinutes, held))) return false;
+        const fresh = session.quotes.map((quote) => rates.find((rate) => rate.ticker === quote.ticker));
+        // Without a fresh rate for every offered asset, the old quote stands until the next round.
+        if (fresh.some((rate) => rate === undefined)) return false;
+        // The old amounts stay matched to transfers mined before now and out of others' reach until scanned.
+        await tx.releaseAmountClaims(session.id, now);
+        const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
+        const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
+        // Every amount of a new price is taken: all of this is undone, and the old quote (with its claims) stands.
+        if (quotes === null) throw new AmountsTaken();
+        await tx.replaceQuotes(session, quotes, now);
+        const updated: CheckoutSession = { ...session, quotes, quotedAt: now, updatedAt: now };
+        await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof AmountsTaken) return false;
+        throw error;
+      });
     if (done) requoted += 1;
   }
   return requoted;
@@ -64,3 +71,6 @@ async function dueForRequote(
   if (now.getTime() < session.quotedAt.getTime() + ttlMinutes * 60_000) return false;
   return !(await held());
 }
+
+/** A re-pricing found every unique amount of a new price taken (undone; the next round tries again). */
+class AmountsTaken extends Error {}

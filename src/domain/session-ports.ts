@@ -1,3 +1,4 @@
+import type { AssetTicker } from './assets.js';
 import type { BoundTransaction } from './chain-ports.js';
 import type { CheckoutSession, CheckoutSessionStatus, CryptoQuote } from './checkout-session.js';
 import type { Decimal } from './money.js';
@@ -93,8 +94,10 @@ export interface NewSessionWrite {
 }
 
 export type NewSessionOutcome =
-  /** Written; the claimed offset per quote position (null: every amount was taken, the base amount stays). */
+  /** Written; the claimed offset per quote position. */
   | { readonly kind: 'created'; readonly offsets: ReadonlyMap<number, number | null> }
+  /** Nothing written: every unique amount of `ticker`'s price is held on one of its wallets (rule 4). */
+  | { readonly kind: 'amounts_taken'; readonly ticker: AssetTicker }
   /** Nothing written: the signature was used before (a replayed request). */
   | { readonly kind: 'replayed_signature' }
   /** Nothing written: the Idempotency-Key was taken first (by a concurrent request too). */

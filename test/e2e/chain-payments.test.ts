@@ -6,7 +6,7 @@ import { setPaymentPolicy } from '../../src/domain/organisations.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
-import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
+import { controllableClock, createSession, postBind, postCreate } from '../support/rest-kassa.js';
 
 /**
  * Issue 4 against real chain software: a real anvil with the sandbox ERC-20
@@ -415,6 +415,34 @@ describe('attribution when sessions share one wallet', () => {
     }
     const left = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     for (const s of sent) expect(left).not.toContain(s.hash);
+  });
+
+  // Found by review: the create after every unique amount of its price was held got the base amount, which the first
+  // session holds; a transfer of it paid the first session whoever sent it, and the new session's bind was refused.
+  it('a create that finds every unique amount of its price held on the wallet is refused (409), writing nothing', async () => {
+    const first = await checkout();
+    for (let i = 1; i < 100; i += 1) await checkout({ merchant: first.merchant });
+    const prisma = node.kassa.runtime.db.prisma;
+    const count = async () =>
+      (
+        await prisma.$queryRaw<Array<{ sessions: number; claims: number; keys: number }>>`
+          SELECT (SELECT count(*)::int FROM checkout_sessions WHERE organisation_id = ${first.merchant.organisationId}::uuid) AS sessions,
+                 (SELECT count(*)::int FROM payment_amount_claims WHERE wallet_address = ${first.wallet.toLowerCase()}) AS claims,
+                 (SELECT count(*)::int FROM idempotency_keys WHERE organisation_id = ${first.merchant.organisationId}::uuid) AS keys`
+      )[0]!;
+    const before = await count();
+    const refused = await postCreate(node.kassa, first.merchant, checkoutRequest(), { idempotencyKey: 'the-101st' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(
+      /^Every unique amount of this total in \w+ is held by another open checkout session/,
+    );
+    expect(await count()).toEqual(before);
+
+    // The first session's amount is still its own alone.
+    const sent = await chain.pay(first.wallet, 'USDC', first.quote.USDC!, { from: 3 });
+    await tick();
+    expect(await view(first.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect((await paymentsOf(first.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
   });
 });
 

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
 import type { TestDatabaseMode } from '../support/databases.js';
 import { startTestKassaOn, type TestKassa } from '../support/kassa.js';
-import { expectErrorBody } from '../support/rest-kassa.js';
+import { createSession, expectErrorBody } from '../support/rest-kassa.js';
 
 /**
  * Issue 12: max_uses holds under 20 parallel visits, on PostgreSQL and on the embedded
@@ -22,6 +23,20 @@ async function kassaOn(mode: TestDatabaseMode, env: Record<string, string> = {})
 }
 
 describe.each(['postgres', 'embedded'] as const)('max_uses on %s', (mode) => {
+  // docs/payment-rules.md, rule 4: a session is never written with an amount another session holds.
+  it('a visit that finds every unique amount of its price held on the wallet is refused (409) and uses none of the link', async () => {
+    const kassa = await kassaOn(mode);
+    const merchant = await createMerchant(kassa.ctx);
+    // 100 of the merchant's own sessions of the link's basket (105 USD) hold every amount on the wallet.
+    for (let i = 0; i < 100; i += 1) await createSession(kassa, merchant, checkoutRequest());
+    const link = await createLink(kassa, merchant, { max_uses: 1 });
+    const refused = await visitLink(kassa, link.payment_link_id, { email: 'late@example.com' });
+    expectErrorBody(refused, 409);
+    expect(refused.body.message).toMatch(/^Every unique amount of this total in \w+ is held by another open/);
+    const view = await linkCall(kassa, merchant, 'get', `/payment-links/${link.payment_link_id}`);
+    expect(view.body).toMatchObject({ max_uses: 1, uses: 0 });
+  });
+
   it(
     '20 parallel visits of a link with max_uses 5 create exactly 5 sessions; the others get 409',
     { timeout: 60_000 },

@@ -28,6 +28,7 @@ const hotPaths = [
   '20261123140000_hot_paths',
   '20261126200000_create_hinted_amounts',
   '20261128100000_create_in_batches',
+  '20261129110000_create_refuses_taken_amounts',
 ]
   .map((name) => readFileSync(path.join(PACKAGE_ROOT, `prisma/migrations/${name}/migration.sql`), 'utf8'))
   .join('\n');
