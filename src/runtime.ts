@@ -54,6 +54,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     checkoutBaseUrl: config.checkoutBaseUrl,
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
+    uniqueAmountSteps: config.payments.uniqueAmountSteps,
     chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
     masterKey: {
       current: config.masterKey,

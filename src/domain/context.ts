@@ -18,6 +18,11 @@ export interface DomainContext {
   readonly inflightGraceMinutes: number;
   /** How long a quote is honoured before an unpaid session is re-priced (KASSA_QUOTE_TTL_MINUTES). */
   readonly quoteTtlMinutes: number;
+  /**
+   * How many unique amounts (whole smallest units above the base) one total may take per asset and wallet
+   * (KASSA_UNIQUE_AMOUNT_STEPS, docs/payment-rules.md, rule 4): a create past them is refused.
+   */
+  readonly uniqueAmountSteps: number;
   /** Asks the networks about a bound transaction at bind time; absent where no chain is reachable. */
   readonly chain?: ChainReader;
   /** Keys for AES-256-GCM encryption of stored secrets: the current one, and previous ones during a rotation. */

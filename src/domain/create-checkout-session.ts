@@ -14,7 +14,7 @@ import { rateLimit } from './throttle.js';
 import { outboxEvent } from './session-events.js';
 import { merchantViewAmountPath, type MerchantSessionView } from './checkout-session.views.js';
 import { getCheckoutSession } from './get-checkout-session.js';
-import { amountClaims, UNIQUE_AMOUNT_MAX_STEPS, withOffsets } from './quotes.js';
+import { amountClaims, withOffsets } from './quotes.js';
 import {
   DEFAULT_EXPIRES_IN_MINUTES,
   hashRequest,
@@ -84,7 +84,7 @@ export async function createCheckoutSession(
   const outcome = await ctx.store.createSession({
     session,
     claims,
-    maxSteps: UNIQUE_AMOUNT_MAX_STEPS,
+    maxSteps: ctx.uniqueAmountSteps,
     cause: origin.cause,
     event,
     amountPath: merchantViewAmountPath,
@@ -102,7 +102,7 @@ export async function createCheckoutSession(
     case 'amounts_taken':
       throw conflict(
         `Every unique amount of this total in ${outcome.ticker} is held by another open checkout session on the ` +
-          `same wallet (${UNIQUE_AMOUNT_MAX_STEPS} at most); retry once one of them is paid or expires`,
+          `same wallet (${ctx.uniqueAmountSteps} at most); retry once one of them is paid or expires`,
       );
     case 'created': {
       const taken = (position: number) => outcome.offsets.get(position) ?? 0;

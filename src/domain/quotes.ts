@@ -11,9 +11,10 @@ export const AMOUNT_ROUNDING =
   'session can carry, plus offset_steps of that unit to be unique on the wallet';
 
 /**
- * Most units of `amount_step` added to make an amount unique among the open sessions on
- * one wallet (docs/payment-rules.md, rule 4). 100 units of the coarsest step: at most 0.0001 USDT
- * or 0.000001 BTC. Beyond that the amount is shared and only a bind tells payments apart.
+ * The default of KASSA_UNIQUE_AMOUNT_STEPS (DomainContext.uniqueAmountSteps): most units of
+ * `amount_step` added to make an amount unique among the open sessions on one wallet
+ * (docs/payment-rules.md, rule 4). 100 units of the coarsest step: at most 0.0001 USDT or
+ * 0.000001 BTC. A create that finds them all held is refused.
  */
 export const UNIQUE_AMOUNT_MAX_STEPS = 100;
 
@@ -119,12 +120,9 @@ export async function claimUniqueQuotes(
   quotes: readonly CryptoQuote[],
   registry: readonly Network[],
   networks: readonly SessionNetwork[],
+  maxSteps: number,
 ): Promise<CryptoQuote[] | null> {
-  const offsets = await tx.claimUniqueAmounts(
-    sessionId,
-    amountClaims(quotes, registry, networks),
-    UNIQUE_AMOUNT_MAX_STEPS,
-  );
+  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), maxSteps);
   if ([...offsets.values()].some((offset) => offset === null)) return null;
   return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
 }

@@ -42,7 +42,14 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
         // The old amounts stay matched to transfers mined before now and out of others' reach until scanned.
         await tx.releaseAmountClaims(session.id, now);
         const priced = priceQuotes(session.totalAmountFiat, fresh as QuotedRate[], ctx.networks, session.networks);
-        const quotes = await claimUniqueQuotes(tx, session.id, priced, ctx.networks, session.networks);
+        const quotes = await claimUniqueQuotes(
+          tx,
+          session.id,
+          priced,
+          ctx.networks,
+          session.networks,
+          ctx.uniqueAmountSteps,
+        );
         // Every amount of a new price is taken: all of this is undone, and the old quote (with its claims) stands.
         if (quotes === null) throw new AmountsTaken();
         await tx.replaceQuotes(session, quotes, now);

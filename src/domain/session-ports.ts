@@ -74,7 +74,7 @@ export interface NewSessionWrite {
    * taken meanwhile is replaced by the smallest free one, and the outcome says which was claimed.
    */
   readonly session: CheckoutSession;
-  /** Per quote position, the amount to make unique (UNIQUE_AMOUNT_MAX_STEPS tries at most). */
+  /** Per quote position, the amount to make unique (`maxSteps` tries at most). */
   readonly claims: ReadonlyArray<AmountClaimRequest & { readonly position: number }>;
   readonly maxSteps: number;
   /** The history row's cause. */

@@ -232,6 +232,23 @@ describe('unique amounts (docs/payment-rules.md, rule 4)', () => {
       }
     },
   );
+
+  it('KASSA_UNIQUE_AMOUNT_STEPS=3: five parallel creates of one basket → three 201 with different amounts, two 409', async () => {
+    const small = await startTestKassa({ env: { KASSA_UNIQUE_AMOUNT_STEPS: '3' } });
+    try {
+      const shop = await createMerchant(small.ctx);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => postCreate(small, shop, checkoutRequest())));
+      const created = answers.filter((answer) => answer.status === 201);
+      expect(created).toHaveLength(3);
+      expect(new Set(created.map((answer) => usdt(answer.body))).size).toBe(3);
+      for (const refused of answers.filter((answer) => answer.status !== 201)) {
+        expectErrorBody(refused, 409);
+        expect(refused.body.message).toContain('on the same wallet (3 at most); retry once');
+      }
+    } finally {
+      await small.close();
+    }
+  });
 });
 
 describe('bind races (transactions unknown to the chain: a bind is a hint, docs/payment-rules.md, rule 3)', () => {
