@@ -18,6 +18,6 @@ export function readPaymentsConfig(read: EnvReader): PaymentsConfig {
     quoteTtlMinutes: read.integer('KASSA_QUOTE_TTL_MINUTES', 30, 1, 10080),
     requoteSweepSeconds: read.integer('KASSA_REQUOTE_SWEEP_SECONDS', 30, 1, 3600),
     bindLookupTimeoutMs: read.integer('KASSA_BIND_LOOKUP_TIMEOUT_MS', 3000, 100, 60_000),
-    uniqueAmountSteps: read.integer('KASSA_UNIQUE_AMOUNT_STEPS', UNIQUE_AMOUNT_MAX_STEPS, 1, 10_000),
+    uniqueAmountSteps: read.integer('KASSA_UNIQUE_AMOUNT_STEPS', UNIQUE_AMOUNT_MAX_STEPS, 1, 1_000),
   };
 }

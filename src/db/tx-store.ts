@@ -37,6 +37,7 @@ const SESSION_COLUMNS: Record<keyof SessionPatch, string> = {
   amountPending: 'amount_pending',
   paymentsChangedAt: 'payments_changed_at',
   boundTxCheckedAt: 'bound_tx_checked_at',
+  quotedAt: 'quoted_at',
   updatedAt: 'updated_at',
 };
 

@@ -57,9 +57,10 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
         await appendOutboxEvent(ctx, tx, updated, 'checkout_session.quote_updated', now);
         return true;
       })
-      .catch((error: unknown) => {
-        if (error instanceof AmountsTaken) return false;
-        throw error;
+      .catch(async (error: unknown) => {
+        if (!(error instanceof AmountsTaken)) throw error;
+        await honourOldQuoteAgain(ctx, id, now);
+        return false;
       });
     if (done) requoted += 1;
   }
@@ -81,3 +82,16 @@ async function dueForRequote(
 
 /** A re-pricing found every unique amount of a new price taken (undone; the next round tries again). */
 class AmountsTaken extends Error {}
+
+/**
+ * Every unique amount of a new price is held (docs/payment-rules.md, rule 4): the re-pricing was undone, and the
+ * old quote, with its amounts, is honoured for another quote lifetime. Its lifetime restarts, so the session leaves
+ * the head of the re-pricing queue instead of being tried first every round (which would starve every other
+ * session due behind it).
+ */
+async function honourOldQuoteAgain(ctx: DomainContext, id: string, now: Date): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const session = await tx.lockSession(id);
+    if (session && !isTerminal(session.status)) await tx.updateSession(id, { quotedAt: now, updatedAt: now });
+  });
+}

@@ -64,6 +64,8 @@ export interface SessionPatch {
   readonly amountPending?: Decimal;
   readonly paymentsChangedAt?: Date | null;
   readonly boundTxCheckedAt?: Date;
+  /** When the current quotes were made (re-pricing; their lifetime counts from it). */
+  readonly quotedAt?: Date;
   readonly updatedAt: Date;
 }
 
