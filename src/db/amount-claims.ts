@@ -109,10 +109,22 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
   const sameKey = (x: string, y: string) =>
     Prisma.raw(`${x}.network = ${y}.network AND ${x}.wallet_address = ${y}.wallet_address AND ${x}.asset = ${y}.asset
          AND ${x}.amount = ${y}.amount`);
+  // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
+  const openHeirs = (from: string) =>
+    Prisma.sql`open_heirs AS MATERIALIZED (
+      SELECT r.id FROM checkout_sessions r
+       WHERE r.id IN (SELECT session_id FROM ${Prisma.raw(from)}) AND r.status::text = ANY(${OPEN})
+         FOR SHARE SKIP LOCKED)`;
   await tx.$executeRaw`
     DELETE FROM payment_amount_shares a USING checkout_sessions s
      WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}`;
-  await tx.$executeRaw`
+  // Almost always no share stands (they come only from reorganisations): the hand-over, which reads every released
+  // claim again, is skipped then. A share written after this look keeps its claim from the freeing below (its own
+  // check) and is handed it next round.
+  const standing = await tx.$queryRaw<Array<{ any: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM payment_amount_shares WHERE released_at IS NULL) AS any`;
+  if (standing[0]?.any) {
+    await tx.$executeRaw`
     WITH heirs AS MATERIALIZED (
       SELECT DISTINCT ON (a.network, a.wallet_address, a.asset, a.amount)
              a.network, a.wallet_address, a.asset, a.amount, h.session_id
@@ -121,10 +133,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
         JOIN payment_amount_shares h ON ${sameKey('h', 'a')} AND h.released_at IS NULL
        WHERE a.released_at IS NOT NULL AND ${done}
        ORDER BY a.network, a.wallet_address, a.asset, a.amount, h.created_at, h.session_id),
-    open_heirs AS MATERIALIZED (
-      SELECT r.id FROM checkout_sessions r
-       WHERE r.id IN (SELECT session_id FROM heirs) AND r.status::text = ANY(${OPEN})
-         FOR SHARE SKIP LOCKED),
+    ${openHeirs('heirs')},
     handed AS (
       UPDATE payment_amount_claims a
          SET session_id = heirs.session_id, held_since = a.released_at, released_at = NULL, created_at = ${now}
@@ -133,6 +142,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
       RETURNING a.network, a.wallet_address, a.asset, a.amount, a.session_id)
     DELETE FROM payment_amount_shares h USING handed
      WHERE ${sameKey('h', 'handed')} AND h.session_id = handed.session_id`;
+  }
   const freed = await tx.$executeRaw`
     DELETE FROM payment_amount_claims a USING checkout_sessions s
      WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}
@@ -144,10 +154,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
         FROM payment_amount_shares h
        WHERE h.released_at IS NULL AND NOT EXISTS (SELECT 1 FROM payment_amount_claims a WHERE ${sameKey('a', 'h')})
        ORDER BY h.network, h.wallet_address, h.asset, h.amount, h.created_at, h.session_id),
-    open_heirs AS MATERIALIZED (
-      SELECT r.id FROM checkout_sessions r
-       WHERE r.id IN (SELECT session_id FROM orphans) AND r.status::text = ANY(${OPEN})
-         FOR SHARE SKIP LOCKED),
+    ${openHeirs('orphans')},
     claimed AS (
       INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at, held_since)
       SELECT o.network, o.wallet_address, o.asset, o.amount, o.session_id, ${now}, ${now}

@@ -91,7 +91,7 @@ export async function bindTransaction(
       // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
       share = await shareOf(tx, session, bound, verdict.transfers);
       if (!share.alreadyMine && share.free.length === 0) {
-        if (share.contested && share.takenBy === null && share.othersExact.length === 0)
+        if (share.contested && share.takenBy === null)
           return conflict(
             `Transaction ${bind.txHash} pays an amount other checkout sessions ask for; only one of them can bind it`,
           );

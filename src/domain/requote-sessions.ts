@@ -80,7 +80,7 @@ async function dueForRequote(
   return !(await held());
 }
 
-/** A re-pricing found every unique amount of a new price taken (undone; the next round tries again). */
+/** A re-pricing found every unique amount of a new price taken (undone; see honourOldQuoteAgain). */
 class AmountsTaken extends Error {}
 
 /**

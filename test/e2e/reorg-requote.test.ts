@@ -5,6 +5,7 @@ import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
+import { fixedRates } from '../support/fixed-rates.js';
 import { controllableClock, createSession } from '../support/rest-kassa.js';
 
 /**
@@ -19,12 +20,7 @@ const MIN = 60_000;
 let chain: TestChain;
 let node: ChainKassa;
 const time = controllableClock();
-const prices: Record<string, string> = { BTC: '100000', ETH: '4000', USDT: '1', USDC: '1', BNB: '600', SOL: '150' };
-const rates = {
-  supportsCurrency: (fiat: string) => fiat === 'USD',
-  quoteRates: async (_fiat: string, tickers: readonly string[], now: Date) =>
-    tickers.map((ticker) => ({ ticker, unitPriceFiat: new Decimal(prices[ticker]!), source: 'test', ratedAt: now })),
-} as never;
+const { rates } = fixedRates();
 beforeAll(async () => {
   chain = await startTestChain();
   node = await startChainKassa(chain.url, {

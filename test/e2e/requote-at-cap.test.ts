@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Decimal } from '../../src/domain/money.js';
 import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { fixedRates } from '../support/fixed-rates.js';
 import { controllableClock, createSession } from '../support/rest-kassa.js';
 
 /**
@@ -15,13 +15,7 @@ import { controllableClock, createSession } from '../support/rest-kassa.js';
 const MIN = 60_000;
 const time = controllableClock();
 let kassa: TestKassa;
-// Rates that never change (the fixture rates are stale an hour on): a re-priced quote is its old price.
-const prices: Record<string, string> = { BTC: '100000', ETH: '4000', USDT: '1', USDC: '1', BNB: '600', SOL: '150' };
-const rates = {
-  supportsCurrency: (fiat: string) => fiat === 'USD',
-  quoteRates: async (_fiat: string, tickers: readonly string[], now: Date) =>
-    tickers.map((ticker) => ({ ticker, unitPriceFiat: new Decimal(prices[ticker]!), source: 'test', ratedAt: now })),
-} as never;
+const { rates } = fixedRates();
 
 beforeAll(async () => {
   kassa = await startTestKassa({

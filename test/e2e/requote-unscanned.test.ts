@@ -6,6 +6,7 @@ import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { fixedRates } from '../support/fixed-rates.js';
 import { controllableClock, createSession } from '../support/rest-kassa.js';
 
 /**
@@ -20,12 +21,7 @@ let chain: TestChain;
 let node: ChainKassa;
 let second: TestKassa;
 const time = controllableClock();
-const prices: Record<string, string> = { BTC: '100000', ETH: '4000', USDT: '1', USDC: '1', BNB: '600', SOL: '150' };
-const rates = {
-  supportsCurrency: (fiat: string) => fiat === 'USD',
-  quoteRates: async (_fiat: string, tickers: readonly string[], now: Date) =>
-    tickers.map((ticker) => ({ ticker, unitPriceFiat: new Decimal(prices[ticker]!), source: 'test', ratedAt: now })),
-} as never;
+const { rates, prices } = fixedRates();
 
 beforeAll(async () => {
   chain = await startTestChain();
