@@ -9,7 +9,7 @@ import type { ChainTransfer, Credit } from '../../src/domain/payment-ports.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
-import { createSession, postBind } from '../support/rest-kassa.js';
+import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
 
 /**
  * docs/payment-detection.md (reorganisations): a transfer re-included after a reorg — in another
@@ -22,10 +22,11 @@ import { createSession, postBind } from '../support/rest-kassa.js';
 const CHAIN_ID = '31337';
 let chain: TestChain;
 let node: ChainKassa;
+const time = controllableClock();
 
 beforeAll(async () => {
   chain = await startTestChain();
-  node = await startChainKassa(chain.url, { env: { KASSA_CONFIRMATIONS_LOCAL: '3' } });
+  node = await startChainKassa(chain.url, { clock: time.clock, env: { KASSA_CONFIRMATIONS_LOCAL: '3' } });
 }, 90_000);
 
 afterAll(async () => {
@@ -135,9 +136,7 @@ describe('a transfer re-included at another log index after a reorg', () => {
 
     // A is paid and its amount is free again once scanned past: a later session of the same basket is given it.
     await purgeAsIfScannedPast();
-    let b = await checkout(merchant);
-    for (let i = 0; i < 120 && b.quote.USDT !== a.quote.USDT; i += 1) b = await checkout(merchant);
-    expect(b.quote.USDT).toBe(a.quote.USDT);
+    const b = await sessionGiven(merchant, a.quote.USDT!);
 
     await reorgBack(snapshot);
     expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
@@ -196,14 +195,30 @@ describe('a transfer re-included at another log index after a reorg', () => {
   });
 });
 
+/** A session of `merchant` paid by exact amount (from sandbox account 5), and a snapshot from before the payment. */
+async function paidExactly(
+  merchant: TestMerchant,
+): Promise<{ a: { id: string; quote: Record<string, string> }; snapshot: string }> {
+  const a = await checkout(merchant);
+  const snapshot = await chain.snapshot();
+  await chain.pay(merchant.wallet, 'USDT', a.quote.USDT!, { from: 5 });
+  await confirmAll();
+  expect((await view(a.id)).status).toBe('paid');
+  return { a, snapshot };
+}
+
+/** Later sessions of the same basket until one is given `usdt` (the amounts go round their 100 steps). */
+async function sessionGiven(merchant: TestMerchant, usdt: string) {
+  let b = await checkout(merchant);
+  for (let i = 0; i < 120 && b.quote.USDT !== usdt; i += 1) b = await checkout(merchant);
+  expect(b.quote.USDT).toBe(usdt);
+  return b;
+}
+
 describe('a session reopened by a reorg', () => {
   it('gets its unique amount back: a new transfer of that amount pays it by exact amount', async () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
-    const a = await checkout(merchant);
-    const snapshot = await chain.snapshot();
-    await chain.pay(merchant.wallet, 'USDT', a.quote.USDT!, { from: 5 });
-    await confirmAll();
-    expect((await view(a.id)).status).toBe('paid');
+    const { a, snapshot } = await paidExactly(merchant);
 
     // The transaction never comes back (its payer replaced it): the payer pays the same amount again.
     await reorgBack(snapshot);
@@ -221,21 +236,20 @@ describe('a session reopened by a reorg', () => {
    * then a reorganisation takes A's transaction away for good: A is reopened, asking for the amount B holds.
    */
   async function reopenedBesideItsAmountsHolder() {
-    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
-    const a = await checkout(merchant);
-    const snapshot = await chain.snapshot();
-    await chain.pay(merchant.wallet, 'USDT', a.quote.USDT!, { from: 5 });
-    await confirmAll();
-    expect((await view(a.id)).status).toBe('paid');
-    await purgeAsIfScannedPast();
-    let b = await checkout(merchant);
-    for (let i = 0; i < 120 && b.quote.USDT !== a.quote.USDT; i += 1) b = await checkout(merchant);
-    expect(b.quote.USDT).toBe(a.quote.USDT);
-    expect(await claimsOf(b.id)).toContain(`USDT ${a.quote.USDT}`);
+    const { merchant, a, b, snapshot } = await paidAndGivenAway();
     await reorgBack(snapshot);
     expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
     expect(await claimsOf(a.id)).not.toContain(`USDT ${a.quote.USDT}`);
     return { merchant, a, b, amount: a.quote.USDT! };
+  }
+  /** The part of reopenedBesideItsAmountsHolder before the reorganisation. */
+  async function paidAndGivenAway() {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const { a, snapshot } = await paidExactly(merchant);
+    await purgeAsIfScannedPast();
+    const b = await sessionGiven(merchant, a.quote.USDT!);
+    expect(await claimsOf(b.id)).toContain(`USDT ${a.quote.USDT}`);
+    return { merchant, a, b, snapshot };
   }
   const bind = (id: string, hash: string) =>
     postBind(node.kassa, id, { tx_hash: hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
@@ -299,6 +313,24 @@ describe('a session reopened by a reorg', () => {
       (await paymentsOf(a.id)).filter((p) => p.state !== 'reversed').map((p) => [p.txHash, p.attribution]),
     ).toEqual([[second.hash, 'exact_amount']]);
     expect(await paymentsOf(b.id)).toHaveLength(1);
+  });
+
+  // The share counts from the reopening on (less the skew): what the holder's payer sent before it is the holder's.
+  // Here the block comes a minute before the reopening by the chain's clock and is scanned after it, as a lagging
+  // watcher would. Before, a share counted from its session's creation and left the transfer unattributed.
+  it('whose amount another session was given meanwhile: a transfer of it mined before the reopening, scanned after, still pays that session', async () => {
+    const { merchant, a, b, snapshot } = await paidAndGivenAway();
+    time.freeze(Date.now() + 60_000);
+    try {
+      await reorgBack(snapshot);
+      expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
+      const own = await chain.pay(merchant.wallet, 'USDT', b.quote.USDT!, { from: 3 });
+      await confirmAll();
+      expect(await view(b.id)).toMatchObject({ status: 'paid', overpaid: false });
+      expect((await paymentsOf(b.id)).map((p) => [p.txHash, p.attribution])).toEqual([[own.hash, 'exact_amount']]);
+    } finally {
+      time.release();
+    }
   });
 
   it("whose amount another session held: a share left without a claim becomes its session's claim", async () => {
