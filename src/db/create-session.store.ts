@@ -108,23 +108,36 @@ type Claim = AmountClaimRequest;
 /**
  * The step each unique amount tries first: the one after the last this process handed out
  * for the same base on the same wallets (docs/payment-rules.md, rule 4: unique amounts). Sessions
- * sold at one price get consecutive steps without looking up the others' claims; a step held
- * meanwhile (by another instance, or since a restart) makes the database find the smallest
- * free one instead. Bounded: the oldest bases are forgotten first.
+ * sold at one price get consecutive steps without looking up the others' claims; a step is
+ * handed out when it is tried (not when its write returns), so creates of one price written in
+ * the same batch try different steps. A step held meanwhile (by another instance, or since a
+ * restart) makes the database find the smallest free one instead, and the hint goes on from
+ * there. Bounded: the oldest bases are forgotten first.
  */
 export class OffsetHints {
   private readonly next = new Map<string, number>();
 
   constructor(private readonly capacity = 10_000) {}
 
-  first(claim: Claim): number {
-    return claim.wallets.length === 0 ? 0 : (this.next.get(hintKey(claim)) ?? 0);
+  /** The step to try for `claim`, handed out: the next call for the same base gets the one after it. */
+  take(claim: Claim, maxSteps: number): number {
+    if (claim.wallets.length === 0) return 0;
+    const key = hintKey(claim);
+    let step = this.next.get(key) ?? 0;
+    if (step >= maxSteps) step = 0;
+    this.remember(key, step + 1 >= maxSteps ? 0 : step + 1);
+    return step;
   }
 
-  learn(claim: Claim, offset: number | null, maxSteps: number): void {
-    const key = hintKey(claim);
+  /** What the write claimed for `claim` (null: none) when it was not the step tried: the hint goes on from it. */
+  learn(claim: Claim, tried: number, offset: number | null, maxSteps: number): void {
+    if (offset === tried) return;
+    this.remember(hintKey(claim), offset === null || offset + 1 >= maxSteps ? 0 : offset + 1);
+  }
+
+  private remember(key: string, step: number): void {
     this.next.delete(key);
-    this.next.set(key, offset === null || offset + 1 >= maxSteps ? 0 : offset + 1);
+    this.next.set(key, step);
     if (this.next.size > this.capacity) this.next.delete(this.next.keys().next().value!);
   }
 }
@@ -194,6 +207,9 @@ export async function writeNewSession(
     return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
   const offsets = new Map<number, number | null>();
   for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
-  for (const claim of write.claims) hints.learn(claim, offsets.get(claim.position) ?? null, write.maxSteps);
+  for (const claim of write.claims) {
+    const tried = session.quotes[claim.position]!.offsetSteps;
+    hints.learn(claim, tried, offsets.get(claim.position) ?? null, write.maxSteps);
+  }
   return { kind: 'created', offsets };
 }

@@ -77,7 +77,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
     createSession: (write) => writeNewSession(createBatcher, write, offsetHints),
-    offsetsToTry: (claims) => claims.map((claim) => offsetHints.first(claim)),
+    offsetsToTry: (claims, maxSteps) => claims.map((claim) => offsetHints.take(claim, maxSteps)),
     transaction,
     lockSessionsDueForExpiry(now, inflightGraceMinutes, limit, work) {
       const lock = (tx: Tx) => tx.$queryRaw<Array<{ id: string }>>(dueExpiriesSql(now, inflightGraceMinutes, limit));

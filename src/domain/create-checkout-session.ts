@@ -78,7 +78,7 @@ export async function createCheckoutSession(
   // Each unique amount is written at the step the store expects to be free (docs/payment-rules.md, rule 4); the
   // write claims another only when that one is taken, so the session and its event usually stand as drafted here.
   const claims = amountClaims(draft.quotes, ctx.networks, draft.networks);
-  const tries = ctx.store.offsetsToTry(claims);
+  const tries = ctx.store.offsetsToTry(claims, ctx.uniqueAmountSteps);
   const session: CheckoutSession = { ...draft, quotes: withOffsets(draft.quotes, (position) => tries[position]) };
   const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
   const outcome = await ctx.store.createSession({

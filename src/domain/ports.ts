@@ -29,11 +29,12 @@ export interface Store {
    */
   createSession(write: NewSessionWrite): Promise<NewSessionOutcome>;
   /**
-   * Per claim, in the claims' order, the step of its unique amount most likely free: a guess
-   * from this instance's own past writes, made without a round trip (0 when it has none).
+   * Per claim, in the claims' order, the step (below `maxSteps`) of its unique amount most likely
+   * free: a guess from this instance's own past tries, made without a round trip (0 when it has
+   * none), and handed out (the next create at the same price is given the step after it).
    * createSession claims it, or the smallest free step when it is taken.
    */
-  offsetsToTry(claims: readonly AmountClaimRequest[]): number[];
+  offsetsToTry(claims: readonly AmountClaimRequest[], maxSteps: number): number[];
   /** Runs `work` in one database transaction; everything it writes commits or nothing does. */
   transaction<T>(work: (tx: TxStore) => Promise<T>): Promise<T>;
   /**

@@ -1,0 +1,69 @@
+import Decimal from 'decimal.js';
+import { describe, expect, it } from 'vitest';
+import { OffsetHints } from '../../src/db/create-session.store.js';
+import type { AmountClaimRequest } from '../../src/domain/payment-ports.js';
+
+const wallets = [
+  { network: 'ethereum', walletAddress: '0x00000000000000000000000000000000000000AA' },
+  { network: 'base', walletAddress: '0x00000000000000000000000000000000000000aa' },
+];
+const claim = (base: string, on = wallets): AmountClaimRequest => ({
+  ticker: 'USDT',
+  baseAmount: new Decimal(base),
+  step: new Decimal('0.000001'),
+  wallets: on,
+});
+
+describe('the step a unique amount tries first (src/db/create-session.store.ts, docs/payment-rules.md rule 4)', () => {
+  // Found by profiling create (issue 10): creates of one price drafted before the previous one's write returned were
+  // all given the same step; every one of them but the first fell back to kassa_claim_amount's search.
+  it('creates of one price drafted at once are handed consecutive steps, before any write returns', () => {
+    const hints = new OffsetHints();
+    expect([0, 1, 2, 3].map(() => hints.take(claim('10'), 100))).toEqual([0, 1, 2, 3]);
+  });
+
+  it('each base on each list of wallets counts on its own; a wallet is the same in any letter case', () => {
+    const hints = new OffsetHints();
+    hints.take(claim('10'), 100);
+    expect(hints.take(claim('11'), 100)).toBe(0);
+    expect(hints.take(claim('10', [wallets[0]!]), 100)).toBe(0);
+    const upper = wallets.map((wallet) => ({ ...wallet, walletAddress: wallet.walletAddress.toUpperCase() }));
+    expect(hints.take(claim('10', upper), 100)).toBe(1);
+  });
+
+  it('never hands out a step at or beyond the cap: it goes round to 0', () => {
+    const hints = new OffsetHints();
+    expect(Array.from({ length: 5 }, () => hints.take(claim('10'), 3))).toEqual([0, 1, 2, 0, 1]);
+    const smaller = new OffsetHints();
+    for (let i = 0; i < 8; i++) smaller.take(claim('10'), 10);
+    expect(smaller.take(claim('10'), 5)).toBe(0);
+  });
+
+  it('a write that claimed another step than it tried moves the hint on from that one; one as tried does not', () => {
+    const hints = new OffsetHints();
+    const tried = hints.take(claim('10'), 100);
+    hints.take(claim('10'), 100);
+    hints.learn(claim('10'), tried, tried, 100);
+    expect(hints.take(claim('10'), 100)).toBe(2);
+    hints.learn(claim('10'), 2, 40, 100);
+    expect(hints.take(claim('10'), 100)).toBe(41);
+    hints.learn(claim('10'), 41, null, 100);
+    expect(hints.take(claim('10'), 100)).toBe(0);
+  });
+
+  it('a claim without wallets takes step 0 and hands nothing out', () => {
+    const hints = new OffsetHints();
+    expect(hints.take(claim('10', []), 100)).toBe(0);
+    expect(hints.take(claim('10', []), 100)).toBe(0);
+  });
+
+  it('forgets the oldest base first once it holds `capacity` of them', () => {
+    const hints = new OffsetHints(2);
+    hints.take(claim('1'), 100);
+    hints.take(claim('2'), 100);
+    hints.take(claim('1'), 100);
+    hints.take(claim('3'), 100);
+    expect(hints.take(claim('2'), 100)).toBe(0);
+    expect(hints.take(claim('3'), 100)).toBe(1);
+  });
+});
