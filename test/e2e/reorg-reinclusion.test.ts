@@ -333,6 +333,36 @@ describe('a session reopened by a reorg', () => {
     }
   });
 
+  // The claim handed over counts from the previous holder's release on (held_since): a transfer mined while both
+  // sessions asked for the amount is still no one's by amount when it is scanned only after the hand-over. Without
+  // held_since the heir's claim covered every block and took a transfer its payer may not have sent.
+  it("whose amount another session was given meanwhile: the claim handed to it does not reach back before the hand-over's release", async () => {
+    const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
+    const first = await chain.pay(merchant.wallet, 'USDT', amount, { from: 4 });
+    await confirmAll();
+    // B's release (and so the hand-over's held_since) two minutes ahead of the chain's clock and of ours.
+    const head = await chain.rpc<{ timestamp: string }>('eth_getBlockByNumber', ['latest', false]);
+    const releasedAt = Math.max(Date.now(), Number(BigInt(head.timestamp)) * 1000) + 120_000;
+    time.freeze(releasedAt);
+    try {
+      expect((await bind(b.id, first.hash)).status).toBe(200);
+      await confirmAll();
+      expect(await view(b.id)).toMatchObject({ status: 'paid' });
+      const grace = node.kassa.ctx.inflightGraceMinutes;
+      await node.kassa.ctx.store.purgeReleasedAmountClaims(new Date(releasedAt + (grace + 1) * 60_000), grace);
+    } finally {
+      time.release();
+    }
+    expect(await claimsOf(a.id)).toContain(`USDT ${amount}`);
+
+    // Mined before the release by the chain's clock (while the share stood), scanned after the hand-over.
+    const shared = await chain.pay(merchant.wallet, 'USDT', amount, { from: 3 });
+    await confirmAll();
+    expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
+    expect((await paymentsOf(a.id)).filter((p) => p.state !== 'reversed')).toEqual([]);
+    expect(await unattributed()).toContain(shared.hash);
+  });
+
   it("whose amount another session held: a share left without a claim becomes its session's claim", async () => {
     const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
     // Another instance's round freed B's claim before A's share was written (the two race): the share stands alone.
