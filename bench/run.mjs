@@ -132,19 +132,23 @@ function loadOnce(name, options) {
 }
 
 /** Rounds of each interleaved measurement (interleaved). */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 /**
  * The targets of the ratios, measured in turn, ROUNDS times over, each for BENCH_SECONDS / ROUNDS a round: a
  * change in the machine's speed (this shared 2-core machine's varies by a third within minutes) then falls on both
- * sides of a ratio alike. Each target's row is its median round (req/s, p50, p99) with CPU per request over all its
- * rounds; `rounds` keeps every round's req/s for medianRatio.
+ * sides of a ratio alike. Every other round runs the targets in the opposite order, so a drift in speed during a
+ * round does not favour the target that runs first; the two sides of a ratio are listed next to each other. Each
+ * target's row is its median round (req/s, p50, p99) with CPU per request over all its rounds; `rounds` keeps every
+ * round's req/s for medianRatio.
  */
 async function interleaved(targets) {
   const runs = targets.map(() => []);
   const duration = Math.max(2, Math.round(seconds / ROUNDS));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [index, target] of targets.entries()) {
+    const order = [...targets.entries()];
+    if (round % 2 === 1) order.reverse();
+    for (const [index, target] of order) {
       runs[index].push(await metered(target.meter, () => loadOnce(target.name, { duration, ...target.options })));
     }
   }
@@ -345,10 +349,11 @@ async function postgresSection(report) {
   const peaks = await withPeakRss(kassa.child.pid, () =>
     withPeakRss(reference.pid, async () => {
       // Reads: each ratio's two sides in turn, round after round (interleaved).
-      [results.getKassa, results.getRef, results.graphqlGet, results.graphql, results.getBare, results.postBare] =
+      // Kassa's GET between the reference's (the GET ratio) and GraphQL's (the GraphQL ratio).
+      [results.getRef, results.getKassa, results.graphqlGet, results.graphql, results.getBare, results.postBare] =
         await interleaved([
-          { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
           { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
+          { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
           {
             name: 'GraphQL checkoutSession, GET (the page) — Kassa',
             options: graphqlGetOptions(kassa.url, kassa.created.session_id),
