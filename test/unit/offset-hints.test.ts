@@ -1,4 +1,4 @@
-import Decimal from 'decimal.js';
+import { Decimal } from '../../src/domain/money.js';
 import { describe, expect, it } from 'vitest';
 import { OffsetHints } from '../../src/db/create-session.store.js';
 import type { AmountClaimRequest } from '../../src/domain/payment-ports.js';
