@@ -37,6 +37,14 @@ export async function claimUniqueAmounts(
   return new Map(rows.map((row) => [row.ticker, row.offset]));
 }
 
+/** Rows `x` and `y` (aliases) of payment_amount_claims or _shares are of one amount on one wallet. */
+function sameKey(x: string, y: string): Prisma.Sql {
+  return Prisma.raw(
+    `${x}.network = ${y}.network AND ${x}.wallet_address = ${y}.wallet_address AND ${x}.asset = ${y}.asset ` +
+      `AND ${x}.amount = ${y}.amount`,
+  );
+}
+
 /**
  * Gives the session's claims and shares up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
  * (`released_at`): it still matches a transfer mined before `at`, which may not be scanned yet, and its
@@ -106,9 +114,6 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
-  const sameKey = (x: string, y: string) =>
-    Prisma.raw(`${x}.network = ${y}.network AND ${x}.wallet_address = ${y}.wallet_address AND ${x}.asset = ${y}.asset
-         AND ${x}.amount = ${y}.amount`);
   // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
   const openHeirs = (from: string) =>
     Prisma.sql`open_heirs AS MATERIALIZED (
@@ -200,9 +205,7 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
        AND s.status::text = ANY(${OPEN}) AND s.created_at <= ${createdBy}
        AND (s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
        AND (s.chain_id IS NULL OR s.chain_id = ${transfer.chainId})
-       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h
-                        WHERE h.network = c.network AND h.wallet_address = c.wallet_address AND h.asset = c.asset
-                          AND h.amount = c.amount AND ${shareCountsSql(transfer)})
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'c')} AND ${shareCountsSql(transfer)})
      LIMIT 1`;
   return rows[0]?.session_id ?? null;
 }

@@ -2,7 +2,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 
 /** What kassa_create_checkout_session answers for one create (as migration 20261129110000 last wrote it). */
 export interface CreateAnswer {
-  readonly offsets?: Record<string, number | null>;
+  readonly offsets?: Record<string, number>;
   readonly replay?: { readonly request_hash: string; readonly session_id: string };
   readonly replayed_signature?: true;
   readonly link_unavailable?: true;

@@ -205,7 +205,7 @@ export async function writeNewSession(
   if (result.replayed_signature) return { kind: 'replayed_signature' };
   if (result.replay)
     return { kind: 'replay', record: { requestHash: result.replay.request_hash, sessionId: result.replay.session_id } };
-  const offsets = new Map<number, number | null>();
+  const offsets = new Map<number, number>();
   for (const [position, offset] of Object.entries(result.offsets ?? {})) offsets.set(Number(position), offset);
   for (const claim of write.claims) {
     const tried = session.quotes[claim.position]!.offsetSteps;

@@ -97,7 +97,7 @@ export function amountClaims(
   }));
 }
 
-/** The quotes with the claimed offsets applied; an asset whose amounts were all taken (null) keeps its base amount. */
+/** The quotes with the claimed offsets applied; an asset with none (no wallet carries it) stays at step 0. */
 export function withOffsets(
   quotes: readonly CryptoQuote[],
   offsetAt: (position: number) => number | null | undefined,

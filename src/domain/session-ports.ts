@@ -97,7 +97,7 @@ export interface NewSessionWrite {
 
 export type NewSessionOutcome =
   /** Written; the claimed offset per quote position. */
-  | { readonly kind: 'created'; readonly offsets: ReadonlyMap<number, number | null> }
+  | { readonly kind: 'created'; readonly offsets: ReadonlyMap<number, number> }
   /** Nothing written: every unique amount of `ticker`'s price is held on one of its wallets (rule 4). */
   | { readonly kind: 'amounts_taken'; readonly ticker: AssetTicker }
   /** Nothing written: the signature was used before (a replayed request). */

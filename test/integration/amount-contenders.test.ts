@@ -49,32 +49,24 @@ function transferAt(wallet: string, amount: string, seconds: number): ChainTrans
   };
 }
 
+/** The columns a claim and a share of `amount` on `wallet` held by `session` have in common. */
+const amountOf = (row: { wallet: string; amount: string; session: string }) => ({
+  network: NETWORK,
+  walletAddress: row.wallet,
+  asset: 'USDT',
+  amount: row.amount,
+  sessionId: row.session,
+});
+
 async function claim(row: { wallet: string; amount: string; session: string; released?: Date; heldSince?: Date }) {
   await kassa.runtime.db.prisma.paymentAmountClaim.create({
-    data: {
-      network: NETWORK,
-      walletAddress: row.wallet,
-      asset: 'USDT',
-      amount: row.amount,
-      sessionId: row.session,
-      createdAt: at(-10),
-      releasedAt: row.released ?? null,
-      heldSince: row.heldSince ?? null,
-    },
+    data: { ...amountOf(row), createdAt: at(-10), releasedAt: row.released ?? null, heldSince: row.heldSince ?? null },
   });
 }
 
 async function share(row: { wallet: string; amount: string; session: string; created: Date; released?: Date }) {
   await kassa.runtime.db.prisma.paymentAmountShare.create({
-    data: {
-      network: NETWORK,
-      walletAddress: row.wallet,
-      asset: 'USDT',
-      amount: row.amount,
-      sessionId: row.session,
-      createdAt: row.created,
-      releasedAt: row.released ?? null,
-    },
+    data: { ...amountOf(row), createdAt: row.created, releasedAt: row.released ?? null },
   });
 }
 
