@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
-import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import type { TestKassa } from '../support/kassa.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { fixedRates } from '../support/fixed-rates.js';
 import { controllableClock, createSession } from '../support/rest-kassa.js';
 
@@ -14,20 +16,25 @@ import { controllableClock, createSession } from '../support/rest-kassa.js';
 
 const MIN = 60_000;
 const time = controllableClock();
+let chain: TestChain;
+let node: ChainKassa;
 let kassa: TestKassa;
 const { rates } = fixedRates();
 
 beforeAll(async () => {
-  kassa = await startTestKassa({
+  chain = await startTestChain();
+  node = await startChainKassa(chain.url, {
     clock: time.clock,
     override: { rates },
     env: { KASSA_UNIQUE_AMOUNT_STEPS: '2', KASSA_QUOTE_TTL_MINUTES: '30' },
   });
-});
+  kassa = node.kassa;
+}, 90_000);
 
 afterAll(async () => {
   time.release();
-  await kassa?.close();
+  await node?.close();
+  await chain?.stop();
 });
 
 const unreleasedClaims = async (id: string) =>
@@ -70,5 +77,33 @@ describe('re-pricing when every unique amount of the new price is held', () => {
     // A and B are due again a lifetime later.
     time.freeze(later + 30 * MIN + (kassa.ctx.inflightGraceMinutes + 1) * MIN);
     expect(await requoteDueSessions(kassa.ctx, 2)).toBe(0);
+  });
+
+  // Found by review (e6f0875): the re-pricing used to be written with the base amount, whose claim it had just
+  // released, so the payer's transfer of the amount the page showed was no one's by amount and stayed unattributed.
+  it('the old amounts still pay their sessions by exact amount on the chain', async () => {
+    const merchant = await createMerchant(kassa.ctx, { wallet: `0x${randomBytes(20).toString('hex')}` });
+    // Created in the past, so the re-pricing runs a minute ago: the transfers are mined after it, by every clock.
+    const dueAfter = 30 * MIN + (kassa.ctx.inflightGraceMinutes + 1) * MIN;
+    const t0 = Date.now() - dueAfter - MIN;
+    time.freeze(t0);
+    const basket = checkoutRequest({ expires_in_minutes: 600 });
+    const a = await createSession(kassa, merchant, basket);
+    const b = await createSession(kassa, merchant, basket);
+    time.freeze(t0 + dueAfter);
+    expect(await requoteDueSessions(kassa.ctx, 2)).toBe(0);
+    time.release();
+
+    for (const session of [a, b]) {
+      const usdt = (session.crypto_options as Array<{ ticker: string; amount: string }>).find(
+        (option) => option.ticker === 'USDT',
+      )!.amount;
+      const sent = await chain.pay(merchant.wallet, 'USDT', usdt, { from: 3 });
+      await node.watchers.tick();
+      const paid = (await kassa.http.get(`/checkout-sessions/${session.session_id}`)).body;
+      expect(paid).toMatchObject({ status: 'paid', overpaid: false });
+      const payments = await kassa.ctx.store.chain.paymentsOfSession(session.session_id as string);
+      expect(payments.map((payment) => [payment.txHash, payment.attribution])).toEqual([[sent.hash, 'exact_amount']]);
+    }
   });
 });
