@@ -3,8 +3,8 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
 import { requestLog } from './request-log.js';
-import type { GraphqlLane } from './graphql/graphql-lane.js';
-import { createMetrics, serveMetrics, trackLaneRequest, type Metrics } from './metrics.js';
+import type { GraphqlLane, LaneAnswer } from './graphql/graphql-lane.js';
+import { answerAtOnce, createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { countRateLimitRefusals } from './rate-limit-metrics.js';
 import { checkoutPageRouter, type CheckoutPageOptions } from './rest/checkout-page.routes.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
@@ -86,8 +86,8 @@ export function createApp({
   // supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
   const handle = withHandle.handle.bind(app);
-  const answeredByLane = (req: IncomingMessage, res: ServerResponse) =>
-    trackLaneRequest(metrics, logger, req, res, '/graphql');
+  const answeredByLane: LaneAnswer = (req, res, status, headers, body) =>
+    answerAtOnce(metrics, logger, req, res, '/graphql', status, headers, body);
   withHandle.handle = (req, res, next) => {
     if (cachedRead(req, res)) return;
     if (createLane(req, res)) return;

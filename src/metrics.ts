@@ -1,11 +1,12 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { HttpDurations } from './http-durations.js';
 import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
 import { HttpError } from './rest/http-error.js';
 import type { Logger } from './logging.js';
-import { finishRequestLog, startRequestLog } from './request-log.js';
+import { finishRequestLog, identifyRequest, startRequestLog } from './request-log.js';
 
 /** Prometheus metrics of one Kassa instance, served at GET /metrics. */
 export interface Metrics {
@@ -26,13 +27,12 @@ export function createMetrics(): Metrics {
   // A registry per instance: tests run several apps in one process.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
-  const duration = new Histogram({
-    name: 'kassa_http_request_duration_seconds',
-    help: 'HTTP request duration by route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const duration = new HttpDurations(
+    'kassa_http_request_duration_seconds',
+    'HTTP request duration by route and status',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registry,
+  );
   const jobRuns = new Counter({
     name: 'kassa_background_job_runs_total',
     help: 'Background job runs by job and outcome',
@@ -64,7 +64,7 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   const observeRequest = (method: string, route: string, status: number, seconds: number) =>
-    duration.observe({ method, route, status: String(status) }, seconds);
+    duration.observe(method, route, status, seconds);
   const httpRequests: RequestHandler = (req, res, next) => {
     const started = performance.now();
     res.on('finish', () => {
@@ -142,4 +142,33 @@ export function trackLaneRequest(
     metrics.observeRequest(req.method ?? 'GET', route, res.statusCode, (performance.now() - started) / 1000);
     finishRequestLog(logger, req, res, started);
   });
+}
+
+/** Response headers as `res.writeHead` takes them flat: name, value, name, value… */
+export type FlatHeaders = readonly string[];
+
+/**
+ * Answers a request outside Express (the cached-read lanes of src/app.ts) whole, at once: X-Request-Id and `headers`
+ * in one `writeHead`, then `body`; then counts it in the metrics and writes its log line, as trackLaneRequest would
+ * on 'finish'. The answer is in the socket's hands when end() returns (a cached read's body is one short write), so it
+ * is counted then: no listener, closure or header map per request, the costs that made a cached read a quarter
+ * dearer (docs/benchmarks.md). Nothing may have set a header on `res` before.
+ */
+export function answerAtOnce(
+  metrics: Metrics,
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+  status: number,
+  headers: FlatHeaders,
+  body: Buffer,
+): void {
+  const started = performance.now();
+  const head = ['X-Request-Id', identifyRequest(logger, req)];
+  for (let i = 0; i < headers.length; i++) head.push(headers[i]!);
+  res.writeHead(status, head);
+  res.end(body);
+  metrics.observeRequest(req.method ?? 'GET', route, status, (performance.now() - started) / 1000);
+  finishRequestLog(logger, req, res, started);
 }

@@ -53,12 +53,21 @@ export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResp
  * request answered outside Express with one listener): gives the request its id and logger; returns its start time.
  */
 export function startRequestLog(logger: Logger, req: IncomingMessage, res: ServerResponse): number {
+  res.setHeader('X-Request-Id', identifyRequest(logger, req));
+  return performance.now();
+}
+
+/**
+ * Gives the request its id (the client's X-Request-Id when it is a safe token, else a new UUID) and its logger;
+ * returns the id, for the caller to send as X-Request-Id (startRequestLog sets it; src/metrics.ts's answerAtOnce
+ * sends it among the answer's headers).
+ */
+export function identifyRequest(logger: Logger, req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  res.setHeader('X-Request-Id', id);
   req.id = id;
   (req as LoggedRequest)[APP_LOGGER] = logger;
-  return performance.now();
+  return id;
 }
 
 /** The line logRequest writes when the response has finished. */

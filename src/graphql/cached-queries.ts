@@ -3,6 +3,7 @@ import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
 import { cachedCheckoutSession, stillCached } from '../domain/get-checkout-session.js';
+import type { FlatHeaders } from '../metrics.js';
 import { weakEtag } from '../rest/weak-etag.js';
 
 /**
@@ -25,6 +26,8 @@ export interface CachedAnswer {
   readonly headers: ReadonlyArray<readonly [string, string]>;
   readonly body: Buffer;
   readonly etag: string;
+  /** `headers`, Content-Length and ETag, flat, as the lane sends them (src/metrics.ts: answerAtOnce). */
+  readonly sentHeaders: FlatHeaders;
   readonly sessions: readonly CheckoutSession[];
   /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
   readonly validUntil: number;
@@ -116,6 +119,8 @@ export class CachedQueries {
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
+    const etag = weakEtag(body);
+    const sentHeaders = [...outcome.headers.flat(), 'Content-Length', String(body.length), 'ETag', etag];
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
     this.answers.set(request.asked, {
@@ -125,7 +130,8 @@ export class CachedQueries {
       status: outcome.status,
       headers: outcome.headers,
       body,
-      etag: weakEtag(body),
+      etag,
+      sentHeaders,
       sessions,
       validUntil: timeLeftChangesAt(sessions, now),
       filed: true,

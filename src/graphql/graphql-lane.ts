@@ -1,16 +1,26 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import { rateLimit } from '../domain/throttle.js';
-import type { CachedAnswer, CachedQueries } from './cached-queries.js';
+import type { FlatHeaders } from '../metrics.js';
+import type { CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
 import { readWholeBody } from '../rest/lane.js';
+
+/** Sends a kept answer, its request logged and counted (src/app.ts: src/metrics.ts's answerAtOnce). */
+export type LaneAnswer = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  headers: FlatHeaders,
+  body: Buffer,
+) => void;
 
 /** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
 export type GraphqlLane = (
   req: IncomingMessage,
   res: ServerResponse,
   handOn: () => void,
-  answered: (req: IncomingMessage, res: ServerResponse) => void,
+  answer: LaneAnswer,
 ) => boolean;
 
 /** Marks a request the lane counted against the GraphQL limit already (throttle.http then does not count it again). */
@@ -53,13 +63,13 @@ export function graphqlQueryLane(
   ctx: DomainContext,
   options: { cached: CachedQueries; throttle: GraphqlThrottle; bodyLimit: number },
 ): GraphqlLane {
-  return (req: LaneRequest, res, handOn, answered) => {
+  return (req: LaneRequest, res, handOn, answer) => {
     if (req.method === 'GET') {
       if (!takesGet(req)) return false;
       return counted(req, handOn, () => {
-        const answer = options.cached.find('GET', req.url!, req.headers.accept, ctx, req.socket);
-        if (answer === undefined) handOn();
-        else send(answer, req, res, answered);
+        const kept = options.cached.find('GET', req.url!, req.headers.accept, ctx, req.socket);
+        if (kept === undefined) handOn();
+        else answer(req, res, kept.status, kept.sentHeaders, kept.body);
       });
     }
     if (req.method !== 'POST' || req.url !== '/graphql') return false;
@@ -74,7 +84,7 @@ export function graphqlQueryLane(
     )
       return false;
     if (headers['content-encoding'] !== undefined || typeof type !== 'string' || !JSON_TYPE.test(type)) return false;
-    return counted(req, handOn, () => whenBodyArrived(req, res, handOn, answered));
+    return counted(req, handOn, () => whenBodyArrived(req, res, handOn, answer));
   };
 
   /**
@@ -104,28 +114,17 @@ export function graphqlQueryLane(
   }
 
   /** Goes on with the body once it is all here; a body that never arrives whole (the client went away) ends it. */
-  function whenBodyArrived(
-    req: LaneRequest,
-    res: ServerResponse,
-    handOn: () => void,
-    answered: (req: IncomingMessage, res: ServerResponse) => void,
-  ): void {
+  function whenBodyArrived(req: LaneRequest, res: ServerResponse, handOn: () => void, answer: LaneAnswer): void {
     readWholeBody(req)
-      .then((body) => serve(body, req, res, handOn, answered))
+      .then((body) => serve(body, req, res, handOn, answer))
       .catch(() => res.destroy());
   }
 
-  function serve(
-    bytes: Buffer,
-    req: LaneRequest,
-    res: ServerResponse,
-    handOn: () => void,
-    answered: (req: IncomingMessage, res: ServerResponse) => void,
-  ): void {
+  function serve(bytes: Buffer, req: LaneRequest, res: ServerResponse, handOn: () => void, answer: LaneAnswer): void {
     const text = bytes.toString('utf8');
-    const answer = options.cached.find('POST', text, req.headers.accept, ctx, req.socket);
-    if (answer !== undefined) {
-      send(answer, req, res, answered);
+    const kept = options.cached.find('POST', text, req.headers.accept, ctx, req.socket);
+    if (kept !== undefined) {
+      answer(req, res, kept.status, kept.sentHeaders, kept.body);
       return;
     }
     let body: unknown;
@@ -141,20 +140,6 @@ export function graphqlQueryLane(
     }
     handOn();
   }
-}
-
-function send(
-  answer: CachedAnswer,
-  req: IncomingMessage,
-  res: ServerResponse,
-  answered: (req: IncomingMessage, res: ServerResponse) => void,
-): void {
-  answered(req, res);
-  res.statusCode = answer.status;
-  for (const [name, value] of answer.headers) res.setHeader(name, value);
-  res.setHeader('Content-Length', answer.body.length);
-  res.setHeader('ETag', answer.etag);
-  res.end(answer.body);
 }
 
 /**

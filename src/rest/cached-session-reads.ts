@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import { cachedCheckoutSession } from '../domain/get-checkout-session.js';
 import type { Logger } from '../logging.js';
-import { trackLaneRequest, type Metrics } from '../metrics.js';
+import { answerAtOnce, type Metrics } from '../metrics.js';
 import { publicViewResponse } from './public-view-response.js';
 
 const SESSION_PATH = /^\/checkout-sessions\/([0-9a-fA-F-]{36})$/;
@@ -31,13 +31,8 @@ export function cachedSessionReads(
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
     const session = cachedCheckoutSession(ctx, match[1]!);
     if (session === undefined) return false;
-    const { body, etag } = publicViewResponse(session);
-    trackLaneRequest(metrics, logger, req, res, ROUTE);
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', body.length);
-    res.setHeader('ETag', etag);
-    res.end(body);
+    const response = publicViewResponse(session);
+    answerAtOnce(metrics, logger, req, res, ROUTE, 200, response.headers, response.body);
     return true;
   };
 }

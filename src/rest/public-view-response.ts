@@ -1,11 +1,14 @@
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
+import type { FlatHeaders } from '../metrics.js';
 import { weakEtag } from './weak-etag.js';
 
 /** GET /checkout-sessions/:id's body and its ETag. */
 export interface PublicViewResponse {
   readonly body: Buffer;
   readonly etag: string;
+  /** Content-Type, Content-Length and ETag, as the route's res.json sends them (for the cached lane's writeHead). */
+  readonly headers: FlatHeaders;
 }
 
 /**
@@ -19,7 +22,16 @@ export function publicViewResponse(session: CheckoutSession): PublicViewResponse
   let response = responses.get(session);
   if (response === undefined) {
     const body = Buffer.from(JSON.stringify(toPublicView(session)), 'utf8');
-    responses.set(session, (response = { body, etag: weakEtag(body) }));
+    const etag = weakEtag(body);
+    const headers = [
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Content-Length',
+      String(body.length),
+      'ETag',
+      etag,
+    ];
+    responses.set(session, (response = { body, etag, headers }));
   }
   return response;
 }

@@ -4,6 +4,7 @@ import { createLogger } from '../../src/logging.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { createSession } from '../support/rest-kassa.js';
 
 /**
  * docs/operations.md#data-and-operations (Logs): one JSON line per request, under its X-Request-Id, with secrets
@@ -75,5 +76,41 @@ describe('the request log', () => {
     const id = response.headers['x-request-id'];
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(await logOf(id)).toMatchObject({ req: { url: '/health' }, res: { statusCode: 200 } });
+  });
+
+  it('logs a read answered before Express (a cached session, a kept GraphQL answer) once, under its echoed id', async () => {
+    const id = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
+    await kassa.http.get(`/checkout-sessions/${id}`); // read through the route: cached from now on
+    expect(kassa.ctx.store.sessions.peek?.(id)).toBeDefined();
+    const rest = await kassa.http.get(`/checkout-sessions/${id}`).set('X-Request-Id', 'log-lane-rest');
+    expect(rest.status).toBe(200);
+    expect(rest.headers['x-request-id']).toBe('log-lane-rest');
+    // The hosted page's query over GET; asked again until a kept answer serves it (one is kept per second it shows).
+    const query = 'query($id: ID!) { checkoutSession(id: $id) { sessionId status secondsUntilExpiry } }';
+    const url = `/graphql?${new URLSearchParams({ query, variables: JSON.stringify({ id }) })}`;
+    let kept: string | undefined;
+    for (let attempt = 0; attempt < 5 && kept === undefined; attempt++) {
+      const hits = kassa.cachedQueries.hits;
+      const given = `log-lane-graphql-${attempt}`;
+      const response = await kassa.http.get(url).set('Apollo-Require-Preflight', 'true').set('X-Request-Id', given);
+      expect(response.status).toBe(200);
+      expect(response.headers['x-request-id']).toBe(given);
+      if (kassa.cachedQueries.hits > hits) kept = given;
+    }
+    expect(kept).toBeDefined();
+    expect(await logOf('log-lane-rest')).toMatchObject({
+      level: 30,
+      req: { id: 'log-lane-rest', method: 'GET', url: `/checkout-sessions/${id}` },
+      res: { statusCode: 200 },
+    });
+    expect(await logOf(kept!)).toMatchObject({
+      level: 30,
+      req: { id: kept, method: 'GET', url },
+      res: { statusCode: 200 },
+    });
+    for (const requestId of ['log-lane-rest', kept])
+      expect(
+        lines.filter((candidate) => candidate.reqId === requestId && candidate.msg === 'request completed'),
+      ).toHaveLength(1);
   });
 });
