@@ -77,8 +77,10 @@ async function backendPids(database) {
 }
 
 /**
- * CPU per request, of the server process and of its database backends: unlike req/s, it
- * hardly moves when something else runs on the machine, so it is what changes are judged by.
+ * CPU per request, of the server process, of its database backends and of the load generator (this process, where
+ * autocannon runs): unlike req/s, the server's hardly moves when something else runs on the machine, so it is what
+ * changes are judged by. The generator's shows what the request's own shape costs the client on the same two cores
+ * (docs/benchmarks.md: a long GraphQL URL against a short REST path).
  */
 async function metered(meter, run) {
   if (!meter) return run();
@@ -86,7 +88,9 @@ async function metered(meter, run) {
     server: cpuMs(meter.pid),
     backends: new Map((await backendPids(meter.database)).map((pid) => [pid, cpuMs(pid)])),
   };
+  const client = process.cpuUsage();
   const result = await run();
+  const { user, system } = process.cpuUsage(client);
   const backends = await backendPids(meter.database);
   const database = backends.reduce((sum, pid) => sum + cpuMs(pid) - (before.backends.get(pid) ?? 0), 0);
   return {
@@ -94,6 +98,7 @@ async function metered(meter, run) {
     cpu: {
       server: (cpuMs(meter.pid) - before.server) / result.total,
       database: meter.database ? database / result.total : null,
+      client: (user + system) / 1000 / result.total,
     },
   };
 }
@@ -162,7 +167,7 @@ async function interleaved(targets) {
     return {
       ...median,
       total,
-      cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database') } : undefined,
+      cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database'), client: cpuOf('client') } : undefined,
       rounds: list.map((run) => run.rps),
     };
   });
@@ -513,7 +518,10 @@ async function webhooksSection(report) {
 function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
   const cpu = (r) =>
-    r.cpu ? `${r.cpu.server.toFixed(2)}${r.cpu.database === null ? '' : ` + ${r.cpu.database.toFixed(2)}`}` : '';
+    r.cpu
+      ? `${r.cpu.server.toFixed(3)}${r.cpu.database === null ? '' : ` + ${r.cpu.database.toFixed(3)}`}` +
+        (r.cpu.client === null || r.cpu.client === undefined ? '' : ` (client ${r.cpu.client.toFixed(3)})`)
+      : '';
   const row = (r) =>
     console.log(
       `${pad(r.name, 52)}${pad(r.rps.toFixed(0), 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${cpu(r)}` +
@@ -522,7 +530,7 @@ function print(report) {
           : '') +
         (r.rounds ? ` (req/s of each round: ${r.rounds.map((rps) => Math.round(rps)).join(', ')})` : ''),
     );
-  const header = `${pad('target', 52)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}CPU ms/request (server + PostgreSQL)`;
+  const header = `${pad('target', 52)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}CPU ms/request (server + PostgreSQL; the load generator)`;
   console.log(`\nKassa benchmark — ${seconds} s per target, ${connections} connections, Node ${process.version}`);
   if (report.postgres) {
     const { results, rss, ratios } = report.postgres;
