@@ -151,8 +151,8 @@ export type FlatHeaders = readonly string[];
  * Answers a request outside Express (the cached-read lanes of src/app.ts) whole, at once: X-Request-Id and `headers`
  * in one `writeHead`, then `body`; then counts it in the metrics and writes its log line, as trackLaneRequest would
  * on 'finish'. The answer is in the socket's hands when end() returns (a cached read's body is one short write), so it
- * is counted then: no listener, closure or header map per request, the costs that made a cached read a quarter
- * dearer (docs/benchmarks.md). Nothing may have set a header on `res` before.
+ * is counted then: no listener, closure or header map per request, which together were about a fifth of a cached
+ * read's cost (docs/benchmarks.md). Nothing may have set a header on `res` before.
  */
 export function answerAtOnce(
   metrics: Metrics,

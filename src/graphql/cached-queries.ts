@@ -23,11 +23,9 @@ export interface CachedAnswer {
   readonly method: 'GET' | 'POST';
   readonly accept: string;
   readonly status: number;
-  readonly headers: ReadonlyArray<readonly [string, string]>;
-  readonly body: Buffer;
-  readonly etag: string;
-  /** `headers`, Content-Length and ETag, flat, as the lane sends them (src/metrics.ts: answerAtOnce). */
+  /** Apollo's headers, Content-Length and ETag, flat, as the lane sends them (src/metrics.ts: answerAtOnce). */
   readonly sentHeaders: FlatHeaders;
+  readonly body: Buffer;
   readonly sessions: readonly CheckoutSession[];
   /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
   readonly validUntil: number;
@@ -119,8 +117,7 @@ export class CachedQueries {
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
-    const etag = weakEtag(body);
-    const sentHeaders = [...outcome.headers.flat(), 'Content-Length', String(body.length), 'ETag', etag];
+    const sentHeaders = [...outcome.headers.flat(), 'Content-Length', String(body.length), 'ETag', weakEtag(body)];
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
     this.answers.set(request.asked, {
@@ -128,10 +125,8 @@ export class CachedQueries {
       method: request.method,
       accept: request.accept ?? '',
       status: outcome.status,
-      headers: outcome.headers,
-      body,
-      etag,
       sentHeaders,
+      body,
       sessions,
       validUntil: timeLeftChangesAt(sessions, now),
       filed: true,
