@@ -281,8 +281,9 @@ async function postgresSection(report) {
   const env = benchKassaEnv({
     DATABASE_URL: databaseUrl,
     KASSA_DATA_DIR: dataDir,
-    // The GraphQL rounds send tens of thousands a second: at a million a minute they would reach the limit's last
-    // twentieth within some minutes, where every hit is written at once (a round trip each), and measure that instead.
+    // The GraphQL POST rounds send tens of thousands a second (a GET served from a kept answer is not counted): at a
+    // million a minute they would reach the limit's last twentieth within some minutes, where every hit is written at
+    // once (a round trip each), and measure that instead.
     KASSA_RATE_LIMIT_GRAPHQL: '1000000000/1m',
     KASSA_RATE_LIMIT_BIND_ADDRESS: '1000000/1m',
     KASSA_RPC_URLS_LOCAL: anvil.url,

@@ -54,10 +54,13 @@ export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-requir
  * POST of known length within the body limit, and a GET of /graphql with a query string (the
  * hosted page's queries: no body to read), no body, no Content-Type, no conditional header and
  * Apollo's CSRF preflight header (so it is a request Apollo's CSRF prevention lets through).
- * It counts the request against the caller's GraphQL limit as throttle.http would, reads the
- * body of a POST, and answers when a kept answer is still the answer now. Otherwise it hands
- * the request on to Express (a POST's body already parsed: body-parser skips a body already
- * read), marked as counted: nothing is counted twice, and Express answers exactly as before.
+ * A GET is answered when a kept answer is still the answer now, uncounted: it costs what a REST
+ * GET of the session costs, and no limit counts those (docs/api/rest.md#rate-limits). Any other
+ * GET, and every POST before its body is read, is counted against the caller's GraphQL limit as
+ * throttle.http would count it; a POST is then answered when its kept answer is still the
+ * answer now. Whatever is not answered goes on to Express (a POST's body already parsed:
+ * body-parser skips a body already read), marked as counted: nothing is counted twice, and
+ * Express answers exactly as before.
  */
 export function graphqlQueryLane(
   ctx: DomainContext,
@@ -66,11 +69,12 @@ export function graphqlQueryLane(
   return (req: LaneRequest, res, handOn, answer) => {
     if (req.method === 'GET') {
       if (!takesGet(req)) return false;
-      return counted(req, handOn, () => {
-        const kept = options.cached.find('GET', req.url!, req.headers.accept, ctx, req.socket);
-        if (kept === undefined) handOn();
-        else answer(req, res, kept.status, kept.sentHeaders, kept.body);
-      });
+      const kept = options.cached.find('GET', req.url!, req.headers.accept, ctx, req.socket);
+      if (kept !== undefined) {
+        answer(req, res, kept.status, kept.sentHeaders, kept.body);
+        return true;
+      }
+      return counted(req, handOn, handOn);
     }
     if (req.method !== 'POST' || req.url !== '/graphql') return false;
     const { headers } = req;

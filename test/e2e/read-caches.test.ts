@@ -333,20 +333,46 @@ describe.each(['POST', 'GET'] as const)(
       }
     });
 
-    it('count against the GraphQL limit like any other request, and never twice', async () => {
-      const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
-      try {
-        const owner = await createMerchant(limited.ctx);
-        const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
-        await getSession(limited, id);
-        const statuses = [];
-        for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
-        expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
-        expect(limited.cachedQueries.hits).toBeGreaterThanOrEqual(2);
-      } finally {
-        await limited.close();
-      }
-    });
+    if (method === 'POST')
+      it('count against the GraphQL limit like any other request, and never twice', async () => {
+        const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
+        try {
+          const owner = await createMerchant(limited.ctx);
+          const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
+          await getSession(limited, id);
+          const statuses = [];
+          for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
+          expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+          expect(limited.cachedQueries.hits).toBeGreaterThanOrEqual(2);
+        } finally {
+          await limited.close();
+        }
+      });
+    else
+      it('are not counted against the GraphQL limit, as REST GET is not; what goes on to Apollo is, once', async () => {
+        const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
+        try {
+          const owner = await createMerchant(limited.ctx);
+          const id = (await createSession(limited, owner, checkoutRequest())).session_id as string;
+          await getSession(limited, id);
+          const networks = () =>
+            limited.http
+              .get(`/graphql?${new URLSearchParams({ query: '{ networks { slug } }' })}`)
+              .set('Apollo-Require-Preflight', 'true');
+          const statuses = [];
+          // The first is Apollo's (counted: 1), the next five are kept answers (not counted).
+          for (let i = 0; i < 6; i++) statuses.push((await ask(limited, id)).status);
+          expect(limited.cachedQueries.hits).toBe(5);
+          // A query whose answer is never kept goes on to Apollo each time, counted once each: 2, 3, 4, then over.
+          for (let i = 0; i < 4; i++) statuses.push((await networks()).status);
+          // Over the limit, a kept answer is still served (as a REST GET of the session would be); Apollo's are not.
+          statuses.push((await ask(limited, id)).status, (await networks()).status);
+          expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429, 200, 429]);
+          expect(limited.cachedQueries.hits).toBe(6);
+        } finally {
+          await limited.close();
+        }
+      });
   },
 );
 
