@@ -13,8 +13,8 @@
 // least round is the figure to compare. The same goes for GraphQL: a kept answer holding `secondsUntilExpiry` lapses
 // each second and Apollo answers once more, so graphql-get's rounds include Apollo about fifty times as often per
 // request as a native run does (natively under 1 % of the CPU). INSTR_DUMP=1 writes a callgrind file per round (its
-// directory is printed) for callgrind_annotate. Needs valgrind (Debian's `valgrind` package); not part of
-// `npm run bench`.
+// directory is printed) for callgrind_annotate, and runs Kassa with --perf-basic-prof, whose map names the JIT code.
+// Needs valgrind (Debian's `valgrind` package); not part of `npm run bench`.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -73,7 +73,14 @@ const [node, ...args] = START_COMMAND;
 const outDir = mkdtempSync(path.join(tmpdir(), 'kassa-callgrind-'));
 const child = spawn(
   'valgrind',
-  ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outDir}/callgrind.%p`, node, ...args],
+  [
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${outDir}/callgrind.%p`,
+    node,
+    ...(process.env.INSTR_DUMP ? ['--perf-basic-prof'] : []),
+    ...args,
+  ],
   { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 // valgrind names its control pipes after $HOST (Kassa's listen address here): callgrind_control must see the same.
@@ -142,7 +149,8 @@ try {
       `${target}: least ${least(results[target].map((r) => r.main))} instructions per request on the main thread, ` +
         `${least(results[target].map((r) => r.all))} on all threads`,
     );
-  if (process.env.INSTR_DUMP) console.log(`callgrind files: ${outDir}`);
+  if (process.env.INSTR_DUMP)
+    console.log(`callgrind files: ${outDir}; JIT code's names: /tmp/perf-${child.pid}.map (--perf-basic-prof)`);
 } finally {
   child.kill('SIGKILL');
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
