@@ -12,27 +12,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import WebSocket from 'ws';
 import { pacedLoad } from './paced-load.mjs';
-import { START_COMMAND, benchKassaEnv, freePort, kassaCli, signer, waitFor } from './support.mjs';
+import { START_COMMAND, admin, benchKassaEnv, databaseUrl, freePort, kassaCli, signer, waitFor } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rate = Number(process.env.GC_PROBE_RATE ?? 200);
 const seconds = Number(process.env.GC_PROBE_SECONDS ?? 6);
-const adminUrl = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const admin = async (sql) => {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-};
 
 const name = `kassa_gc_probe_${process.pid}`;
 await admin(`CREATE DATABASE "${name}"`);
 const [port, inspectPort] = [await freePort(), await freePort()];
 const env = benchKassaEnv({
-  DATABASE_URL: Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString(),
+  DATABASE_URL: databaseUrl(name),
   KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-gc-probe-')),
   PORT: String(port),
   HOST: '127.0.0.1',

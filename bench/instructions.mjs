@@ -22,33 +22,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import {
   GRAPHQL_QUERY,
   START_COMMAND,
+  admin,
   benchKassaEnv,
+  databaseUrl,
   freePort,
   graphqlGetOptions,
   kassaCli,
   signer,
+  waitFor,
 } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const targets = (process.argv[2] ?? 'get,graphql-get').split(',');
 const requests = Number(process.env.INSTR_REQUESTS ?? 1500);
 const rounds = Number(process.env.INSTR_ROUNDS ?? 5);
-const adminUrl = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const name = `kassa_instr_${process.pid}`;
-
-async function admin(sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
@@ -60,7 +51,7 @@ try {
 await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 await admin(`CREATE DATABASE "${name}"`);
 const env = benchKassaEnv({
-  DATABASE_URL: Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString(),
+  DATABASE_URL: databaseUrl(name),
   KASSA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'kassa-instr-')),
   KASSA_RATE_LIMIT_GRAPHQL: '1000000000/1m',
   PORT: String(await freePort()),
@@ -93,13 +84,7 @@ const control = (...options) =>
 
 try {
   // Under valgrind Kassa takes a minute or two to start.
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/ready`)).ok) break;
-    } catch {}
-    if (i > 600) throw new Error('Kassa did not start under valgrind');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+  await waitFor(`${url}/ready`, undefined, 600);
   const org = cli('orgs', 'create', '--name', 'Instr', '--wallet', `0x${randomBytes(20).toString('hex')}`);
   const created = await (
     await fetch(`${url}/checkout-sessions`, signer(cli('keys', 'create', '--org', org.id))())

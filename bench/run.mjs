@@ -23,12 +23,15 @@ import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import {
+  ADMIN_URL,
   GRAPHQL_QUERY,
   graphqlGetOptions,
   START_COMMAND,
+  admin,
   benchKassaEnv,
   bindRequest,
   cpuMs,
+  databaseUrl,
   freePort,
   kassaCli,
   rssMb,
@@ -41,31 +44,20 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set((process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks').split(',').map((s) => s.trim()));
-const adminUrl = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const children = new Set();
 const databases = [];
-
-async function admin(sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function freshDatabase(name) {
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   await admin(`CREATE DATABASE "${name}"`);
   databases.push(name);
-  return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  return databaseUrl(name);
 }
 
 /** The PostgreSQL backends serving `database` (their CPU is the database's share of a request). */
 async function backendPids(database) {
   if (!database) return [];
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
     return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])).rows.map(
@@ -185,7 +177,7 @@ function medianRatio(a, b) {
  */
 async function settle(database) {
   const client = new pg.Client({
-    connectionString: Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString(),
+    connectionString: databaseUrl(database),
   });
   await client.connect();
   try {

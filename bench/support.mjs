@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -79,9 +80,28 @@ export function freePort() {
   });
 }
 
-/** Resolves once `url` answers as `ok` says (by default, any 2xx); gives up after a minute. */
-export async function waitFor(url, ok = (response) => response.ok) {
-  for (let i = 0; i < 600; i++) {
+/** The PostgreSQL server the bench scripts make their databases on. */
+export const ADMIN_URL = process.env.KASSA_BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+/** Runs `sql` (CREATE DATABASE, DROP DATABASE…) on ADMIN_URL, in a connection of its own. */
+export async function admin(sql) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL of database `name` on ADMIN_URL's server. */
+export function databaseUrl(name) {
+  return Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
+}
+
+/** Resolves once `url` answers as `ok` says (by default, any 2xx); gives up after `seconds` (a minute). */
+export async function waitFor(url, ok = (response) => response.ok, seconds = 60) {
+  for (let i = 0; i < seconds * 10; i++) {
     try {
       if (ok(await fetch(url))) return;
     } catch {}

@@ -19,6 +19,11 @@ export function readWholeBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** The headers Express's `res.json` gives a JSON `body`, flat (name, value, …): Content-Type, Content-Length, ETag. */
+export function jsonHeaders(body: Buffer, etag: string = weakEtag(body)): string[] {
+  return ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length), 'ETag', etag];
+}
+
 /** Sends `body` (JSON) as Express's res.json would, with `headers` besides. */
 export function sendJson(
   res: ServerResponse,
@@ -28,9 +33,8 @@ export function sendJson(
 ): void {
   res.statusCode = status;
   for (const name in headers) res.setHeader(name, headers[name]!);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', body.length);
-  res.setHeader('ETag', weakEtag(body));
+  const json = jsonHeaders(body);
+  for (let i = 0; i < json.length; i += 2) res.setHeader(json[i]!, json[i + 1]!);
   res.end(body);
 }
 

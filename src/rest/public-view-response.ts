@@ -1,6 +1,7 @@
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import type { FlatHeaders } from '../metrics.js';
+import { jsonHeaders } from './lane.js';
 import { weakEtag } from './weak-etag.js';
 
 /** GET /checkout-sessions/:id's body and its ETag. */
@@ -23,15 +24,7 @@ export function publicViewResponse(session: CheckoutSession): PublicViewResponse
   if (response === undefined) {
     const body = Buffer.from(JSON.stringify(toPublicView(session)), 'utf8');
     const etag = weakEtag(body);
-    const headers = [
-      'Content-Type',
-      'application/json; charset=utf-8',
-      'Content-Length',
-      String(body.length),
-      'ETag',
-      etag,
-    ];
-    responses.set(session, (response = { body, etag, headers }));
+    responses.set(session, (response = { body, etag, headers: jsonHeaders(body, etag) }));
   }
   return response;
 }
