@@ -69,5 +69,6 @@ describe('webhooks on the embedded database', () => {
       await server.stop();
       await receiver.close();
     }
-  });
+    // Three CLI runs and a server, each opening the embedded database, beside another test file on the other core.
+  }, 90_000);
 });
