@@ -95,13 +95,23 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
         work,
       );
     },
-    async sessionsDueForRequote(now, ttlMinutes, graceMinutes, limit) {
-      const quotedBefore = new Date(now.getTime() - ttlMinutes * 60_000);
+    async currenciesDueForRequote(now, ttlMinutes, graceMinutes) {
+      const rows = await prisma.$queryRaw<Array<{ fiat_currency: string }>>`
+        SELECT DISTINCT s.fiat_currency FROM checkout_sessions s
+         WHERE ${dueForRequoteSql(now, ttlMinutes, graceMinutes)}`;
+      return rows.map((row) => row.fiat_currency);
+    },
+    async sessionsDueForRequote(now, ttlMinutes, graceMinutes, limit, priced) {
+      // Only sessions whose every quoted asset has a fresh rate in their currency: the others wait where they are.
+      const pricedPairs = [...priced].flatMap(([currency, tickers]) =>
+        tickers.map((ticker) => `${currency}:${ticker}`),
+      );
       const rows = await prisma.$queryRaw<Array<{ id: string; fiat_currency: string }>>`
         SELECT s.id, s.fiat_currency FROM checkout_sessions s
-         WHERE s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now}
-           AND s.crypto_currency IS NULL AND s.quoted_at <= ${quotedBefore}
-           AND NOT ${requoteHeldSql(now, ttlMinutes, graceMinutes)}
+         WHERE ${dueForRequoteSql(now, ttlMinutes, graceMinutes)}
+           AND NOT EXISTS (SELECT 1 FROM checkout_session_quotes q
+                            WHERE q.session_id = s.id
+                              AND NOT (s.fiat_currency || ':' || q.ticker) = ANY(${pricedPairs}::text[]))
          ORDER BY s.quoted_at
          LIMIT ${limit}`;
       return rows.map((row) => ({ id: row.id, fiatCurrency: row.fiat_currency }));
@@ -136,4 +146,12 @@ async function withLockedSessions(
     }
     return locked.length;
   });
+}
+
+/** Open sessions due for re-pricing (`s` is checkout_sessions): the store port's sessionsDueForRequote. */
+function dueForRequoteSql(now: Date, ttlMinutes: number, graceMinutes: number): Prisma.Sql {
+  const quotedBefore = new Date(now.getTime() - ttlMinutes * 60_000);
+  return Prisma.sql`s.status::text = ANY(${OPEN}) AND s.status <> 'partial' AND s.expires_at > ${now}
+           AND s.crypto_currency IS NULL AND s.quoted_at <= ${quotedBefore}
+           AND NOT ${requoteHeldSql(now, ttlMinutes, graceMinutes)}`;
 }

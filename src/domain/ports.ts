@@ -59,7 +59,14 @@ export interface Store {
     ttlMinutes: number,
     graceMinutes: number,
     limit: number,
+    /**
+     * The assets with a fresh rate, by fiat currency: a due session one of whose quoted assets has none in its
+     * currency is left out (it keeps its quote until rates come back) and does not take a place in `limit`.
+     */
+    priced: ReadonlyMap<string, readonly string[]>,
   ): Promise<Array<{ id: string; fiatCurrency: string }>>;
+  /** The fiat currencies of the sessions due for re-pricing (as sessionsDueForRequote finds them, rates aside). */
+  currenciesDueForRequote(now: Date, ttlMinutes: number, graceMinutes: number): Promise<string[]>;
   /**
    * Frees the unique amounts released (docs/payment-rules.md, rule 4) that no unscanned transfer
    * can still be meant for: their networks are scanned past the release, or `graceMinutes` passed.

@@ -15,22 +15,28 @@ import type { QuotedRate } from './rates-ports.js';
  * seen. A session is re-priced only once every network it can be paid on is scanned past
  * the end of its quote (as expiry waits for expires_at), and its old unique amounts are
  * released, not freed: a transfer of one mined before the re-pricing still pays it, at
- * the old amount (rule 4). Rates are fetched before any row is locked. Returns how many
- * were re-priced.
+ * the old amount (rule 4). Rates are fetched before any row is locked; a session that
+ * cannot be priced now (no fresh rate for one of its assets in its currency) keeps its quote
+ * and is passed over, not tried first in every round. Returns how many were re-priced.
  */
 export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
   const now = ctx.clock();
   const grace = ctx.inflightGraceMinutes;
   // Amounts released earlier go back to the pool once no unscanned transfer can be meant for them.
   await ctx.store.purgeReleasedAmountClaims(now, grace);
-  const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, grace, batchSize);
+  // Rates first, for every currency due: a session whose assets are not all priced now keeps its quote and is passed
+  // over, so it cannot hold up the sessions behind it in the queue.
+  const currencies = await ctx.store.currenciesDueForRequote(now, ctx.quoteTtlMinutes, grace);
+  if (currencies.length === 0) return 0;
   const ratesByCurrency = new Map<string, readonly QuotedRate[]>();
+  for (const currency of currencies)
+    ratesByCurrency.set(currency, await ctx.rates.quoteRates(currency, assetsOnAny(ctx.networks), now));
+  const priced = new Map([...ratesByCurrency].map(([currency, rates]) => [currency, rates.map((rate) => rate.ticker)]));
+  const due = await ctx.store.sessionsDueForRequote(now, ctx.quoteTtlMinutes, grace, batchSize, priced);
   let requoted = 0;
   for (const { id, fiatCurrency } of due) {
-    if (!ratesByCurrency.has(fiatCurrency)) {
-      ratesByCurrency.set(fiatCurrency, await ctx.rates.quoteRates(fiatCurrency, assetsOnAny(ctx.networks), now));
-    }
-    const rates = ratesByCurrency.get(fiatCurrency)!;
+    // Every session found has its currency priced (sessionsDueForRequote's `priced`).
+    const rates = ratesByCurrency.get(fiatCurrency) ?? [];
     const done = await ctx.store
       .transaction(async (tx) => {
         const session = await tx.lockSession(id);

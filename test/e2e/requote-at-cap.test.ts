@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AssetTicker } from '../../src/domain/assets.js';
+import type { RatesProvider } from '../../src/domain/rates-ports.js';
 import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
@@ -19,7 +21,14 @@ const time = controllableClock();
 let chain: TestChain;
 let node: ChainKassa;
 let kassa: TestKassa;
-const { rates } = fixedRates();
+const fixed = fixedRates();
+// USD as fixedRates quotes it, and EUR at the same figures while `euroRates` is on (off: no source prices EUR).
+let euroRates = true;
+const rates = {
+  supportsCurrency: (fiat: string) => fiat === 'USD' || fiat === 'EUR',
+  quoteRates: async (fiat: string, tickers: readonly AssetTicker[], now: Date) =>
+    fiat === 'EUR' && !euroRates ? [] : fixed.rates.quoteRates('USD', tickers, now),
+} as unknown as RatesProvider;
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -77,6 +86,53 @@ describe('re-pricing when every unique amount of the new price is held', () => {
     // A and B are due again a lifetime later.
     time.freeze(later + 30 * MIN + (kassa.ctx.inflightGraceMinutes + 1) * MIN);
     expect(await requoteDueSessions(kassa.ctx, 2)).toBe(0);
+  });
+
+  // Found by review: a session whose currency had no fresh rates stayed at the head of the queue (its old quote stands
+  // until rates come back), so a round's batch full of them re-priced none of the sessions behind them.
+  it('a session without fresh rates for its currency does not hold up the sessions behind it', async () => {
+    const merchant = await createMerchant(kassa.ctx, { wallet: `0x${randomBytes(20).toString('hex')}` });
+    // A day on: every session of the tests before has expired.
+    const t0 = Date.now() + 24 * 60 * MIN;
+    time.freeze(t0);
+    const euro = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({
+        currency: 'EUR',
+        expires_in_minutes: 600,
+        items: [{ name: 'Euro lamp', quantity: 1, unit_price: 3 }],
+      }),
+    );
+    time.freeze(t0 + 1_000);
+    const dollar = await createSession(
+      kassa,
+      merchant,
+      checkoutRequest({ expires_in_minutes: 600, items: [{ name: 'Dollar lamp', quantity: 1, unit_price: 5 }] }),
+    );
+    const btc = (session: { crypto_options: Array<{ ticker: string; unit_price_fiat: string }> }) =>
+      session.crypto_options.find((option) => option.ticker === 'BTC')!.unit_price_fiat;
+    const read = async (id: string) => (await kassa.http.get(`/checkout-sessions/${id}`)).body;
+
+    euroRates = false;
+    fixed.prices.BTC = '90000';
+    try {
+      // Both are due, the euro session first; a round of one re-prices the dollar session, not nothing.
+      time.freeze(t0 + 30 * MIN + (kassa.ctx.inflightGraceMinutes + 1) * MIN);
+      expect(await requoteDueSessions(kassa.ctx, 1)).toBe(1);
+      expect(btc(await read(dollar.session_id))).toBe('90000.00000000');
+      expect(btc(await read(euro.session_id))).toBe('100000.00000000');
+      // Only the euro session is due now, and nothing prices it: the round re-prices nothing, and fails nothing.
+      expect(await requoteDueSessions(kassa.ctx, 1)).toBe(0);
+      // With rates for EUR again, the euro session is re-priced by the next round.
+      euroRates = true;
+      time.freeze(t0 + 30 * MIN + (kassa.ctx.inflightGraceMinutes + 2) * MIN);
+      expect(await requoteDueSessions(kassa.ctx, 1)).toBe(1);
+      expect(btc(await read(euro.session_id))).toBe('90000.00000000');
+    } finally {
+      euroRates = true;
+      fixed.prices.BTC = '100000';
+    }
   });
 
   // Found by review (e6f0875): the re-pricing used to be written with the base amount, whose claim it had just
