@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
+import { notStored } from './rest/cache-control.js';
 import { requestLog } from './request-log.js';
 import type { GraphqlLane, LaneAnswer } from './graphql/graphql-lane.js';
 import { answerAtOnce, createMetrics, serveMetrics, type Metrics } from './metrics.js';
@@ -61,6 +62,7 @@ export function createApp({
   countRateLimitRefusals(metrics.registry, ctx.requestGuard.throttle);
   app.use(metrics.httpRequests);
   app.use(requestLog(logger));
+  app.use(notStored);
   app.use(healthRouter(readiness));
   if (metricsAccess?.onMainPort !== false) {
     app.get('/metrics', serveMetrics(metrics, metricsAccess?.token ?? null));

@@ -4,6 +4,7 @@ import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindPayerTransaction } from '../domain/bind-transaction.js';
 import { toBindResponse } from '../domain/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
+import { CHECKED_EACH_TIME } from './cache-control.js';
 import { methodNotAllowed } from './error-handler.js';
 import { rawBytes, readJsonBody } from './json-body.js';
 import { answerCreate } from './create-checkout.answer.js';
@@ -32,7 +33,7 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
 
   router.get('/checkout-sessions/:id', async (req, res) => {
     const { body, etag } = publicViewResponse(await getCheckoutSession(ctx, req.params.id));
-    res.status(200).set('ETag', etag).type('json').send(body);
+    res.status(200).set('ETag', etag).set('Cache-Control', CHECKED_EACH_TIME).type('json').send(body);
   });
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NOT_STORED } from './cache-control.js';
 import { restErrorAnswer } from './error-handler.js';
 import { weakEtag } from './weak-etag.js';
 
@@ -24,7 +25,7 @@ export function jsonHeaders(body: Buffer, etag: string = weakEtag(body)): string
   return ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length), 'ETag', etag];
 }
 
-/** Sends `body` (JSON) as Express's res.json would, with `headers` besides. */
+/** Sends `body` (JSON) as Express's res.json would after notStored (rest/cache-control.ts), with `headers` besides. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -32,6 +33,7 @@ export function sendJson(
   headers: Readonly<Record<string, string>> = {},
 ): void {
   res.statusCode = status;
+  res.setHeader('Cache-Control', NOT_STORED);
   for (const name in headers) res.setHeader(name, headers[name]!);
   const json = jsonHeaders(body);
   for (let i = 0; i < json.length; i += 2) res.setHeader(json[i]!, json[i + 1]!);

@@ -1,6 +1,7 @@
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toPublicView } from '../domain/checkout-session.views.js';
 import type { FlatHeaders } from '../metrics.js';
+import { CHECKED_EACH_TIME } from './cache-control.js';
 import { jsonHeaders } from './lane.js';
 import { weakEtag } from './weak-etag.js';
 
@@ -8,7 +9,7 @@ import { weakEtag } from './weak-etag.js';
 export interface PublicViewResponse {
   readonly body: Buffer;
   readonly etag: string;
-  /** Content-Type, Content-Length and ETag, as the route's res.json sends them (for the cached lane's writeHead). */
+  /** Content-Type, Content-Length, ETag, Cache-Control, as the route sends them (for the cached lane's writeHead). */
   readonly headers: FlatHeaders;
 }
 
@@ -24,7 +25,8 @@ export function publicViewResponse(session: CheckoutSession): PublicViewResponse
   if (response === undefined) {
     const body = Buffer.from(JSON.stringify(toPublicView(session)), 'utf8');
     const etag = weakEtag(body);
-    responses.set(session, (response = { body, etag, headers: jsonHeaders(body, etag) }));
+    const headers = [...jsonHeaders(body, etag), 'Cache-Control', CHECKED_EACH_TIME];
+    responses.set(session, (response = { body, etag, headers }));
   }
   return response;
 }

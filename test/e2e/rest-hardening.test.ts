@@ -5,6 +5,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER, txHash } from '../factories/checkout-request.js';
 import { createSession, expectErrorBody, postBind, writtenRows } from '../support/rest-kassa.js';
+import { signedRequest } from '../support/webhooks.js';
 
 /**
  * Inputs found by probing from outside that once produced a 500, a silent
@@ -213,5 +214,54 @@ describe('errors outside the routes', () => {
       message: ['Malformed HTTP request'],
       error: 'Bad Request',
     });
+  });
+});
+
+// Found by review: no answer said whether it may be stored. A merchant's signed reads have the same URL for every
+// merchant and no Authorization header, so a shared cache in front of Kassa (Varnish keeps such answers two minutes by
+// default) could hand one merchant's events or webhook endpoints to another (docs/api/rest.md#caching).
+describe('what caches may keep', () => {
+  it("the API's answers are not stored: signed reads, creates (lane and route), errors, GraphQL", async () => {
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    const answers = [
+      await signedRequest(kassa, merchant, 'get', '/events'),
+      await signedRequest(kassa, merchant, 'get', '/webhook-endpoints'),
+      await signedRequest(kassa, merchant, 'get', '/payment-links'),
+      await create(JSON.stringify(checkoutRequest())),
+      await create(JSON.stringify(checkoutRequest()), { 'Content-Type': 'application/json; charset=utf-8' }),
+      await create('{'),
+      await kassa.http.post('/checkout-sessions').set('Content-Type', 'application/json').send('{}'),
+      await postBind(kassa, session.session_id, { tx_hash: txHash(77), chain_id: '31337', crypto_currency: 'USDT' }),
+      await kassa.http.post('/graphql').send({ query: '{ networks { slug } }' }),
+      await kassa.http.get('/graphql').query({ query: '{ networks { slug } }' }).set('apollo-require-preflight', '1'),
+      await kassa.http.get('/nothing-here'),
+    ];
+    expect(answers.map((answer) => [answer.status, answer.headers['cache-control']])).toEqual([
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [201, 'no-store'],
+      [201, 'no-store'],
+      [400, 'no-store'],
+      [401, 'no-store'],
+      [expect.any(Number), 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [404, 'no-store'],
+    ]);
+  });
+
+  it("a session's public view may be kept but is checked each time, however it is answered", async () => {
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    const path = `/checkout-sessions/${session.session_id}`;
+    // The first read may come from the route, the next from the cached lane (src/rest/cached-session-reads.ts).
+    const reads = [await kassa.http.get(path), await kassa.http.get(path), await kassa.http.get(`${path}?x=1`)];
+    expect(reads.map((read) => [read.status, read.headers['cache-control']])).toEqual([
+      [200, 'no-cache'],
+      [200, 'no-cache'],
+      [200, 'no-cache'],
+    ]);
+    const again = await kassa.http.get(path).set('If-None-Match', reads[0]!.headers.etag!);
+    expect([again.status, again.headers['cache-control']]).toEqual([304, 'no-cache']);
   });
 });
