@@ -201,6 +201,20 @@
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
 
+  /**
+   * Why the server refused the visit, in the page's language: the link went out of use since the page was loaded
+   * (410, 409 used up), every unique amount of its price is held (409) or too many visits (429). A 400 names the
+   * fields the server found wrong, in its own words.
+   */
+  function refusal(status, answer) {
+    const message = answer && answer.message !== undefined ? [].concat(answer.message).join('\n') : '';
+    if (status === 410) return t(/ expired at /.test(message) ? 'message.expiredTitle' : 'message.inactiveTitle');
+    if (status === 409) return t(/ used the most times /.test(message) ? 'message.usedUpTitle' : 'link.busy');
+    if (status === 429) return t('link.tooMany');
+    if (status === 400 && message) return message;
+    return t('error.server', { status });
+  }
+
   // One key per attempt with the same details: a retry after a network error is the same visit.
   let attempt = null;
 
@@ -244,13 +258,7 @@
       } catch {
         answer = null;
       }
-      if (response.status !== 201 || !answer || !answer.session_id) {
-        const message =
-          answer && answer.message
-            ? [].concat(answer.message).join('\n')
-            : t('error.server', { status: response.status });
-        throw new Error(message);
-      }
+      if (response.status !== 201 || !answer || !answer.session_id) throw new Error(refusal(response.status, answer));
       location.assign(`/pay/${encodeURIComponent(answer.session_id)}?lang=${encodeURIComponent(locale)}`);
     } catch (failure) {
       $('link-progress').textContent = '';

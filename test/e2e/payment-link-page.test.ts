@@ -7,7 +7,7 @@ import { WebSocketServer } from 'ws';
 import { setBranding } from '../../src/domain/branding.js';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
-import { createLink } from '../factories/payment-link.js';
+import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { injectTestWallet } from '../support/test-wallet.js';
@@ -711,6 +711,48 @@ describe('languages', () => {
         expect(problems).toEqual([]);
         await page.close();
       }
+    },
+  );
+});
+
+// Found by review: a visit the server refused showed its English message inside the page's own sentence, on a German
+// page too (“…nicht gestartet werden: Payment link … has been used the most times allowed”).
+describe('a visit refused when the payer submits', () => {
+  it(
+    'is said in the page’s language: used up, then switched off, since the page was opened',
+    { timeout: 40_000 },
+    async () => {
+      const link = await createLink(node.kassa, shop, {
+        name: 'Letzter Platz',
+        max_uses: 1,
+        identity_options: ['username'],
+      });
+      const { page, problems } = await newPage({ width: 1280, height: 900 }, 'de-DE,de;q=0.9');
+      await page.goto(`${node.kassa.url}/l/${link.payment_link_id}`);
+      await page.getByLabel('Benutzername').fill('Erika');
+      // Someone else takes the last use meanwhile.
+      expect((await visitLink(node.kassa, link.payment_link_id, { username: 'Max' })).status).toBe(201);
+      await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+      await page
+        .locator('#link-error', {
+          hasText: 'Der Checkout konnte nicht gestartet werden: Dieser Zahlungslink ist aufgebraucht',
+        })
+        .waitFor({ timeout: 5_000 });
+
+      const patched = await linkCall(node.kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
+        active: false,
+        max_uses: null,
+      });
+      expect(patched.status).toBe(200);
+      await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+      await page
+        .locator('#link-error', {
+          hasText: 'Der Checkout konnte nicht gestartet werden: Dieser Zahlungslink ist nicht mehr aktiv',
+        })
+        .waitFor({ timeout: 5_000 });
+      await expectNoMissingText(page);
+      expect(problems.filter((problem) => !/status of 4(09|10) /.test(problem))).toEqual([]);
+      await page.close();
     },
   );
 });
