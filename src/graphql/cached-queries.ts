@@ -1,4 +1,4 @@
-import { Kind, type OperationDefinitionNode } from 'graphql';
+import { Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
@@ -12,9 +12,11 @@ import { weakEtag } from '../rest/weak-etag.js';
  * operation reads nothing but `checkoutSession` fields, ran without errors, and every session
  * it read came from this instance's session cache; it is served again only while each of
  * those sessions is still the very object the cache holds (any change, on any instance,
- * replaces it: src/db/read-cache.ts), its time is not up (getCheckoutSession's own rule),
- * and `secondsUntilExpiry` would not have changed. So it is always the answer Apollo would
- * give now, without running Apollo.
+ * replaces it: src/db/read-cache.ts) and its time is not up (getCheckoutSession's own rule).
+ * `secondsUntilExpiry` is the one field that changes with time alone: an answer of one session
+ * that asks it plainly (see timeTemplate) is written again with the new count when it changes,
+ * as Apollo would write it; any other answer that may hold it is not served past the second.
+ * So it is always the answer Apollo would give now, without running Apollo.
  */
 export interface CachedAnswer {
   /** What the request asked, as it was filed under (see CachedQueries.find). */
@@ -24,11 +26,13 @@ export interface CachedAnswer {
   readonly accept: string;
   readonly status: number;
   /** Apollo's headers, Content-Length and ETag, flat, as the lane sends them (src/metrics.ts: answerAtOnce). */
-  readonly sentHeaders: FlatHeaders;
-  readonly body: Buffer;
+  sentHeaders: FlatHeaders;
+  body: Buffer;
   readonly sessions: readonly CheckoutSession[];
   /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
-  readonly validUntil: number;
+  validUntil: number;
+  /** How to write the answer again when the time left changes (see timeTemplate); absent: not served past it. */
+  readonly template?: TimeTemplate;
   /** Whether it is still filed (not replaced, dropped or evicted): only a filed answer is served. */
   filed: boolean;
 }
@@ -85,8 +89,9 @@ export class CachedQueries {
     }
     if (answer.method !== method || answer.accept !== (accept ?? '')) return undefined;
     const now = ctx.clock();
-    let current = now.getTime() < answer.validUntil;
+    let current = true;
     for (let i = 0; current && i < answer.sessions.length; i++) current = stillCached(ctx, answer.sessions[i]!, now);
+    if (current && now.getTime() >= answer.validUntil) current = answer.template !== undefined && rewrite(answer, now);
     if (!current) {
       this.unfile(answer);
       return undefined;
@@ -117,7 +122,8 @@ export class CachedQueries {
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
-    const sentHeaders = [...outcome.headers.flat(), 'Content-Length', String(body.length), 'ETag', weakEtag(body)];
+    const apolloHeaders = outcome.headers.flat();
+    const template = timeTemplate(outcome.operation!, outcome.body, sessions, apolloHeaders);
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
     this.answers.set(request.asked, {
@@ -125,10 +131,11 @@ export class CachedQueries {
       method: request.method,
       accept: request.accept ?? '',
       status: outcome.status,
-      sentHeaders,
+      sentHeaders: sentHeaders(apolloHeaders, body),
       body,
       sessions,
-      validUntil: timeLeftChangesAt(sessions, now),
+      validUntil: template?.counts.length === 0 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
+      ...(template && { template }),
       filed: true,
     });
     if (this.answers.size > this.capacity) this.unfile(this.answers.values().next().value!);
@@ -151,6 +158,83 @@ function readsOnlySessions(operation: OperationDefinitionNode | undefined): bool
   return operation.selectionSet.selections.every(
     (selection) => selection.kind === Kind.FIELD && selection.name.value === 'checkoutSession',
   );
+}
+
+/** What a kept answer sends: Apollo's headers, then Content-Length and ETag of `body` (as Express's res.send adds). */
+function sentHeaders(apolloHeaders: readonly string[], body: Buffer): string[] {
+  return [...apolloHeaders, 'Content-Length', String(body.length), 'ETag', weakEtag(body)];
+}
+
+/**
+ * A kept answer of one session, as data: the response keys of its `secondsUntilExpiry` fields (none when it does not
+ * ask it), to be set to the new count and the whole written again as Apollo writes it (JSON.stringify and a newline).
+ */
+interface TimeTemplate {
+  /** The answer as JSON.parse read it: `{ data: { [rootKey]: the session's fields } }`. */
+  readonly result: { readonly data: { readonly [rootKey: string]: Record<string, unknown> } };
+  readonly rootKey: string;
+  readonly counts: readonly string[];
+  readonly apolloHeaders: readonly string[];
+}
+
+/**
+ * The template of an answer whose time left can be written in without Apollo: one `checkoutSession` field (aliased
+ * or not) of one session, whose selection names its fields directly (no fragment, no directive, which could hide
+ * `secondsUntilExpiry` or make it conditional), and whose body is exactly what JSON.stringify writes of its data.
+ * Anything else: undefined, and the answer is not served past the second (timeLeftChangesAt).
+ */
+function timeTemplate(
+  operation: OperationDefinitionNode,
+  body: string,
+  sessions: readonly CheckoutSession[],
+  apolloHeaders: readonly string[],
+): TimeTemplate | undefined {
+  const roots = operation.selectionSet.selections;
+  if (sessions.length !== 1 || roots.length !== 1 || roots[0]!.kind !== Kind.FIELD) return undefined;
+  const root = roots[0]!;
+  if (root.directives?.length || root.selectionSet === undefined) return undefined;
+  const counts = countFields(root.selectionSet);
+  if (counts === undefined) return undefined;
+  let parsed: { data?: Record<string, unknown> };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  const rootKey = root.alias?.value ?? root.name.value;
+  const session = parsed.data?.[rootKey];
+  if (typeof session !== 'object' || session === null || `${JSON.stringify(parsed)}\n` !== body) return undefined;
+  const result = parsed as TimeTemplate['result'];
+  if (!counts.every((key) => typeof result.data[rootKey]![key] === 'number')) return undefined;
+  return { result, rootKey, counts, apolloHeaders };
+}
+
+/** Response keys of the `secondsUntilExpiry` fields a selection names directly; undefined when it may hide one. */
+function countFields(selectionSet: SelectionSetNode): string[] | undefined {
+  const keys: string[] = [];
+  for (const selection of selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD || selection.directives?.length) return undefined;
+    if (selection.name.value === 'secondsUntilExpiry') keys.push(selection.alias?.value ?? selection.name.value);
+  }
+  return keys;
+}
+
+/**
+ * Writes `answer` again for `now` from its template: the new time left, body, Content-Length and ETag. False when
+ * the time is up (Apollo answers that, as the session's status may read expired).
+ */
+function rewrite(answer: CachedAnswer, now: Date): boolean {
+  const template = answer.template!;
+  const session = answer.sessions[0]!;
+  const left = secondsUntilExpiry(session, now);
+  if (left <= 0) return false;
+  const fields = template.result.data[template.rootKey]!;
+  for (const key of template.counts) fields[key] = left;
+  const body = Buffer.from(`${JSON.stringify(template.result)}\n`, 'utf8');
+  answer.body = body;
+  answer.sentHeaders = sentHeaders(template.apolloHeaders, body);
+  answer.validUntil = timeLeftChangesAt(answer.sessions, now);
+  return true;
 }
 
 /** When `secondsUntilExpiry` of any of the sessions next changes (it counts whole seconds down to expiresAt). */

@@ -205,14 +205,19 @@ const keptQueryUrl = (id: string) =>
 describe.each(['POST', 'GET'] as const)(
   'GraphQL answers kept and served before Express, over %s (src/graphql/cached-queries.ts, graphql-lane.ts)',
   (method) => {
-    const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
+    const askQuery = (kassa: TestKassa, id: string, query: string, extra: Record<string, string> = {}) =>
       method === 'GET'
-        ? kassa.http.get(keptQueryUrl(id)).set('Apollo-Require-Preflight', 'true').set(extra)
+        ? kassa.http
+            .get(`/graphql?${new URLSearchParams({ query, variables: JSON.stringify({ id }) })}`)
+            .set('Apollo-Require-Preflight', 'true')
+            .set(extra)
         : kassa.http
             .post('/graphql')
             .set('Content-Type', 'application/json')
             .set(extra)
-            .send(JSON.stringify({ query: KEPT_QUERY, variables: { id } }));
+            .send(JSON.stringify({ query, variables: { id } }));
+    const ask = (kassa: TestKassa, id: string, extra: Record<string, string> = {}) =>
+      askQuery(kassa, id, KEPT_QUERY, extra);
 
     it("are Apollo's own answer, byte for byte and header for header, and are served again without Apollo", async () => {
       const created = await createSession(a, merchant, checkoutRequest());
@@ -260,6 +265,55 @@ describe.each(['POST', 'GET'] as const)(
 
       time.freeze(expiresAt);
       expect((await ask(a, id)).body.data.checkoutSession).toMatchObject({ status: 'EXPIRED', secondsUntilExpiry: 0 });
+    });
+
+    it('write the time left in again as Apollo would, without Apollo, when it changes (a page polls every 5 s)', async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const id = created.session_id as string;
+      const expiresAt = Date.parse(created.expires_at);
+      time.freeze(expiresAt - 90_500);
+      await getSession(a, id);
+      await ask(a, id);
+      const comparable = (headers: Record<string, string>) => {
+        const { date: _date, 'x-request-id': _id, ...rest } = headers;
+        return rest;
+      };
+      for (const [at, left] of [
+        [expiresAt - 85_000, 85],
+        [expiresAt - 9_999, 9],
+        [expiresAt - 1, 0],
+      ] as const) {
+        time.freeze(at);
+        const hits = a.cachedQueries.hits;
+        const kept = await ask(a, id);
+        expect(a.cachedQueries.hits).toBe(hits + (left > 0 ? 1 : 0));
+        // The same query written otherwise: Apollo answers it.
+        const fromApollo = await askQuery(a, id, `${KEPT_QUERY} `);
+        expect(kept.body.data.checkoutSession.secondsUntilExpiry).toBe(left);
+        expect(kept.text).toBe(fromApollo.text);
+        expect(comparable(kept.headers)).toEqual(comparable(fromApollo.headers));
+      }
+    });
+
+    it('an answer without the time left is kept until the session changes; one that may hide it, for a second', async () => {
+      const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
+      const id = created.session_id as string;
+      const expiresAt = Date.parse(created.expires_at);
+      const timeless = 'query($id: ID!) { checkoutSession(id: $id) { sessionId status cryptoOptions { ticker } } }';
+      const hidden =
+        'query($id: ID!) { checkoutSession(id: $id) { sessionId ...Left } } ' +
+        'fragment Left on CheckoutSession { secondsUntilExpiry }';
+      time.freeze(expiresAt - 200_000);
+      await getSession(a, id);
+      await askQuery(a, id, timeless);
+      await askQuery(a, id, hidden);
+      time.freeze(expiresAt - 100_000);
+      let hits = a.cachedQueries.hits;
+      expect((await askQuery(a, id, timeless)).body.data.checkoutSession.sessionId).toBe(id);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+      hits = a.cachedQueries.hits;
+      expect((await askQuery(a, id, hidden)).body.data.checkoutSession.secondsUntilExpiry).toBe(100);
+      expect(a.cachedQueries.hits).toBe(hits);
     });
 
     it('on one keep-alive connection, as a page polls, are still never served past a change, another query or Accept asked in between, a second of the time left, or expiry', async () => {
