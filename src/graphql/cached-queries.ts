@@ -134,7 +134,7 @@ export class CachedQueries {
       sentHeaders: sentHeaders(apolloHeaders, body),
       body,
       sessions,
-      validUntil: template?.counts.length === 0 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
+      validUntil: template?.parts.length === 1 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
       ...(template && { template }),
       filed: true,
     });
@@ -166,16 +166,17 @@ function sentHeaders(apolloHeaders: readonly string[], body: Buffer): string[] {
 }
 
 /**
- * A kept answer of one session, as data: the response keys of its `secondsUntilExpiry` fields (none when it does not
- * ask it), to be set to the new count and the whole written again as Apollo writes it (JSON.stringify and a newline).
+ * A kept answer of one session with its `secondsUntilExpiry` values cut out: the text around them (`parts`, one more
+ * than there are values; one part when the answer does not ask it), to be joined with the new count. About the
+ * answer's own size: a parsed copy of each kept answer would take several times that.
  */
 interface TimeTemplate {
-  /** The answer as JSON.parse read it: `{ data: { [rootKey]: the session's fields } }`. */
-  readonly result: { readonly data: { readonly [rootKey: string]: Record<string, unknown> } };
-  readonly rootKey: string;
-  readonly counts: readonly string[];
+  readonly parts: readonly string[];
   readonly apolloHeaders: readonly string[];
 }
+
+/** Put in place of each count to find where it goes in the text (JSON.stringify writes it quoted, as is). */
+const COUNT_MARK = 'kassa:seconds-until-expiry:c8f1';
 
 /**
  * The template of an answer whose time left can be written in without Apollo: one `checkoutSession` field (aliased
@@ -202,11 +203,15 @@ function timeTemplate(
     return undefined;
   }
   const rootKey = root.alias?.value ?? root.name.value;
-  const session = parsed.data?.[rootKey];
-  if (typeof session !== 'object' || session === null || `${JSON.stringify(parsed)}\n` !== body) return undefined;
-  const result = parsed as TimeTemplate['result'];
-  if (!counts.every((key) => typeof result.data[rootKey]![key] === 'number')) return undefined;
-  return { result, rootKey, counts, apolloHeaders };
+  const fields = parsed.data?.[rootKey] as Record<string, unknown> | null | undefined;
+  if (typeof fields !== 'object' || fields === null || `${JSON.stringify(parsed)}\n` !== body) return undefined;
+  const count = counts.length === 0 ? 0 : fields[counts[0]!];
+  if (typeof count !== 'number' || body.includes(COUNT_MARK)) return undefined;
+  if (!counts.every((key) => fields[key] === count)) return undefined;
+  for (const key of counts) fields[key] = COUNT_MARK;
+  const parts = `${JSON.stringify(parsed)}\n`.split(`"${COUNT_MARK}"`);
+  if (parts.length !== counts.length + 1 || parts.join(String(count)) !== body) return undefined;
+  return { parts, apolloHeaders };
 }
 
 /** Response keys of the `secondsUntilExpiry` fields a selection names directly; undefined when it may hide one. */
@@ -228,9 +233,7 @@ function rewrite(answer: CachedAnswer, now: Date): boolean {
   const session = answer.sessions[0]!;
   const left = secondsUntilExpiry(session, now);
   if (left <= 0) return false;
-  const fields = template.result.data[template.rootKey]!;
-  for (const key of template.counts) fields[key] = left;
-  const body = Buffer.from(`${JSON.stringify(template.result)}\n`, 'utf8');
+  const body = Buffer.from(template.parts.join(String(left)), 'utf8');
   answer.body = body;
   answer.sentHeaders = sentHeaders(template.apolloHeaders, body);
   answer.validUntil = timeLeftChangesAt(answer.sessions, now);

@@ -295,7 +295,7 @@ describe.each(['POST', 'GET'] as const)(
       }
     });
 
-    it('an answer without the time left is kept until the session changes; one that may hide it, for a second', async () => {
+    it('an answer without the time left is kept until the session changes; one that may hide it, for a second; aliases are written in', async () => {
       const created = await createSession(a, merchant, checkoutRequest({ expires_in_minutes: 5 }));
       const id = created.session_id as string;
       const expiresAt = Date.parse(created.expires_at);
@@ -303,10 +303,13 @@ describe.each(['POST', 'GET'] as const)(
       const hidden =
         'query($id: ID!) { checkoutSession(id: $id) { sessionId ...Left } } ' +
         'fragment Left on CheckoutSession { secondsUntilExpiry }';
+      const twice =
+        'query($id: ID!) { s: checkoutSession(id: $id) { left: secondsUntilExpiry status secondsUntilExpiry } }';
       time.freeze(expiresAt - 200_000);
       await getSession(a, id);
       await askQuery(a, id, timeless);
       await askQuery(a, id, hidden);
+      await askQuery(a, id, twice);
       time.freeze(expiresAt - 100_000);
       let hits = a.cachedQueries.hits;
       expect((await askQuery(a, id, timeless)).body.data.checkoutSession.sessionId).toBe(id);
@@ -314,6 +317,11 @@ describe.each(['POST', 'GET'] as const)(
       hits = a.cachedQueries.hits;
       expect((await askQuery(a, id, hidden)).body.data.checkoutSession.secondsUntilExpiry).toBe(100);
       expect(a.cachedQueries.hits).toBe(hits);
+      // Aliased, and asked twice: both counts written in.
+      const kept = await askQuery(a, id, twice);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+      expect(kept.text).toBe((await askQuery(a, id, `${twice} `)).text);
+      expect(kept.body.data.s).toEqual({ left: 100, status: 'WAITING_PAYMENT', secondsUntilExpiry: 100 });
     });
 
     it('on one keep-alive connection, as a page polls, are still never served past a change, another query or Accept asked in between, a second of the time left, or expiry', async () => {
