@@ -751,6 +751,8 @@ describe('a visit refused when the payer submits', () => {
         })
         .waitFor({ timeout: 5_000 });
       await expectNoMissingText(page);
+      await expectAxeClean(page, '/l refused, de desktop');
+      await page.screenshot({ path: new URL('link-refused-de.png', ARTIFACTS).pathname, fullPage: true });
       expect(problems.filter((problem) => !/status of 4(09|10) /.test(problem))).toEqual([]);
       await page.close();
     },
