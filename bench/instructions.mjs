@@ -10,9 +10,9 @@
 // collector helpers besides) for each round, and the least of the rounds. Work that runs on a timer (the session
 // cache's 60 s re-read, the rate-limit flush, the outbox) falls into whichever round it meets, and under valgrind a
 // second holds about a fiftieth of the requests it does natively: such a round reads far above the others, so the
-// least round is the figure to compare. The same goes for GraphQL: a kept answer holding `secondsUntilExpiry` lapses
-// each second and Apollo answers once more, so graphql-get's rounds include Apollo about fifty times as often per
-// request as a native run does (natively under 1 % of the CPU). INSTR_DUMP=1 writes a callgrind file per round (its
+// least round is the figure to compare. (Before 2026-11-26's late session a kept GraphQL answer holding
+// `secondsUntilExpiry` also lapsed each second and went back to Apollo, fifty times as often per request as natively;
+// it is now written again in place: src/graphql/cached-queries.ts.) INSTR_DUMP=1 writes a callgrind file per round (its
 // directory is printed) for callgrind_annotate, and runs Kassa with --perf-basic-prof, whose map names the JIT code.
 // Needs valgrind (Debian's `valgrind` package); not part of `npm run bench`.
 import { execFileSync, spawn } from 'node:child_process';

@@ -121,7 +121,8 @@ function refuseUnavailable(link: PaymentLink, now: Date): void {
   }
 }
 
-// Without max_uses: the link's page hides its counts, and so does the API payers use.
+// Without max_uses: the link's page hides its counts, and so does the API payers use. The error body has no code, so
+// the link page (web/link.js: refusal) tells them from other 409s, and "expired at" (above) from other 410s, by words.
 const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed`);
 
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;

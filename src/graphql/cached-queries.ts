@@ -1,4 +1,4 @@
-import { Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, type OperationDefinitionNode } from 'graphql';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { secondsUntilExpiry } from '../domain/checkout-page.js';
@@ -123,7 +123,10 @@ export class CachedQueries {
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
     const apolloHeaders = outcome.headers.flat();
-    const template = timeTemplate(outcome.operation!, outcome.body, sessions, apolloHeaders);
+    // Which `secondsUntilExpiry` the answer holds: none (kept until a change), some (written again as they tick), or
+    // maybe some where they cannot be told apart (undefined: not served past the second).
+    const counts = sessions.length === 1 ? timeFields(outcome.operation!) : undefined;
+    const template = counts?.keys.length ? timeTemplate(counts, outcome.body, apolloHeaders) : undefined;
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
     this.answers.set(request.asked, {
@@ -131,10 +134,10 @@ export class CachedQueries {
       method: request.method,
       accept: request.accept ?? '',
       status: outcome.status,
-      sentHeaders: sentHeaders(apolloHeaders, body),
+      sentHeaders: headersFor(apolloHeaders, body),
       body,
       sessions,
-      validUntil: template?.parts.length === 1 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
+      validUntil: counts?.keys.length === 0 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
       ...(template && { template }),
       filed: true,
     });
@@ -161,14 +164,14 @@ function readsOnlySessions(operation: OperationDefinitionNode | undefined): bool
 }
 
 /** What a kept answer sends: Apollo's headers, then Content-Length and ETag of `body` (as Express's res.send adds). */
-function sentHeaders(apolloHeaders: readonly string[], body: Buffer): string[] {
+function headersFor(apolloHeaders: readonly string[], body: Buffer): string[] {
   return [...apolloHeaders, 'Content-Length', String(body.length), 'ETag', weakEtag(body)];
 }
 
 /**
  * A kept answer of one session with its `secondsUntilExpiry` values cut out: the text around them (`parts`, one more
- * than there are values; one part when the answer does not ask it), to be joined with the new count. About the
- * answer's own size: a parsed copy of each kept answer would take several times that.
+ * than there are values), to be joined with the new count. About the answer's own size: a parsed copy of each kept
+ * answer would take several times that.
  */
 interface TimeTemplate {
   readonly parts: readonly string[];
@@ -178,50 +181,56 @@ interface TimeTemplate {
 /** Put in place of each count to find where it goes in the text (JSON.stringify writes it quoted, as is). */
 const COUNT_MARK = 'kassa:seconds-until-expiry:c8f1';
 
+/** Where an answer's `secondsUntilExpiry` values are: the session's key in `data`, and theirs under it. */
+interface TimeFields {
+  readonly rootKey: string;
+  readonly keys: readonly string[];
+}
+
 /**
- * The template of an answer whose time left can be written in without Apollo: one `checkoutSession` field (aliased
- * or not) of one session, whose selection names its fields directly (no fragment, no directive, which could hide
- * `secondsUntilExpiry` or make it conditional), and whose body is exactly what JSON.stringify writes of its data.
- * Anything else: undefined, and the answer is not served past the second (timeLeftChangesAt).
+ * The response keys of the `secondsUntilExpiry` fields of an operation of one `checkoutSession` field (aliased or
+ * not), under the key of that field; undefined when the selection may hide one or make it conditional (a fragment, a
+ * directive), or asks more than that one field.
+ */
+function timeFields(operation: OperationDefinitionNode): TimeFields | undefined {
+  const roots = operation.selectionSet.selections;
+  const root = roots[0];
+  if (roots.length !== 1 || root?.kind !== Kind.FIELD || root.directives?.length || !root.selectionSet)
+    return undefined;
+  const keys: string[] = [];
+  for (const selection of root.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD || selection.directives?.length) return undefined;
+    if (selection.name.value === 'secondsUntilExpiry') keys.push(selection.alias?.value ?? selection.name.value);
+  }
+  return { rootKey: root.alias?.value ?? root.name.value, keys };
+}
+
+/**
+ * The template of an answer whose time left can be written in without Apollo: its body is exactly what
+ * JSON.stringify writes of its data (and Apollo's newline), and every count in it is the same. Anything else:
+ * undefined, and the answer is not served past the second (timeLeftChangesAt).
  */
 function timeTemplate(
-  operation: OperationDefinitionNode,
+  { rootKey, keys }: TimeFields,
   body: string,
-  sessions: readonly CheckoutSession[],
   apolloHeaders: readonly string[],
 ): TimeTemplate | undefined {
-  const roots = operation.selectionSet.selections;
-  if (sessions.length !== 1 || roots.length !== 1 || roots[0]!.kind !== Kind.FIELD) return undefined;
-  const root = roots[0]!;
-  if (root.directives?.length || root.selectionSet === undefined) return undefined;
-  const counts = countFields(root.selectionSet);
-  if (counts === undefined) return undefined;
+  if (body.includes(COUNT_MARK)) return undefined;
   let parsed: { data?: Record<string, unknown> };
   try {
     parsed = JSON.parse(body) as typeof parsed;
   } catch {
     return undefined;
   }
-  const rootKey = root.alias?.value ?? root.name.value;
   const fields = parsed.data?.[rootKey] as Record<string, unknown> | null | undefined;
-  if (typeof fields !== 'object' || fields === null || `${JSON.stringify(parsed)}\n` !== body) return undefined;
-  const count = counts.length === 0 ? 0 : fields[counts[0]!];
-  if (typeof count !== 'number' || body.includes(COUNT_MARK)) return undefined;
-  if (!counts.every((key) => fields[key] === count)) return undefined;
-  for (const key of counts) fields[key] = COUNT_MARK;
+  if (typeof fields !== 'object' || fields === null) return undefined;
+  const count = fields[keys[0]!];
+  if (typeof count !== 'number' || !keys.every((key) => fields[key] === count)) return undefined;
+  for (const key of keys) fields[key] = COUNT_MARK;
   const parts = `${JSON.stringify(parsed)}\n`.split(`"${COUNT_MARK}"`);
-  if (parts.length !== counts.length + 1 || parts.join(String(count)) !== body) return undefined;
+  // Joined with the count it had, the template must give back Apollo's very bytes.
+  if (parts.length !== keys.length + 1 || parts.join(String(count)) !== body) return undefined;
   return { parts, apolloHeaders };
-}
-
-/** Response keys of the `secondsUntilExpiry` fields a selection names directly; undefined when it may hide one. */
-function countFields(selectionSet: SelectionSetNode): string[] | undefined {
-  const keys: string[] = [];
-  for (const selection of selectionSet.selections) {
-    if (selection.kind !== Kind.FIELD || selection.directives?.length) return undefined;
-    if (selection.name.value === 'secondsUntilExpiry') keys.push(selection.alias?.value ?? selection.name.value);
-  }
-  return keys;
 }
 
 /**
@@ -235,7 +244,7 @@ function rewrite(answer: CachedAnswer, now: Date): boolean {
   if (left <= 0) return false;
   const body = Buffer.from(template.parts.join(String(left)), 'utf8');
   answer.body = body;
-  answer.sentHeaders = sentHeaders(template.apolloHeaders, body);
+  answer.sentHeaders = headersFor(template.apolloHeaders, body);
   answer.validUntil = timeLeftChangesAt(answer.sessions, now);
   return true;
 }
