@@ -45,7 +45,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
   // A server runs long and serves reads: it caches, and hears every change. A CLI command does neither.
   const changes = role === 'server' ? openChangeFeed(db, config.databaseUrl, logger) : SILENT_FEED;
   const ctx: DomainContext = {
-    store: createPrismaStore(db.prisma, {
+    store: createPrismaStore(db, {
       feed: changes,
       sessionCacheSize: role === 'server' ? config.sessionCacheSize : 0,
     }),

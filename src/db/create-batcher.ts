@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { AdapterStatement } from './database.js';
 
 /** What kassa_create_checkout_session answers for one create (as migration 20261129110000 last wrote it). */
 export interface CreateAnswer {
@@ -36,8 +36,9 @@ export class CreateBatcher {
   /** Statements sent and creates they carried (for tests and the benchmark). */
   readonly sent = { statements: 0, creates: 0 };
 
+  /** `sql` sends the statement (src/db/database.ts: through the Prisma client's driver adapter). */
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly sql: AdapterStatement,
     private readonly maxInFlight = 1,
   ) {}
 
@@ -80,9 +81,9 @@ export class CreateBatcher {
     this.sent.statements += 1;
     this.sent.creates += batch.length;
     const argument = batch.length === 1 ? `[${batch[0]!.argument}]` : `[${batch.map((c) => c.argument).join(',')}]`;
-    const rows = await this.prisma.$queryRaw<Array<{ answers: CreateAnswer[] }>>`
-      SELECT kassa_create_checkout_sessions(${argument}::jsonb) AS answers`;
-    const answers = rows[0]?.answers;
+    const rows = await this.sql('SELECT kassa_create_checkout_sessions($1::jsonb)', [argument]);
+    const text = rows[0]?.[0];
+    const answers = typeof text === 'string' ? (JSON.parse(text) as CreateAnswer[]) : undefined;
     if (!Array.isArray(answers) || answers.length !== batch.length)
       throw new Error(`kassa_create_checkout_sessions answered ${answers?.length} creates for ${batch.length}`);
     return answers;

@@ -9,6 +9,8 @@ import { applyMigrations, type MigrationResult } from './migrate.js';
 export interface Database {
   readonly prisma: PrismaClient;
   readonly pool: pg.Pool;
+  /** One statement through the Prisma client's own driver adapter (see adapterStatements). */
+  readonly statement: AdapterStatement;
   /** "postgresql" with DATABASE_URL, "embedded" otherwise. */
   readonly kind: 'postgresql' | 'embedded';
   migrate(): Promise<MigrationResult>;
@@ -32,11 +34,13 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions)
   pool.on('error', () => {});
   // 'minimal' errors: Prisma then skips capturing a stack trace at every query's call site (for the code frame of a
   // message nobody sees: the error mapping never shows Prisma's messages), about 15 µs a query (docs/benchmarks.md).
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), errorFormat: 'minimal' });
+  const adapter = new PrismaPg(pool);
+  const prisma = new PrismaClient({ adapter, errorFormat: 'minimal' });
   let closed = false;
   return {
     prisma,
     pool,
+    statement: adapterStatements(adapter),
     kind: embedded ? 'embedded' : 'postgresql',
     migrate: () => applyMigrations(pool),
     async drain(timeoutMs) {
@@ -54,5 +58,29 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions)
       await pool.end();
       await embedded?.close();
     },
+  };
+}
+
+/**
+ * Runs one SQL statement whose parameters are all text and answers its rows (values by column, as the driver adapter
+ * gives them: a json or jsonb column as its text).
+ */
+export type AdapterStatement = (sql: string, args: readonly string[]) => Promise<unknown[][]>;
+
+/**
+ * Statements sent through `factory`'s adapter (`queryRaw`, the call Prisma's client makes for `$queryRaw`, over
+ * the same pool), without the client's own handling of parameters: the client turns every raw query's parameters
+ * into one JSON text and back before the adapter sees them, which for create's statement is two copies of a text of
+ * about 6 KB per create, kept alive while the statement runs (docs/benchmarks.md). For a statement of text
+ * parameters whose answer the caller reads itself (src/db/create-batcher.ts).
+ */
+export function adapterStatements(factory: PrismaPg): AdapterStatement {
+  let connected: ReturnType<PrismaPg['connect']> | undefined;
+  return async (sql, args) => {
+    connected ??= factory.connect();
+    const result = await (
+      await connected
+    ).queryRaw({ sql, args: [...args], argTypes: args.map(() => ({ scalarType: 'string', arity: 'scalar' })) });
+    return result.rows;
   };
 }

@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import type { Store, TxStore } from '../domain/ports.js';
@@ -16,6 +16,7 @@ import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
 import { SILENT_FEED, type ChangeFeed } from './change-feed.js';
 import { writeNewSession, OffsetHints } from './create-session.store.js';
 import { CreateBatcher } from './create-batcher.js';
+import type { Database } from './database.js';
 import { ReadCache } from './read-cache.js';
 import { createWebhookStore } from './webhook.store.js';
 
@@ -42,7 +43,8 @@ export const UNCACHED: StoreOptions = { feed: SILENT_FEED, sessionCacheSize: 0 }
  * organisations are read through caches that every change announced drops
  * (docs/decisions/0010); this process's own writes drop theirs as they commit.
  */
-export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = UNCACHED): Store {
+export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, options: StoreOptions = UNCACHED): Store {
+  const { prisma } = db;
   const { feed } = options;
   const sessionCache = new ReadCache<CheckoutSession>({
     capacity: options.sessionCacheSize,
@@ -52,7 +54,7 @@ export function createPrismaStore(prisma: PrismaClient, options: StoreOptions = 
   feed.subscribe('kassa_checkout_session', (id) => sessionCache.invalidate(id));
   feed.onReset(() => sessionCache.clear());
   const offsetHints = new OffsetHints();
-  const createBatcher = new CreateBatcher(prisma);
+  const createBatcher = new CreateBatcher(db.statement);
   const organisations = cachedOrganisations(new PrismaOrganisationStore(prisma), feed, () => sessionCache.clear());
   /** Runs a transaction and drops every session it locked or wrote from the cache once it ends. */
   const transaction = async <T>(work: (tx: PrismaTxStore) => Promise<T>): Promise<T> => {

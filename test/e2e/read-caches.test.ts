@@ -510,7 +510,7 @@ function quietStore() {
     watch: () => () => {},
     close: async () => {},
   };
-  const store = createPrismaStore(a.runtime.db.prisma, { feed, sessionCacheSize: 100 });
+  const store = createPrismaStore(a.runtime.db, { feed, sessionCacheSize: 100 });
   return { store, ctx: { ...a.ctx, store } };
 }
 

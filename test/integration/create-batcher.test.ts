@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { adapterStatements, type AdapterStatement } from '../../src/db/database.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrismaClient } from '../../src/generated/prisma/client.js';
 import { CreateBatcher, MAX_BATCH } from '../../src/db/create-batcher.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
@@ -15,12 +15,12 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let database: TestDatabase;
 let pool: pg.Pool;
-let prisma: PrismaClient;
+let statement: AdapterStatement;
 
 beforeAll(async () => {
   database = await createTestDatabase('postgres');
   pool = new pg.Pool({ connectionString: database.databaseUrl!, max: 4 });
-  prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  statement = adapterStatements(new PrismaPg(pool));
   await pool.query(`CREATE TABLE batch_log (n INTEGER NOT NULL, tx BIGINT NOT NULL, size INTEGER NOT NULL)`);
   await pool.query(`
     CREATE OR REPLACE FUNCTION kassa_create_checkout_sessions(batch JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
@@ -37,7 +37,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await prisma?.$disconnect();
   await pool?.end();
   await database?.drop();
 });
@@ -55,14 +54,14 @@ async function logged(from: number, to: number) {
 
 describe('CreateBatcher', () => {
   it('sends a lone create at once, alone', async () => {
-    const batcher = new CreateBatcher(prisma);
+    const batcher = new CreateBatcher(statement);
     expect(await write(batcher, 1)).toBe(1);
     expect(batcher.sent).toEqual({ statements: 1, creates: 1 });
     expect((await logged(1, 1)).map((row) => row.size)).toEqual([1]);
   });
 
   it('sends the creates that arrive while a statement is under way together, each with its own answer', async () => {
-    const batcher = new CreateBatcher(prisma);
+    const batcher = new CreateBatcher(statement);
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => write(batcher, 100 + i)));
     expect(answers).toEqual(Array.from({ length: 30 }, (_, i) => 100 + i));
     // The first goes alone; the 29 that came while it ran go as one statement, in one transaction.
@@ -74,7 +73,7 @@ describe('CreateBatcher', () => {
   });
 
   it(`puts at most ${MAX_BATCH} creates in one statement`, async () => {
-    const batcher = new CreateBatcher(prisma);
+    const batcher = new CreateBatcher(statement);
     await Promise.all(Array.from({ length: 3 * MAX_BATCH }, (_, i) => write(batcher, 1000 + i)));
     const sizes = (await logged(1000, 1000 + 3 * MAX_BATCH)).map((row) => row.size);
     expect(sizes).toHaveLength(3 * MAX_BATCH);
@@ -82,7 +81,7 @@ describe('CreateBatcher', () => {
   });
 
   it('tries a batch that failed again one create at a time: only the failing create fails, none is written twice', async () => {
-    const batcher = new CreateBatcher(prisma);
+    const batcher = new CreateBatcher(statement);
     const first = write(batcher, 200);
     const rest = Array.from({ length: 9 }, (_, i) => write(batcher, 201 + i, i === 4));
     const outcomes = await Promise.allSettled([first, ...rest]);
@@ -100,7 +99,7 @@ describe('CreateBatcher', () => {
   });
 
   it('keeps going after a failure: the next creates are batched again', async () => {
-    const batcher = new CreateBatcher(prisma);
+    const batcher = new CreateBatcher(statement);
     await write(batcher, 300, true).catch(() => undefined);
     const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => write(batcher, 301 + i)));
     expect(answers).toEqual([301, 302, 303, 304, 305]);
