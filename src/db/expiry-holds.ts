@@ -7,11 +7,15 @@ type Client = Prisma.TransactionClient;
 
 /**
  * docs/payment-rules.md, rule 6 (on time means sent on time): the SQL of what holds a session
- * (alias `s`) open after expires_at. Written once, used by the expiry sweep's selection
- * and by the check of one session, so the two always agree.
+ * (alias `s`) open after expires_at: a payment mined before it and not confirmed yet, a bound
+ * transaction seen on chain before it and not judged yet, or payments changed and not counted yet
+ * (`payments_changed_at`: confirmed, reversed or re-included, the session's totals and status not
+ * settled since; src/chain/settle-changed-sessions.ts clears it). Written once, used by the expiry
+ * sweep's selection and by the check of one session, so the two always agree.
  */
 export function paymentInFlightSql(): Prisma.Sql {
-  return Prisma.sql`(EXISTS (SELECT 1 FROM payments p
+  return Prisma.sql`(s.payments_changed_at IS NOT NULL
+                  OR EXISTS (SELECT 1 FROM payments p
                               WHERE p.session_id = s.id AND p.state = 'seen' AND p.block_time < s.expires_at)
                   OR EXISTS (SELECT 1 FROM checkout_session_transactions t
                               WHERE t.session_id = s.id AND t.state = 'unverified'

@@ -227,6 +227,35 @@ describe('3. on time means sent on time', () => {
     expect((await paymentsOf(session.id)).map((p) => p.late)).toEqual([false]);
   });
 
+  it('a transfer confirmed but not yet counted still holds the session: a read or a sweep in between expires nothing', async () => {
+    const session = await checkout();
+    await chain.pay(session.wallet, 'USDC', session.quote.USDC!, { from: 4 });
+    await node.watchers.tick();
+    // Past expires_at the watcher has looked past it too: only the payment in flight holds the session now.
+    time.freeze(Date.now() + 61 * MIN);
+    await node.watchers.tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    await chain.mine(3);
+    // The watcher's first half: the payment confirmed and its session flagged for counting; settleChangedSessions
+    // counts it once every network's tick is done, and a read or another instance's sweep may come in between.
+    const payments = await paymentsOf(session.id);
+    expect(payments.map((p) => p.state)).toEqual(['seen']);
+    await node.kassa.ctx.store.chain.confirmPayments(
+      payments.map((p) => p.id),
+      time.clock(),
+    );
+    expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['confirmed']);
+
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    await expireDueSessions(node.kassa.ctx);
+    expect((await view(session.id)).status).toBe('waiting_payment');
+
+    await node.watchers.tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect(await eventTypes(session.id)).toEqual(['created', 'paid']);
+    expect((await paymentsOf(session.id)).map((p) => p.late)).toEqual([false]);
+  });
+
   it('a transfer mined before expires_at but scanned after it is on time', async () => {
     await node.watchers.tick(); // the watcher runs while the session is open…
     const session = await checkout();
