@@ -45,7 +45,7 @@ export function apolloKeepingAnswers(
       httpGraphQLRequest: {
         method: req.method.toUpperCase(),
         headers,
-        search: new URL(req.url, 'http://kassa').search,
+        search: searchOf(req.url),
         body: req.body,
       },
       context: async () => context(req, trace),
@@ -91,3 +91,13 @@ export const bodyReadByLane: RequestHandler = (req, _res, next) => {
     return next(Object.assign(new Error('Malformed JSON'), { status: 400, type: 'entity.parse.failed' }));
   next();
 };
+
+/**
+ * The query string of a request target (from its `?`, or empty), whatever its form: `new URL` throws on an
+ * absolute-form target whose authority is no valid URL (`GET http://h:99999/graphql?…`), which Node's parser and
+ * Express's router accept.
+ */
+function searchOf(target: string): string {
+  const at = target.indexOf('?');
+  return at < 0 ? '' : target.slice(at);
+}

@@ -206,6 +206,21 @@ describe('errors outside the routes', () => {
     });
   });
 
+  it('a GraphQL request in absolute form whose authority is no valid URL is answered as GraphQL, not 500', async () => {
+    const query = encodeURIComponent('{ networks { slug } }');
+    const get = await rawRequest(
+      `GET http://h:99999/graphql?query=${query} HTTP/1.1\r\nHost: x\r\nApollo-Require-Preflight: 1\r\nConnection: close\r\n\r\n`,
+    );
+    expect(get).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+    expect(JSON.parse(get.split('\r\n\r\n')[1]!).data.networks.length).toBeGreaterThan(0);
+    const body = JSON.stringify({ query: '{ networks { slug } }' });
+    const post = await rawRequest(
+      `POST http://h:99999/graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(post).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+  });
+
   it('a garbage request line → 400 with the spec body', async () => {
     const answer = await rawRequest('HELLO THERE\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/);
