@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -11,6 +11,7 @@ import type { ChangeFeed } from '../db/change-feed.js';
 import type { DomainContext } from '../domain/context.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { clientAddressOf } from '../rest/client-address.js';
+import { takeUpgrades } from '../rest/plain-upgrades.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
 import { formatGraphqlError, rateLimitedStatus, type FormatErrorOptions } from './errors.js';
@@ -125,7 +126,13 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     lane: graphqlQueryLane(ctx, { cached: cachedQueries, throttle, bodyLimit: GRAPHQL_BODY_LIMIT_BYTES }),
     cachedQueries,
     attach(server) {
-      wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: GRAPHQL_BODY_LIMIT_BYTES });
+      const wss = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: GRAPHQL_BODY_LIMIT_BYTES });
+      wsServer = wss;
+      // Only WebSocket handshakes to GRAPHQL_PATH are upgrades; any other request with an Upgrade header (h2c) is
+      // served as plain HTTP/1.1 (src/rest/plain-upgrades.ts).
+      takeUpgrades(server, isGraphqlWebSocket, (req, socket, head) =>
+        wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req)),
+      );
       sockets = serveGraphqlOverWebSocket(wsServer, {
         schema,
         rules,
@@ -150,6 +157,13 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
       await apollo.stop();
     },
   };
+}
+
+/** A WebSocket handshake to GRAPHQL_PATH (ws itself answers one that is malformed). */
+function isGraphqlWebSocket(req: IncomingMessage): boolean {
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  return (query < 0 ? url : url.slice(0, query)) === GRAPHQL_PATH && req.headers.upgrade?.toLowerCase() === 'websocket';
 }
 
 /** express.json leaves req.body unset for other content types; Apollo then refuses them itself (CSRF, 400). */

@@ -1,8 +1,9 @@
+import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
+import { createMerchant, freshTimestamp, signed, stringToSign, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER, txHash } from '../factories/checkout-request.js';
 import { createSession, expectErrorBody, postBind, writtenRows } from '../support/rest-kassa.js';
 import { signedRequest } from '../support/webhooks.js';
@@ -235,6 +236,62 @@ describe('errors outside the routes', () => {
 // Found by review: no answer said whether it may be stored. A merchant's signed reads have the same URL for every
 // merchant and no Authorization header, so a shared cache in front of Kassa (Varnish keeps such answers two minutes by
 // default) could hand one merchant's events or webhook endpoints to another (docs/api/rest.md#caching).
+describe('requests that offer to switch protocols (Upgrade) other than the GraphQL WebSocket', () => {
+  /** Sends `text` on a new connection; resolves with everything received until the server closes it. */
+  const exchange = (parts: readonly string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const { port } = new URL(kassa.url);
+      const socket = net.connect({ host: '127.0.0.1', port: Number(port) }, async () => {
+        // The body in a later packet too: it follows the headers on the connection Node's parser let go of.
+        for (const part of parts) {
+          socket.write(part);
+          await new Promise((later) => setTimeout(later, 20));
+        }
+      });
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+  const H2C = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
+  const headOf = (answer: string) => answer.split('\r\n\r\n')[0]!;
+  const bodyOf = (answer: string) => JSON.parse(answer.split('\r\n\r\n').slice(1).join('\r\n\r\n'));
+
+  it('a signed create offering h2c (curl --http2 on http://) is served over HTTP/1.1: 201, then the connection closes', async () => {
+    const body = JSON.stringify(checkoutRequest());
+    const timestamp = String(freshTimestamp());
+    const signature = createHmac('sha256', merchant.apiSecret)
+      .update(stringToSign(timestamp, 'POST', '/checkout-sessions', body), 'utf8')
+      .digest('hex');
+    const head =
+      `POST /checkout-sessions HTTP/1.1\r\nHost: x\r\n${H2C}Content-Type: application/json\r\n` +
+      `X-Service-Key: ${merchant.apiKey}\r\nX-Service-Timestamp: ${timestamp}\r\nX-Service-Signature: ${signature}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const answer = await exchange([head + body.slice(0, 40), body.slice(40)]);
+    expect(answer).toMatch(/^HTTP\/1.1 201 Created\r\n/);
+    expect(headOf(answer)).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    expect(headOf(answer)).toMatch(/\r\nConnection: close(\r\n|$)/i);
+    const created = bodyOf(answer);
+    expect(created.status).toBe('waiting_payment');
+    expect((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).status).toBe(200);
+  });
+
+  it('a read offering h2c gets the same answer as without; an Upgrade: websocket elsewhere gets the spec body', async () => {
+    const id = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
+    const plain = await kassa.http.get(`/checkout-sessions/${id}`);
+    const read = await exchange([`GET /checkout-sessions/${id} HTTP/1.1\r\nHost: x\r\n${H2C}\r\n`]);
+    expect(read).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+    expect(bodyOf(read)).toEqual(plain.body);
+
+    const elsewhere = await exchange([
+      'GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    ]);
+    expect(elsewhere).toMatch(/^HTTP\/1.1 404 Not Found\r\n/);
+    expect(bodyOf(elsewhere)).toMatchObject({ statusCode: 404, error: 'Not Found' });
+  });
+});
+
 describe('what caches may keep', () => {
   it("the API's answers are not stored: signed reads, creates (lane and route), errors, GraphQL", async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());

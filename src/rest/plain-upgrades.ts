@@ -1,0 +1,89 @@
+import { IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/** How long a request taken back from an upgrade may take to send its body, and its answer to be written. */
+const PLAIN_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Node hands every request that asks to switch protocols (`Connection: Upgrade` with an `Upgrade` header) to the
+ * server's 'upgrade' listeners instead of its request handler, whatever its path, once any listener exists: the
+ * GraphQL WebSocket server's. A client that offers HTTP/2 over plain `http://` (`Upgrade: h2c`, as `curl --http2`
+ * and other HTTP/2-capable clients send it) would then get the WebSocket library's refusal (405 or 400, HTML, no
+ * error body) for a create or a read. `takeUpgrades` gives `isOurs` upgrades to `upgrade`; every other request is
+ * served as the HTTP/1.1 request it also is, its Upgrade header ignored (RFC 9110 §7.8 lets a server ignore it):
+ * through the server's own request handler (every lane and route, logs and metrics), on that connection, which is
+ * closed after the answer (Node's parser has let go of it).
+ */
+export function takeUpgrades(
+  server: Server,
+  isOurs: (req: IncomingMessage) => boolean,
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
+): void {
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (isOurs(req)) upgrade(req, socket, head);
+    else servePlainly(server, req, socket, head);
+  });
+}
+
+/** `upgrade` answered by `server`'s request handler on `socket`, its body (if any) read from `head` and the socket. */
+function servePlainly(server: Server, upgrade: IncomingMessage, duplex: Duplex, head: Buffer): void {
+  // An HTTP server's connections are sockets (Node types the event's argument as the wider Duplex).
+  const socket = duplex as Socket;
+  // Node has ended the upgrade's own request stream (its body is not the parser's any more): the same request
+  // again, with a stream of its own for the body.
+  const req = new IncomingMessage(socket);
+  req.httpVersionMajor = upgrade.httpVersionMajor;
+  req.httpVersionMinor = upgrade.httpVersionMinor;
+  req.httpVersion = upgrade.httpVersion;
+  req.method = upgrade.method;
+  req.url = upgrade.url;
+  req.headers = upgrade.headers;
+  req.rawHeaders = upgrade.rawHeaders;
+  socket.on('error', () => socket.destroy());
+  socket.setTimeout(PLAIN_REQUEST_TIMEOUT_MS, () => socket.destroy());
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+  });
+  feedBody(req, socket, head);
+  server.emit('request', req, res);
+}
+
+/**
+ * Node's parser stops at an upgrade request's headers: its body, if any, follows in `head` and on the socket. A body
+ * of known length is handed to `req` as it arrives; a request that claims a chunked one is ended where it stands (its
+ * reader then answers the body as incomplete, or without one), and so is one whose length is not a number.
+ */
+function feedBody(req: IncomingMessage, socket: Socket, head: Buffer): void {
+  const declared = req.headers['content-length'];
+  const length = declared === undefined ? 0 : Number(declared);
+  if (!Number.isSafeInteger(length) || length <= 0 || req.headers['transfer-encoding'] !== undefined) {
+    finish(req);
+    return;
+  }
+  let left = length;
+  const take = (chunk: Buffer) => {
+    const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
+    left -= part.length;
+    if (part.length > 0) req.push(part);
+    if (left === 0) {
+      socket.off('data', take);
+      finish(req);
+    }
+  };
+  take(head);
+  if (left > 0) {
+    socket.on('data', take);
+    socket.resume();
+  }
+}
+
+/** Ends `req`'s body as whole: a request stream that ends incomplete destroys its socket (Node takes it as aborted). */
+function finish(req: IncomingMessage): void {
+  req.complete = true;
+  req.push(null);
+}
