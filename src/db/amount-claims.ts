@@ -13,13 +13,16 @@ const OPEN: readonly string[] = OPEN_STATUSES;
  * baseAmount + k × step is held by no other session on any of the session's wallets,
  * claimed with the table's primary key so two instances never hand out one amount.
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
- * runs too: one statement for all assets.
+ * runs too: one statement for all assets. The claims are taken at `at` (re-pricing: the session's
+ * earlier claims were released just before, so its unreleased ones are these): a claim covers only
+ * transfers mined from then on (claimCoversSql).
  */
 export async function claimUniqueAmounts(
   tx: Client,
   sessionId: string,
   requests: readonly AmountClaimRequest[],
   maxSteps: number,
+  at: Date,
 ): Promise<Map<AssetTicker, number | null>> {
   if (requests.length === 0) return new Map();
   const claims = requests.map((request) => ({
@@ -34,6 +37,9 @@ export async function claimUniqueAmounts(
       ${maxSteps}::integer) AS "offset"
       FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC,
         networks TEXT[], wallets TEXT[])`;
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (block times are judged by it).
+  await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
+    WHERE session_id = ${sessionId}::uuid AND released_at IS NULL AND held_since IS NULL`;
   return new Map(rows.map((row) => [row.ticker, row.offset]));
 }
 
@@ -181,11 +187,17 @@ function shareCountsSql(transfer: ChainTransfer): Prisma.Sql {
   return Prisma.sql`h.created_at <= ${writtenBy} AND (h.released_at IS NULL OR h.released_at > ${transfer.blockTime})`;
 }
 
-/** A claim (`alias`) that covers a transfer mined at its block time: held then (released after, or not yet). */
+/**
+ * A claim (`alias`) that covers a transfer mined at its block time: held then, that is taken by then (less the clock
+ * skew, as a session must be created by then: a claim a re-pricing took after the block is not what its payer was
+ * asked for; one handed over counts from `held_since`) and released after, or not yet.
+ */
 function claimCoversSql(transfer: ChainTransfer, alias = 'c'): Prisma.Sql {
   const c = Prisma.raw(alias);
+  const takenBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
   return Prisma.sql`(${c}.released_at IS NULL OR ${c}.released_at > ${transfer.blockTime})
-       AND (${c}.held_since IS NULL OR ${c}.held_since <= ${transfer.blockTime})`;
+       AND (${c}.held_since IS NULL OR ${c}.held_since <= ${transfer.blockTime})
+       AND COALESCE(${c}.held_since, ${c}.created_at) <= ${takenBy}`;
 }
 
 /**

@@ -136,8 +136,8 @@ export class PrismaTxStore implements TxStore {
     return paymentTotals(this.tx, session, asset, chainId);
   }
 
-  claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number) {
-    return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps);
+  claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
+    return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps, at);
   }
 
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }) {

@@ -80,13 +80,15 @@ export interface PaymentTxStore {
   /** Confirmed money in `asset` on `chainId` split at expires_at, and what is credited but not confirmed. */
   paymentTotals(session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals>;
   /**
-   * Claims, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
-   * open session holds on any of the wallets. Returns k per ticker, or null when all are taken.
+   * Claims at `at`, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
+   * open session holds on any of the wallets. Returns k per ticker, or null when all are taken. A claim
+   * covers only transfers mined from `at` on (less the clock skew): docs/payment-rules.md, rule 4.
    */
   claimUniqueAmounts(
     sessionId: string,
     requests: readonly AmountClaimRequest[],
     maxSteps: number,
+    at: Date,
   ): Promise<Map<AssetTicker, number | null>>;
   /**
    * Gives up the session's amount claims at `at`, except the one for (`keep.asset`, `keep.network`)

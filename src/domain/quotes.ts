@@ -121,8 +121,9 @@ export async function claimUniqueQuotes(
   registry: readonly Network[],
   networks: readonly SessionNetwork[],
   maxSteps: number,
+  at: Date,
 ): Promise<CryptoQuote[] | null> {
-  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), maxSteps);
+  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), maxSteps, at);
   if ([...offsets.values()].some((offset) => offset === null)) return null;
   return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
 }

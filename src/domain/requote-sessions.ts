@@ -55,6 +55,7 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
           ctx.networks,
           session.networks,
           ctx.uniqueAmountSteps,
+          now,
         );
         // Every amount of a new price is taken: all of this is undone, and the old quote (with its claims) stands.
         if (quotes === null) throw new AmountsTaken();

@@ -205,4 +205,53 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     expect(unattributed).not.toContain(sent.hash);
   });
+
+  it('a transfer mined before a re-pricing took its amount does not pay the session that took it', async () => {
+    // Found by a review: S2 gives amount Y up when it is re-priced; once that is scanned past, Y is free. S2's payer,
+    // on a page not yet updated, sends Y; before the block is scanned, S is re-priced onto Y. The transfer was asked
+    // for by S2's old quote, not by S: it is no one's by amount (S2's payer may bind it), not S's payment.
+    const t0 = startOfTest();
+    time.freeze(t0);
+    await nextBlockAt(t0);
+    await chain.mine(1);
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const s2 = await create(node.kassa, merchant);
+    time.freeze(t0 + 10 * MIN);
+    const s = await create(node.kassa, merchant);
+    expect(new Decimal(s.usdt).minus(s2.usdt).toFixed()).toBe('0.000001');
+    await scanAt(t0 + 10 * MIN + 1_000);
+
+    // S2's quote ends (S's only ten minutes later): S2 is re-priced and gives Y up.
+    await scanAt(t0 + 30 * MIN + 31_000);
+    time.freeze(t0 + 30 * MIN + 32_000);
+    expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
+    expect(await usdtOf(s2.id)).not.toBe(s2.usdt);
+    expect(await usdtOf(s.id)).toBe(s.usdt);
+
+    // Scanned past S2's release and S's quote end: Y may be freed, S may be re-priced.
+    const u = t0 + 40 * MIN + 31_000;
+    await scanAt(u);
+    await nextBlockAt(u + 10_000);
+    time.freeze(u + 10_000);
+    const sent = await chain.pay(merchant.wallet, 'USDT', s2.usdt, { from: 7 });
+    // Before that block is scanned, Y is freed and S, re-priced, takes it (its smallest free step).
+    time.freeze(u + 60_000);
+    expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
+    expect(await usdtOf(s.id)).toBe(s2.usdt);
+
+    await chain.mine(2);
+    await scanAt(u + 65_000);
+    expect(await read(s.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
+    expect(await paymentsOf(s.id)).toEqual([]);
+    const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
+    expect(unattributed).toContain(sent.hash);
+    // S's own payer, sending Y now, pays S by amount.
+    await nextBlockAt(u + 70_000);
+    time.freeze(u + 70_000);
+    const own = await chain.pay(merchant.wallet, 'USDT', s2.usdt, { from: 8 });
+    await chain.mine(2);
+    await scanAt(u + 75_000);
+    expect(await read(s.id)).toMatchObject({ status: 'paid', total_amount_crypto: s2.usdt });
+    expect((await paymentsOf(s.id)).map((p) => [p.txHash, p.attribution])).toEqual([[own.hash, 'exact_amount']]);
+  });
 });
