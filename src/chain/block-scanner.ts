@@ -44,6 +44,11 @@ export class BlockScanner {
    */
   async scanRange(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<boolean> {
     const { ctx, network, rpc } = this.watched;
+    // The range's end before its logs are read, and again after: a reorganisation between the two would otherwise
+    // record the new branch's hash over the old branch's logs, and the reorg check (which compares the newest hash
+    // recorded) would never look at the range again: its transfers on the new branch would be missed for good.
+    const start = await rpc.block(to);
+    if (!start) return false;
     const transfers: ChainTransfer[] = [];
     if (wallets.size > 0) {
       // Native coin: every block of the range is read anyway, and its timestamp serves the token logs too.
@@ -59,7 +64,9 @@ export class BlockScanner {
       transfers.push(...native);
     }
     const end = await rpc.block(to);
-    if (!end) return false; // the chain got shorter under us: the next tick's reorg check sorts it out
+    // The chain got shorter or changed under the scan: nothing is recorded, and the next tick scans the range again
+    // (after its reorg check, which rolls back what a changed chain invalidated).
+    if (!end || end.hash !== start.hash) return false;
     const { chainId, instanceId, metrics } = this.watched;
     const range = { network: network.slug, chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers };
     const recorded = await ctx.store.chain.recordRange(range, instanceId, attributeTransfer, ctx.clock());

@@ -106,6 +106,47 @@ describe('a provider that refuses large eth_getLogs ranges', () => {
   });
 });
 
+describe("a reorganisation between reading a range's logs and its end block", () => {
+  let proxy: RpcProxy;
+  let node: ChainKassa;
+  beforeAll(async () => {
+    proxy = await startRpcProxy(chain.url);
+    node = await startChainKassa(proxy.url, { settings: { backfillBlocks: 0 } });
+    await node.watchers.tick();
+  });
+  afterAll(async () => {
+    await node?.close();
+    await proxy?.close();
+  });
+
+  it("does not record the range over the old branch's logs: the payment on the new branch is found", async () => {
+    const wallet = randomWallet();
+    const session = await sessionOn(node, wallet);
+    await node.watchers.tick();
+    // The old branch: one block without the payment, which the scanner's eth_getLogs reads ...
+    const fork = await chain.snapshot();
+    await chain.mine(1);
+    let reorganised = false;
+    proxy.afterAnswer = async (calls) => {
+      if (reorganised || !calls.some((call) => call.method === 'eth_getLogs')) return;
+      reorganised = true;
+      // ... and, before the scanner reads the range's end, the new branch: that block again, with the payment.
+      await chain.revert(fork);
+      await chain.pay(wallet, 'USDT', session.usdt, { from: 3 });
+    };
+    await node.watchers.tick();
+    expect(reorganised).toBe(true);
+    proxy.afterAnswer = undefined;
+    await chain.mine(2);
+    await node.watchers.tick();
+    await node.watchers.tick();
+    expect((await node.kassa.http.get(`/checkout-sessions/${session.id}`)).body).toMatchObject({
+      status: 'paid',
+      total_amount_crypto: session.usdt,
+    });
+  });
+});
+
 describe('a scanner killed mid-range', () => {
   it('loses and duplicates nothing when another instance takes over', async () => {
     const proxy = await startRpcProxy(chain.url);

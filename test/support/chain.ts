@@ -197,6 +197,8 @@ export interface RpcProxy {
   readonly url: string;
   /** Decides per call: undefined forwards it; an object answers with that JSON-RPC error; 'cut' destroys the connection. */
   intercept: (call: { method: string; params: unknown[] }) => { code: number; message: string } | 'cut' | undefined;
+  /** Runs after the chain answered a forwarded request and before that answer is sent on (to change the chain meanwhile). */
+  afterAnswer?: (calls: ReadonlyArray<{ method: string; params: unknown[] }>) => Promise<void>;
   readonly calls: Array<{ method: string; params: unknown[] }>;
   close(): Promise<void>;
 }
@@ -233,8 +235,10 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
         headers: { 'content-type': 'application/json' },
         body: text,
       });
+      const answer = await upstream.text();
+      await proxy.afterAnswer?.(calls);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
-      res.end(await upstream.text());
+      res.end(answer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
