@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { DomainError, invalid } from '../domain/errors.js';
+import { isUuid } from '../domain/uuid.js';
 import type { DomainContext } from '../domain/context.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindPayerTransaction } from '../domain/bind-transaction.js';
@@ -40,10 +42,30 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.post('/checkout-sessions/:id/bind-tx', async (req, res) => {
     // The body is read after the bind is counted (docs/api/rest.md#rate-limits): malformed binds count too.
     const request = { sessionId: req.params.id, clientAddress: clientAddressOf(req) };
-    const result = await bindPayerTransaction(ctx, request, () => readBindBody(readJsonBody(req)));
+    const result = await bindPayerTransaction(ctx, request, () =>
+      withPathId(req.params.id, () => readBindBody(readJsonBody(req))),
+    );
     res.status(200).json(toBindResponse(result));
   });
   router.all('/checkout-sessions/:id/bind-tx', methodNotAllowed(['POST']));
 
   return router;
+}
+
+/**
+ * What `read` reads from the body, with a path id that is no UUID among the problems, first: every problem of the
+ * request at once (docs/api/rest.md#errors), as the PATCH routes answer them.
+ */
+function withPathId<T>(id: string, read: () => T): T {
+  const idProblems = isUuid(id) ? [] : ['id must be a UUID'];
+  let value: T;
+  try {
+    value = read();
+  } catch (error) {
+    if (idProblems.length > 0 && error instanceof DomainError && error.code === 'invalid')
+      throw invalid([...idProblems, ...error.messages]);
+    throw error;
+  }
+  if (idProblems.length > 0) throw invalid(idProblems);
+  return value;
 }

@@ -367,6 +367,13 @@ describe('400: the body', () => {
     expectErrorBody(await postBind(kassa, 'not-a-uuid', valid()), 400, ['id must be a UUID']);
   });
 
+  it("a malformed session id and a body that breaks rules: every problem at once, the path id's first", async () => {
+    const refused = await postBind(kassa, 'not-a-uuid', { chain_id: '31337' });
+    expectErrorBody(refused, 400);
+    expect(refused.body.message[0]).toBe('id must be a UUID');
+    expect(refused.body.message).toContain('tx_hash is required');
+  });
+
   it('and a refused bind writes nothing', async () => {
     await postBind(kassa, id, { ...valid(), chain_id: 'nope' });
     const read = await get(id);
