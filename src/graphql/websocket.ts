@@ -3,6 +3,7 @@ import { GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema, t
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../logging.js';
+import { errorBody } from '../rest/http-error.js';
 import { GRAPHQL_PARSE_OPTIONS } from './protection.js';
 import type { GraphqlThrottle } from './throttle.js';
 
@@ -107,19 +108,24 @@ export function serveGraphqlOverWebSocket<Context extends object>(
 
   wss.options.handleProtocols = handleProtocols;
   wss.options.verifyClient = (info, accept) => {
+    // A handshake refused here gets the REST error body (as the rate limit's 429 does), not ws's plain text.
+    const refuse = (status: number, message: string) =>
+      accept(false, status, JSON.stringify(errorBody(status, message)), {
+        'Content-Type': 'application/json; charset=utf-8',
+      });
     if (wss.clients.size >= options.maxConnections) {
       log.warn(
         { maxConnections: options.maxConnections },
         'graphql websocket: connection refused, the instance holds the most it may',
       );
-      return accept(false, 503, 'Too many GraphQL WebSocket connections on this server; try again later');
+      return refuse(503, 'Too many GraphQL WebSocket connections on this server; try again later');
     }
     if (!options.throttle) return accept(true);
     options.throttle.admitConnection(info.req).then(
       (refused) => (refused ? accept(false, refused.status, refused.body, refused.headers) : accept(true)),
       (error: unknown) => {
         log.error({ err: error }, 'graphql websocket: could not check the connection rate limit');
-        accept(false, 500, 'Internal server error');
+        refuse(500, 'Internal server error');
       },
     );
   };

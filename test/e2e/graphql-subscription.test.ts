@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -320,17 +321,27 @@ describe('checkoutSessionUpdated', () => {
         subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }),
       ];
       for (const s of [first, second]) await s.waitFor((r) => session(r) !== undefined);
-      const refused = async () => {
+      const refusal = async () => {
         const raw = new WebSocket(`${c.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
         raw.on('error', () => {});
         const [, response] = (await Promise.race([
           once(raw, 'unexpected-response'),
           once(raw, 'open').then(() => [null, null]),
-        ])) as [unknown, { statusCode: number } | null];
+        ])) as [unknown, IncomingMessage | null];
+        const body = response ? (await response.toArray()).join('') : '';
         raw.terminate();
-        return response?.statusCode ?? null;
+        return response && { status: response.statusCode, type: response.headers['content-type'], body };
       };
-      expect(await refused()).toBe(503);
+      const refused = async () => (await refusal())?.status ?? null;
+      // Refused with the REST error body, as the rate limit's 429 is.
+      const first503 = await refusal();
+      expect(first503?.status).toBe(503);
+      expect(first503?.type).toMatch(/^application\/json/);
+      expect(JSON.parse(first503!.body)).toEqual({
+        statusCode: 503,
+        message: 'Too many GraphQL WebSocket connections on this server; try again later',
+        error: 'Service Unavailable',
+      });
       await first.dispose();
       // The server drops the socket once the close handshake is done.
       const deadline = Date.now() + 3000;
