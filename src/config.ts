@@ -113,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
       demo: config.demo,
       sandbox: config.sandbox,
       databaseUrl,
+      host: config.host,
     }),
   );
   if (problems.length > 0) throw new ConfigError(problems);

@@ -78,12 +78,15 @@ export interface SafetyFacts {
   readonly demo: boolean;
   readonly sandbox: boolean;
   readonly databaseUrl: string | null;
+  /** The interface the HTTP server listens on (HOST). */
+  readonly host: string;
 }
 
 /**
  * Combinations Kassa refuses to start with, one message each (docs/operations.md#running-in-production):
  * in development and production, fixture rates or the demo organisation beside a mainnet
- * network (the demo wallet is anvil's published account); in production, the sandbox network,
+ * network (the demo wallet is anvil's published account); in development, a mainnet network on a
+ * HOST others can reach (a deployment that forgot KASSA_ENV=production); in production, the sandbox network,
  * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is
  * allowed explicitly. The test environment (Kassa's own suite, chosen only by KASSA_ENV=test) may
  * quote mainnet networks from fixture rates; the demo rule holds there too.
@@ -105,6 +108,13 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
       `KASSA_DEMO: the demo organisation's wallet is anvil's public test account, whose private key is published, so ` +
         `it cannot be used beside mainnet networks (${mainnets.join(', ')}); ` +
         'set KASSA_DEMO=false or enable only the local sandbox network',
+    );
+  }
+  if (facts.env === 'development' && mainnets.length > 0 && !isLoopbackOnly(facts.host)) {
+    problems.push(
+      `HOST: development mode (KASSA_ENV unset) relaxes what production checks (webhook addresses, the master key, ` +
+        `CHECKOUT_BASE_URL), so with mainnet networks (${mainnets.join(', ')}) it serves this machine only, not ` +
+        `HOST=${facts.host}; set KASSA_ENV=production, or HOST=127.0.0.1`,
     );
   }
   if (production && facts.networks.some((network) => !isMainnet(network))) {

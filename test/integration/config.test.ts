@@ -466,6 +466,19 @@ describe('unsafe combinations are refused at start, one message each', () => {
       `${DEMO} (ethereum); set KASSA_DEMO=false or enable only the local sandbox network`,
     ],
     [
+      'development: a mainnet network on a HOST other machines can reach (KASSA_ENV forgotten)',
+      {
+        KASSA_DATA_DIR: '',
+        KASSA_NETWORKS: 'bsc',
+        KASSA_DEMO: 'false',
+        KASSA_RATES_SOURCES: 'coingecko',
+        HOST: '0.0.0.0',
+      },
+      'HOST: development mode (KASSA_ENV unset) relaxes what production checks (webhook addresses, the master key, ' +
+        'CHECKOUT_BASE_URL), so with mainnet networks (bsc) it serves this machine only, not HOST=0.0.0.0; ' +
+        'set KASSA_ENV=production, or HOST=127.0.0.1',
+    ],
+    [
       'test: the demo organisation beside a mainnet network',
       { KASSA_ENV: 'test', KASSA_DATA_DIR: '', KASSA_NETWORKS: 'local,bsc', KASSA_DEMO: 'true' },
       `${DEMO} (bsc); set KASSA_DEMO=false or enable only the local sandbox network`,
@@ -535,6 +548,8 @@ describe('unsafe combinations are refused at start, one message each', () => {
         KASSA_RATES_SOURCES: 'coinbase',
       }),
     ).not.toThrow();
+    // Development beyond this machine with the sandbox network alone (a container's HOST=0.0.0.0).
+    expect(() => loadConfig({ KASSA_DATA_DIR: dataDir(), HOST: '0.0.0.0' })).not.toThrow();
     expect(() => loadConfig(productionEnv())).not.toThrow();
     expect(
       loadConfig(productionEnv({ DATABASE_URL: undefined, KASSA_ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).databaseUrl,
