@@ -43,14 +43,15 @@ export async function recordTransfer(
              updated_at = ${at}
        WHERE p.id = (SELECT r.id FROM payments r
                       WHERE r.chain_id = ${transfer.chainId} AND r.tx_hash = ${transfer.txHash}
-                        AND r.state = 'reversed' AND r.to_address = ${transfer.to}
+                        AND ${movedSql('r', transfer)} AND r.to_address = ${transfer.to}
                         AND r.token_address IS NOT DISTINCT FROM ${transfer.tokenAddress}
                         AND r.base_units = ${units}::numeric
                       ORDER BY r.log_index, r.created_at, r.id LIMIT 1)
          -- Rechecked on the row once a concurrent writer releases it: revived once.
-         AND p.state = 'reversed'
+         AND ${movedSql('p', transfer)}
          AND NOT EXISTS (SELECT 1 FROM payments l WHERE l.chain_id = ${transfer.chainId}
-                           AND l.tx_hash = ${transfer.txHash} AND l.log_index = ${transfer.logIndex} AND l.live)
+                           AND l.tx_hash = ${transfer.txHash} AND l.log_index = ${transfer.logIndex} AND l.live
+                           AND l.id <> p.id)
       RETURNING p.session_id
     ), inserted AS (
       INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
@@ -64,15 +65,33 @@ export async function recordTransfer(
              ${at}::timestamptz
        WHERE NOT EXISTS (SELECT 1 FROM revived)
       ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
-         SET session_id = EXCLUDED.session_id, attribution = EXCLUDED.attribution, late = EXCLUDED.late,
+         SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),
+             attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
+             late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late ELSE payments.late END,
+             -- Recorded from a branch since replaced (a bind reads a block the scan has not reached): where it is now.
+             block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, block_time = EXCLUDED.block_time,
+             state = CASE WHEN payments.block_hash <> EXCLUDED.block_hash THEN 'seen' ELSE payments.state END,
+             confirmations = CASE WHEN payments.block_hash <> EXCLUDED.block_hash THEN 0
+                                  ELSE payments.confirmations END,
              updated_at = EXCLUDED.updated_at
-       WHERE payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL
+       WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL)
+          OR payments.block_hash <> EXCLUDED.block_hash
       RETURNING session_id
     )
     SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
   const holder = rows.length > 0 ? rows[0]!.session_id : await creditedTo(tx, transfer);
   if (holder !== null) await markChanged(tx, [holder], at);
   return holder;
+}
+
+/**
+ * A row (`alias`) of the same transfer that the scan finds elsewhere now: reversed by a reorganisation, or still live
+ * at a block since replaced (a bind recorded it from a block the scan had not reached, so no reorg check saw the block
+ * go: docs/payment-detection.md).
+ */
+function movedSql(alias: string, transfer: ChainTransfer): Prisma.Sql {
+  const r = Prisma.raw(alias);
+  return Prisma.sql`(${r}.state = 'reversed' OR (${r}.live AND ${r}.block_hash <> ${transfer.blockHash}))`;
 }
 
 async function creditedTo(tx: Client, transfer: ChainTransfer): Promise<string | null> {

@@ -195,6 +195,43 @@ describe('a transfer re-included at another log index after a reorg', () => {
   });
 });
 
+describe('a payment bound from a block the scan had not reached, whose block is then replaced', () => {
+  // Found by a review: the bind records the payment at its block before the scan gets there, so no reorg check sees
+  // that block go. The scan then finds the transaction lower down, on the new branch: the payment must move there,
+  // not stay at the replaced block until its confirmation check reverses it for good.
+  it.each([
+    ['at the same log index', false],
+    ['at another log index', true],
+  ])('%s: the payment follows its transaction and stays its session', async (_where, afterAnother) => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const c = await checkout(merchant);
+    await node.watchers.tick();
+    const raw = await chain.signPayment(merchant.wallet, 'USDT', '50', { from: 6 });
+    const snapshot = await chain.snapshot();
+    await chain.mine(1);
+    const hash = await chain.sendRaw(raw);
+    const bound = await postBind(node.kassa, c.id, { tx_hash: hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+    expect(bound.status).toBe(200);
+    const [before] = await paymentsOf(c.id);
+
+    // Before any scan: the branch is replaced by one where the same transaction is mined a block earlier.
+    await chain.revert(snapshot);
+    if (afterAnother) await reincludeAfterAnotherTransfer(raw);
+    else expect(await chain.sendRaw(raw)).toBe(hash);
+    await chain.mine(2);
+    await node.watchers.tick();
+    await confirmAll();
+
+    expect(await view(c.id)).toMatchObject({ status: 'partial' });
+    const [now, ...none] = await paymentsOf(c.id);
+    expect(none).toEqual([]);
+    expect(now).toMatchObject({ txHash: hash, state: 'confirmed', attribution: 'bound_tx' });
+    expect(now!.blockNumber).toBe(before!.blockNumber - 1n);
+    expect(now!.blockHash).not.toBe(before!.blockHash);
+    expect(await unattributed()).not.toContain(hash);
+  });
+});
+
 /** A session of `merchant` paid by exact amount (from sandbox account 5), and a snapshot from before the payment. */
 async function paidExactly(
   merchant: TestMerchant,
@@ -388,6 +425,9 @@ describe('reversed payments of one transaction, recorded again at other log inde
   const at = new Date('2026-11-27T10:00:00.000Z');
   const prisma = () => node.kassa.runtime.db.prisma;
 
+  // One hash per block, as on a chain: the logs of one block share it (a transfer seen at another hash has moved).
+  const blockHashes = new Map<bigint, string>();
+  const hashOf = (block: bigint) => blockHashes.get(block) ?? blockHashes.set(block, randomHash()).get(block)!;
   const transfer = (txHash: string, logIndex: number, units: bigint, block: bigint): ChainTransfer => ({
     network,
     chainId,
@@ -400,7 +440,7 @@ describe('reversed payments of one transaction, recorded again at other log inde
     baseUnits: units,
     amount: new Decimal(units.toString()).dividedBy(1_000_000),
     blockNumber: block,
-    blockHash: randomHash(),
+    blockHash: hashOf(block),
     blockTime: at,
   });
   const record = (transfers: ChainTransfer[], credit: Credit | null = null) =>
