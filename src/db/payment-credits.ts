@@ -109,9 +109,9 @@ export async function markChanged(tx: Client, sessionIds: readonly string[], at:
 }
 
 /**
- * Selects the asset and chain for a session that has none: the required amount is the
- * quote valid at `firstSeenAt` (the old amount of the first re-pricing after it, else the
- * current one). Keeps only the amount claim the session can still be paid with.
+ * Selects the asset and chain for a session that has none: the required amount is `exact` when given (an exact
+ * payment: the amount of the quote whose claim it matched), else the quote valid at `firstSeenAt` (the old amount of
+ * the first re-pricing after it, else the current one). Keeps only the amount claim the session can still be paid with.
  */
 export async function lockAsset(
   tx: Client,
@@ -121,11 +121,13 @@ export async function lockAsset(
   chainId: string,
   firstSeenAt: Date,
   at: Date,
+  exact: Decimal | null = null,
 ): Promise<Decimal> {
   const rows = await tx.$queryRaw<Array<{ total: string }>>`
     UPDATE checkout_sessions s
        SET crypto_currency = ${asset}, chain_id = ${chainId}, updated_at = ${at},
            total_amount_crypto = COALESCE(
+             ${exact?.toFixed() ?? null}::numeric,
              (SELECT qc.old_amount FROM checkout_session_quote_changes qc
                WHERE qc.session_id = s.id AND qc.ticker = ${asset} AND qc.created_at > ${firstSeenAt}
                ORDER BY qc.created_at, qc.id LIMIT 1),
@@ -155,7 +157,9 @@ export async function confirmExactCredit(
   at: Date,
 ): Promise<boolean> {
   const minedAt = transfer.blockTime < at ? transfer.blockTime : at;
-  await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at);
+  // The claim it matched was taken for one of the session's quotes, which asked for exactly this amount. (By time
+  // alone, a block stamped within the clock skew before a re-pricing would be judged at the quote before it.)
+  await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at, transfer.amount);
   const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
     SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
   if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) return true;

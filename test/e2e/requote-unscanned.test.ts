@@ -206,6 +206,35 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect(unattributed).not.toContain(sent.hash);
   });
 
+  it("an exact payment of the new amount, its block stamped seconds before the re-pricing (the chain's clock behind), is judged at the new amount", async () => {
+    const t0 = startOfTest();
+    time.freeze(t0);
+    await nextBlockAt(t0);
+    await chain.mine(1);
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const s = await create(node.kassa, merchant);
+    await scanAt(t0 + 30 * MIN + 31_000);
+    const repriced = t0 + 30 * MIN + 40_000;
+    time.freeze(repriced);
+    prices.BTC = '101000';
+    expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
+    const btc = ((await read(s.id)).crypto_options as Array<{ ticker: string; amount: string }>).find(
+      (o) => o.ticker === 'BTC',
+    )!.amount;
+    expect(btc).not.toBe(s.btc);
+    // The payer sent what the page asked after the re-pricing; the block's timestamp reads 10 s before it.
+    await nextBlockAt(repriced - 10_000);
+    await chain.pay(merchant.wallet, 'BTC', btc, { from: 6 });
+    await chain.mine(2);
+    await scanAt(repriced + 5_000);
+    expect(await read(s.id)).toMatchObject({
+      status: 'paid',
+      crypto_currency: 'BTC',
+      total_amount_crypto: btc,
+      overpaid: false,
+    });
+  });
+
   it('a transfer mined before a re-pricing took its amount does not pay the session that took it', async () => {
     // Found by a review: S2 gives amount Y up when it is re-priced; once that is scanned past, Y is free. S2's payer,
     // on a page not yet updated, sends Y; before the block is scanned, S is re-priced onto Y. The transfer was asked
