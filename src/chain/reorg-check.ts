@@ -20,6 +20,10 @@ export async function undoReorganisation(watched: WatchedNetwork, head: bigint, 
     const onChain = block.number <= head ? await rpc.block(block.number) : null;
     if (onChain?.hash === block.hash) {
       matched = true;
+      // Everything above the newest block that still matches is rescanned, not only from the lowest recorded block
+      // that does not: only range ends and payment blocks are recorded, and the blocks between this one and that
+      // one may have been replaced too (a payment in them would never be scanned).
+      if (forkAt !== null) forkAt = block.number + 1n;
       break;
     }
     forkAt = block.number;

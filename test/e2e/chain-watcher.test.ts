@@ -147,6 +147,37 @@ describe("a reorganisation between reading a range's logs and its end block", ()
   });
 });
 
+describe('a reorganisation below the newest recorded block', () => {
+  let node: ChainKassa;
+  beforeAll(async () => {
+    node = await startChainKassa(chain.url, { settings: { backfillBlocks: 0 } });
+    await node.watchers.tick();
+  });
+  afterAll(async () => {
+    await node?.close();
+  });
+
+  it('rescans every block above the newest recorded block that still matches: a payment in between is found', async () => {
+    const wallet = randomWallet();
+    const session = await sessionOn(node, wallet);
+    await node.watchers.tick(); // records the range's end, which stays on the chain
+    await chain.mine(1);
+    const fork = await chain.snapshot();
+    await chain.mine(2);
+    await node.watchers.tick(); // records the new end, two blocks above the fork
+    // The two blocks after the fork are replaced by a longer branch whose first block holds the payment.
+    await chain.revert(fork);
+    await chain.pay(wallet, 'USDT', session.usdt, { from: 4 });
+    await chain.mine(3);
+    await node.watchers.tick();
+    await node.watchers.tick();
+    expect((await node.kassa.http.get(`/checkout-sessions/${session.id}`)).body).toMatchObject({
+      status: 'paid',
+      total_amount_crypto: session.usdt,
+    });
+  });
+});
+
 describe('a scanner killed mid-range', () => {
   it('loses and duplicates nothing when another instance takes over', async () => {
     const proxy = await startRpcProxy(chain.url);
