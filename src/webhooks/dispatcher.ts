@@ -92,7 +92,16 @@ async function attemptInOrder(
   deadline: number,
 ): Promise<number> {
   for (const [index, claim] of claims.entries()) {
-    const ok = await attempt(ctx, claim, logger);
+    let ok: boolean;
+    try {
+      ok = await attempt(ctx, claim, logger);
+    } catch (error) {
+      // Not recorded (the database refused it or is away): this claim and the rest are given back at once, to be
+      // tried again in a later pass, rather than left leased until their leases lapse; other endpoints go on.
+      logger.error({ err: error, deliveryId: claim.deliveryId }, 'webhook attempt could not be recorded');
+      await ctx.store.webhooks.releaseClaims(claims.slice(index)).catch(() => undefined);
+      return index;
+    }
     if (!ok || Date.now() >= deadline) {
       await ctx.store.webhooks.releaseClaims(claims.slice(index + 1));
       return index + 1;

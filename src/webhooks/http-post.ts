@@ -88,7 +88,7 @@ export async function postJson(
             statusCode: response.statusCode ?? null,
             error: null,
             responseExcerpt:
-              size > 0 ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null,
+              size > 0 ? storable(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8')) : null,
           });
         response.on('data', (chunk: Buffer) => {
           if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
@@ -106,10 +106,19 @@ export async function postJson(
     request.on('error', (error: NodeJS.ErrnoException) =>
       finish({
         statusCode: null,
-        error: error.code ? `${error.code}: ${error.message}` : error.message,
+        error: storable(error.code ? `${error.code}: ${error.message}` : error.message),
         responseExcerpt: null,
       }),
     );
     request.end(body);
   });
+}
+
+/**
+ * `text` as PostgreSQL can store it: its text type holds no NUL character, and a receiver's answer (UTF-16 text, a
+ * binary body) may hold one. Unstorable, it failed the attempt's record and left the delivery leased and retried
+ * forever. Each NUL becomes U+FFFD, as invalid UTF-8 already does.
+ */
+function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

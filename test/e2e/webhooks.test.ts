@@ -141,6 +141,17 @@ describe('retries', () => {
     expect(delivery!.attemptLog[0]!.error).toBe('HTTP 500');
   });
 
+  it('an answer holding NUL characters (UTF-16 text) is recorded, not left to jam the endpoint', async () => {
+    const { owner, endpoint } = await freshMerchantWithReceiver();
+    receiver.respond({ status: 200, body: 'O\u0000K\u0000' });
+    loop = startDeliveryLoop(kassa.ctx);
+    await createSession(kassa, owner, checkoutRequest());
+    await expect.poll(async () => (await deliveries(owner, endpoint.id))[0]?.status).toBe('succeeded');
+    const [delivery] = await deliveries(owner, endpoint.id);
+    expect(delivery!.attempts).toBe(1);
+    expect(delivery!.attemptLog.map((a) => [a.statusCode, a.responseExcerpt])).toEqual([[200, 'O\uFFFDK\uFFFD']]);
+  });
+
   it('retries a receiver that does not answer within the timeout', async () => {
     const { owner, endpoint } = await freshMerchantWithReceiver();
     receiver.respond({ hang: 2_000 });
