@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -12,6 +13,7 @@ import type { DomainContext } from '../domain/context.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { clientAddressOf } from '../rest/client-address.js';
 import { takeUpgrades } from '../rest/plain-upgrades.js';
+import { errorBody } from '../rest/http-error.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
 import { formatGraphqlError, rateLimitedStatus, type FormatErrorOptions } from './errors.js';
@@ -133,6 +135,10 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
       takeUpgrades(server, isGraphqlWebSocket, (req, socket, head) =>
         wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req)),
       );
+      // A handshake ws refuses (a missing or bad key, version or subprotocol list) is answered with the error body.
+      wss.on('wsClientError', (error, socket) =>
+        refuseHandshake(socket, 400, error.message, /version/i.test(error.message) ? VERSION_HEADER : {}),
+      );
       sockets = serveGraphqlOverWebSocket(wsServer, {
         schema,
         rules,
@@ -159,11 +165,27 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
   };
 }
 
-/** A WebSocket handshake to GRAPHQL_PATH (ws itself answers one that is malformed). */
+/** A WebSocket handshake to GRAPHQL_PATH: a GET (ws answers one that is malformed: refuseHandshake). */
 function isGraphqlWebSocket(req: IncomingMessage): boolean {
   const url = req.url ?? '';
   const query = url.indexOf('?');
-  return (query < 0 ? url : url.slice(0, query)) === GRAPHQL_PATH && req.headers.upgrade?.toLowerCase() === 'websocket';
+  return (
+    req.method === 'GET' &&
+    (query < 0 ? url : url.slice(0, query)) === GRAPHQL_PATH &&
+    req.headers.upgrade?.toLowerCase() === 'websocket'
+  );
+}
+
+const VERSION_HEADER = { 'Sec-WebSocket-Version': '13' };
+
+/** Ends a refused handshake with `status` and the error body (as src/rest/client-error.ts answers the parser's). */
+function refuseHandshake(socket: Duplex, status: number, message: string, headers: Record<string, string>): void {
+  const body = JSON.stringify(errorBody(status, message));
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n`;
+  head += `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+  if (socket.writable) socket.end(`${head}\r\n${body}`, () => socket.destroy());
+  else socket.destroy();
 }
 
 /** express.json leaves req.body unset for other content types; Apollo then refuses them itself (CSRF, 400). */

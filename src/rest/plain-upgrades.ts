@@ -47,8 +47,14 @@ function servePlainly(server: Server, upgrade: IncomingMessage, duplex: Duplex, 
   res.assignSocket(socket);
   res.once('finish', () => {
     res.detachSocket(socket);
-    socket.end();
+    // Whatever the client still sends is not read: the connection ends with the answer (ended, not only half-closed,
+    // so a body that never stops is not taken in).
+    socket.removeAllListeners('data');
+    socket.end(() => socket.destroy());
+    socket.resume();
   });
+  // A client that waits for `100 Continue` before its body (Node's parser would have sent it).
+  if (/^100-continue$/i.test(req.headers.expect ?? '')) socket.write('HTTP/1.1 100 Continue\r\n\r\n');
   feedBody(req, socket, head);
   server.emit('request', req, res);
 }

@@ -276,6 +276,47 @@ describe('requests that offer to switch protocols (Upgrade) other than the Graph
     expect((await kassa.http.get(`/checkout-sessions/${created.session_id}`)).status).toBe(200);
   });
 
+  it('a POST offering a WebSocket is served as the POST it is; a malformed WebSocket handshake gets the spec body', async () => {
+    const query = JSON.stringify({ query: '{ networks { slug } }' });
+    const post = await exchange([
+      'POST /graphql HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+        `Content-Type: application/json\r\nContent-Length: ${query.length}\r\n\r\n${query}`,
+    ]);
+    expect(post).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+    expect(bodyOf(post).data.networks.length).toBeGreaterThan(0);
+
+    const noKey = await exchange([
+      'GET /graphql HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    ]);
+    expect(noKey).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/);
+    expect(headOf(noKey)).toMatch(/\r\nContent-Type: application\/json/i);
+    expect(bodyOf(noKey)).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+  });
+
+  it('a client that waits for 100 Continue before its body gets it, then its answer', async () => {
+    const { port } = new URL(kassa.url);
+    const query = JSON.stringify({ query: '{ networks { slug } }' });
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port: Number(port) }, () =>
+        socket.write(
+          `POST /graphql HTTP/1.1\r\nHost: x\r\n${H2C}Content-Type: application/json\r\n` +
+            `Expect: 100-continue\r\nContent-Length: ${query.length}\r\n\r\n`,
+        ),
+      );
+      let received = '';
+      socket.on('data', (chunk) => {
+        const first = received === '';
+        received += chunk.toString();
+        if (first && received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) socket.write(query);
+      });
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+    const final = answer.replace('HTTP/1.1 100 Continue\r\n\r\n', '');
+    expect(answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+    expect(final).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+  });
+
   it('a read offering h2c gets the same answer as without; an Upgrade: websocket elsewhere gets the spec body', async () => {
     const id = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
     const plain = await kassa.http.get(`/checkout-sessions/${id}`);
