@@ -1,6 +1,6 @@
 import type { AdapterStatement } from './database.js';
 
-/** What kassa_create_checkout_session answers for one create (as migration 20261129110000 last wrote it). */
+/** What kassa_create_checkout_session answers for one create (as migration 20261130100000 last wrote it). */
 export interface CreateAnswer {
   readonly offsets?: Record<string, number>;
   readonly replay?: { readonly request_hash: string; readonly session_id: string };

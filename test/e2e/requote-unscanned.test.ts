@@ -206,6 +206,26 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect(unattributed).not.toContain(sent.hash);
   });
 
+  it("unique amounts are taken at Kassa's clock (block times are judged by it), by a create and by a re-pricing", async () => {
+    const t0 = startOfTest();
+    time.freeze(t0);
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const first = await create(node.kassa, merchant);
+    // The other instance's first create of this basket tries the step the first one holds: the smallest free one.
+    time.freeze(t0 + 1_000);
+    const other = await create(second, merchant);
+    expect(new Decimal(other.usdt).minus(first.usdt).toFixed()).toBe('0.000001');
+    const takenAt = (id: string) =>
+      node.kassa.runtime.db.prisma.$queryRaw<Array<{ created_at: Date }>>`
+        SELECT DISTINCT created_at FROM payment_amount_claims WHERE session_id = ${id}::uuid AND released_at IS NULL`;
+    expect(await takenAt(first.id)).toEqual([{ created_at: new Date(t0) }]);
+    expect(await takenAt(other.id)).toEqual([{ created_at: new Date(t0 + 1_000) }]);
+    await scanAt(t0 + 30 * MIN + 31_000);
+    time.freeze(t0 + 30 * MIN + 40_000);
+    expect(await requoteDueSessions(node.kassa.ctx)).toBe(2);
+    expect(await takenAt(first.id)).toEqual([{ created_at: new Date(t0 + 30 * MIN + 40_000) }]);
+  });
+
   it("an exact payment of the new amount, its block stamped seconds before the re-pricing (the chain's clock behind), is judged at the new amount", async () => {
     const t0 = startOfTest();
     time.freeze(t0);

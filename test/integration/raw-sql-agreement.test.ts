@@ -29,6 +29,7 @@ const hotPaths = [
   '20261126200000_create_hinted_amounts',
   '20261128100000_create_in_batches',
   '20261129110000_create_refuses_taken_amounts',
+  '20261130100000_claims_taken_at_kassa_clock',
 ]
   .map((name) => readFileSync(path.join(PACKAGE_ROOT, `prisma/migrations/${name}/migration.sql`), 'utf8'))
   .join('\n');
