@@ -205,11 +205,12 @@ export async function paymentTotals(
 }
 
 /**
- * The SQL condition "someone paid or is paying session `s`": a credited payment (one a reorganisation reversed
- * too: the same transfer may come back and is judged at the quote it was sent for), or a bound transaction the
- * chain knows.
+ * The SQL condition "someone paid session `s`": a credited payment (one a reorganisation reversed too: the same
+ * transfer may come back and is judged at the quote it was sent for).
  */
-export const PAYMENT_ACTIVITY_SQL =
-  `(EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id)
-  OR EXISTS (SELECT 1 FROM checkout_session_transactions t WHERE t.session_id = s.id AND t.state <> 'rejected' AND ` +
-  `t.seen_on_chain_at IS NOT NULL))`;
+export const PAYMENT_CREDITED_SQL = `EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id)`;
+
+/** The SQL condition "someone may be paying session `s`": a bound transaction the chain knows, not rejected. */
+export const BOUND_TRANSACTION_SEEN_SQL =
+  `EXISTS (SELECT 1 FROM checkout_session_transactions t WHERE t.session_id = s.id AND t.state <> 'rejected' AND ` +
+  `t.seen_on_chain_at IS NOT NULL)`;

@@ -7,7 +7,7 @@ import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { fixedRates } from '../support/fixed-rates.js';
-import { controllableClock, createSession } from '../support/rest-kassa.js';
+import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
 
 /**
  * Found by an outside review, against a real anvil: re-pricing a quote (docs/payment-rules.md, rule 7)
@@ -204,6 +204,42 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect((await paymentsOf(s.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
     const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     expect(unattributed).not.toContain(sent.hash);
+  });
+
+  it('binds of stuck transactions hold a re-pricing only until the in-flight grace after the quote ends, one after another or not', async () => {
+    // Found by a review: each pending bind held the quote until it was rejected `not mined`, a grace after its own
+    // bind; binding one stuck transaction after another kept the old quote for as long as they came.
+    const t0 = startOfTest();
+    time.freeze(t0);
+    await nextBlockAt(t0);
+    await chain.mine(1);
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const body = await createSession(
+      node.kassa,
+      merchant,
+      checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }], expires_in_minutes: 150 }),
+    );
+    const id = body.session_id as string;
+    const usdt = await usdtOf(id);
+    await scanAt(t0 + 1_000);
+    const bindPending = async (at: number, from: number) => {
+      time.freeze(at);
+      const stuck = await chain.payPending(randomWallet(), 'USDT', '1', { from });
+      const bound = await postBind(node.kassa, id, { tx_hash: stuck.hash, chain_id: '31337', crypto_currency: 'USDT' });
+      expect(bound.status).toBe(200);
+      return stuck;
+    };
+    await bindPending(t0 + 29 * MIN, 8);
+    const last = await bindPending(t0 + 88 * MIN, 9);
+    try {
+      // The quote ended at 30 min, its grace at 90: the first bind is rejected `not mined` (89 min), the second is
+      // still pending, and the session is re-priced.
+      await scanAt(t0 + 95 * MIN);
+      expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
+      expect(await usdtOf(id)).not.toBe(usdt);
+    } finally {
+      await last.release();
+    }
   });
 
   it("unique amounts are taken at Kassa's clock (block times are judged by it), by a create and by a re-pricing", async () => {
