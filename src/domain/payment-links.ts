@@ -58,6 +58,12 @@ export async function createPaymentLink(
     problems.push(`currency ${input.currency} is not supported: use an ISO 4217 code the rates source prices`);
   }
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) problems.push('expires_at must be in the future');
+  // A basket that sums to 0 could never be paid: every visit would be refused as create refuses it.
+  const basket = (input.items ?? []).reduce(
+    (sum, item) => sum.plus(new Decimal(item.unitPrice).times(item.quantity)),
+    new Decimal(0),
+  );
+  if ((input.items ?? []).length > 0 && basket.isZero()) problems.push('total amount must be greater than 0');
   if (problems.length > 0) throw invalid(problems);
   if (!ctx.networks.some((network) => organisation.wallets[network.slug])) {
     throw unprocessable(

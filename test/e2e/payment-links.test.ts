@@ -189,6 +189,15 @@ describe('POST /payment-links', () => {
       paymentLinkRequest({ expires_at: new Date(Date.now() - 60_000).toISOString() }),
     );
     expectErrorBody(past, 400, ['expires_at must be in the future']);
+    // A basket that sums to 0 could never be paid (each visit would be refused): refused at creation.
+    const free = await linkCall(
+      kassa,
+      shop,
+      'post',
+      '/payment-links',
+      paymentLinkRequest({ items: [{ name: 'Gift', quantity: 2, unit_price: 0 }] }),
+    );
+    expectErrorBody(free, 400, ['total amount must be greater than 0']);
     expectErrorBody(await linkCall(kassa, shop, 'post', '/payment-links', '[]'), 400, ['body must be a JSON object']);
   });
 
