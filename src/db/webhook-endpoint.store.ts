@@ -55,8 +55,8 @@ export function webhookEndpointStore(prisma: PrismaClient): EndpointStore {
 }
 
 async function updateLocked(tx: Tx, id: string, patch: WebhookEndpointPatch): Promise<WebhookEndpointRecord | null> {
-  const current = await tx.$queryRaw<Array<{ enabled: boolean }>>`
-    SELECT enabled FROM webhook_endpoints WHERE id = ${id}::uuid FOR UPDATE`;
+  const current = await tx.$queryRaw<Array<{ enabled: boolean; secret_ciphertext: string }>>`
+    SELECT enabled, secret_ciphertext FROM webhook_endpoints WHERE id = ${id}::uuid FOR UPDATE`;
   if (current.length === 0) return null;
   // Re-enabled: deliver what happens from now on; what happened while disabled is in the events feed.
   const startSeq = patch.enabled === true && !current[0]!.enabled ? await newestOutboxSeq(tx) : undefined;
@@ -70,6 +70,7 @@ async function updateLocked(tx: Tx, id: string, patch: WebhookEndpointPatch): Pr
       ...(patch.previousSecretCiphertext !== undefined
         ? { previousSecretCiphertext: patch.previousSecretCiphertext }
         : {}),
+      ...(patch.rotateSecret ? { previousSecretCiphertext: current[0]!.secret_ciphertext } : {}),
       ...(patch.previousSecretExpiresAt !== undefined
         ? { previousSecretExpiresAt: patch.previousSecretExpiresAt }
         : {}),

@@ -105,8 +105,9 @@ export async function rotateWebhookSecret(
   const previousSecretExpiresAt = new Date(ctx.clock().getTime() + ctx.webhooks.secretOverlapHours * 3_600_000);
   const endpoint = await ctx.store.webhooks.updateEndpoint(id, {
     secretCiphertext: sealSecret(secret, ctx.masterKey, { table: 'webhook_endpoints', id: current.id }),
-    // Same row, so the binding still holds in the other column.
-    previousSecretCiphertext: current.secretCiphertext.sealed,
+    // The secret stored when the row is locked goes on signing (same row, so its binding holds in the other column):
+    // of two rotations at once, the later keeps the earlier's, which its caller was given, not the one both read.
+    rotateSecret: true,
     previousSecretExpiresAt,
   });
   if (!endpoint) throw notFound(`Webhook endpoint ${id} not found`);

@@ -23,6 +23,8 @@ export interface WebhookEndpointPatch {
   readonly secretCiphertext?: string;
   readonly previousSecretCiphertext?: string | null;
   readonly previousSecretExpiresAt?: Date | null;
+  /** The secret stored when the row is locked becomes the previous one (a rotation: secretCiphertext is the new). */
+  readonly rotateSecret?: boolean;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';

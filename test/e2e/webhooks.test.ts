@@ -217,6 +217,47 @@ describe('secret rotation', () => {
   });
 });
 
+describe('secret rotations at once', () => {
+  it('each issued secret signs: the later rotation keeps the earlier one as the previous secret', async () => {
+    const { owner, endpoint } = await freshMerchantWithReceiver();
+    const { rotateWebhookSecret } = await import('../../src/domain/webhook-endpoints.js');
+    // Two rotations that both read the endpoint before either writes (two instances, or two requests at once): the
+    // real store, its writes held until both have read.
+    const webhooks = kassa.ctx.store.webhooks;
+    let release!: () => void;
+    const bothRead = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const racing = {
+      ...kassa.ctx,
+      store: {
+        ...kassa.ctx.store,
+        webhooks: {
+          ...webhooks,
+          updateEndpoint: async (...args: Parameters<typeof webhooks.updateEndpoint>) => {
+            if (++waiting === 2) release();
+            await bothRead;
+            return webhooks.updateEndpoint(...args);
+          },
+        },
+      },
+    };
+    const issued = (
+      await Promise.all([
+        rotateWebhookSecret(racing, owner.organisationId, endpoint.id),
+        rotateWebhookSecret(racing, owner.organisationId, endpoint.id),
+      ])
+    ).map((rotation) => rotation.secret);
+    loop = startDeliveryLoop(kassa.ctx);
+    await createSession(kassa, owner, checkoutRequest());
+    const [hook] = await receiver.waitFor((list) => list.length >= 1);
+    const timestamp = String(hook!.headers['x-service-timestamp']);
+    const hmac = (secret: string) => createHmac('sha256', secret).update(`${timestamp}.${hook!.rawBody}`).digest('hex');
+    const signatures = String(hook!.headers['x-service-signature']).split(',');
+    // Both issued secrets sign (the one set first is the previous one now); the original was replaced by both.
+    expect(signatures.sort()).toEqual(issued.map(hmac).sort());
+  });
+});
+
 describe('REST /webhook-endpoints', () => {
   it('creates, lists, reads, updates and deletes, scoped to the organisation', async () => {
     receiver = await startWebhookReceiver();
