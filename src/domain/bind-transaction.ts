@@ -7,6 +7,7 @@ import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
 import { assetsOn } from './networks.js';
 import { checkSessionId } from './get-checkout-session.js';
+import { isUuid } from './uuid.js';
 import { applySessionEvent } from './session-events.js';
 import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
 import type { BoundTransaction } from './chain-ports.js';
@@ -33,8 +34,7 @@ export async function bindTransaction(
   id: string,
   input: BindTransactionInput,
 ): Promise<BindResult> {
-  const sessionId = checkSessionId(id);
-  const bind = checkBindInput(input);
+  const { sessionId, bind } = checkBindRequest(id, input);
   const before = await ctx.store.sessions.findById(sessionId);
   if (!before) throw notFound(`Checkout session ${sessionId} not found`);
   const network = before.networks.find((n) => n.chainId === bind.chainId);
@@ -230,4 +230,18 @@ function checkAgainstSession(ctx: DomainContext, session: CheckoutSession, bind:
     return invalid(`${ticker} is not available on chain ${bind.chainId} (${sessionNetwork.network})`);
   }
   return null;
+}
+
+/** The session id and the bind, every problem of both at once, the id's first (docs/api/rest.md#errors). */
+function checkBindRequest(id: string, input: BindTransactionInput): { sessionId: string; bind: CheckedBind } {
+  const idProblems = isUuid(id) ? [] : ['id must be a UUID'];
+  let bind: CheckedBind;
+  try {
+    bind = checkBindInput(input);
+  } catch (error) {
+    if (idProblems.length > 0 && error instanceof DomainError && error.code === 'invalid')
+      throw invalid([...idProblems, ...error.messages]);
+    throw error;
+  }
+  return { sessionId: checkSessionId(id), bind };
 }

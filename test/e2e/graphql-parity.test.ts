@@ -208,6 +208,13 @@ describe('every bind refusal of test/e2e/rest-bind.test.ts ends the same way ove
     expectSameRefusal(await bindBoth('not-a-uuid', 'not-a-uuid', valid()));
   });
 
+  it('a malformed session id and a bind that breaks rules: every problem at once, the id first', async () => {
+    const outcome = await bindBoth('not-a-uuid', 'not-a-uuid', { ...valid(), tx_hash: 'x' });
+    expectSameRefusal(outcome);
+    expect(outcome.rest.body.message[0]).toBe('id must be a UUID');
+    expect(outcome.rest.body.message.length).toBeGreaterThan(1);
+  });
+
   it('an unknown session', async () => {
     expectSameRefusal(await bindBoth(UNKNOWN_ID, UNKNOWN_ID, valid()));
   });
