@@ -96,11 +96,12 @@ async function attemptInOrder(
     try {
       ok = await attempt(ctx, claim, logger);
     } catch (error) {
-      // Not recorded (the database refused it or is away): this claim and the rest are given back at once, to be
-      // tried again in a later pass, rather than left leased until their leases lapse; other endpoints go on.
+      // Not recorded (the database refused it or is away): the rest of the batch is given back at once, for a later
+      // pass, rather than left leased until their leases lapse, and other endpoints go on. This one stays leased: it
+      // may have been sent, and its lease is what holds off the next try.
       logger.error({ err: error, deliveryId: claim.deliveryId }, 'webhook attempt could not be recorded');
-      await ctx.store.webhooks.releaseClaims(claims.slice(index)).catch(() => undefined);
-      return index;
+      await ctx.store.webhooks.releaseClaims(claims.slice(index + 1)).catch(() => undefined);
+      return index + 1;
     }
     if (!ok || Date.now() >= deadline) {
       await ctx.store.webhooks.releaseClaims(claims.slice(index + 1));
