@@ -5,6 +5,7 @@ import type { DomainContext } from '../domain/context.js';
 import { DomainError, invalid, notFound, unavailable } from '../domain/errors.js';
 import { checkSessionId } from '../domain/get-checkout-session.js';
 import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/money.js';
+import { amountDue } from '../domain/payments.js';
 import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/networks.js';
 import { rpcChainId } from './anvil.js';
 import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
@@ -95,8 +96,8 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
       );
     }
     // Exactly what the payer's page asks for: quotes are whole units of the token (docs/payment-rules.md, rule 5).
-    const owed = (session.totalAmountCrypto ?? quote.amount).minus(session.amountReceived);
-    amount = owed.greaterThan(0) ? owed : quote.amount;
+    const owed = amountDue(session);
+    amount = owed?.greaterThan(0) ? owed : quote.amount;
   }
   const units = toBaseUnitsCeil(amount, decimals);
   const transfer = await sandboxTransfer(

@@ -1,5 +1,6 @@
 import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
+import type { Decimal } from '../domain/money.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import type { AmountClaimRequest, ChainTransfer } from '../domain/payment-ports.js';
 import { PAYMENT_CLOCK_SKEW_MS } from '../domain/payments.js';
@@ -41,6 +42,40 @@ export async function claimUniqueAmounts(
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND released_at IS NULL AND held_since IS NULL`;
   return new Map(rows.map((row) => [row.ticker, row.offset]));
+}
+
+/**
+ * docs/payment-rules.md, rule 4 (the rest after a partial payment): gives up the session's previous rest amount
+ * (`previous`, released at `at` like any claim: it still covers a transfer mined before) and, when `rest` is given,
+ * claims the smallest `rest.base + k × rest.step` (k < maxSteps) no session holds on the wallet, taken at `at`.
+ * The session's other claims (its quote's amount) stay. Returns the amount claimed, or null: none asked, or every
+ * amount held (the page then asks for the plain difference).
+ */
+export async function claimRestAmount(
+  tx: Client,
+  sessionId: string,
+  previous: { asset: AssetTicker; network: string; amount: Decimal } | null,
+  rest: { asset: AssetTicker; network: string; wallet: string; base: Decimal; step: Decimal } | null,
+  maxSteps: number,
+  at: Date,
+): Promise<Decimal | null> {
+  if (previous)
+    await tx.$executeRaw`UPDATE payment_amount_claims SET released_at = ${at}
+      WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
+        AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL`;
+  if (!rest) return null;
+  const rows = await tx.$queryRaw<Array<{ offset: number | null }>>`
+    SELECT kassa_claim_amount(${sessionId}::uuid, ${rest.asset}, ARRAY[${rest.network}]::text[],
+      ARRAY[${rest.wallet.toLowerCase()}]::text[], ${rest.base.toFixed()}::numeric, ${rest.step.toFixed()}::numeric,
+      ${maxSteps}::integer) AS "offset"`;
+  const offset = rows[0]?.offset ?? null;
+  if (offset === null) return null;
+  const amount = rest.base.plus(rest.step.times(offset));
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
+  await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
+    WHERE session_id = ${sessionId}::uuid AND asset = ${rest.asset} AND network = ${rest.network}
+      AND amount = ${amount.toFixed()}::numeric AND released_at IS NULL`;
+  return amount;
 }
 
 /** Rows `x` and `y` (aliases) of payment_amount_claims or _shares are of one amount on one wallet. */

@@ -33,6 +33,7 @@ interface SessionReadRow {
   amount_received: string;
   amount_received_late: string;
   amount_pending: string;
+  rest_amount: string | null;
   quoted_at: Date;
   underpayment_tolerance_percent: string;
   late_payment_window_minutes: number;
@@ -83,7 +84,8 @@ export async function readSession(
              s.bound_tx_hash,
            s.bound_at, s.bound_tx_checked_at, s.payer_wallet_address, s.chain_id, s.failure_reason,
              s.amount_received::text AS amount_received,
-           s.amount_received_late::text AS amount_received_late, s.amount_pending::text AS amount_pending, s.quoted_at,
+           s.amount_received_late::text AS amount_received_late, s.amount_pending::text AS amount_pending,
+           s.rest_amount::text AS rest_amount, s.quoted_at,
            o.underpayment_tolerance_percent::text AS underpayment_tolerance_percent, o.late_payment_window_minutes,
              s.user_id, s.user_email, s.user_telegram_id,
            s.user_username, s.metadata, s.created_at, s.updated_at,
@@ -158,6 +160,7 @@ function toCheckoutSession(row: SessionReadRow): CheckoutSession {
     amountReceived: toDecimal(row.amount_received),
     amountReceivedLate: toDecimal(row.amount_received_late),
     amountPending: toDecimal(row.amount_pending),
+    restAmount: row.rest_amount === null ? null : toDecimal(row.rest_amount),
     quotedAt: row.quoted_at,
     paymentPolicy: {
       underpaymentTolerancePercent: toDecimal(row.underpayment_tolerance_percent),

@@ -45,6 +45,7 @@ export function sessionRow(session: CheckoutSession): Record<string, unknown> {
     amount_received: session.amountReceived.toFixed(),
     amount_received_late: session.amountReceivedLate.toFixed(),
     amount_pending: session.amountPending.toFixed(),
+    rest_amount: session.restAmount?.toFixed() ?? null,
     quoted_at: session.quotedAt.toISOString(),
     payments_changed_at: null,
     bound_tx_checked_at: session.boundTxCheckedAt?.toISOString() ?? null,

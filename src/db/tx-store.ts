@@ -7,6 +7,7 @@ import type { TxStore } from '../domain/ports.js';
 import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
 import {
   amountContenders,
+  claimRestAmount,
   claimUniqueAmounts,
   exactAmountOwner,
   reclaimExactAmounts,
@@ -35,6 +36,7 @@ const SESSION_COLUMNS: Record<keyof SessionPatch, string> = {
   amountReceived: 'amount_received',
   amountReceivedLate: 'amount_received_late',
   amountPending: 'amount_pending',
+  restAmount: 'rest_amount',
   paymentsChangedAt: 'payments_changed_at',
   boundTxCheckedAt: 'bound_tx_checked_at',
   quotedAt: 'quoted_at',
@@ -138,6 +140,10 @@ export class PrismaTxStore implements TxStore {
 
   claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
     return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps, at);
+  }
+
+  claimRestAmount(...args: Parameters<TxStore['claimRestAmount']>) {
+    return claimRestAmount(this.tx, ...args);
   }
 
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }) {

@@ -99,6 +99,12 @@ export interface CheckoutSession {
   readonly amountReceivedLate: Decimal;
   /** Credited to the session, seen on chain, not yet confirmed. */
   readonly amountPending: Decimal;
+  /**
+   * After a partial payment, the unique amount the payer is asked to send for the rest: what is
+   * owed, raised by whole `amountStep`s to an amount no other session holds on the wallet
+   * (docs/payment-rules.md, rule 4). Null when none is asked (then the plain difference is).
+   */
+  readonly restAmount: Decimal | null;
   /** When the current quotes were made; they are honoured for KASSA_QUOTE_TTL_MINUTES. */
   readonly quotedAt: Date;
   /** The organisation's payment policy (`kassa orgs policy`, docs/payment-rules.md, rule 5), read with the session. */

@@ -72,6 +72,7 @@ export async function draftSession(
     failureReason: null,
     amountReceived: new Decimal(0),
     amountReceivedLate: new Decimal(0),
+    restAmount: null,
     amountPending: new Decimal(0),
     quotedAt: now,
     paymentPolicy: {

@@ -97,6 +97,18 @@ export interface PaymentTxStore {
    */
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**
+   * After a partial payment (docs/payment-rules.md, rule 4): releases the session's `previous` rest amount, and
+   * claims `rest.base` raised by whole `rest.step`s to an amount no other session holds on the wallet, taken at
+   * `at`. Returns the amount claimed; null when `rest` is null or every amount up to `maxSteps` is held.
+   */
+  claimRestAmount(
+    sessionId: string,
+    previous: { asset: AssetTicker; network: string; amount: Decimal } | null,
+    rest: { asset: AssetTicker; network: string; wallet: string; base: Decimal; step: Decimal } | null,
+    maxSteps: number,
+    at: Date,
+  ): Promise<Decimal | null>;
+  /**
    * Claims again the unique amounts a session was paid with exactly (a reorganisation reopened it:
    * docs/payment-rules.md, rule 4); where another session holds one now, shares it from `at`, so a
    * transfer of it pays neither by amount.

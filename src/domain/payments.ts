@@ -1,4 +1,4 @@
-import type { CheckoutSession } from './checkout-session.js';
+import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { Decimal, formatAmount } from './money.js';
 import type { Attribution, AttributionCandidates } from './payment-ports.js';
@@ -82,20 +82,76 @@ export async function settleSessionPayments(
     previous,
     required: session.totalAmountCrypto,
     tolerancePercent: session.paymentPolicy.underpaymentTolerancePercent,
-    dust: quote.amountStep,
+    // What the payer was asked for the rest above what was owed (restAmount) is no overpayment.
+    dust: quote.amountStep.plus(restRaise(session)),
     holds: await tx.expiryHolds(counted, ctx.inflightGraceMinutes),
   } as const;
-  return (await applySessionEvent(ctx, tx, counted, event, now)).session;
+  const judged = (await applySessionEvent(ctx, tx, counted, event, now)).session;
+  return askForRest(ctx, tx, judged, quote.amountStep, now);
+}
+
+/** How much the rest asked for (restAmount) is above what the session owed when it was asked. */
+function restRaise(session: CheckoutSession): Decimal {
+  const owed = amountOwed(session);
+  if (!session.restAmount || owed === null || !session.restAmount.greaterThan(owed)) return new Decimal(0);
+  return session.restAmount.minus(owed);
 }
 
 /**
- * What the payer still has to send in the selected asset: required minus the confirmed
- * total, never below 0, exact (in the token's own units); null until an asset is selected.
+ * docs/payment-rules.md, rule 4: an open session paid in part asks for the rest as a unique amount of its own (what it
+ * owes rounded up to its asset's step, raised by whole steps to an amount no other session holds on its wallet), so
+ * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever the
+ * confirmed total changes; the previous rest amount is released (it still covers a transfer mined before).
  */
-export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived'>): Decimal | null {
+async function askForRest(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  step: Decimal,
+  now: Date,
+): Promise<CheckoutSession> {
+  const owed = amountOwed(session);
+  const network = session.networks.find((n) => n.chainId === session.chainId);
+  const asset = session.cryptoCurrency;
+  const wanted =
+    !isTerminal(session.status) && session.amountReceived.greaterThan(0) && owed !== null && owed.greaterThan(0);
+  if (!network || !asset || (!wanted && !session.restAmount)) return session;
+  const previous = session.restAmount ? { asset, network: network.network, amount: session.restAmount } : null;
+  const rest = wanted
+    ? {
+        asset,
+        network: network.network,
+        wallet: network.walletAddress,
+        base: owed.dividedBy(step).toDecimalPlaces(0, Decimal.ROUND_CEIL).times(step),
+        step,
+      }
+    : null;
+  const restAmount = await tx.claimRestAmount(session.id, previous, rest, ctx.uniqueAmountSteps, now);
+  await tx.updateSession(session.id, { restAmount, updatedAt: session.updatedAt });
+  return { ...session, restAmount };
+}
+
+/**
+ * What the session still owes in the selected asset: required minus the confirmed total, never
+ * below 0, exact (in the token's own units); null until an asset is selected.
+ */
+export function amountOwed(session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived'>): Decimal | null {
   if (!session.totalAmountCrypto) return null;
   const due = session.totalAmountCrypto.minus(session.amountReceived);
   return due.greaterThan(0) ? due : new Decimal(0);
+}
+
+/**
+ * What the payer is asked to send in the selected asset: after a partial payment the rest's unique
+ * amount (`restAmount`, at most KASSA_UNIQUE_AMOUNT_STEPS steps above what is owed), else what is
+ * owed; 0 once nothing is; null until an asset is selected.
+ */
+export function amountDue(
+  session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'restAmount'>,
+): Decimal | null {
+  const owed = amountOwed(session);
+  if (owed === null || !owed.greaterThan(0)) return owed;
+  return session.restAmount?.greaterThanOrEqualTo(owed) ? session.restAmount : owed;
 }
 
 /**
@@ -107,7 +163,7 @@ export function amountDue(session: Pick<CheckoutSession, 'totalAmountCrypto' | '
 export function pendingCoversDue(
   session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>,
 ): boolean {
-  const due = amountDue(session);
+  const due = amountOwed(session);
   if (due === null || !session.amountPending.greaterThan(0)) return false;
   const pending = session.amountPending.toDecimalPlaces(8, Decimal.ROUND_DOWN);
   return pending.greaterThanOrEqualTo(due.toDecimalPlaces(8, Decimal.ROUND_CEIL));

@@ -62,6 +62,7 @@ export interface SessionPatch {
   readonly amountReceived?: Decimal;
   readonly amountReceivedLate?: Decimal;
   readonly amountPending?: Decimal;
+  readonly restAmount?: Decimal | null;
   readonly paymentsChangedAt?: Date | null;
   readonly boundTxCheckedAt?: Date;
   /** When the current quotes were made (re-pricing; their lifetime counts from it). */

@@ -85,7 +85,7 @@ export class PaymentOption {
   @Field(() => String, {
     description:
       "Exactly what to send, in the token's own units: never more fractional digits than the token has " +
-      '("39.972006" for a 6-decimal token). After a partial payment, exactly what is still owed.',
+      '("39.972006" for a 6-decimal token). After a partial payment, the rest\'s unique amount (amountDue).',
   })
   amount!: string;
 
@@ -209,7 +209,9 @@ export class CheckoutSession {
     nullable: true,
     description:
       'What is still to be sent in the selected crypto (totalAmountCrypto − amountReceived, rounded up to 8 ' +
-      'digits, never below 0; paymentOptions gives it exactly); null until one is selected.',
+      'digits, never below 0; paymentOptions gives it exactly); null until one is selected. After a partial ' +
+      "payment it is the rest's unique amount: what is owed raised by a few of the asset's smallest units to an " +
+      'amount no other checkout holds on the wallet, so a transfer of exactly it pays this checkout without a bind.',
   })
   amountDue!: string | null;
 

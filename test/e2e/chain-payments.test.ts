@@ -138,19 +138,17 @@ describe('payments credited from the chain', () => {
       totalAmountCrypto: total,
     });
 
-    // The rest is attached by its own bind (the sending address attributes nothing by itself).
+    // The rest is an amount the session holds alone (docs/payment-rules.md, rule 4): sent exactly, it pays without a
+    // bind (the sending address attributes nothing by itself).
     const rest = new Decimal(total).minus(10).toFixed(8);
     const second = await chain.pay(session.wallet, 'USDT', rest);
     await tick();
-    expect((await view(session.id)).status).toBe('partial');
-    await bind(session.id, second.hash, 'USDT');
-    await tick();
     const paid = await view(session.id);
-    expect(paid).toMatchObject({ status: 'paid' });
-    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'tx_bound', 'paid']);
-    expect((await paymentsOf(session.id)).map((p) => [p.attribution, p.state])).toEqual([
-      ['bound_tx', 'confirmed'],
-      ['bound_tx', 'confirmed'],
+    expect(paid).toMatchObject({ status: 'paid', overpaid: false });
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'paid']);
+    expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution, p.state])).toEqual([
+      [first.hash, 'bound_tx', 'confirmed'],
+      [second.hash, 'exact_amount', 'confirmed'],
     ]);
   });
 

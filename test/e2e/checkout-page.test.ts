@@ -293,10 +293,10 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 5_000 });
       const rest = usdt.minus(half);
       expect(await text(page, '#outcome-text')).toBe(
-        `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send the remaining ${rest.toFixed(6)} USDT to the same address, then enter that transaction's hash below.`,
+        `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send exactly ${rest.toFixed(6)} USDT to the same address: that amount is this checkout's own and is recognised by itself. If you send another amount, enter that transaction's hash below.`,
       );
       expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
-      // The rest, bound like the first part: a sending address attributes nothing by itself.
+      // The rest: its amount is the session's own (it would pay by amount alone); the payer may bind it too.
       const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
       await page.getByLabel('Transaction hash').fill(second.hash);
       await page.getByRole('button', { name: 'Confirm payment' }).click();

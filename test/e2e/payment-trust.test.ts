@@ -403,6 +403,42 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     },
   );
 
+  it("a partial session's rest is an amount of its own: a top-up equal to another session's unique amount pays the partial session, not the other", async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const partial = await checkout({ merchant });
+    const other = await checkout({
+      merchant,
+      body: { items: [{ name: 'Tea', quantity: 1, unit_price: 40 }], currency: 'USD' },
+    });
+    // The first part leaves exactly the other session's unique amount owed.
+    const first = new Decimal(partial.quote.USDT!).minus(other.quote.USDT!).toFixed(6);
+    const sent = await chain.pay(merchant.wallet, 'USDT', first, { from: 5 });
+    expect((await bind(partial.id, { tx_hash: sent.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await confirmAll();
+    await node.watchers.tick();
+    const asked = await graphqlSession(partial.id, 'status amountDue paymentOptions { amount baseUnits }');
+    expect(asked.status).toBe('PARTIAL');
+    expect(asked.amountDue).not.toBe(other.quote.USDT);
+    expect(new Decimal(asked.paymentOptions[0].amount).toFixed(8)).toBe(asked.amountDue);
+    // The payer sends what the page asks for, and does not bind it: it pays by amount.
+    const topUp = await chain.pay(merchant.wallet, 'USDT', asked.amountDue, { from: 5 });
+    await node.watchers.tick();
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await view(partial.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect(await view(other.id)).toMatchObject({ status: 'waiting_payment' });
+    expect((await paymentsOf(partial.id)).map((p) => [p.txHash, p.attribution])).toEqual([
+      [sent.hash, 'bound_tx'],
+      [topUp.hash, 'exact_amount'],
+    ]);
+    expect(await paymentsOf(other.id)).toEqual([]);
+    // The other session's payer still pays it exactly.
+    await chain.pay(merchant.wallet, 'USDT', other.quote.USDT!, { from: 6 });
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await view(other.id)).toMatchObject({ status: 'paid', overpaid: false });
+  });
+
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
     const session = await checkout();
     const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 8 });

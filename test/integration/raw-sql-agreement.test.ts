@@ -83,6 +83,7 @@ const session: CheckoutSession = {
   failureReason: null,
   amountReceived: new Decimal(0),
   amountReceivedLate: new Decimal(0),
+  restAmount: null,
   amountPending: new Decimal(0),
   quotedAt: new Date(0),
   paymentPolicy: { underpaymentTolerancePercent: new Decimal(0), latePaymentWindowMinutes: 60 },

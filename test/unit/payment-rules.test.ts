@@ -98,6 +98,7 @@ function session(overrides: Partial<CheckoutSession> = {}): CheckoutSession {
     failureReason: null,
     amountReceived: d('0'),
     amountReceivedLate: d('0'),
+    restAmount: null,
     amountPending: d('0'),
     quotedAt: new Date('2025-01-15T12:00:00.000Z'),
     paymentPolicy: { underpaymentTolerancePercent: d('0'), latePaymentWindowMinutes: 1440 },
