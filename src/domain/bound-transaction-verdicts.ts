@@ -37,7 +37,8 @@ export async function applyBoundTxVerdict(
       await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
     return { state: 'unverified' };
   }
-  if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
+  if (verdict.kind === 'failed')
+    return reject(ctx, tx, session, bound, verdict.reason, null, now, verdict.neverMined === true);
 
   const share = known ?? (await shareOf(tx, session, bound, verdict.transfers));
   // Another session's exact amount goes to that session, as a scan would credit it.
@@ -114,6 +115,7 @@ async function reject(
   reason: string,
   creditedTo: string | null,
   now: Date,
+  neverMined = false,
 ): Promise<BoundTxOutcome> {
   await tx.updateBoundTransaction(bound.id, { state: 'rejected', reason, checkedAt: now });
   // The payer's page learns the reason live (the session row's update notifies its subscribers).
@@ -122,7 +124,10 @@ async function reject(
     const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
     // Only a transaction the chain knew before expires_at held the session open: when it fails, so does
     // the session (once its time is up). One the chain never knew in time changes nothing: the clock decides.
-    const heldItOpen = bound.seenOnChainAt !== null && bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
+    // Nor does one the chain never mined: anyone can broadcast a transaction a node keeps pending (a nonce gap) for
+    // nothing and bind it to a stranger's session; it held the session for the grace, and it ends expired.
+    const heldItOpen =
+      !neverMined && bound.seenOnChainAt !== null && bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
     const event = heldItOpen
       ? ({ kind: 'bound_tx_failed', reason, holds } as const)
       : ({ kind: 'clock', holds } as const);

@@ -678,6 +678,25 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     }
   });
 
+  it("a stranger's transaction that is never mined, bound just before expires_at, ends the session expired, not failed", async () => {
+    const session = await checkout({ body: { expires_in_minutes: 10 } });
+    // Anyone can broadcast a transaction the node keeps pending for nothing (a nonce gap) and bind it.
+    const pending = await chain.payPending(randomWallet(), 'ETH', '0.001', { from: 4 });
+    try {
+      expect((await bind(session.id, { tx_hash: pending.hash, crypto_currency: 'ETH' })).status).toBe(200);
+      time.freeze(Date.now() + 71 * MIN);
+      await node.watchers.tick();
+      await expireDueSessions(node.kassa.ctx);
+      const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ state: string; reason: string }>>`
+        SELECT state, reason FROM checkout_session_transactions WHERE session_id = ${session.id}::uuid`;
+      expect(rows).toEqual([{ state: 'rejected', reason: expect.stringMatching(/^not mined: /) }]);
+      expect(await view(session.id)).toMatchObject({ status: 'expired' });
+      expect(await eventTypes(session.id)).toEqual(['created', 'expired']);
+    } finally {
+      await pending.release();
+    }
+  });
+
   it('a wallet an organisation received payments on can never become another organisation’s, even after it moved to a new one', async () => {
     const old = randomWallet();
     const merchant = await createMerchant(node.kassa.ctx, { wallet: old, network: 'local' });
