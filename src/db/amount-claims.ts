@@ -48,8 +48,9 @@ export async function claimUniqueAmounts(
  * docs/payment-rules.md, rule 4 (the rest after a partial payment): gives up the session's previous rest amount
  * (`previous`, released at `at` like any claim: it still covers a transfer mined before) and, when `rest` is given,
  * claims the smallest `rest.base + k × rest.step` (k < maxSteps) no session holds on the wallet, taken at `at`.
- * The session's other claims (its quote's amount) stay. Returns the amount claimed, or null: none asked, or every
- * amount held (the page then asks for the plain difference).
+ * When every one is held, it shares `rest.base` with its holder from `at` (payment_amount_shares, as a reopened
+ * session does: reclaimExactAmounts), so a transfer of it pays neither by amount and a bind of one of them settles
+ * whose it is. The session's other claims (its quote's amount) stay. Returns the amount asked, or null when none is.
  */
 export async function claimRestAmount(
   tx: Client,
@@ -60,16 +61,29 @@ export async function claimRestAmount(
   at: Date,
 ): Promise<Decimal | null> {
   if (previous)
-    await tx.$executeRaw`UPDATE payment_amount_claims SET released_at = ${at}
-      WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
-        AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL`;
+    await tx.$executeRaw`
+      WITH shares AS (
+        UPDATE payment_amount_shares SET released_at = ${at}
+         WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
+           AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL)
+      UPDATE payment_amount_claims SET released_at = ${at}
+       WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
+         AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL`;
   if (!rest) return null;
   const rows = await tx.$queryRaw<Array<{ offset: number | null }>>`
     SELECT kassa_claim_amount(${sessionId}::uuid, ${rest.asset}, ARRAY[${rest.network}]::text[],
       ARRAY[${rest.wallet.toLowerCase()}]::text[], ${rest.base.toFixed()}::numeric, ${rest.step.toFixed()}::numeric,
       ${maxSteps}::integer) AS "offset"`;
   const offset = rows[0]?.offset ?? null;
-  if (offset === null) return null;
+  if (offset === null) {
+    await tx.$executeRaw`
+      INSERT INTO payment_amount_shares (network, wallet_address, asset, amount, session_id, created_at)
+      VALUES (${rest.network}, ${rest.wallet.toLowerCase()}, ${rest.asset}, ${rest.base.toFixed()}::numeric,
+              ${sessionId}::uuid, ${at})
+      ON CONFLICT (network, wallet_address, asset, amount, session_id)
+        DO UPDATE SET released_at = NULL, created_at = ${at}`;
+    return rest.base;
+  }
   const amount = rest.base.plus(rest.step.times(offset));
   // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
@@ -108,18 +122,20 @@ export async function releaseAmountClaims(
 }
 
 /**
- * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique
- * amounts it was paid with exactly, released when it was paid: its payer may send that amount
- * again (its own claim, if still reserved after the release, is taken back). An amount another session was
- * given in between stays that session's (the primary key), and this session shares it
- * (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it pays
- * neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
+ * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique amount it
+ * was paid with exactly (its quote's: the amount it was locked at, total_amount_crypto; a rest amount it was
+ * paid with is not asked again, the session asks for a new one: claimRestAmount), released when it was paid:
+ * its payer may send that amount again (its own claim, if still reserved after the release, is taken back).
+ * An amount another session was given in between stays that session's (the primary key), and this session
+ * shares it (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it
+ * pays neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
  * session still comes back to it when re-included (src/db/payment-credits.ts).
  */
 export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
   await tx.$executeRaw`
     WITH paid AS (
       SELECT DISTINCT p.network, p.to_address AS wallet_address, p.asset, p.amount FROM payments p
+        JOIN checkout_sessions s ON s.id = p.session_id AND s.total_amount_crypto = p.amount
        WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'exact_amount'),
     reclaimed AS (
       INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at)

@@ -87,7 +87,7 @@ export async function settleSessionPayments(
     holds: await tx.expiryHolds(counted, ctx.inflightGraceMinutes),
   } as const;
   const judged = (await applySessionEvent(ctx, tx, counted, event, now)).session;
-  return askForRest(ctx, tx, judged, quote.amountStep, now);
+  return askForRest(ctx, tx, judged, amountOwed(session), quote.amountStep, now);
 }
 
 /** How much the rest asked for (restAmount) is above what the session owed when it was asked. */
@@ -100,13 +100,16 @@ function restRaise(session: CheckoutSession): Decimal {
 /**
  * docs/payment-rules.md, rule 4: an open session paid in part asks for the rest as a unique amount of its own (what it
  * owes rounded up to its asset's step, raised by whole steps to an amount no other session holds on its wallet), so
- * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever the
- * confirmed total changes; the previous rest amount is released (it still covers a transfer mined before).
+ * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever what
+ * it owes changes (`owedBefore`: what it owed before this settlement); the previous rest amount is released (it still
+ * covers a transfer mined before). Not asked once `expires_at` has passed (a top-up would be late), nor of a closed
+ * session.
  */
 async function askForRest(
   ctx: DomainContext,
   tx: TxStore,
   session: CheckoutSession,
+  owedBefore: Decimal | null,
   step: Decimal,
   now: Date,
 ): Promise<CheckoutSession> {
@@ -114,8 +117,14 @@ async function askForRest(
   const network = session.networks.find((n) => n.chainId === session.chainId);
   const asset = session.cryptoCurrency;
   const wanted =
-    !isTerminal(session.status) && session.amountReceived.greaterThan(0) && owed !== null && owed.greaterThan(0);
+    !isTerminal(session.status) &&
+    now.getTime() < session.expiresAt.getTime() &&
+    session.amountReceived.greaterThan(0) &&
+    owed !== null &&
+    owed.greaterThan(0);
   if (!network || !asset || (!wanted && !session.restAmount)) return session;
+  // What it owes did not change (only the split between on-time and late money did): the payer keeps the same amount.
+  if (wanted && session.restAmount && owedBefore !== null && owed.equals(owedBefore)) return session;
   const previous = session.restAmount ? { asset, network: network.network, amount: session.restAmount } : null;
   const rest = wanted
     ? {
@@ -142,15 +151,16 @@ export function amountOwed(session: Pick<CheckoutSession, 'totalAmountCrypto' | 
 }
 
 /**
- * What the payer is asked to send in the selected asset: after a partial payment the rest's unique
- * amount (`restAmount`, at most KASSA_UNIQUE_AMOUNT_STEPS steps above what is owed), else what is
- * owed; 0 once nothing is; null until an asset is selected.
+ * What the payer is asked to send in the selected asset: while the session is open after a partial
+ * payment, the rest's unique amount (`restAmount`, at most KASSA_UNIQUE_AMOUNT_STEPS steps above
+ * what is owed), else what is owed; 0 once nothing is; null until an asset is selected. A closed
+ * session's rest amount was given up with its claims: it is not shown.
  */
 export function amountDue(
-  session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'restAmount'>,
+  session: Pick<CheckoutSession, 'status' | 'totalAmountCrypto' | 'amountReceived' | 'restAmount'>,
 ): Decimal | null {
   const owed = amountOwed(session);
-  if (owed === null || !owed.greaterThan(0)) return owed;
+  if (owed === null || !owed.greaterThan(0) || isTerminal(session.status)) return owed;
   return session.restAmount?.greaterThanOrEqualTo(owed) ? session.restAmount : owed;
 }
 

@@ -439,6 +439,39 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     expect(await view(other.id)).toMatchObject({ status: 'paid', overpaid: false });
   });
 
+  // Found by a review: when no rest amount was free, the page asked for the plain difference, which another session
+  // held, and the top-up paid that session.
+  it('when every rest amount is held, the rest is shared with its holder: a top-up pays neither by amount, and the partial session binds it', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const partial = await checkout({ merchant });
+    // 100 sessions of one basket hold its 100 amounts (KASSA_UNIQUE_AMOUNT_STEPS) from its base up.
+    const tea = { items: [{ name: 'Tea', quantity: 1, unit_price: 40 }], currency: 'USD' };
+    const others = await Promise.all(Array.from({ length: 100 }, () => checkout({ merchant, body: tea })));
+    const base = others.map((o) => new Decimal(o.quote.USDT!)).reduce((a, b) => Decimal.min(a, b));
+    const holder = others.find((o) => new Decimal(o.quote.USDT!).equals(base))!;
+    const first = new Decimal(partial.quote.USDT!).minus(base).toFixed(6);
+    const sent = await chain.pay(merchant.wallet, 'USDT', first, { from: 5 });
+    expect((await bind(partial.id, { tx_hash: sent.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await confirmAll();
+    await node.watchers.tick();
+    const asked = await graphqlSession(partial.id, 'status amountDue');
+    expect(asked).toEqual({ status: 'PARTIAL', amountDue: holder.quote.USDT });
+    const topUp = await chain.pay(merchant.wallet, 'USDT', asked.amountDue, { from: 5 });
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await paymentsOf(holder.id)).toEqual([]);
+    expect((await view(partial.id)).status).toBe('partial');
+    expect((await bind(partial.id, { tx_hash: topUp.hash })).status).toBe(200);
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await view(partial.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect(await view(holder.id)).toMatchObject({ status: 'waiting_payment' });
+    expect((await paymentsOf(partial.id)).map((p) => [p.txHash, p.attribution])).toEqual([
+      [sent.hash, 'bound_tx'],
+      [topUp.hash, 'bound_tx'],
+    ]);
+  });
+
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
     const session = await checkout();
     const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 8 });

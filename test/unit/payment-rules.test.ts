@@ -5,7 +5,7 @@ import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
 import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
 import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
-import { attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
+import { amountDue, attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
 
 // docs/payment-rules.md, rules 2 and 3: who a scanned transfer pays, and how a bound transaction is judged.
 
@@ -212,6 +212,29 @@ describe('pendingCoversDue (the hosted page stops asking for more)', () => {
   it('is false with nothing pending or no asset selected', () => {
     expect(covers('10', '10', '0')).toBe(false);
     expect(covers(null, '0', '1')).toBe(false);
+  });
+});
+
+describe('amountDue (what the page asks for)', () => {
+  const due = (status: CheckoutSession['status'], received: string, rest: string | null) =>
+    amountDue({
+      status,
+      totalAmountCrypto: new Decimal('10'),
+      amountReceived: new Decimal(received),
+      restAmount: rest === null ? null : new Decimal(rest),
+    })?.toFixed();
+
+  it("after a partial payment, the rest's own unique amount", () => {
+    expect(due('partial', '4', '6.000002')).toBe('6.000002');
+    expect(due('partial', '4', null)).toBe('6');
+  });
+
+  // Found by a review: a session closed by the clock kept its rest amount, given up with its claims, on show.
+  it('never the rest amount of a closed session, nor one below what is owed', () => {
+    expect(due('expired', '4', '6.000002')).toBe('6');
+    expect(due('failed', '4', '6.000002')).toBe('6');
+    expect(due('partial', '3', '6.000002')).toBe('7');
+    expect(due('paid', '10', '6.000002')).toBe('0');
   });
 });
 
