@@ -150,11 +150,16 @@ export function rssMb(pid) {
   }
 }
 
-/** A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. */
+/**
+ * A basket: the quantity varies per request, as real baskets do, so quoted amounts differ. The customer id is
+ * random too: each half-load run signs from a worker of its own, whose timestamps start again at the clock, and above
+ * 1,000 creates a second the previous run's ran ahead of it; a body that repeated (1 in 999 by quantity alone) at a
+ * reused timestamp is the same signature, refused by Kassa as a replay (401).
+ */
 export function basket() {
   const quantity = 1 + Math.floor(Math.random() * 999);
   return JSON.stringify({
-    user: { id: `bench-${quantity}`, email: 'bench@example.com' },
+    user: { id: `bench-${randomBytes(6).toString('hex')}`, email: 'bench@example.com' },
     items: [{ name: 'Bench item', quantity, unit_price: 19.99 }],
     currency: 'USD',
   });
