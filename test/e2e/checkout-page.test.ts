@@ -296,6 +296,7 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
         `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send exactly ${rest.toFixed(6)} USDT to the same address: that amount is this checkout's own and is recognised by itself. If you send another amount, enter that transaction's hash below.`,
       );
       expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
+      await page.screenshot({ path: new URL('checkout-page-partial.png', ARTIFACTS).pathname, fullPage: true });
       // The rest: its amount is the session's own (it would pay by amount alone); the payer may bind it too.
       const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });
       await page.getByLabel('Transaction hash').fill(second.hash);
