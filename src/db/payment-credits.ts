@@ -31,6 +31,11 @@ export async function recordTransfer(
   const late = Prisma.sql`COALESCE((SELECT s.expires_at <= ${transfer.blockTime}
       OR s.status::text IN ('paid', 'expired', 'failed')
       FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false)`;
+  // A row credited before that moves to another block (`alias`: its session): late also when its new block came at or
+  // after the session's expires_at. (Its session's status is not asked: this very payment may have closed it.)
+  const lateAt = (alias: string, blockTime: Prisma.Sql) =>
+    Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
+      WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     WITH revived AS (
       UPDATE payments p
@@ -39,7 +44,8 @@ export async function recordTransfer(
              block_time = ${transfer.blockTime}, confirmations = 0,
              session_id = COALESCE(p.session_id, ${sessionId}::uuid),
              attribution = COALESCE(p.attribution, ${credit?.attribution ?? null}),
-             late = CASE WHEN p.session_id IS NULL THEN ${late} ELSE p.late END,
+             late = CASE WHEN p.session_id IS NULL THEN ${late}
+                         ELSE ${lateAt('p', Prisma.sql`${transfer.blockTime}`)} END,
              updated_at = ${at}
        WHERE p.id = (SELECT r.id FROM payments r
                       WHERE r.chain_id = ${transfer.chainId} AND r.tx_hash = ${transfer.txHash}
@@ -67,7 +73,8 @@ export async function recordTransfer(
       ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
          SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),
              attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
-             late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late ELSE payments.late END,
+             late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late
+                         ELSE ${lateAt('payments', Prisma.sql`EXCLUDED.block_time`)} END,
              -- Recorded from a branch since replaced (a bind reads a block the scan has not reached): where it is now.
              block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, block_time = EXCLUDED.block_time,
              state = CASE WHEN payments.block_hash <> EXCLUDED.block_hash THEN 'seen' ELSE payments.state END,

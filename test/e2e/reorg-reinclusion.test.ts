@@ -470,6 +470,33 @@ describe('reversed payments of one transaction, recorded again at other log inde
     expect(after.map((r) => r.id)).toEqual(before.map((r) => r.id));
   });
 
+  // Found by review: a moved row kept the `late` flag it was first recorded with (operators read it: kassa payments list).
+  it('a credited transfer that comes back in a block after its session expired is late; one that moves so is too', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const session = await checkout(merchant);
+    const expiresAt = new Date((await view(session.id)).expires_at as string).getTime();
+    const credit: Credit = { sessionId: session.id, attribution: 'bound_tx' };
+    const recordAt = (t: ChainTransfer, blockTime: number) =>
+      prisma().$transaction((tx) => recordTransfer(tx, { ...t, blockTime: new Date(blockTime) }, credit, at));
+    const lateOf = async (txHash: string) =>
+      (await paymentsOf(session.id)).filter((p) => p.txHash === txHash).map((p) => [p.state, p.late]);
+
+    const revived = randomHash();
+    await recordAt(transfer(revived, 0, 4_000_000n, 300n), expiresAt - 60_000);
+    expect(await lateOf(revived)).toEqual([['seen', false]]);
+    await node.kassa.ctx.store.chain.rollBack(network, 300n, at);
+    await recordAt(transfer(revived, 0, 4_000_000n, 301n), expiresAt + 60_000);
+    expect(await lateOf(revived)).toEqual([['seen', true]]);
+
+    // Recorded from a block since replaced (a bind read it before the scan), then found in a later block.
+    const moved = randomHash();
+    await recordAt(transfer(moved, 0, 3_000_000n, 310n), expiresAt - 60_000);
+    expect(await lateOf(moved)).toEqual([['seen', false]]);
+    blockHashes.set(310n, randomHash());
+    await recordAt(transfer(moved, 0, 3_000_000n, 310n), expiresAt + 60_000);
+    expect(await lateOf(moved)).toEqual([['seen', true]]);
+  });
+
   it('equal transfers keep their order, and one that does not come back stays reversed', async () => {
     const hash = randomHash();
     await record([transfer(hash, 0, 5_000_000n, 200n), transfer(hash, 1, 5_000_000n, 200n)]);
