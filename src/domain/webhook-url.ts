@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { invalid } from './errors.js';
+import { DomainError, invalid } from './errors.js';
 
 /**
  * SSRF guard of webhook URLs (docs/api/webhooks.md#webhooks): http(s) only, no
@@ -118,8 +118,11 @@ export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
+/** How long a host name may take to resolve: a name server that never answers is a clear 400, not a hang. */
+export const HOST_RESOLUTION_TIMEOUT_MS = 5_000;
+
 /**
- * Resolves the URL's host once. Without `allowPrivate`, refuses when any
+ * Resolves the URL's host once, within `timeoutMs`. Without `allowPrivate`, refuses when any
  * resolved address is not public (a name with one private address is refused,
  * so DNS answers cannot pick the private one later). The caller connects to
  * the returned address. An IP literal is taken as it is; a name is asked of `resolveHost`.
@@ -128,6 +131,7 @@ export async function resolveWebhookHost(
   url: URL,
   allowPrivate: boolean,
   resolveHost: HostResolver,
+  timeoutMs = HOST_RESOLUTION_TIMEOUT_MS,
 ): Promise<ResolvedAddress> {
   const host = hostOf(url);
   const literal = net.isIP(host);
@@ -135,10 +139,20 @@ export async function resolveWebhookHost(
   if (literal) {
     addresses = [{ address: host, family: literal as 4 | 6 }];
   } else {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed out'), timeoutMs);
+    });
     try {
-      addresses = await resolveHost(host);
-    } catch {
+      const answer = await Promise.race([resolveHost(host), timedOut]);
+      if (answer === 'timed out')
+        throw invalid([`url host ${host} could not be resolved within ${timeoutMs / 1000} s`]);
+      addresses = answer;
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
       throw invalid([`url host ${host} could not be resolved`]);
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (addresses.length === 0) throw invalid([`url host ${host} could not be resolved`]);

@@ -59,6 +59,17 @@ describe('webhook URLs', () => {
   });
 });
 
+describe('webhook hosts', () => {
+  // Found by review: a name server that never answers held a registration (POST /webhook-endpoints) open.
+  it('a host that does not resolve in time is refused with a clear problem, not waited for', async () => {
+    const never = () => new Promise<never>(() => {});
+    await expect(resolveWebhookHost(new URL('https://hook.example.com/'), false, never, 50)).rejects.toMatchObject({
+      code: 'invalid',
+      messages: ['url host hook.example.com could not be resolved within 0.05 s'],
+    });
+  });
+});
+
 describe('retry schedule', () => {
   const config = { retryBaseMs: 10_000, retryMaxMs: 3_600_000 };
   it('doubles from the base with full jitter, capped', () => {
