@@ -44,13 +44,15 @@ export async function claimUniqueAmounts(
   return new Map(rows.map((row) => [row.ticker, row.offset]));
 }
 
+/** How many windows of KASSA_UNIQUE_AMOUNT_STEPS amounts a rest looks through for a free one. */
+const REST_WINDOWS = 100;
+
 /**
  * docs/payment-rules.md, rule 4 (the rest after a partial payment): gives up the session's previous rest amount
  * (`previous`, released at `at` like any claim: it still covers a transfer mined before) and, when `rest` is given,
- * claims the smallest `rest.base + k × rest.step` (k < maxSteps) no session holds on the wallet, taken at `at`.
- * When every one is held, it shares `rest.base` with its holder from `at` (payment_amount_shares, as a reopened
- * session does: reclaimExactAmounts), so a transfer of it pays neither by amount and a bind of one of them settles
- * whose it is. The session's other claims (its quote's amount) stay. Returns the amount asked, or null when none is.
+ * claims the smallest `rest.base + k × rest.step` no session holds on the wallet, taken at `at` (searched maxSteps
+ * at a time, REST_WINDOWS times at most). The session's other claims (its quote's amount) stay. Returns the amount
+ * claimed; null when none is asked, or (REST_WINDOWS × maxSteps amounts held) none is free.
  */
 export async function claimRestAmount(
   tx: Client,
@@ -70,21 +72,19 @@ export async function claimRestAmount(
        WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
          AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL`;
   if (!rest) return null;
-  const rows = await tx.$queryRaw<Array<{ offset: number | null }>>`
-    SELECT kassa_claim_amount(${sessionId}::uuid, ${rest.asset}, ARRAY[${rest.network}]::text[],
-      ARRAY[${rest.wallet.toLowerCase()}]::text[], ${rest.base.toFixed()}::numeric, ${rest.step.toFixed()}::numeric,
-      ${maxSteps}::integer) AS "offset"`;
-  const offset = rows[0]?.offset ?? null;
-  if (offset === null) {
-    await tx.$executeRaw`
-      INSERT INTO payment_amount_shares (network, wallet_address, asset, amount, session_id, created_at)
-      VALUES (${rest.network}, ${rest.wallet.toLowerCase()}, ${rest.asset}, ${rest.base.toFixed()}::numeric,
-              ${sessionId}::uuid, ${at})
-      ON CONFLICT (network, wallet_address, asset, amount, session_id)
-        DO UPDATE SET released_at = NULL, created_at = ${at}`;
-    return rest.base;
+  // Window after window of maxSteps amounts: a rest is never shared with another session (a share would let whoever
+  // holds the other side bind that session's payer's exact transfer), so it goes as far up as it must.
+  let amount: Decimal | null = null;
+  for (let window = 0; amount === null && window < REST_WINDOWS; window++) {
+    const base = rest.base.plus(rest.step.times(window * maxSteps));
+    const rows = await tx.$queryRaw<Array<{ offset: number | null }>>`
+      SELECT kassa_claim_amount(${sessionId}::uuid, ${rest.asset}, ARRAY[${rest.network}]::text[],
+        ARRAY[${rest.wallet.toLowerCase()}]::text[], ${base.toFixed()}::numeric, ${rest.step.toFixed()}::numeric,
+        ${maxSteps}::integer) AS "offset"`;
+    const offset = rows[0]?.offset ?? null;
+    if (offset !== null) amount = base.plus(rest.step.times(offset));
   }
-  const amount = rest.base.plus(rest.step.times(offset));
+  if (amount === null) return null;
   // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND asset = ${rest.asset} AND network = ${rest.network}

@@ -102,8 +102,8 @@ function restRaise(session: CheckoutSession): Decimal {
  * owes rounded up to its asset's step, raised by whole steps to an amount no other session holds on its wallet), so
  * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever what
  * it owes changes (`owedBefore`: what it owed before this settlement); the previous rest amount is released (it still
- * covers a transfer mined before). Not asked once `expires_at` has passed (a top-up would be late), nor of a closed
- * session.
+ * covers a transfer mined before). Neither asked nor given up once `expires_at` has passed while the session is held
+ * open (a top-up would be late; the claims go when it closes); a closed session's is given up with its claims.
  */
 async function askForRest(
   ctx: DomainContext,
@@ -113,15 +113,13 @@ async function askForRest(
   step: Decimal,
   now: Date,
 ): Promise<CheckoutSession> {
+  // Held open past expires_at (a payment in flight): it keeps what it asked for until it closes.
+  if (!isTerminal(session.status) && now.getTime() >= session.expiresAt.getTime()) return session;
   const owed = amountOwed(session);
   const network = session.networks.find((n) => n.chainId === session.chainId);
   const asset = session.cryptoCurrency;
   const wanted =
-    !isTerminal(session.status) &&
-    now.getTime() < session.expiresAt.getTime() &&
-    session.amountReceived.greaterThan(0) &&
-    owed !== null &&
-    owed.greaterThan(0);
+    !isTerminal(session.status) && session.amountReceived.greaterThan(0) && owed !== null && owed.greaterThan(0);
   if (!network || !asset || (!wanted && !session.restAmount)) return session;
   // What it owes did not change (only the split between on-time and late money did): the payer keeps the same amount.
   if (wanted && session.restAmount && owedBefore !== null && owed.equals(owedBefore)) return session;

@@ -439,9 +439,9 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     expect(await view(other.id)).toMatchObject({ status: 'paid', overpaid: false });
   });
 
-  // Found by a review: when no rest amount was free, the page asked for the plain difference, which another session
-  // held, and the top-up paid that session.
-  it('when every rest amount is held, the rest is shared with its holder: a top-up pays neither by amount, and the partial session binds it', async () => {
+  // Found by reviews: when no rest amount was free, the page asked for the plain difference, which another session
+  // held, and the top-up paid that session; sharing it instead let a stranger who arranged it bind the holder's payment.
+  it("when the first 100 rest amounts are held, the rest is the next free one: never another session's amount, nor shared", async () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const partial = await checkout({ merchant });
     // 100 sessions of one basket hold its 100 amounts (KASSA_UNIQUE_AMOUNT_STEPS) from its base up.
@@ -455,21 +455,24 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     await confirmAll();
     await node.watchers.tick();
     const asked = await graphqlSession(partial.id, 'status amountDue');
-    expect(asked).toEqual({ status: 'PARTIAL', amountDue: holder.quote.USDT });
+    expect(asked).toEqual({ status: 'PARTIAL', amountDue: base.plus('0.0001').toFixed(8) });
     const topUp = await chain.pay(merchant.wallet, 'USDT', asked.amountDue, { from: 5 });
     await confirmAll();
     await node.watchers.tick();
-    expect(await paymentsOf(holder.id)).toEqual([]);
-    expect((await view(partial.id)).status).toBe('partial');
-    expect((await bind(partial.id, { tx_hash: topUp.hash })).status).toBe(200);
-    await confirmAll();
-    await node.watchers.tick();
     expect(await view(partial.id)).toMatchObject({ status: 'paid', overpaid: false });
-    expect(await view(holder.id)).toMatchObject({ status: 'waiting_payment' });
     expect((await paymentsOf(partial.id)).map((p) => [p.txHash, p.attribution])).toEqual([
       [sent.hash, 'bound_tx'],
-      [topUp.hash, 'bound_tx'],
+      [topUp.hash, 'exact_amount'],
     ]);
+    // The holder's payer still pays it by amount, with no bind.
+    expect(await view(holder.id)).toMatchObject({ status: 'waiting_payment' });
+    const holderPaid = await chain.pay(merchant.wallet, 'USDT', holder.quote.USDT!, { from: 6 });
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await view(holder.id)).toMatchObject({ status: 'paid', overpaid: false });
+    // Nor can the partial session's side take it.
+    expect((await bind(partial.id, { tx_hash: holderPaid.hash })).status).toBe(409);
+    expect((await paymentsOf(holder.id)).map((p) => p.txHash)).toEqual([holderPaid.hash]);
   });
 
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
