@@ -78,6 +78,10 @@ export const boundTransactions = {
                 ${bound.createdAt}, ${bound.createdAt})`;
   },
 
+  async remove(client: Client, id: string): Promise<void> {
+    await client.$executeRaw`DELETE FROM checkout_session_transactions WHERE id = ${id}::uuid`;
+  },
+
   async update(
     client: Client,
     id: string,

@@ -200,6 +200,10 @@ export class PrismaTxStore implements TxStore {
     return boundTransactions.insert(this.tx, bound);
   }
 
+  removeBoundTransaction(id: string) {
+    return boundTransactions.remove(this.tx, id);
+  }
+
   updateBoundTransaction(
     id: string,
     patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },

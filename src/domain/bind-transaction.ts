@@ -53,7 +53,10 @@ export async function bindTransaction(
     const candidates = await tx.transactionsOfSession(session.id);
     // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
     const replayed = candidates.find((c) => c.txHash === bind.txHash);
-    if (replayed)
+    // Rejected for what its bind named (anyone may bind a pending transaction first, naming any payer or asset): a bind
+    // naming otherwise is judged afresh, and replaces it if it stands. Anything else is the same bind again.
+    const replaced = replayed && rejectedForItsHints(replayed, bind, session) ? replayed : undefined;
+    if (replayed && !replaced)
       return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
     // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
     const closed = isTerminal(session.status);
@@ -126,6 +129,7 @@ export async function bindTransaction(
     }
     if (closed && verdict.kind !== 'valid')
       return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+    if (replaced) await tx.removeBoundTransaction(replaced.id);
     await tx.insertBoundTransaction(bound);
     // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
     await tx.updateSession(session.id, { updatedAt: now });
@@ -179,6 +183,18 @@ function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: strin
       ? session.totalAmountCrypto
       : session.quotes.find((q) => q.ticker === ticker)!.amount;
   return { session, txHash, cryptoCurrency: ticker, totalAmountCrypto: required, idempotent };
+}
+
+/**
+ * Whether `bound` was rejected for the payer wallet or the asset its bind named (wrong sender, wrong asset), and
+ * `bind`, on the same chain, names another: the transaction itself may still pay the session.
+ */
+function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session: CheckoutSession): boolean {
+  if (bound.state !== 'rejected' || bind.chainId !== bound.chainId || !bound.reason) return false;
+  if (bound.reason.startsWith('wrong sender:')) return bind.payerWalletAddress !== bound.payerWalletAddress;
+  if (bound.reason.startsWith('wrong asset:'))
+    return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
+  return false;
 }
 
 function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError | null {

@@ -62,6 +62,8 @@ export interface BoundTransactionTxStore {
   /** Sessions other than `sessionId` holding `txHash` on `chainId` as a bound transaction not rejected. */
   otherSessionsBinding(txHash: string, chainId: string, sessionId: string): Promise<BoundTransaction[]>;
   insertBoundTransaction(bound: BoundTransaction): Promise<void>;
+  /** Deletes a candidate (a rejected one that a new bind of the same hash replaces). */
+  removeBoundTransaction(id: string): Promise<void>;
   updateBoundTransaction(
     id: string,
     patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },

@@ -714,6 +714,30 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     }
   });
 
+  // Found by an attacker-minded review: the stranger's candidate was replayed as final, and its rejection refused
+  // every later bind of the hash to the session (409 "was rejected for this checkout session").
+  it("a stranger's bind of the payer's pending transaction naming a wrong payer or asset cannot keep the payer's own bind out", async () => {
+    for (const wrong of [{ payer_wallet_address: randomWallet() }, { crypto_currency: 'USDC' }]) {
+      const session = await checkout();
+      // Not an exact amount (a withdrawal net of fees): it must be bound.
+      const amount = new Decimal(session.quote.USDT!).minus('0.5').toFixed(6);
+      const pending = await chain.payPending(session.wallet, 'USDT', amount, { from: 7 });
+      try {
+        expect((await bind(session.id, { tx_hash: pending.hash, crypto_currency: 'USDT', ...wrong })).status).toBe(200);
+      } finally {
+        await pending.release();
+      }
+      await confirmAll();
+      const own = await bind(session.id, { tx_hash: pending.hash, crypto_currency: 'USDT' });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      await confirmAll();
+      expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
+      expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([
+        [pending.hash, 'bound_tx'],
+      ]);
+    }
+  });
+
   it("a stranger's transaction that is never mined, bound just before expires_at, ends the session expired, not failed", async () => {
     const session = await checkout({ body: { expires_in_minutes: 10 } });
     // Anyone can broadcast a transaction the node keeps pending for nothing (a nonce gap) and bind it.
