@@ -37,8 +37,7 @@ export async function applyBoundTxVerdict(
       await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
     return { state: 'unverified' };
   }
-  if (verdict.kind === 'failed')
-    return reject(ctx, tx, session, bound, verdict.reason, null, now, verdict.neverMined === true);
+  if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
 
   const share = known ?? (await shareOf(tx, session, bound, verdict.transfers));
   // Another session's exact amount goes to that session, as a scan would credit it.
@@ -115,25 +114,37 @@ async function reject(
   reason: string,
   creditedTo: string | null,
   now: Date,
-  neverMined = false,
 ): Promise<BoundTxOutcome> {
   await tx.updateBoundTransaction(bound.id, { state: 'rejected', reason, checkedAt: now });
   // The payer's page learns the reason live (the session row's update notifies its subscribers).
   await tx.updateSession(session.id, { updatedAt: now });
   if (!isTerminal(session.status)) {
     const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
-    // Only a transaction the chain knew before expires_at held the session open: when it fails, so does
-    // the session (once its time is up). One the chain never knew in time changes nothing: the clock decides.
-    // Nor does one the chain never mined: anyone can broadcast a transaction a node keeps pending (a nonce gap) for
-    // nothing and bind it to a stranger's session; it held the session for the grace, and it ends expired.
+    // Only a transaction the chain knew before expires_at held the session open: when it fails as a payment of this
+    // session, so does the session (once its time is up). One the chain never knew in time changes nothing: the
+    // clock decides. Nor does one that was no attempt to pay it (never mined, sent elsewhere, another session's):
+    // anyone can bind such a transaction to a stranger's session; it held the session for the grace, and it ends
+    // expired.
     const heldItOpen =
-      !neverMined && bound.seenOnChainAt !== null && bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
+      failsTheSession(reason) &&
+      bound.seenOnChainAt !== null &&
+      bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
     const event = heldItOpen
       ? ({ kind: 'bound_tx_failed', reason, holds } as const)
       : ({ kind: 'clock', holds } as const);
     await applySessionEvent(ctx, tx, session, event, now);
   }
   return { state: 'rejected', reason, creditedTo };
+}
+
+/**
+ * Whether a rejection says the transaction tried to pay the session and failed (docs/payment-rules.md, rule 3):
+ * it reverted, or it moved another asset to the session's wallet. Never mined, sent to another address, mined
+ * before the session, on another chain, from another sender than named, or another session's: anyone could have
+ * bound it, and it fails nothing.
+ */
+function failsTheSession(reason: string): boolean {
+  return reason.startsWith('reverted:') || reason.startsWith('wrong asset: transaction');
 }
 
 /** How a valid bound transaction's transfers stand for `session` before any is credited by this bind. */

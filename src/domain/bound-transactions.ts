@@ -8,8 +8,7 @@ import { minedAfterCreation } from './payments.js';
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
   | { readonly kind: 'wait'; readonly onChain: boolean }
-  /** `neverMined`: the chain never included it (stuck pending, or dropped): it did not fail the session. */
-  | { readonly kind: 'failed'; readonly reason: string; readonly neverMined?: boolean }
+  | { readonly kind: 'failed'; readonly reason: string }
   /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
 
@@ -46,7 +45,6 @@ export function judgeBoundTransaction(
       reason:
         `not mined: transaction ${hash} was still pending on ${network.slug} ${since} ` +
         `minute${since === 1 ? '' : 's'} after it was bound`,
-      neverMined: true,
     };
   }
   if (evidence.kind === 'missing') {
@@ -62,7 +60,6 @@ export function judgeBoundTransaction(
     return {
       kind: 'failed',
       reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding`,
-      neverMined: true,
     };
   }
   if (evidence.reverted)

@@ -757,6 +757,28 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     }
   });
 
+  // Found by an attacker-minded review: any pending transaction, to any address, bound before expires_at and mined
+  // after it, was rejected `wrong recipient` and ended the session failed.
+  it("a stranger's pending transaction to another address, bound before expires_at and mined after it, ends the session expired", async () => {
+    const session = await checkout();
+    const pending = await chain.payPending(randomWallet(), 'ETH', '0.001', { from: 4 });
+    try {
+      expect((await bind(session.id, { tx_hash: pending.hash, crypto_currency: 'ETH' })).status).toBe(200);
+      time.freeze(Date.now() + 61 * MIN);
+      await node.watchers.tick();
+      expect((await view(session.id)).status).toBe('waiting_payment');
+    } finally {
+      await pending.release();
+    }
+    await node.watchers.tick();
+    await expireDueSessions(node.kassa.ctx);
+    const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ state: string; reason: string }>>`
+      SELECT state, reason FROM checkout_session_transactions WHERE session_id = ${session.id}::uuid`;
+    expect(rows).toEqual([{ state: 'rejected', reason: expect.stringMatching(/^wrong recipient: /) }]);
+    expect(await view(session.id)).toMatchObject({ status: 'expired' });
+    expect(await eventTypes(session.id)).toEqual(['created', 'expired']);
+  });
+
   it('a wallet an organisation received payments on can never become another organisation’s, even after it moved to a new one', async () => {
     const old = randomWallet();
     const merchant = await createMerchant(node.kassa.ctx, { wallet: old, network: 'local' });

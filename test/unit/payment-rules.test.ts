@@ -265,7 +265,6 @@ describe('judgeBoundTransaction: before the receipt', () => {
     expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(30))).toEqual({
       kind: 'failed',
       reason: `not mined: transaction ${HASH} was still pending on local 30 minutes after it was bound`,
-      neverMined: true,
     });
   });
 
@@ -293,11 +292,9 @@ describe('judgeBoundTransaction: before the receipt', () => {
     ['when the grace ends', 30],
     ['long after the grace', 600],
   ])('fails a missing transaction as dropped %s', (_name, minutes) => {
-    expect(judge(session(), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(minutes))).toEqual({
-      kind: 'failed',
-      reason: `dropped: transaction ${HASH} was not found on local within 30 minutes of binding`,
-      neverMined: true,
-    });
+    expect(judge(session(), { kind: 'missing', foundOn: null }, LOCAL, minutesAfterBinding(minutes))).toEqual(
+      failed(`dropped: transaction ${HASH} was not found on local within 30 minutes of binding`),
+    );
   });
 
   it('counts the grace from the binding time, with the configured minutes in the reason', () => {
@@ -309,11 +306,7 @@ describe('judgeBoundTransaction: before the receipt', () => {
       minutesAfterBinding(5),
       5,
     );
-    expect(verdict).toEqual({
-      kind: 'failed',
-      reason: `dropped: transaction ${HASH} was not found on local within 5 minutes of binding`,
-      neverMined: true,
-    });
+    expect(verdict).toEqual(failed(`dropped: transaction ${HASH} was not found on local within 5 minutes of binding`));
   });
 
   it.each([
