@@ -149,10 +149,11 @@ export function amountOwed(session: Pick<CheckoutSession, 'totalAmountCrypto' | 
 }
 
 /**
- * What the payer is asked to send in the selected asset: while the session is open after a partial
- * payment, the rest's unique amount (`restAmount`: what is owed raised to the first free amount, at most
- * 100 × KASSA_UNIQUE_AMOUNT_STEPS steps above it), else what is owed; 0 once nothing is; null until an asset is selected. A closed
- * session's rest amount was given up with its claims: it is not shown.
+ * What the payer is asked to send in the selected asset: while the session is open after a
+ * partial payment, the rest's unique amount (`restAmount`: what is owed raised to the first free
+ * amount, at most 100 × KASSA_UNIQUE_AMOUNT_STEPS steps above it), else what is owed; 0 once
+ * nothing is; null until an asset is selected. A closed session's rest amount was given up with
+ * its claims: it is not shown.
  */
 export function amountDue(
   session: Pick<CheckoutSession, 'status' | 'totalAmountCrypto' | 'amountReceived' | 'restAmount'>,
