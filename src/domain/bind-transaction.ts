@@ -55,7 +55,13 @@ export async function bindTransaction(
     const replayed = candidates.find((c) => c.txHash === bind.txHash);
     // Rejected for what its bind named (anyone may bind a pending transaction first, naming any payer or asset): a bind
     // naming otherwise is judged afresh, and replaces it if it stands. Anything else is the same bind again.
-    const replaced = replayed && rejectedForItsHints(replayed, bind, session) ? replayed : undefined;
+    // Likewise a candidate named on a chain that never saw it, when the chain this bind names has it: a stranger who
+    // named the wrong chain first cannot keep the payer's bind out (a signed transaction lives on one chain only).
+    const onNamedChain = evidence !== null && evidence.kind !== 'missing';
+    const replaced =
+      replayed && (rejectedForItsHints(replayed, bind, session) || boundOnWrongChain(replayed, bind, onNamedChain))
+        ? replayed
+        : undefined;
     if (replayed && !replaced)
       return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
     // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
@@ -68,7 +74,6 @@ export async function bindTransaction(
     if (refusal) return refusal;
     const ticker = (bind.ticker ?? session.cryptoCurrency)!;
     const sessionNetwork = session.networks.find((n) => n.chainId === bind.chainId)!;
-    const onChain = evidence !== null && evidence.kind !== 'missing';
     const bound: BoundTransaction = {
       id: randomUUID(),
       sessionId: session.id,
@@ -79,7 +84,7 @@ export async function bindTransaction(
       payerWalletAddress: bind.payerWalletAddress,
       state: 'unverified',
       reason: null,
-      seenOnChainAt: onChain ? now : null,
+      seenOnChainAt: onNamedChain ? now : null,
       createdAt: now,
     };
     const registry = ctx.networks.find((n) => n.slug === sessionNetwork.network)!;
@@ -109,7 +114,7 @@ export async function bindTransaction(
       // Only a transaction that can be judged now escapes this cap, and hashes the chain does not know are counted
       // apart from pending ones: junk hashes cannot keep a payer's mined or pending transaction out
       // (docs/payment-rules.md, rule 3).
-      const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onChain);
+      const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onNamedChain);
       if (waiting.length >= MAX_UNVERIFIED_BINDS) {
         return conflict(
           `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait ` +
@@ -195,6 +200,14 @@ function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session
   if (bound.reason.startsWith('wrong asset:'))
     return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
   return false;
+}
+
+/**
+ * Whether `bound` names another chain than `bind` and was never seen there, while the chain `bind` names has the
+ * transaction (`onNamedChain`): `bound` named the wrong chain, and can never be verified.
+ */
+function boundOnWrongChain(bound: BoundTransaction, bind: CheckedBind, onNamedChain: boolean): boolean {
+  return onNamedChain && bound.chainId !== bind.chainId && bound.seenOnChainAt === null && bound.state !== 'verified';
 }
 
 function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError | null {

@@ -832,3 +832,61 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     expect(unknown.status).toBe(409);
   });
 });
+
+describe('8. found by an attacker-minded review: a session on several networks', () => {
+  let twoChains: ChainKassa;
+
+  beforeAll(async () => {
+    // Sessions on the sandbox and on BNB Smart Chain, none selected; BSC has no RPC here (a chain that never saw it).
+    twoChains = await startChainKassa(chain.url, {
+      clock: time.clock,
+      env: { KASSA_NETWORKS: 'local,bsc', KASSA_CONFIRMATIONS_LOCAL: '3' },
+    });
+  }, 60_000);
+  afterAll(() => twoChains?.close());
+
+  // Found by an attacker-minded review: the stranger's candidate was matched by hash alone, and the payer's bind was
+  // refused 409 "chain_id 31337 differs from 56, the chain this transaction was bound on".
+  it("a stranger's bind of the payer's pending transaction naming another of the session's chains cannot keep the payer's own bind out", async () => {
+    const merchant = await createMerchant(twoChains.kassa.ctx, { wallet: randomWallet() });
+    const created = await createSession(twoChains.kassa, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    const usdt = (created.crypto_options as Array<{ ticker: string; amount: string }>).find(
+      (o) => o.ticker === 'USDT',
+    )!;
+    // Not an exact amount (a withdrawal net of fees): it must be bound.
+    const amount = new Decimal(usdt.amount).minus('0.5').toFixed(6);
+    const pending = await chain.payPending(merchant.wallet, 'USDT', amount, { from: 8 });
+    try {
+      const stranger = await postBind(twoChains.kassa, id, {
+        tx_hash: pending.hash,
+        chain_id: '56',
+        crypto_currency: 'USDT',
+      });
+      expect(stranger.status, JSON.stringify(stranger.body)).toBe(200);
+      const own = await postBind(twoChains.kassa, id, {
+        tx_hash: pending.hash,
+        chain_id: CHAIN_ID,
+        crypto_currency: 'USDT',
+      });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      // The stranger cannot take it back: the sandbox has the transaction, their chain does not.
+      const again = await postBind(twoChains.kassa, id, {
+        tx_hash: pending.hash,
+        chain_id: '56',
+        crypto_currency: 'USDT',
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.message).toMatch(/chain_id 56 differs from 31337/);
+    } finally {
+      await pending.release();
+    }
+    await chain.mine(3);
+    await twoChains.watchers.tick();
+    const read = await twoChains.kassa.http.get(`/checkout-sessions/${id}`);
+    expect(read.body).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
+    expect((await twoChains.kassa.ctx.store.chain.paymentsOfSession(id)).map((p) => [p.txHash, p.attribution])).toEqual(
+      [[pending.hash, 'bound_tx']],
+    );
+  });
+});
