@@ -475,6 +475,40 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     expect((await paymentsOf(holder.id)).map((p) => p.txHash)).toEqual([holderPaid.hash]);
   });
 
+  // Found by a review: past expires_at the rest asked before was kept while what was owed dropped, so the page asked
+  // for the larger old amount and an overpayment up to the difference passed as the rest's raise (overpaid: false).
+  it('held open past expires_at, a part payment that confirms gives the old rest up: amountDue is what is owed, and an overpayment is flagged', async () => {
+    const session = await checkout();
+    const quote = new Decimal(session.quote.USDT!);
+    const first = await chain.pay(session.wallet, 'USDT', quote.minus(30).toFixed(6), { from: 5 });
+    expect((await bind(session.id, { tx_hash: first.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await confirmAll();
+    expect(await graphqlSession(session.id, 'status amountDue')).toEqual({
+      status: 'PARTIAL',
+      amountDue: '30.00000000',
+    });
+    // Two more parts, both mined before expires_at, one block apart; the second is 20 + 5: 5 too much.
+    const second = await chain.pay(session.wallet, 'USDT', '10', { from: 5 });
+    const third = await chain.pay(session.wallet, 'USDT', '25', { from: 5 });
+    expect((await bind(session.id, { tx_hash: second.hash })).status).toBe(200);
+    expect((await bind(session.id, { tx_hash: third.hash })).status).toBe(200);
+    await node.watchers.tick();
+    expect(await graphqlSession(session.id, 'status amountDue')).toEqual({
+      status: 'PARTIAL',
+      amountDue: '30.00000000',
+    });
+    time.freeze(Date.now() + 61 * MIN);
+    // The first of them confirms after expires_at; the second, still confirming, holds the session open.
+    await chain.mine(1);
+    await node.watchers.tick();
+    expect(await graphqlSession(session.id, 'status amountDue')).toEqual({
+      status: 'PARTIAL',
+      amountDue: '20.00000000',
+    });
+    await confirmAll();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: true });
+  });
+
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
     const session = await checkout();
     const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 8 });
