@@ -102,9 +102,8 @@ function restRaise(session: CheckoutSession): Decimal {
  * owes rounded up to its asset's step, raised by whole steps to an amount no other session holds on its wallet), so
  * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever what
  * it owes changes (`owedBefore`: what it owed before this settlement); the previous rest amount is released (it still
- * covers a transfer mined before). Not asked once `expires_at` has passed while the session is held open (a top-up
- * would be late): the one asked before is then given up when what is owed changes; a closed session's is given up
- * with its claims.
+ * covers a transfer mined before). Asked alike while the session is held open past `expires_at` (payers pay late;
+ * the plain difference may be another session's amount); a closed session's is given up with its claims.
  */
 async function askForRest(
   ctx: DomainContext,
@@ -117,16 +116,6 @@ async function askForRest(
   const owed = amountOwed(session);
   const network = session.networks.find((n) => n.chainId === session.chainId);
   const asset = session.cryptoCurrency;
-  // Held open past expires_at (a payment in flight): no rest is asked (a top-up would be late). The one asked before
-  // is kept while what is owed stays; once that changes it is given up (still covering a transfer mined before), so
-  // the page shows what is owed and an overpayment is judged against it, not against a raise over a larger sum.
-  if (!isTerminal(session.status) && now.getTime() >= session.expiresAt.getTime()) {
-    if (!session.restAmount || !network || !asset || owed === null || owedBefore === null || owed.equals(owedBefore))
-      return session;
-    await tx.claimRestAmount(session.id, { asset, network: network.network, amount: session.restAmount }, null, 0, now);
-    await tx.updateSession(session.id, { restAmount: null, updatedAt: session.updatedAt });
-    return { ...session, restAmount: null };
-  }
   const wanted =
     !isTerminal(session.status) && session.amountReceived.greaterThan(0) && owed !== null && owed.greaterThan(0);
   if (!network || !asset || (!wanted && !session.restAmount)) return session;

@@ -477,7 +477,8 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
 
   // Found by a review: past expires_at the rest asked before was kept while what was owed dropped, so the page asked
   // for the larger old amount and an overpayment up to the difference passed as the rest's raise (overpaid: false).
-  it('held open past expires_at, a part payment that confirms gives the old rest up: amountDue is what is owed, and an overpayment is flagged', async () => {
+  // (Giving that rest up instead, the first fix, let the page ask another session's amount: the next test.)
+  it('held open past expires_at, a part payment that confirms asks the rest anew: amountDue follows what is owed, and an overpayment is flagged', async () => {
     const session = await checkout();
     const quote = new Decimal(session.quote.USDT!);
     const first = await chain.pay(session.wallet, 'USDT', quote.minus(30).toFixed(6), { from: 5 });
@@ -507,6 +508,47 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     });
     await confirmAll();
     expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: true });
+  });
+
+  // Found by a review of the first fix of the test above, which gave the rest up: the page then asked for the plain
+  // difference, which a stranger had made another session's unique amount (a part bound by them), and the payer's
+  // top-up paid that session.
+  it("held open past expires_at, the rest asked after a part confirms is still an amount of its own, never another session's", async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const session = await checkout({ merchant });
+    // The stranger's own session on the merchant's wallet (a public payment link will do): its unique amount.
+    const tea = { items: [{ name: 'Tea', quantity: 1, unit_price: 20 }], currency: 'USD' };
+    const theirs = await checkout({ merchant, body: tea });
+    const target = new Decimal(theirs.quote.USDT!);
+    const first = await chain.pay(merchant.wallet, 'USDT', new Decimal(session.quote.USDT!).minus(30).toFixed(6), {
+      from: 5,
+    });
+    expect((await bind(session.id, { tx_hash: first.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await confirmAll();
+    // The stranger pays a part leaving exactly their session's amount owed, and a dust transfer one block later that
+    // holds the session open past expires_at while it confirms; anyone may bind their own transfer to a session.
+    const part = await chain.pay(merchant.wallet, 'USDT', new Decimal(30).minus(target).toFixed(6), { from: 7 });
+    const hold = await chain.pay(merchant.wallet, 'USDT', '0.000001', { from: 7 });
+    expect((await bind(session.id, { tx_hash: part.hash })).status).toBe(200);
+    expect((await bind(session.id, { tx_hash: hold.hash })).status).toBe(200);
+    await node.watchers.tick();
+    time.freeze(Date.now() + 61 * MIN);
+    await chain.mine(1);
+    await node.watchers.tick();
+    const asked = await graphqlSession(session.id, 'status amountDue paymentOptions { amount }');
+    expect(asked.status).toBe('PARTIAL');
+    expect(new Decimal(asked.amountDue).greaterThan(target)).toBe(true);
+    // The payer pays what the page asks, and binds it: it pays their session, not the stranger's. (Bound: this test's
+    // clock runs 61 minutes ahead of the chain's, and a claim made now covers transfers mined from now on.)
+    const topUp = await chain.pay(merchant.wallet, 'USDT', asked.paymentOptions[0].amount, { from: 5 });
+    expect((await bind(session.id, { tx_hash: topUp.hash })).status).toBe(200);
+    await node.watchers.tick();
+    await confirmAll();
+    expect((await paymentsOf(session.id)).map((p) => p.txHash)).toContain(topUp.hash);
+    expect(await view(session.id)).toMatchObject({ status: 'paid' });
+    expect(await paymentsOf(theirs.id)).toEqual([]);
+    // Unpaid: it expired with the clock.
+    expect(await view(theirs.id)).toMatchObject({ status: 'expired', overpaid: false });
   });
 
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
