@@ -378,7 +378,7 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
         const sent: Array<{ hash: string }> = [];
         for (const [index, session] of sessions.entries())
           sent.push(await chain.pay(merchant.wallet, 'BTC', session.quote.BTC!, { from: 2 + index }));
-        await Promise.all([
+        const [, , ...binds] = await Promise.all([
           node.watchers.tick(),
           second.watchers.tick(),
           ...sessions.map((session, index) =>
@@ -389,13 +389,18 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
             }),
           ),
         ]);
+        expect(binds.map((response) => response.status)).toEqual(sessions.map(() => 200));
         await chain.mine(3);
         await Promise.all([node.watchers.tick(), second.watchers.tick()]);
         await Promise.all([node.watchers.tick(), second.watchers.tick()]);
         for (const [index, session] of sessions.entries()) {
           expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
           expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([sent[index]!.hash]);
-          expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'paid']);
+          // One tx_bound at most: on a loaded host the bind's own chain lookup may time out (KASSA_BIND_LOOKUP_TIMEOUT_MS),
+          // and the bind stays a hint the exact amount made moot.
+          const events = await eventTypes(session.id);
+          expect(events.filter((type) => type !== 'tx_bound')).toEqual(['created', 'paid']);
+          expect(events.filter((type) => type === 'tx_bound').length).toBeLessThanOrEqual(1);
         }
       } finally {
         await second.close();
