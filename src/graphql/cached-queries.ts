@@ -51,9 +51,20 @@ export function newQueryTrace(): QueryTrace {
 }
 
 const CAPACITY = 10_000;
+/**
+ * What the kept answers may hold in all, counted as the bytes of what each was asked and of its answer: the entry
+ * count alone let anyone fill the heap (a query padded with an unused variable of 100 KB is a new entry each time).
+ */
+const BYTE_BUDGET = 16 * 1024 * 1024;
+/** A request larger than this is never kept: the hosted page's query is about 430 bytes as a URL. */
+export const MAX_KEPT_REQUEST_BYTES = 4096;
+/** Nor an answer larger than this (a query asking one session many times over under aliases). */
+export const MAX_KEPT_ANSWER_BYTES = 64 * 1024;
 
 export class CachedQueries {
   private readonly answers = new Map<string, CachedAnswer>();
+  /** The bytes the filed answers hold (see BYTE_BUDGET). */
+  private bytes = 0;
   /**
    * The answer each connection was last served or looked up: a page polls one query on one
    * keep-alive connection, and comparing what it asks with what it asked last costs less than
@@ -63,7 +74,10 @@ export class CachedQueries {
   /** Answers served from here so far (for tests and curiosity; not a metric). */
   hits = 0;
 
-  constructor(private readonly capacity = CAPACITY) {}
+  constructor(
+    private readonly capacity = CAPACITY,
+    private readonly byteBudget = BYTE_BUDGET,
+  ) {}
 
   /**
    * The kept answer to `asked` if it is still the answer now. A request is known by its method,
@@ -91,7 +105,11 @@ export class CachedQueries {
     const now = ctx.clock();
     let current = true;
     for (let i = 0; current && i < answer.sessions.length; i++) current = stillCached(ctx, answer.sessions[i]!, now);
-    if (current && now.getTime() >= answer.validUntil) current = answer.template !== undefined && rewrite(answer, now);
+    if (current && now.getTime() >= answer.validUntil) {
+      const before = weight(answer);
+      current = answer.template !== undefined && rewrite(answer, now);
+      this.bytes += weight(answer) - before;
+    }
     if (!current) {
       this.unfile(answer);
       return undefined;
@@ -119,9 +137,11 @@ export class CachedQueries {
   ): void {
     if (outcome.errors || outcome.status !== 200 || sessions.length === 0 || !readsOnlySessions(outcome.operation))
       return;
+    if (request.asked.length > MAX_KEPT_REQUEST_BYTES) return;
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
     const body = Buffer.from(outcome.body, 'utf8');
+    if (body.length > MAX_KEPT_ANSWER_BYTES) return;
     const apolloHeaders = outcome.headers.flat();
     // Which `secondsUntilExpiry` the answer holds: none (kept until a change), some (written again as they tick), or
     // maybe some where they cannot be told apart (undefined: not served past the second).
@@ -129,7 +149,7 @@ export class CachedQueries {
     const template = counts?.keys.length ? timeTemplate(counts, outcome.body, apolloHeaders) : undefined;
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
-    this.answers.set(request.asked, {
+    const answer: CachedAnswer = {
       asked: request.asked,
       method: request.method,
       accept: request.accept ?? '',
@@ -140,19 +160,36 @@ export class CachedQueries {
       validUntil: counts?.keys.length === 0 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
       ...(template && { template }),
       filed: true,
-    });
-    if (this.answers.size > this.capacity) this.unfile(this.answers.values().next().value!);
+    };
+    this.answers.set(request.asked, answer);
+    this.bytes += weight(answer);
+    // The oldest filed go first (a Map keeps the order of filing).
+    while (this.answers.size > this.capacity || this.bytes > this.byteBudget)
+      this.unfile(this.answers.values().next().value!);
   }
 
   /** Takes `answer` out of `answers` (and so out of every connection's memory: only a filed answer is served). */
   private unfile(answer: CachedAnswer): void {
     answer.filed = false;
-    if (this.answers.get(answer.asked) === answer) this.answers.delete(answer.asked);
+    if (this.answers.get(answer.asked) === answer) {
+      this.answers.delete(answer.asked);
+      this.bytes -= weight(answer);
+    }
   }
 
   get size(): number {
     return this.answers.size;
   }
+
+  /** The bytes the kept answers hold (what they were asked and their answers), at most the byte budget. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+}
+
+/** What a kept answer holds, for the byte budget: what it was asked, its answer and its template (about as long). */
+function weight(answer: CachedAnswer): number {
+  return answer.asked.length + answer.body.length * (answer.template === undefined ? 1 : 2);
 }
 
 /** A query whose every top-level field is `checkoutSession` (aliases allowed; nothing else at the root). */

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { parse, type OperationDefinitionNode } from 'graphql';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeChannel, ChangeFeed } from '../../src/db/change-feed.js';
 import { createPrismaStore } from '../../src/db/prisma-store.js';
-import { getCheckoutSession, settleExpiry } from '../../src/domain/get-checkout-session.js';
+import { cachedCheckoutSession, getCheckoutSession, settleExpiry } from '../../src/domain/get-checkout-session.js';
+import { CachedQueries } from '../../src/graphql/cached-queries.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { runKassaInProcess } from '../support/cli-process.js';
@@ -392,6 +394,37 @@ describe.each(['POST', 'GET'] as const)(
       }
     });
 
+    // Found by an attacker-minded review: every distinct request was kept (10,000 of them, whatever their size), and a
+    // query padded with an unused variable of 100 KB filled the 256 MB heap of `npm start` in 1,557 requests.
+    it('are never kept for a request padded past 4 KB (an unused variable), however many come', async () => {
+      const created = await createSession(a, merchant, checkoutRequest());
+      const id = created.session_id as string;
+      await getSession(a, id);
+      const size = a.cachedQueries.size;
+      const held = a.cachedQueries.heldBytes;
+      // Within a URL's limit for GET (16 KB of headers); 100 KB for POST.
+      const pad = 'A'.repeat(method === 'GET' ? 5_000 : 100_000);
+      for (let i = 0; i < 20; i++) {
+        const variables = JSON.stringify({ id, pad: `${i}${pad}` });
+        const answer =
+          method === 'GET'
+            ? await a.http
+                .get(`/graphql?${new URLSearchParams({ query: KEPT_QUERY, variables })}`)
+                .set('Apollo-Require-Preflight', 'true')
+            : await a.http
+                .post('/graphql')
+                .set('Content-Type', 'application/json')
+                .send(`{"query":${JSON.stringify(KEPT_QUERY)},"variables":${variables}}`);
+        expect(answer.status).toBe(200);
+        expect(answer.body.data.checkoutSession.sessionId).toBe(id);
+      }
+      expect(a.cachedQueries.size).toBe(size);
+      expect(a.cachedQueries.heldBytes).toBe(held);
+      // The page's own request still is.
+      await ask(a, id);
+      expect(a.cachedQueries.size).toBe(size + 1);
+    });
+
     /** Runs `check` on a Kassa whose GraphQL limit is 4 a minute, with a session read once (cached for reads). */
     async function withLimitedSession(check: (limited: TestKassa, id: string) => Promise<void>): Promise<void> {
       const limited = await startTestKassa({ env: { KASSA_RATE_LIMIT_GRAPHQL: '4/1m' } });
@@ -433,6 +466,45 @@ describe.each(['POST', 'GET'] as const)(
         }));
   },
 );
+
+describe('kept GraphQL answers, in all (src/graphql/cached-queries.ts)', () => {
+  it('hold at most their byte budget: the oldest go first', async () => {
+    const created = await createSession(a, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    await getSession(a, id);
+    const session = cachedCheckoutSession(a.ctx, id)!;
+    expect(session).toBeDefined();
+    const operation = parse('query($id: ID!) { checkoutSession(id: $id) { sessionId status } }')
+      .definitions[0] as OperationDefinitionNode;
+    // 1,000 bytes asked and 2,000 answered: 3,000 each, six of them within 20,000.
+    const queries = new CachedQueries(10_000, 20_000);
+    const asked = (i: number) => `${String(i).padStart(4, '0')}${'q'.repeat(996)}`;
+    const now = a.ctx.clock();
+    for (let i = 0; i < 20; i++)
+      queries.keep(
+        { method: 'POST', asked: asked(i), accept: undefined },
+        a.ctx,
+        { operation, errors: false, status: 200, headers: [], body: 'a'.repeat(2_000) },
+        [session],
+        now,
+      );
+    expect(queries.size).toBe(6);
+    expect(queries.heldBytes).toBe(18_000);
+    expect(queries.find('POST', asked(13), undefined, a.ctx)).toBeUndefined();
+    expect(queries.find('POST', asked(14), undefined, a.ctx)?.body.length).toBe(2_000);
+    expect(queries.find('POST', asked(19), undefined, a.ctx)).toBeDefined();
+    // An answer larger than 64 KB is never kept.
+    queries.keep(
+      { method: 'POST', asked: 'large', accept: undefined },
+      a.ctx,
+      { operation, errors: false, status: 200, headers: [], body: 'a'.repeat(65 * 1024) },
+      [session],
+      now,
+    );
+    expect(queries.find('POST', 'large', undefined, a.ctx)).toBeUndefined();
+    expect(queries.heldBytes).toBe(18_000);
+  });
+});
 
 describe('GraphQL GETs the lane leaves to Express (src/graphql/graphql-lane.ts: takesGet)', () => {
   async function kept(): Promise<{ id: string; etag: string }> {
