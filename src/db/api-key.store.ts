@@ -40,8 +40,12 @@ export class PrismaApiKeyStore implements ApiKeyStore {
     return true;
   }
 
-  async expire(publicKey: string, at: Date): Promise<void> {
-    await this.prisma.apiKey.update({ where: { publicKey }, data: { expiresAt: at } });
+  async expire(publicKey: string, graceMinutes: number): Promise<Date | null> {
+    const rows = await this.prisma.$queryRaw<Array<{ expires_at: Date }>>`
+      UPDATE api_keys SET expires_at = now() + make_interval(mins => ${graceMinutes}::integer)
+       WHERE public_key = ${publicKey} AND expires_at IS NULL AND revoked_at IS NULL
+      RETURNING expires_at`;
+    return rows[0]?.expires_at ?? null;
   }
 
   async sample(): Promise<ApiKeyRecord | null> {

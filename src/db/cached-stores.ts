@@ -41,9 +41,9 @@ export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore
         cache.invalidate(publicKey);
       }
     },
-    async expire(publicKey, at) {
+    async expire(publicKey, graceMinutes) {
       try {
-        await inner.expire(publicKey, at);
+        return await inner.expire(publicKey, graceMinutes);
       } finally {
         cache.invalidate(publicKey);
       }

@@ -73,15 +73,24 @@ export async function rotateApiKey(
   if (!old) throw notFound(`API key ${apiKey} not found`);
   const state = summarise(old, ctx.clock()).state;
   if (state !== 'active') throw conflict(`API key ${apiKey} is ${state}; issue a new one with \`kassa keys create\``);
+  // Once: a key in its grace rotated again would get a new grace (days, by mistake) and a second successor. Claimed
+  // before the successor is issued, so two rotations at once issue one.
+  const oldKeyExpiresAt = await ctx.store.apiKeys.expire(apiKey, graceMinutes);
+  if (!oldKeyExpiresAt) {
+    const again = await ctx.store.apiKeys.findByPublicKey(apiKey);
+    throw conflict(
+      again?.expiresAt
+        ? `API key ${apiKey} was already rotated; it stops working at ${again.expiresAt.toISOString()}: rotate ` +
+            `the key that replaced it`
+        : `API key ${apiKey} is revoked; issue a new one with \`kassa keys create\``,
+    );
+  }
   const issued = await createApiKey(ctx, old.organisationId, old.id);
-  const oldKeyExpiresAt = new Date(ctx.clock().getTime() + graceMinutes * 60_000);
-  await ctx.store.apiKeys.expire(apiKey, oldKeyExpiresAt);
   return { ...issued, oldKeyExpiresAt };
 }
 
 function summarise(key: ApiKeyRecord, now: Date): ApiKeySummary {
-  const state: ApiKeyState =
-    key.revokedAt && key.revokedAt <= now ? 'revoked' : key.expiresAt && key.expiresAt <= now ? 'expired' : 'active';
+  const state: ApiKeyState = key.revokedAt ? 'revoked' : key.expiresAt && key.expiresAt <= now ? 'expired' : 'active';
   return {
     id: key.id,
     apiKey: key.publicKey,

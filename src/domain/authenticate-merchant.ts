@@ -144,7 +144,8 @@ async function checkSignedRequest(
   const now = ctx.clock();
   const key = await ctx.store.apiKeys.findByPublicKey(apiKey);
   if (!key) throw unauthorised('Invalid API key: X-Service-Key is not a known key');
-  if (key.revokedAt && key.revokedAt <= now) throw unauthorised('API key has been revoked');
+  // Revoked is revoked, whatever time the revoking host's clock wrote.
+  if (key.revokedAt) throw unauthorised('API key has been revoked');
   if (key.expiresAt && key.expiresAt <= now) throw unauthorised('API key has expired (it was rotated)');
 
   const timestampMs = parseTimestampMs(timestamp);

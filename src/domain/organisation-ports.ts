@@ -54,9 +54,14 @@ export interface ApiKeyStore {
   }): Promise<ApiKeyRecord>;
   findByPublicKey(publicKey: string): Promise<ApiKeyRecord | null>;
   listForOrganisation(organisationId: string): Promise<ApiKeyRecord[]>;
-  /** Sets revoked_at (if not yet set); false when the key does not exist. */
+  /** Sets revoked_at (if not yet set); false when the key does not exist. Any revoked_at revokes, whatever its time. */
   revoke(publicKey: string, at: Date): Promise<boolean>;
-  expire(publicKey: string, at: Date): Promise<void>;
+  /**
+   * Sets expires_at to the database's clock plus `graceMinutes`, if the key has neither (one rotation per key); the
+   * new expires_at, or null when it had one. The database's clock: a CLI on a host whose clock runs fast must not
+   * lengthen the grace.
+   */
+  expire(publicKey: string, graceMinutes: number): Promise<Date | null>;
   touch(id: string, at: Date): Promise<void>;
   /** Any one stored key (the newest), to check the master key against; null when there is none. */
   sample(): Promise<ApiKeyRecord | null>;

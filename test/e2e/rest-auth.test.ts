@@ -135,6 +135,19 @@ describe('401 with a message that says which check failed', () => {
     expectErrorBody(await post(signedHeaders(victim)), 401, REVOKED);
   });
 
+  // Found by an attacker-minded review: revoked_at and a rotation's expires_at were the revoking host's clock, and a key
+  // revoked from a host 10 minutes fast kept working for those 10 minutes (revoking it again changed nothing).
+  it('with a key revoked or rotated without grace from a host whose clock runs 10 minutes fast, at once', async () => {
+    const fast = { ...kassa.ctx, clock: () => new Date(Date.now() + 10 * 60_000) };
+    const revoked = await createMerchant(kassa.ctx);
+    await revokeApiKey(fast, revoked.apiKey);
+    expectErrorBody(await post(signedHeaders(revoked)), 401, REVOKED);
+    const rotated = await createMerchant(kassa.ctx);
+    const issued = await rotateApiKey(fast, rotated.apiKey, 0);
+    expect(Math.abs(issued.oldKeyExpiresAt.getTime() - Date.now())).toBeLessThan(60_000);
+    expectErrorBody(await post(signedHeaders(rotated)), 401, EXPIRED);
+  });
+
   it('with a key rotated without grace; the new key works', async () => {
     const rotating = await createMerchant(kassa.ctx);
     const issued = await rotateApiKey(kassa.ctx, rotating.apiKey, 0);

@@ -33,6 +33,25 @@ describe('key rotation', () => {
     await rotateApiKey(kassa.ctx, merchant.apiKey, 0);
     await expect(rotateApiKey(kassa.ctx, merchant.apiKey, 60)).rejects.toMatchObject({ code: 'conflict' });
   });
+
+  // Found by an attacker-minded review: a key in its grace counted as active, and a second rotation gave it a new grace
+  // (days, by mistake) and a second successor.
+  it('refuses to rotate a key in its grace again; two rotations at once issue one successor', async () => {
+    const merchant = await createMerchant(kassa.ctx);
+    const first = await rotateApiKey(kassa.ctx, merchant.apiKey, 1);
+    await expect(rotateApiKey(kassa.ctx, merchant.apiKey, 10_000)).rejects.toMatchObject({
+      code: 'conflict',
+      message: `API key ${merchant.apiKey} was already rotated; it stops working at ${first.oldKeyExpiresAt.toISOString()}: rotate the key that replaced it`,
+    });
+    const racing = await createMerchant(kassa.ctx);
+    const outcomes = await Promise.allSettled([
+      rotateApiKey(kassa.ctx, racing.apiKey, 5),
+      rotateApiKey(kassa.ctx, racing.apiKey, 5),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const keys = await kassa.ctx.store.apiKeys.listForOrganisation(racing.organisationId);
+    expect(keys).toHaveLength(2);
+  });
 });
 
 describe('master key check at start', () => {
