@@ -34,8 +34,10 @@ for (const [prefix, bits] of [
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
+  ['2001::', 23],
   ['2001:db8::', 32],
   ['2002::', 16],
+  ['3fff::', 20],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],
@@ -44,6 +46,14 @@ for (const [prefix, bits] of [
   blocked.addSubnet(prefix, bits, 'ipv6');
 }
 
+/**
+ * IPv6 is allowed, not blocked: only global unicast (2000::/3) outside the special-purpose blocks above (2001::/23:
+ * Teredo, ORCHID, benchmarking; documentation; 6to4). Anything else (the IPv4-translated ::ffff:0:0/96, 5f00::/16,
+ * ranges assigned later) is no public host (found by an attacker-minded review: a list of what to refuse missed some).
+ */
+const globalUnicast = new net.BlockList();
+globalUnicast.addSubnet('2000::', 3, 'ipv6');
+
 /** Whether an IP address (v4 or v6 text) is a public unicast address. */
 export function isPublicAddress(address: string): boolean {
   const family = net.isIP(address);
@@ -51,7 +61,7 @@ export function isPublicAddress(address: string): boolean {
   if (family !== 6) return false;
   const mapped = embeddedIpv4(address);
   if (mapped !== null) return !blocked.check(mapped, 'ipv4');
-  return !blocked.check(address, 'ipv6');
+  return globalUnicast.check(address, 'ipv6') && !blocked.check(address, 'ipv6');
 }
 
 /** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) IPv6 address. */

@@ -27,12 +27,18 @@ describe('isPublicAddress (SSRF rule)', () => {
     '::ffff:a9fe:a9fe',
     '::127.0.0.1',
     '64:ff9b::7f00:1',
+    // Found by an attacker-minded review: IPv4-translated, Teredo, documentation (RFC 9637), 5f00::/16, ORCHIDv2.
+    '::ffff:0:7f00:1',
+    '2001::1',
+    '3fff::1',
+    '5f00::1',
+    '2001:20::1',
     'not an ip',
   ])('%s is not public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8'])(
     '%s is public',
     (address) => {
       expect(isPublicAddress(address)).toBe(true);
