@@ -112,32 +112,80 @@ async function attemptInOrder(
 }
 
 /**
- * One round of webhook work: fan new outbox events out to deliveries, lease
- * the due ones (one per endpoint) and attempt them in parallel. Each database
- * step is a short transaction; the HTTP calls run outside any of them.
- * Returns how many attempts were made.
+ * One round of webhook work: fan new outbox events out to deliveries, lease the due ones (a batch per endpoint, up to
+ * CLAIM_ENDPOINTS endpoints at once) and attempt them, each endpoint's batch in order, the endpoints in parallel.
+ * Each database step is a short transaction; the HTTP calls run outside any of them. Returns how many attempts were
+ * made.
+ *
+ * A slot is filled again as soon as its endpoint's batch ends, not when the slowest of the round does: found by an
+ * attacker-minded review, a merchant's endpoints that accept and never answer held each round for the whole
+ * attempt timeout, and every other merchant's webhooks waited with them. While attempts are in flight and nothing
+ * else is due, the queue is asked again every KASSA_WEBHOOK_POLL_MS. New batches are claimed for ROUND_BUDGET_MS,
+ * and while the round's last attempts run for at most a timeout more (so shutdown waits a bounded time).
  */
 export async function runWebhookRound(ctx: DomainContext, logger: Logger): Promise<number> {
   const config = ctx.webhooks;
   const started = Date.now();
+  const deadline = started + ROUND_BUDGET_MS;
+  const claimUntil = deadline + config.timeoutMs;
   let attempts = 0;
-  // Keep going while there is due work (one delivery per endpoint per pass, so a backlog drains
-  // in passes), but hand back within a few seconds so shutdown never waits long.
-  while (Date.now() - started < ROUND_BUDGET_MS) {
-    await ctx.store.webhooks.fanOut({
-      gapSeconds: config.outboxGapSeconds,
-      giveUpHours: config.giveUpHours,
-      batch: 500,
-    });
-    const claims = await ctx.store.webhooks.claimDue(CLAIM_ENDPOINTS, CLAIM_PER_ENDPOINT, leaseMs(config));
-    if (claims.length === 0) break;
-    const byEndpoint = new Map<string, ClaimedDelivery[]>();
-    for (const claim of claims)
-      byEndpoint.set(claim.endpoint.id, [...(byEndpoint.get(claim.endpoint.id) ?? []), claim]);
-    const made = await Promise.all(
-      [...byEndpoint.values()].map((batch) => attemptInOrder(ctx, batch, logger, started + ROUND_BUDGET_MS)),
-    );
-    attempts += made.reduce((sum, count) => sum + count, 0);
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown = null;
+  // When the queue last had nothing due: it is asked again no sooner than a poll later.
+  let askAgainAt = 0;
+  for (;;) {
+    const now = Date.now();
+    const claiming = failure === null && (now < deadline || (inFlight.size > 0 && now < claimUntil));
+    if (claiming && inFlight.size < CLAIM_ENDPOINTS && now >= askAgainAt) {
+      let claims: ClaimedDelivery[];
+      try {
+        await ctx.store.webhooks.fanOut({
+          gapSeconds: config.outboxGapSeconds,
+          giveUpHours: config.giveUpHours,
+          batch: 500,
+        });
+        claims = await ctx.store.webhooks.claimDue(
+          CLAIM_ENDPOINTS - inFlight.size,
+          CLAIM_PER_ENDPOINT,
+          leaseMs(config),
+        );
+      } catch (error) {
+        // Thrown once what is in flight has ended: the round never leaves attempts running behind it.
+        failure = error;
+        continue;
+      }
+      if (claims.length === 0) askAgainAt = Date.now() + config.pollMs;
+      const byEndpoint = new Map<string, ClaimedDelivery[]>();
+      for (const claim of claims)
+        byEndpoint.set(claim.endpoint.id, [...(byEndpoint.get(claim.endpoint.id) ?? []), claim]);
+      for (const batch of byEndpoint.values()) {
+        const work: Promise<void> = attemptInOrder(ctx, batch, logger, deadline)
+          .then(
+            (made) => void (attempts += made),
+            (error: unknown) => void (failure ??= error),
+          )
+          .finally(() => {
+            inFlight.delete(work);
+            // Its endpoint may have more due (a batch is at most CLAIM_PER_ENDPOINT), others may be due by now.
+            askAgainAt = 0;
+          });
+        inFlight.add(work);
+      }
+      if (claims.length > 0) continue;
+    }
+    if (inFlight.size === 0) {
+      if (claiming && failure === null && Date.now() < deadline && askAgainAt <= Date.now()) continue;
+      break;
+    }
+    // A slot frees, or it is time to ask the queue again.
+    const wait = claiming && inFlight.size < CLAIM_ENDPOINTS ? Math.max(askAgainAt - Date.now(), 0) : undefined;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      ...inFlight,
+      ...(wait === undefined ? [] : [new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))]),
+    ]);
+    clearTimeout(timer);
   }
+  if (failure !== null) throw failure;
   return attempts;
 }

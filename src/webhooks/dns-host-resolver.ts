@@ -1,11 +1,67 @@
-import { lookup } from 'node:dns/promises';
-import type { HostResolver } from '../domain/webhook-url.js';
+import { lookup, Resolver } from 'node:dns/promises';
+import type { HostResolver, ResolvedAddress } from '../domain/webhook-url.js';
 
 /**
- * The domain's HostResolver over the system resolver (getaddrinfo, as a connection would
- * resolve the name): every address, in the order the system gives them.
+ * Webhook hosts are named by merchants, so a merchant chooses how their name server behaves: one that never
+ * answers must cost Kassa nothing but the wait. The system resolver (`dns.lookup`, getaddrinfo) runs on libuv's
+ * pool of 4 threads, shared with everything else in the process that resolves a name (chain RPC, rates) and with
+ * file system work; a lookup keeps its thread until the system gives up (10 s and more), whatever Kassa's own
+ * timeout. Found by an attacker-minded review: eight endpoints on a silent name server held every thread, and
+ * another merchant's webhooks to `localhost` failed "could not be resolved within 5 s".
+ *
+ * So a name is first asked of the name servers directly (c-ares: no thread of the pool), each query at most
+ * RESOLVER_TIMEOUT_MS, twice. Only when they answer that the name has no address (or refuse to answer) is the
+ * system resolver asked, for what only it knows: /etc/hosts (`localhost`), search domains, mDNS. A name server that
+ * does not answer is never handed to the system resolver.
  */
-export const resolveHostByDns: HostResolver = async (host) => {
+const RESOLVER_TIMEOUT_MS = 2_000;
+
+/** c-ares errors that mean "not known out there", not "the name server did not answer". */
+const ASK_THE_SYSTEM = new Set([
+  'ENOTFOUND',
+  'ENODATA',
+  'ENONAME',
+  'ECONNREFUSED',
+  'EREFUSED',
+  'ESERVFAIL',
+  'EBADNAME',
+]);
+
+async function addressesOf(resolver: Resolver, family: 4 | 6, host: string): Promise<ResolvedAddress[] | Error> {
+  try {
+    const addresses = family === 4 ? await resolver.resolve4(host) : await resolver.resolve6(host);
+    return addresses.map((address) => ({ address, family }));
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+/**
+ * A HostResolver: the name servers' IPv4 addresses, then IPv6 ones; the system resolver's (every address, in its
+ * order) for a name they do not know. `servers`: the system's (/etc/resolv.conf) unless given.
+ */
+export function createHostResolver(options: { servers?: string[]; timeoutMs?: number } = {}): HostResolver {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? RESOLVER_TIMEOUT_MS, tries: 2 });
+  if (options.servers) resolver.setServers(options.servers);
+  return (host) => resolveHost(resolver, host);
+}
+
+/** The domain's HostResolver over the system's name servers (createHostResolver). */
+export const resolveHostByDns: HostResolver = createHostResolver();
+
+async function resolveHost(resolver: Resolver, host: string): Promise<ResolvedAddress[]> {
+  // Loopback by definition (RFC 6761), and what a host without a reachable name server still resolves.
+  if (/(^|\.)localhost\.?$/i.test(host)) return systemAddresses(host);
+  const [v4, v6] = await Promise.all([addressesOf(resolver, 4, host), addressesOf(resolver, 6, host)]);
+  const found = [...(Array.isArray(v4) ? v4 : []), ...(Array.isArray(v6) ? v6 : [])];
+  if (found.length > 0) return found;
+  const failures = [v4, v6].filter((answer): answer is Error => !Array.isArray(answer));
+  const unanswered = failures.find((error) => !ASK_THE_SYSTEM.has((error as NodeJS.ErrnoException).code ?? ''));
+  if (unanswered) throw unanswered;
+  return systemAddresses(host);
+}
+
+async function systemAddresses(host: string): Promise<ResolvedAddress[]> {
   const entries = await lookup(host, { all: true, verbatim: true });
   return entries.map((entry) => ({ address: entry.address, family: entry.family as 4 | 6 }));
-};
+}

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutRequest } from '../factories/checkout-request.js';
@@ -585,5 +586,49 @@ describe('throughput', () => {
       where: { endpointId: endpoint.id, leaseToken: { not: null } },
     });
     expect(leased).toBe(0);
+  });
+});
+
+describe('fairness between merchants', () => {
+  // Found by an attacker-minded review: a round waited for its slowest attempt before claiming again, so a merchant's
+  // endpoints that accept and never answer held every other merchant's webhooks for the whole attempt timeout.
+  it("a merchant's endpoints that accept and never answer do not hold another merchant's webhooks for the timeout", async () => {
+    const slow = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: '4000', KASSA_WEBHOOK_POLL_MS: '50' },
+    });
+    const sockets = new Set<net.Socket>();
+    let closing = false;
+    // Accepts and never answers; once the test ends, drops what comes (retries) so the delivery loop stops at once.
+    const hanging = net.createServer((socket) => (closing ? socket.destroy() : void sockets.add(socket)));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const port = (hanging.address() as net.AddressInfo).port;
+    const fast = await startWebhookReceiver();
+    let delivery: { stop(): Promise<void> } | null = null;
+    try {
+      const attacker = await createMerchant(slow.ctx);
+      for (let i = 0; i < 3; i++) {
+        const response = await signedRequest(slow, attacker, 'post', '/webhook-endpoints', {
+          url: `http://127.0.0.1:${port}/hook-${i}`,
+        });
+        expect(response.status).toBe(201);
+      }
+      const victim = await createMerchant(slow.ctx);
+      expect((await signedRequest(slow, victim, 'post', '/webhook-endpoints', { url: fast.url })).status).toBe(201);
+      delivery = startDeliveryLoop(slow.ctx);
+      await createSession(slow, attacker, checkoutRequest());
+      // The attacker's three attempts are in flight, each for up to 4 s.
+      await expect.poll(() => sockets.size, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
+      const sentAt = Date.now();
+      await createSession(slow, victim, checkoutRequest());
+      await fast.waitFor((list) => list.length >= 1);
+      expect(Date.now() - sentAt).toBeLessThan(2_000);
+    } finally {
+      closing = true;
+      for (const socket of sockets) socket.destroy();
+      await delivery?.stop();
+      await fast.close();
+      await new Promise((resolve) => hanging.close(resolve));
+      await slow.close();
+    }
   });
 });

@@ -1,7 +1,9 @@
+import dgram from 'node:dgram';
+import { lookup } from 'node:dns/promises';
 import { describe, expect, it } from 'vitest';
 import { isPublicAddress, resolveWebhookHost, webhookUrlProblems } from '../../src/domain/webhook-url.js';
 import { leaseMs, retryDelayMs } from '../../src/webhooks/dispatcher.js';
-import { resolveHostByDns } from '../../src/webhooks/dns-host-resolver.js';
+import { createHostResolver, resolveHostByDns } from '../../src/webhooks/dns-host-resolver.js';
 
 describe('isPublicAddress (SSRF rule)', () => {
   it.each([
@@ -88,5 +90,40 @@ describe('retry schedule', () => {
 
   it('leases an attempt for longer than its timeout', () => {
     expect(leaseMs({ timeoutMs: 10_000 })).toBeGreaterThan(10_000);
+  });
+});
+
+// Found by an attacker-minded review: webhook hosts were resolved with dns.lookup (getaddrinfo on libuv's 4 threads),
+// and a merchant's name server that never answers held every thread for the system's whole wait (10 s and more), so
+// another merchant's webhooks to `localhost` failed "could not be resolved within 5 s".
+describe('webhook host resolution (src/webhooks/dns-host-resolver.ts)', () => {
+  it('asks the name servers directly: a silent one times out and holds no thread the system resolver needs', async () => {
+    const silent = dgram.createSocket('udp4');
+    const asked: number[] = [];
+    silent.on('message', () => asked.push(Date.now()));
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    try {
+      const resolve = createHostResolver({ servers: [`127.0.0.1:${silent.address().port}`], timeoutMs: 500 });
+      const started = Date.now();
+      const pending = Array.from({ length: 8 }, (_, i) =>
+        resolve(`merchant-${i}.example`).then(
+          () => null,
+          (e) => e,
+        ),
+      );
+      // Meanwhile the system resolver (and so the thread pool) answers at once, eight times over.
+      const local = await Promise.all(Array.from({ length: 8 }, () => lookup('localhost')));
+      expect(local.every((entry) => entry.address === '127.0.0.1' || entry.address === '::1')).toBe(true);
+      expect(Date.now() - started).toBeLessThan(400);
+      const outcomes = await Promise.all(pending);
+      expect(outcomes.map((error) => (error as NodeJS.ErrnoException | null)?.code)).toEqual(
+        Array.from({ length: 8 }, () => 'ETIMEOUT'),
+      );
+      expect(asked.length).toBeGreaterThanOrEqual(8);
+      // localhost is the system's to answer, whatever the name servers do.
+      expect((await resolve('localhost')).length).toBeGreaterThan(0);
+    } finally {
+      silent.close();
+    }
   });
 });
