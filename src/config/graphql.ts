@@ -9,6 +9,11 @@ export interface GraphqlConfig {
    * Most GraphQL WebSocket connections one instance holds (KASSA_GRAPHQL_MAX_CONNECTIONS); more are refused with 503.
    */
   readonly graphqlMaxConnections: number;
+  /**
+   * Most of them from one client address (KASSA_GRAPHQL_MAX_CONNECTIONS_PER_ADDRESS); more are refused with 429, so
+   * one address cannot hold every slot.
+   */
+  readonly graphqlMaxConnectionsPerAddress: number;
 }
 
 export function readGraphqlConfig(read: EnvReader, production: boolean): GraphqlConfig {
@@ -21,5 +26,6 @@ export function readGraphqlConfig(read: EnvReader, production: boolean): Graphql
     );
   }
   const graphqlMaxConnections = read.integer('KASSA_GRAPHQL_MAX_CONNECTIONS', 1000, 1, 1_000_000);
-  return { graphqlSandbox, graphqlIntrospection, graphqlMaxConnections };
+  const graphqlMaxConnectionsPerAddress = read.integer('KASSA_GRAPHQL_MAX_CONNECTIONS_PER_ADDRESS', 50, 1, 1_000_000);
+  return { graphqlSandbox, graphqlIntrospection, graphqlMaxConnections, graphqlMaxConnectionsPerAddress };
 }

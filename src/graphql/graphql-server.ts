@@ -33,7 +33,10 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 100 * 1024;
 
 export interface GraphqlDependencies {
   readonly ctx: DomainContext;
-  readonly config: Pick<Config, 'env' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections'>;
+  readonly config: Pick<
+    Config,
+    'env' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections' | 'graphqlMaxConnectionsPerAddress'
+  >;
   /** The runtime's change feed (src/db/change-feed.ts): live updates re-read a session when it changes. */
   readonly changes: Pick<ChangeFeed, 'watch'>;
   readonly logger: Logger;
@@ -144,6 +147,7 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
         rules,
         logger,
         maxConnections: config.graphqlMaxConnections,
+        maxConnectionsPerAddress: config.graphqlMaxConnectionsPerAddress,
         throttle,
         context: (request) => context(throttle.addressOf(request)),
         onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>

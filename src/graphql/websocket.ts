@@ -20,11 +20,14 @@ export interface WebSocketOptions<Context> {
   readonly logger: Logger;
   /** Most sockets open at once on this instance; one more is refused at the upgrade with 503. */
   readonly maxConnections: number;
+  /** Most sockets open at once from one client address (the throttle's address, else the peer's); one more: 429. */
+  readonly maxConnectionsPerAddress?: number;
   /**
    * Rate limits per client address: connections at the upgrade, every operation at subscribe before it is parsed
    * (src/graphql/throttle.ts).
    */
-  readonly throttle?: Pick<GraphqlThrottle, 'admitConnection' | 'admitOperation'>;
+  readonly throttle?: Pick<GraphqlThrottle, 'admitConnection' | 'admitOperation'> &
+    Partial<Pick<GraphqlThrottle, 'addressOf'>>;
   readonly onNext: NonNullable<ServerOptions['onNext']>;
   readonly onError: NonNullable<ServerOptions['onError']>;
 }
@@ -106,6 +109,12 @@ export function serveGraphqlOverWebSocket<Context extends object>(
     onError: options.onError,
   });
 
+  // Sockets open per client address (found by an attacker-minded review: one address could hold every slot of
+  // maxConnections, 60 a minute, and leave every payer's page polling).
+  const openFrom = new Map<string, number>();
+  const perAddress = options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY;
+  const addressOf = (request: IncomingMessage) =>
+    options.throttle?.addressOf ? options.throttle.addressOf(request) : (request.socket.remoteAddress ?? '');
   wss.options.handleProtocols = handleProtocols;
   wss.options.verifyClient = (info, accept) => {
     // A handshake refused here gets the REST error body (as the rate limit's 429 does), not ws's plain text.
@@ -120,6 +129,14 @@ export function serveGraphqlOverWebSocket<Context extends object>(
       );
       return refuse(503, 'Too many GraphQL WebSocket connections on this server; try again later');
     }
+    const from = addressOf(info.req);
+    if ((openFrom.get(from) ?? 0) >= perAddress) {
+      log.warn(
+        { address: from, maxConnectionsPerAddress: perAddress },
+        'graphql websocket: connection refused, ' + 'the address holds the most it may',
+      );
+      return refuse(429, 'Too many GraphQL WebSocket connections from this address; close one first');
+    }
     if (!options.throttle) return accept(true);
     options.throttle.admitConnection(info.req).then(
       (refused) => (refused ? accept(false, refused.status, refused.body, refused.headers) : accept(true)),
@@ -131,6 +148,13 @@ export function serveGraphqlOverWebSocket<Context extends object>(
   };
   wss.on('error', (error) => log.error({ err: error }, 'graphql websocket: server error'));
   wss.on('connection', (socket, request) => {
+    const from = addressOf(request);
+    openFrom.set(from, (openFrom.get(from) ?? 0) + 1);
+    socket.once('close', () => {
+      const left = (openFrom.get(from) ?? 1) - 1;
+      if (left > 0) openFrom.set(from, left);
+      else openFrom.delete(from);
+    });
     socket.once('error', (error) => {
       // `ws` emits only what it refused in the client's frames, after starting the close itself.
       log.warn(

@@ -357,6 +357,53 @@ describe('checkoutSessionUpdated', () => {
     }
   });
 
+  // Found by an attacker-minded review: only new connections were limited per address (60 a minute), so one address
+  // holding its sockets open filled every slot of KASSA_GRAPHQL_MAX_CONNECTIONS and left every payer's page polling.
+  it('KASSA_GRAPHQL_MAX_CONNECTIONS_PER_ADDRESS caps the sockets one address holds: one more is refused with 429, and a place frees when one closes', async () => {
+    const c = await startTestKassa({
+      database: isEmbedded ? undefined : a.database,
+      env: { KASSA_GRAPHQL_MAX_CONNECTIONS: '100', KASSA_GRAPHQL_MAX_CONNECTIONS_PER_ADDRESS: '2' },
+    });
+    try {
+      const viewer = await createMerchant(c.ctx);
+      const created = await createSession(c, viewer, checkoutRequest());
+      const [first, second] = [
+        subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }),
+        subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id }),
+      ];
+      for (const s of [first, second]) await s.waitFor((r) => session(r) !== undefined);
+      const attempt = async () => {
+        const raw = new WebSocket(`${c.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+        raw.on('error', () => {});
+        const [, response] = (await Promise.race([
+          once(raw, 'unexpected-response'),
+          once(raw, 'open').then(() => [null, null]),
+        ])) as [unknown, IncomingMessage | null];
+        const body = response ? (await response.toArray()).join('') : '';
+        raw.terminate();
+        return response ? { status: response.statusCode, body } : null;
+      };
+      const refused = await attempt();
+      expect(refused?.status).toBe(429);
+      expect(JSON.parse(refused!.body)).toEqual({
+        statusCode: 429,
+        message: 'Too many GraphQL WebSocket connections from this address; close one first',
+        error: 'Too Many Requests',
+      });
+      await first.dispose();
+      const deadline = Date.now() + 3000;
+      let outcome = await attempt();
+      while (outcome?.status === 429 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        outcome = await attempt();
+      }
+      expect(outcome).toBeNull();
+      await second.dispose();
+    } finally {
+      await c.close();
+    }
+  });
+
   it('closing Kassa closes its WebSockets (1001) at once instead of waiting for subscribers', async () => {
     const c = await startTestKassa({ database: isEmbedded ? undefined : a.database });
     const viewer = await createMerchant(c.ctx);
