@@ -14,8 +14,11 @@ type EndpointStore = Pick<
  */
 export function webhookEndpointStore(prisma: PrismaClient): EndpointStore {
   return {
-    async createEndpoint(input) {
+    async createEndpoint(input, maxPerOrganisation) {
       return prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT 1 FROM organisations WHERE id = ${input.organisationId}::uuid FOR UPDATE`;
+        const held = await tx.webhookEndpoint.count({ where: { organisationId: input.organisationId } });
+        if (held >= maxPerOrganisation) return null;
         const startSeq = await newestOutboxSeq(tx);
         const row = await tx.webhookEndpoint.create({
           data: {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from './errors.js';
 import { sealSecret } from './secret-box.js';
 import { isUuid } from './uuid.js';
 import {
@@ -30,6 +30,12 @@ async function requireOrganisation(ctx: DomainContext, organisationId: string): 
   if (!organisation || organisation.deleted) throw notFound(`Organisation ${organisationId} not found`);
 }
 
+/**
+ * Webhook endpoints one organisation may have: every event fans out to each, and the delivery worker's slots are
+ * shared by all organisations (found by an attacker-minded review: there was no cap).
+ */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
 export async function createWebhookEndpoint(
   ctx: DomainContext,
   organisationId: string,
@@ -39,14 +45,22 @@ export async function createWebhookEndpoint(
   const checked = await checkWebhookEndpointInput(ctx, createWebhookEndpointSchema, input);
   const secret = newWebhookSecret();
   const id = randomUUID();
-  const endpoint = await ctx.store.webhooks.createEndpoint({
-    id,
-    organisationId,
-    url: checked.url!,
-    events: checked.events ?? [],
-    enabled: checked.enabled ?? true,
-    secretCiphertext: sealSecret(secret, ctx.masterKey, { table: 'webhook_endpoints', id }),
-  });
+  const endpoint = await ctx.store.webhooks.createEndpoint(
+    {
+      id,
+      organisationId,
+      url: checked.url!,
+      events: checked.events ?? [],
+      enabled: checked.enabled ?? true,
+      secretCiphertext: sealSecret(secret, ctx.masterKey, { table: 'webhook_endpoints', id }),
+    },
+    MAX_WEBHOOK_ENDPOINTS,
+  );
+  if (!endpoint)
+    throw conflict(
+      `An organisation may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one it no longer ` +
+        `needs first`,
+    );
   return { endpoint, secret };
 }
 

@@ -85,13 +85,17 @@ export interface AttemptOutcome {
 }
 
 export interface WebhookStore {
-  /** Inserts the endpoint; it receives events written after this moment. */
+  /**
+   * Inserts the endpoint unless its organisation already has `maxPerOrganisation` (null then; counted under the
+   * organisation's row lock, so two creates at once cannot pass it); it receives events written after this moment.
+   */
   createEndpoint(
     input: Omit<
       WebhookEndpointRecord,
       'createdAt' | 'updatedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
     > & { secretCiphertext: string },
-  ): Promise<WebhookEndpointRecord>;
+    maxPerOrganisation: number,
+  ): Promise<WebhookEndpointRecord | null>;
   findEndpoint(id: string): Promise<WebhookEndpointRecord | null>;
   listEndpoints(organisationId: string): Promise<WebhookEndpointRecord[]>;
   /** Null when the endpoint does not exist. Re-enabling starts from events written after now. */

@@ -93,7 +93,8 @@ export const ROUTES: readonly RouteDoc[] = [
     signed: 'request',
     body: createWebhookEndpointBodySchema,
     ok: { status: 201, description: 'The endpoint and its secret', schema: webhookEndpointWithSecretSchema },
-    errors: SIGNED_BODY_ERRORS,
+    // 409: the organisation has the most endpoints it may (MAX_WEBHOOK_ENDPOINTS).
+    errors: [...SIGNED_BODY_ERRORS, 409],
   },
   {
     method: 'get',

@@ -414,6 +414,35 @@ describe('REST /webhook-endpoints', () => {
   });
 });
 
+describe('endpoints per organisation', () => {
+  // Found by an attacker-minded review: there was no cap, and every event fans out to each endpoint while all
+  // organisations share the delivery worker's slots.
+  it('at most 20: the 21st is refused 409 with nothing written, also when they are asked for at once; deleting one frees a place', async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const url = 'http://127.0.0.1:9/hook';
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () => signedRequest(kassa, owner, 'post', '/webhook-endpoints', { url })),
+    );
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(20);
+    const refused = answers.filter((answer) => answer.status !== 201);
+    expect(refused).toHaveLength(4);
+    for (const answer of refused)
+      expectErrorBody(
+        answer,
+        409,
+        'An organisation may have at most 20 webhook endpoints; delete one it no longer needs first',
+      );
+    const listed = await signedRequest(kassa, owner, 'get', '/webhook-endpoints');
+    expect(listed.body.data).toHaveLength(20);
+    const first = listed.body.data[0] as { id: string };
+    expect((await signedRequest(kassa, owner, 'delete', `/webhook-endpoints/${first.id}`)).status).toBe(204);
+    expect((await signedRequest(kassa, owner, 'post', '/webhook-endpoints', { url })).status).toBe(201);
+    // Another organisation has its own 20.
+    const other = await createMerchant(kassa.ctx);
+    expect((await signedRequest(kassa, other, 'post', '/webhook-endpoints', { url })).status).toBe(201);
+  });
+});
+
 describe('SSRF', () => {
   it('in production, refuses private, loopback, link-local and mapped addresses at registration', async () => {
     const strict = await startTestKassa({
