@@ -12,6 +12,11 @@ export function readMasterKey(env: Env, production: boolean, dataDir: string, pr
   if (given) {
     const key = decodeKey(given);
     if (!key) problems.push('KASSA_MASTER_KEY must be 32 bytes, as 64 hex characters or base64');
+    else if (production && looksMadeByHand(key))
+      problems.push(
+        `KASSA_MASTER_KEY holds ${new Set(key).size} distinct bytes of 32: it looks made by hand (zeros, a ` +
+          'repeated pattern, a word), not random; use `openssl rand -hex 32`',
+      );
     return key;
   }
   if (production) {
@@ -57,8 +62,23 @@ export function readPreviousMasterKeys(env: Env, problems: string[]): Buffer[] {
   return keys.filter((key): key is Buffer => key !== null);
 }
 
+/**
+ * 64 hex characters, or 32 bytes in base64 (standard or URL-safe, 43 characters and an optional "="): exactly, not
+ * whatever Node's lenient base64 decoder makes of a string (found by a review: any 43 letters were a key).
+ */
 export function decodeKey(text: string): Buffer | null {
   if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=?$/.test(text) && !/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]=?$/.test(text))
+    return null;
   const buffer = Buffer.from(text, 'base64');
   return buffer.length === 32 ? buffer : null;
+}
+
+/**
+ * Whether a key has fewer than 16 distinct byte values: a random 32-byte key has about 30, and fewer than 16 happens
+ * about once in 10^12 keys; zeros, a repeated pattern or a word have a handful (found by a review: 32 zero bytes
+ * and "passwordpassword…" started production).
+ */
+export function looksMadeByHand(key: Buffer): boolean {
+  return new Set(key).size < 16;
 }

@@ -10,6 +10,7 @@ import {
 } from './network-registry.schema.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { hasUnambiguousHost, redactUrl } from './redact-url.js';
+import { inTheClearOffThisMachine } from './transport-security.js';
 
 /**
  * The enabled networks of the registry (KASSA_NETWORKS_FILE, checked against its schema in
@@ -46,7 +47,19 @@ export function readNetworks(read: EnvReader, production: boolean): Network[] {
     const checked = registryNetworkSchema.safeParse(entry);
     const upper = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
     const rpcUrls = read.list(`KASSA_RPC_URLS_${upper}`, (checked.success && checked.data.rpcUrls) || []);
+    if (production && rpcUrls.length === 0) {
+      problems.push(
+        `KASSA_RPC_URLS_${upper} is required in production (${slug} is enabled): without an RPC node its payments ` +
+          'are never seen and binds never checked, so its sessions could be paid and never marked paid',
+      );
+    }
     for (const url of rpcUrls) {
+      if (production && inTheClearOffThisMachine(url)) {
+        problems.push(
+          `KASSA_RPC_URLS_${upper} must use https or wss in production (a node's answers decide what is paid; only ` +
+            `a loopback address may be plain http): got "${redactUrl(url)}"`,
+        );
+      }
       if (!/^(https?|wss?):\/\/[^\s/]+/.test(url)) {
         problems.push(
           `KASSA_RPC_URLS_${upper} must be comma-separated http(s) or ws(s) URLs (got "${redactUrl(url)}")`,

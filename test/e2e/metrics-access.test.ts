@@ -40,6 +40,9 @@ const PRODUCTION = {
   KASSA_MASTER_KEY: randomBytes(32).toString('hex'),
   CHECKOUT_BASE_URL: 'https://pay.example.com',
   HOST: '127.0.0.1',
+  // Never asked here: production asks for a node per network.
+  KASSA_RPC_URLS_ETHEREUM: 'http://127.0.0.1:9',
+  KASSA_RPC_URLS_BSC: 'http://127.0.0.1:9',
   // Never reached here: the rates source is only asked when a session is created.
   KASSA_COINGECKO_URL: 'http://127.0.0.1:9/api/v3',
 };

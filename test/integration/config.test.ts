@@ -35,6 +35,8 @@ const productionEnv = (extra: Env = {}): Env => ({
   KASSA_MASTER_KEY: HEX_KEY,
   CHECKOUT_BASE_URL: 'https://pay.example.com',
   DATABASE_URL: 'postgresql://kassa@db.example/kassa',
+  KASSA_RPC_URLS_ETHEREUM: 'https://ethereum.rpc.example',
+  KASSA_RPC_URLS_BSC: 'https://bsc.rpc.example',
   ...extra,
 });
 
@@ -523,6 +525,42 @@ describe('unsafe combinations are refused at start, one message each', () => {
       { ...productionEnv(), KASSA_MASTER_KEY: undefined },
       'KASSA_MASTER_KEY is required in production (32 bytes as hex or base64, e.g. `openssl rand -hex 32`)',
     ],
+    // Found by a review of production defaults: each of these started production silently.
+    [
+      'production: an enabled network without an RPC URL',
+      { ...productionEnv(), KASSA_RPC_URLS_BSC: undefined },
+      'KASSA_RPC_URLS_BSC is required in production (bsc is enabled): without an RPC node its payments are never ' +
+        'seen and binds never checked, so its sessions could be paid and never marked paid',
+    ],
+    [
+      'production: a plain-http RPC URL off this machine',
+      { ...productionEnv(), KASSA_RPC_URLS_BSC: 'http://10.0.0.9:8545' },
+      "KASSA_RPC_URLS_BSC must use https or wss in production (a node's answers decide what is paid; only a " +
+        'loopback address may be plain http): got "http://10.0.0.9:8545"',
+    ],
+    [
+      'production: a plain-http rates source',
+      { ...productionEnv(), KASSA_COINBASE_URL: 'http://rates.example.net' },
+      'KASSA_COINBASE_URL must use https in production (its prices make every quote; only a loopback address may be ' +
+        'plain http): got "http://rates.example.net"',
+    ],
+    [
+      'production: a master key of 32 zero bytes',
+      { ...productionEnv(), KASSA_MASTER_KEY: 'A'.repeat(43) },
+      'KASSA_MASTER_KEY holds 1 distinct bytes of 32: it looks made by hand (zeros, a repeated pattern, a word), not ' +
+        'random; use `openssl rand -hex 32`',
+    ],
+    [
+      'production: a word for a master key',
+      { ...productionEnv(), KASSA_MASTER_KEY: 'passwordpasswordpasswordpasswordpasswordpas' },
+      'KASSA_MASTER_KEY holds 6 distinct bytes of 32: it looks made by hand (zeros, a repeated pattern, a word), not ' +
+        'random; use `openssl rand -hex 32`',
+    ],
+    [
+      'a master key in lenient base64 (any 43 letters)',
+      { ...productionEnv(), KASSA_MASTER_KEY: 'not a key but forty-three characters long!!' },
+      'KASSA_MASTER_KEY must be 32 bytes, as 64 hex characters or base64',
+    ],
   ];
 
   it.each(cases)('%s', async (_what, environment, message) => {
@@ -551,6 +589,12 @@ describe('unsafe combinations are refused at start, one message each', () => {
     // Development beyond this machine with the sandbox network alone (a container's HOST=0.0.0.0).
     expect(() => loadConfig({ KASSA_DATA_DIR: dataDir(), HOST: '0.0.0.0' })).not.toThrow();
     expect(() => loadConfig(productionEnv())).not.toThrow();
+    // A node or rates source on this machine may be plain http.
+    expect(() =>
+      loadConfig(
+        productionEnv({ KASSA_RPC_URLS_BSC: 'http://127.0.0.1:8545', KASSA_COINGECKO_URL: 'http://[::1]:8080/v3' }),
+      ),
+    ).not.toThrow();
     expect(
       loadConfig(productionEnv({ DATABASE_URL: undefined, KASSA_ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).databaseUrl,
     ).toBeNull();

@@ -110,6 +110,8 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
       KASSA_MASTER_KEY: randomBytes(32).toString('hex'),
       CHECKOUT_BASE_URL: 'https://pay.example.com',
       KASSA_NETWORKS: 'bsc',
+      // Never reached here (the watcher is off, nothing is bound): production asks for one per network.
+      KASSA_RPC_URLS_BSC: 'http://127.0.0.1:9',
       KASSA_WATCHER: 'false',
       KASSA_COINGECKO_URL: `http://127.0.0.1:${(coingecko.address() as AddressInfo).port}/api/v3`,
       // One source, knowingly (production asks for two by default: docs/payment-rules.md, rule 8).

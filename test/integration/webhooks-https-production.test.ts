@@ -32,6 +32,7 @@ beforeAll(async () => {
     KASSA_ENV: 'production',
     KASSA_MASTER_KEY: MASTER_KEY,
     KASSA_NETWORKS: 'bsc',
+    KASSA_RPC_URLS_BSC: 'http://127.0.0.1:9',
     KASSA_RATES_SOURCES: 'coingecko',
     KASSA_RATES_MIN_SOURCES: '1',
     KASSA_COINGECKO_URL: 'http://127.0.0.1:9/api/v3',

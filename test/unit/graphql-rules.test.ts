@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -139,9 +140,11 @@ describe('GraphQL config', () => {
   const production = {
     ...base,
     KASSA_ENV: 'production',
-    KASSA_MASTER_KEY: 'ab'.repeat(32),
+    KASSA_MASTER_KEY: randomBytes(32).toString('hex'),
     CHECKOUT_BASE_URL: 'https://pay.example.com',
     DATABASE_URL: 'postgresql://db.example/kassa',
+    KASSA_RPC_URLS_ETHEREUM: 'https://ethereum.rpc.example',
+    KASSA_RPC_URLS_BSC: 'https://bsc.rpc.example',
   };
 
   it('introspection and Sandbox: on in development, off in production unless enabled', () => {
