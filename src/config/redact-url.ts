@@ -34,9 +34,13 @@ const DOTTED_OR_BRACKETED = /^(?:[^:]+\.[^:]+|\[.*\])(?::\d+)?$/;
 // Anything that starts like a URL, up to white space or a quote.
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]*/gi;
 
-/** `text` with every URL in it redacted (redactUrl), for error messages written to the log. */
+/**
+ * `text` with every URL in it redacted (redactUrl), for error messages written to the log. Not `file:` URLs: they
+ * name this machine's files (a stack trace's frames, path, line and column), no credentials (found by a review:
+ * every Kassa frame of a logged stack read `file:///***`).
+ */
 export function redactUrlsIn(text: string): string {
-  return text.replace(URL_IN_TEXT, (url) => redactUrl(url));
+  return text.replace(URL_IN_TEXT, (url) => (/^file:/i.test(url) ? url : redactUrl(url)));
 }
 
 /**

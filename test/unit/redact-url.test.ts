@@ -75,6 +75,12 @@ describe('redactUrlsIn', () => {
     );
     expect(redactUrlsIn('no url here')).toBe('no url here');
   });
+
+  // Found by a review: every Kassa frame of a logged stack trace read `file:///***` (path, line and column gone).
+  it("leaves a stack trace's file: URLs whole", () => {
+    const frame = '    at async transaction (file:///srv/kassa/dist/db/prisma-store.js:41:19)';
+    expect(redactUrlsIn(`Error: boom\n${frame}`)).toBe(`Error: boom\n${frame}`);
+  });
 });
 
 describe('the log', () => {
