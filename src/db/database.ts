@@ -24,12 +24,27 @@ export interface OpenDatabaseOptions {
   readonly poolSize?: number;
 }
 
+/** How long a request waits for a new database connection. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+/** The longest statement `kassa serve` runs (Kassa's transactions are limited to 30 s: docs/api/webhooks.md). */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
 export async function openDatabase(config: Config, options: OpenDatabaseOptions): Promise<Database> {
   const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, options.role);
   const connectionString = config.databaseUrl ?? embedded!.url;
   // pglite-socket can interleave queries of concurrent connections outside a
   // transaction (electric-sql/pglite#1046), so the embedded database gets one.
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? (embedded ? 1 : 10) });
+  // Bounded waits (found by a review of production defaults: with the database stalled, every request hung and
+  // requests piled up on the pool): a connection is made within CONNECT_TIMEOUT_MS or the request answers 503; a
+  // served statement runs at most STATEMENT_TIMEOUT_MS on PostgreSQL (a lock wait included; the CLI's, such as
+  // migrations, are not limited); dead peers are found by TCP keep-alive.
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? (embedded ? 1 : 10),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    ...(!embedded && options.role === 'server' ? { statement_timeout: STATEMENT_TIMEOUT_MS } : {}),
+  });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // 'minimal' errors: Prisma then skips capturing a stack trace at every query's call site (for the code frame of a

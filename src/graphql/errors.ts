@@ -3,6 +3,7 @@ import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
 import { RateLimitedError } from '../domain/throttle.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/database-errors.js';
 
 /**
  * The one mapping of domain error codes to GraphQL `extensions.code` (the REST
@@ -126,6 +127,13 @@ export function formatGraphqlError(
     return withoutStack(formatted);
   }
   options.logError?.(original);
+  if (isDatabaseUnavailable(original))
+    return {
+      message: DATABASE_UNAVAILABLE_MESSAGE,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: 'SERVICE_UNAVAILABLE' },
+    };
   if (options.development) return withoutStack(formatted);
   return {
     message: 'Internal server error',

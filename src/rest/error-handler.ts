@@ -1,6 +1,11 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError, type DomainErrorCode } from '../domain/errors.js';
 import { RateLimitedError } from '../domain/throttle.js';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '../db/database-errors.js';
 import { errorBody, HttpError, type ErrorBody } from './http-error.js';
 
 /** The one mapping of domain error codes to HTTP statuses; a new code that is missing here fails to compile. */
@@ -48,6 +53,14 @@ export function restErrorAnswer(error: unknown): RestErrorAnswer {
   const status = bodyParserStatus(error);
   if (status)
     return { status: status.code, headers: {}, body: errorBody(status.code, status.message), unexpected: false };
+  // Logged as unexpected (an operator should see it), answered as what it is: the database is away, retry.
+  if (isDatabaseUnavailable(error))
+    return {
+      status: 503,
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      body: errorBody(503, DATABASE_UNAVAILABLE_MESSAGE),
+      unexpected: true,
+    };
   return { status: 500, headers: {}, body: errorBody(500, 'Internal server error'), unexpected: true };
 }
 

@@ -7,6 +7,9 @@ export interface Readiness {
   checkDatabase(): Promise<void>;
 }
 
+/** How long /ready waits for the database to answer. */
+const READY_TIMEOUT_MS = 2_000;
+
 /** Liveness (`/health`: the process serves HTTP) and readiness (`/ready`: it can reach its database). */
 export function healthRouter(readiness: Readiness): Router {
   const router = Router();
@@ -14,12 +17,21 @@ export function healthRouter(readiness: Readiness): Router {
     res.json({ status: 'ok' });
   });
   router.get('/ready', async (req, res) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await readiness.checkDatabase();
+      // A stalled database is not ready either (found by a review: /ready waited as long as the database did).
+      await Promise.race([
+        readiness.checkDatabase(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+        }),
+      ]);
       res.json({ status: 'ready' });
     } catch (error) {
       req.log.warn({ err: error }, 'readiness check failed');
       res.status(503).json(errorBody(503, 'Database is not reachable'));
+    } finally {
+      clearTimeout(timer);
     }
   });
   router.all(['/health', '/ready'], methodNotAllowed(['GET']));

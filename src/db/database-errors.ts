@@ -1,0 +1,67 @@
+/** What a request that found the database away is answered with (REST 503, GraphQL SERVICE_UNAVAILABLE). */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is not reachable right now; try again shortly';
+/** REST's Retry-After with it. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Whether `error` says the database could not be reached or did not answer in time (not that a statement was
+ * wrong): the transports answer it 503 with Retry-After instead of 500, so a load balancer and a client's retry tell
+ * an outage from a bug (found by a review of production defaults: a database that refused connections made every
+ * request a 500). Reads a Prisma error's driver-adapter cause, a pg error's SQLSTATE, a socket error's code and
+ * pg-pool's connection timeout, along the `cause` chain.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth++) {
+    const value = current as {
+      code?: unknown;
+      message?: unknown;
+      meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } };
+      cause?: unknown;
+    };
+    const adapterCause = value.meta?.driverAdapterError?.cause;
+    if (typeof adapterCause?.kind === 'string' && UNREACHABLE_KINDS.has(adapterCause.kind)) return true;
+    if (typeof adapterCause?.code === 'string' && UNAVAILABLE_SQLSTATES.has(adapterCause.code)) return true;
+    if (typeof value.code === 'string' && (UNAVAILABLE_SQLSTATES.has(value.code) || SOCKET_CODES.has(value.code)))
+      return true;
+    if (typeof value.code === 'string' && PRISMA_CONNECTION_CODES.has(value.code)) return true;
+    if (typeof value.message === 'string' && CONNECTION_MESSAGES.test(value.message)) return true;
+    current = value.cause;
+  }
+  return false;
+}
+
+/** Driver-adapter error kinds of a database that is not there (Prisma's `DriverAdapterError` causes). */
+const UNREACHABLE_KINDS = new Set([
+  'DatabaseNotReachable',
+  'DatabaseUnavailable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+]);
+
+/**
+ * SQLSTATEs of an unavailable server: class 08 (connection exception), 53300 (too many connections), 57014 (a
+ * statement cancelled by statement_timeout), 57P01–57P03 (shutting down, crashed, starting up).
+ */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  '57014',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024), P2028. */
+const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
+
+/** pg's and pg-pool's messages for a connection that failed or timed out. */
+const CONNECTION_MESSAGES =
+  /^(?:Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
