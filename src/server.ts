@@ -12,6 +12,12 @@ import { startChainWatchers, type ChainWatchers } from './chain/chain-watcher.js
 import { startSandboxChain, type SandboxChain } from './chain/sandbox.js';
 import { startGraphqlApi } from './graphql/graphql-server.js';
 
+/** How long one step of a shutdown may take before the rest goes on without it. */
+const STOP_STEP_TIMEOUT_MS = 10_000;
+/** How long a request may take to arrive whole, and its headers. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const HEADERS_TIMEOUT_MS = 20_000;
+
 export interface RunningServer {
   readonly server: Server;
   readonly url: string;
@@ -42,6 +48,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   answerClientErrors(server);
   graphql.attach(server);
   server.keepAliveTimeout = 65_000;
+  // A request has 30 s to arrive whole, its headers 20 s (Node's defaults are 300 s and 60 s: found by a review, a
+  // body sent a byte every 5 s held its connection for minutes).
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -108,22 +118,40 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     watchers,
     stop() {
       stopping ??= (async () => {
-        await jobs.stop();
-        await watchers?.stop();
-        await sandbox?.stop();
-        // WebSockets are not HTTP connections server.close() waits for: close them (and the LISTEN client) first.
-        await graphql.stop();
-        metricsServer?.closeAllConnections();
-        metricsServer?.close();
+        // The listener closes first: nothing new is taken on while the rest stops (found by a review: with the
+        // database stalled, the background jobs' stop waited on it and the instance kept accepting requests).
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // In-flight requests get a moment to finish; then the rest are cut.
         const cut = setTimeout(() => server.closeAllConnections(), 5_000);
+        // Each step of the stop is bounded: one waiting on a stalled database or chain must not hold the exit.
+        const bounded = async (what: string, step: Promise<unknown> | undefined) => {
+          let timer: NodeJS.Timeout | undefined;
+          const gaveUp = await Promise.race([
+            Promise.resolve(step).then(
+              () => false,
+              (error: unknown) => {
+                logger.warn({ err: error }, `shutdown: ${what} failed`);
+                return false;
+              },
+            ),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_STEP_TIMEOUT_MS))),
+          ]);
+          clearTimeout(timer);
+          if (gaveUp) logger.warn({ step: what }, 'shutdown: a step did not end in time; going on without it');
+        };
+        await bounded('background jobs', jobs.stop());
+        await bounded('chain watchers', watchers?.stop());
+        await bounded('sandbox chain', sandbox?.stop());
+        // WebSockets are not HTTP connections server.close() waits for: close them (and the LISTEN client) too.
+        await bounded('GraphQL', graphql.stop());
+        metricsServer?.closeAllConnections();
+        metricsServer?.close();
         await closed;
         clearTimeout(cut);
         // A handler can outlive its connection (the client hung up): let its database work finish first.
         if (!(await db.drain(10_000))) logger.warn('shutting down with database work still running');
-        await runtime.close();
+        await bounded('database', runtime.close());
       })();
       return stopping;
     },

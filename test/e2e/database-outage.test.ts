@@ -1,8 +1,8 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { startDatabaseProxy, type DatabaseProxy } from '../support/database-proxy.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession, expectErrorBody, isEmbedded, postCreate } from '../support/rest-kassa.js';
 
@@ -12,42 +12,6 @@ import { createSession, expectErrorBody, isEmbedded, postCreate } from '../suppo
  * Retry-After when the database is away, within its connection timeout (5 s), and /ready says 503 within 2 s.
  * PostgreSQL only: a TCP proxy in front of it plays the outage (the embedded database is in the process).
  */
-
-/** A TCP proxy to PostgreSQL that can refuse connections (and cut open ones) or stall them. */
-interface DatabaseProxy {
-  readonly port: number;
-  mode: 'forward' | 'refuse' | 'stall';
-  cutAll(): void;
-  close(): Promise<void>;
-}
-
-async function startDatabaseProxy(target: URL): Promise<DatabaseProxy> {
-  const sockets = new Set<net.Socket>();
-  const proxy = { mode: 'forward' } as DatabaseProxy;
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => {});
-    if (proxy.mode === 'refuse') return void client.destroy();
-    if (proxy.mode === 'stall') return; // accepted, never answered
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return Object.assign(proxy, {
-    port: (server.address() as net.AddressInfo).port,
-    cutAll: () => sockets.forEach((socket) => socket.destroy()),
-    close: async () => {
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise((resolve) => server.close(resolve));
-    },
-  });
-}
 
 describe.skipIf(isEmbedded)('a database that is away', () => {
   let database: TestDatabase;
