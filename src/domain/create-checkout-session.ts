@@ -77,38 +77,53 @@ export async function createCheckoutSession(
 
   // Each unique amount is written at the step the store expects to be free (docs/payment-rules.md, rule 4); the
   // write claims another only when that one is taken, so the session and its event usually stand as drafted here.
-  const claims = amountClaims(draft.quotes, ctx.networks, draft.networks);
-  const tries = ctx.store.offsetsToTry(claims, ctx.uniqueAmountSteps);
-  const session: CheckoutSession = { ...draft, quotes: withOffsets(draft.quotes, (position) => tries[position]) };
-  const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
-  const outcome = await ctx.store.createSession({
-    session,
-    claims,
-    maxSteps: ctx.uniqueAmountSteps,
-    cause: origin.cause,
-    event,
-    amountPath: merchantViewAmountPath,
-    signature,
-    idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash() },
-    linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: session.createdAt } : null,
-  });
-  switch (outcome.kind) {
-    case 'replayed_signature':
-      throw unauthorised(REPLAYED_MESSAGE);
-    case 'replay':
-      return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash());
-    case 'link_unavailable':
-      throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
-    case 'amounts_taken':
-      throw conflict(
-        `Every unique amount of this total in ${outcome.ticker} is held by another open checkout session on the ` +
-          `same wallet (${ctx.uniqueAmountSteps} at most); retry once one of them is paid or expires`,
-      );
-    case 'created': {
-      const taken = (position: number) => outcome.offsets.get(position) ?? 0;
-      const asTried = session.quotes.every((quote, position) => quote.offsetSteps === taken(position));
-      if (!asTried) return { session: { ...session, quotes: withOffsets(draft.quotes, taken) }, replayed: false };
-      return { session, replayed: false, merchantView: event.payload as MerchantSessionView };
+  // An asset whose every amount is held on the wallet is left out and the rest written again (found by a review:
+  // 100 open sessions of one total refused every create of it, though the other assets had amounts to spare); only
+  // when no asset is left is the create refused.
+  let quotes = draft.quotes;
+  let signatureToRecord = signature ?? null;
+  for (;;) {
+    const claims = amountClaims(quotes, ctx.networks, draft.networks);
+    const tries = ctx.store.offsetsToTry(claims, ctx.uniqueAmountSteps);
+    const session: CheckoutSession = { ...draft, quotes: withOffsets(quotes, (position) => tries[position]) };
+    const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
+    const outcome = await ctx.store.createSession({
+      session,
+      claims,
+      maxSteps: ctx.uniqueAmountSteps,
+      cause: origin.cause,
+      event,
+      amountPath: merchantViewAmountPath,
+      signature: signatureToRecord,
+      idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash() },
+      linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: session.createdAt } : null,
+    });
+    switch (outcome.kind) {
+      case 'replayed_signature':
+        throw unauthorised(REPLAYED_MESSAGE);
+      case 'replay':
+        return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash());
+      case 'link_unavailable':
+        throw new PaymentLinkUnavailable(origin.productPaymentLinkId!);
+      case 'amounts_taken': {
+        const left = quotes.filter((quote) => quote.ticker !== outcome.ticker);
+        if (left.length === 0 || left.length === quotes.length)
+          throw conflict(
+            `Every unique amount of this total in ${outcome.ticker} is held by another open checkout session on the ` +
+              `same wallet (${ctx.uniqueAmountSteps} at most), and so in every other asset it could be paid in; ` +
+              `retry once one of them is paid or expires`,
+          );
+        // Nothing of the refused write stayed but the signature's use: written again without it.
+        quotes = left;
+        signatureToRecord = null;
+        continue;
+      }
+      case 'created': {
+        const taken = (position: number) => outcome.offsets.get(position) ?? 0;
+        const asTried = session.quotes.every((quote, position) => quote.offsetSteps === taken(position));
+        if (!asTried) return { session: { ...session, quotes: withOffsets(quotes, taken) }, replayed: false };
+        return { session, replayed: false, merchantView: event.payload as MerchantSessionView };
+      }
     }
   }
 }
