@@ -1,3 +1,4 @@
+import { productionOptIns } from './config/deployment.js';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.js';
@@ -95,6 +96,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     },
     'kassa is listening',
   );
+  for (const optIn of productionOptIns(config))
+    logger.warn({ setting: optIn }, 'production runs with a safety relaxed');
 
   if (config.demo) {
     const { credentials, created } = await ensureDemo(ctx, config);

@@ -147,3 +147,36 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
   }
   return problems;
 }
+
+/**
+ * What production was told to relax, one line each, logged as a warning at start (found by a review of production
+ * defaults: each started silently). Allowed, since an operator may mean it; never unnoticed.
+ */
+export function productionOptIns(config: {
+  readonly env: KassaEnv;
+  readonly webhooks: { readonly allowPrivate: boolean };
+  readonly graphqlSandbox: boolean;
+  readonly graphqlIntrospection: boolean;
+  readonly requestGuard: {
+    readonly trustProxy: boolean | number | readonly string[];
+    readonly rateLimits: Readonly<Record<string, unknown>>;
+  };
+}): string[] {
+  if (config.env !== 'production') return [];
+  const warnings: string[] = [];
+  if (config.webhooks.allowPrivate)
+    warnings.push('KASSA_WEBHOOK_ALLOW_PRIVATE=true: webhook URLs may reach private and loopback addresses (SSRF)');
+  if (config.graphqlSandbox) warnings.push('KASSA_GRAPHQL_SANDBOX=true: Apollo Sandbox is served on GET /graphql');
+  else if (config.graphqlIntrospection)
+    warnings.push('KASSA_GRAPHQL_INTROSPECTION=true: anyone can read the GraphQL schema');
+  if (config.requestGuard.trustProxy === true)
+    warnings.push(
+      'TRUST_PROXY=true: every X-Forwarded-For is believed, so any client can choose the address rate limits count ' +
+        '(name the proxies, or their number, instead)',
+    );
+  const off = Object.entries(config.requestGuard.rateLimits)
+    .filter(([, rule]) => rule === null)
+    .map(([name]) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`);
+  if (off.length > 0) warnings.push(`${off.join(', ')}=off: no limit`);
+  return warnings;
+}

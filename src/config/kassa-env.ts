@@ -17,5 +17,13 @@ export function readKassaEnv(read: EnvReader, env: Env): KassaEnv {
         'it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
     );
   }
+  // Found by a review of production defaults: a deployment that says production to Node and development to Kassa
+  // ran development (the demo organisation, Apollo Sandbox, no SSRF guard) where it was meant to run production.
+  if (kassaEnv === 'development' && (env.KASSA_ENV ?? '').trim() !== '' && env.NODE_ENV === 'production') {
+    read.problems.push(
+      'KASSA_ENV=development relaxes what production checks (webhook addresses, the master key, CHECKOUT_BASE_URL) ' +
+        'and cannot run with NODE_ENV=production (set KASSA_ENV=production, or unset NODE_ENV)',
+    );
+  }
   return kassaEnv;
 }

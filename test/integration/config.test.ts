@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+import { productionOptIns } from '../../src/config/deployment.js';
 import {
   assertCliBuilt,
   hasStackTrace,
@@ -333,6 +334,38 @@ describe('defaults', () => {
         /^KASSA_RATES_SOURCES: the static source \(fixture rates that never go stale\) cannot price payments on mainnet networks \(bsc\)/,
       ),
     ]);
+  });
+
+  // Found by a review of production defaults: NODE_ENV=production with KASSA_ENV=development ran development.
+  it('KASSA_ENV=development beside NODE_ENV=production is refused', () => {
+    expect(problemsOf({ NODE_ENV: 'production', KASSA_ENV: 'development', KASSA_DATA_DIR: dataDir() })).toEqual([
+      'KASSA_ENV=development relaxes what production checks (webhook addresses, the master key, CHECKOUT_BASE_URL) ' +
+        'and cannot run with NODE_ENV=production (set KASSA_ENV=production, or unset NODE_ENV)',
+    ]);
+  });
+
+  it('production names each safety it was told to relax (logged as a warning at start)', () => {
+    expect(productionOptIns(loadConfig(productionEnv()))).toEqual([]);
+    expect(
+      productionOptIns(
+        loadConfig(
+          productionEnv({
+            KASSA_WEBHOOK_ALLOW_PRIVATE: 'true',
+            KASSA_GRAPHQL_SANDBOX: 'true',
+            TRUST_PROXY: 'true',
+            KASSA_RATE_LIMIT_CREATE: 'off',
+            KASSA_RATE_LIMIT_BIND_ADDRESS: 'off',
+          }),
+        ),
+      ),
+    ).toEqual([
+      'KASSA_WEBHOOK_ALLOW_PRIVATE=true: webhook URLs may reach private and loopback addresses (SSRF)',
+      'KASSA_GRAPHQL_SANDBOX=true: Apollo Sandbox is served on GET /graphql',
+      'TRUST_PROXY=true: every X-Forwarded-For is believed, so any client can choose the address rate limits count ' +
+        '(name the proxies, or their number, instead)',
+      'KASSA_RATE_LIMIT_CREATE, KASSA_RATE_LIMIT_BIND_ADDRESS=off: no limit',
+    ]);
+    expect(productionOptIns(loadConfig(env({ KASSA_WEBHOOK_ALLOW_PRIVATE: 'true' })))).toEqual([]);
   });
 
   it('KASSA_ENV=test beside NODE_ENV=production is refused', () => {
