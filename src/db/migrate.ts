@@ -55,6 +55,9 @@ export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DI
   const migrations = readMigrations(dir);
   const client = await pool.connect();
   try {
+    // Neither the wait for another process's migrations nor a long migration is cut by kassa serve's statement
+    // timeout (src/db/database.ts; KASSA_MIGRATE_ON_START migrates in serve): this connection has none until released.
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
       await client.query(PRISMA_MIGRATIONS_TABLE);
@@ -81,6 +84,7 @@ export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DI
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
     }
   } finally {
+    await client.query('RESET statement_timeout').catch(() => {});
     client.release();
   }
 }
