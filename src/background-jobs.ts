@@ -22,6 +22,8 @@ export function startBackgroundJobs(
   metrics?: Metrics,
 ): BackgroundJobs {
   const running = new Set<Promise<unknown>>();
+  // Tells a webhook round in progress to claim nothing more and hand back what it has not attempted (stop()).
+  const stopping = new AbortController();
   const timers = [
     every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {
       // Drain in batches so a backlog clears within one tick.
@@ -30,7 +32,7 @@ export function startBackgroundJobs(
     every(config.payments.requoteSweepSeconds * 1000, 'quote renewal', async () => {
       while ((await requoteDueSessions(ctx)) === 100);
     }),
-    every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger)),
+    every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger, stopping.signal)),
     every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),
   ];
 
@@ -58,6 +60,7 @@ export function startBackgroundJobs(
   return {
     async stop() {
       timers.forEach(clearInterval);
+      stopping.abort();
       await Promise.allSettled([...running]);
     },
   };

@@ -128,7 +128,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         // In-flight requests get a moment to finish; then the rest are cut.
         const cut = setTimeout(() => server.closeAllConnections(), 5_000);
         // Each step of the stop is bounded: one waiting on a stalled database or chain must not hold the exit.
-        const bounded = async (what: string, step: Promise<unknown> | undefined) => {
+        const bounded = async (what: string, step: Promise<unknown> | undefined, limitMs = STOP_STEP_TIMEOUT_MS) => {
           let timer: NodeJS.Timeout | undefined;
           const gaveUp = await Promise.race([
             Promise.resolve(step).then(
@@ -138,12 +138,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
                 return false;
               },
             ),
-            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_STEP_TIMEOUT_MS))),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), limitMs))),
           ]);
           clearTimeout(timer);
           if (gaveUp) logger.warn({ step: what }, 'shutdown: a step did not end in time; going on without it');
         };
-        await bounded('background jobs', jobs.stop());
+        // A webhook attempt in flight ends within its timeout: the jobs' step waits for it.
+        await bounded(
+          'background jobs',
+          jobs.stop(),
+          Math.max(STOP_STEP_TIMEOUT_MS, config.webhooks.timeoutMs + 2_000),
+        );
         await bounded('chain watchers', watchers?.stop());
         await bounded('sandbox chain', sandbox?.stop());
         // WebSockets are not HTTP connections server.close() waits for: close them (and the LISTEN client) too.

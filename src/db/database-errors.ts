@@ -16,13 +16,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     const value = current as {
       code?: unknown;
       message?: unknown;
-      meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } };
+      meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; message?: unknown } } };
       cause?: unknown;
     };
     const adapterCause = value.meta?.driverAdapterError?.cause;
     if (typeof adapterCause?.kind === 'string' && UNREACHABLE_KINDS.has(adapterCause.kind)) return true;
-    if (typeof adapterCause?.code === 'string' && UNAVAILABLE_SQLSTATES.has(adapterCause.code)) return true;
-    if (typeof value.code === 'string' && (UNAVAILABLE_SQLSTATES.has(value.code) || SOCKET_CODES.has(value.code)))
+    if (typeof adapterCause?.code === 'string' && unavailableState(adapterCause.code, adapterCause.message))
+      return true;
+    if (typeof value.code === 'string' && (unavailableState(value.code, value.message) || SOCKET_CODES.has(value.code)))
       return true;
     if (typeof value.code === 'string' && PRISMA_CONNECTION_CODES.has(value.code)) return true;
     if (typeof value.message === 'string' && CONNECTION_MESSAGES.test(value.message)) return true;
@@ -41,9 +42,16 @@ const UNREACHABLE_KINDS = new Set([
 ]);
 
 /**
- * SQLSTATEs of an unavailable server: class 08 (connection exception), 53300 (too many connections), 57014 (a
- * statement cancelled by statement_timeout), 57P01–57P03 (shutting down, crashed, starting up).
+ * Whether a SQLSTATE says the server is unavailable: class 08 (connection exception), 53300 (too many connections),
+ * 57P01–57P03 (shutting down, crashed, starting up), and 57014 only for a statement cancelled by statement_timeout
+ * (57014 is also pg_cancel_backend's: an operator's cancel is no outage).
  */
+function unavailableState(code: string, message: unknown): boolean {
+  if (code === '57014') return typeof message === 'string' && /statement timeout/.test(message);
+  return UNAVAILABLE_SQLSTATES.has(code);
+}
+
+/** SQLSTATEs of an unavailable server (57014 apart: unavailableState). */
 const UNAVAILABLE_SQLSTATES = new Set([
   '08000',
   '08001',
@@ -51,7 +59,6 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08004',
   '08006',
   '53300',
-  '57014',
   '57P01',
   '57P02',
   '57P03',
@@ -59,8 +66,11 @@ const UNAVAILABLE_SQLSTATES = new Set([
 
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024), P2028. */
-const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
+/**
+ * Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024). Not
+ * P2028 (transaction API errors): it also means a transaction used after its end, a bug to answer 500.
+ */
+const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 
 /** pg's and pg-pool's messages for a connection that failed or timed out. */
 const CONNECTION_MESSAGES =

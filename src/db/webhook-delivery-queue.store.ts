@@ -23,6 +23,11 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
             SELECT 1 FROM webhook_deliveries d
             WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now()
               AND (d.locked_until IS NULL OR d.locked_until < now()))
+            -- Not one with a batch in flight (it would get nothing below, and take a slot of the LIMIT: found by a
+            -- review, endpoints with a backlog over one batch crowded the others out of claims made while they ran).
+            AND NOT EXISTS (
+              SELECT 1 FROM webhook_deliveries l
+              WHERE l.endpoint_id = ep.id AND l.status = 'pending' AND l.locked_until >= now())
           ORDER BY random()
           LIMIT ${endpointLimit}
           FOR UPDATE OF ep SKIP LOCKED`;

@@ -16,7 +16,9 @@ export function webhookEndpointStore(prisma: PrismaClient): EndpointStore {
   return {
     async createEndpoint(input, maxPerOrganisation) {
       return prisma.$transaction(async (tx) => {
-        await tx.$executeRaw`SELECT 1 FROM organisations WHERE id = ${input.organisationId}::uuid FOR UPDATE`;
+        // NO KEY UPDATE: exclusive among endpoint creates, yet no wait for sessions' inserts, whose foreign key takes
+        // KEY SHARE on the organisation (FOR UPDATE held every create of it, and a batch of creates with them).
+        await tx.$executeRaw`SELECT 1 FROM organisations WHERE id = ${input.organisationId}::uuid FOR NO KEY UPDATE`;
         const held = await tx.webhookEndpoint.count({ where: { organisationId: input.organisationId } });
         if (held >= maxPerOrganisation) return null;
         const startSeq = await newestOutboxSeq(tx);

@@ -618,6 +618,44 @@ describe('throughput', () => {
   });
 });
 
+describe('a round told to stop (the instance shuts down)', () => {
+  // Found by a review: a round went on claiming after SIGTERM and was cut at exit with its batches leased, their
+  // endpoints' events held for the leases' length (up to about 10 minutes).
+  it('claims nothing more, ends after the attempt in flight, and leaves nothing leased', async () => {
+    const slow = await startTestKassa({ env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: '1500' } });
+    const sockets = new Set<net.Socket>();
+    const hanging = net.createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    try {
+      const owner = await createMerchant(slow.ctx);
+      const port = (hanging.address() as net.AddressInfo).port;
+      const response = await signedRequest(slow, owner, 'post', '/webhook-endpoints', {
+        url: `http://127.0.0.1:${port}/hook`,
+      });
+      expect(response.status).toBe(201);
+      for (let i = 0; i < 5; i++) await createSession(slow, owner, checkoutRequest());
+      const { runWebhookRound } = await import('../../src/webhooks/dispatcher.js');
+      const { createLogger } = await import('../../src/logging.js');
+      const stop = new AbortController();
+      const round = runWebhookRound(slow.ctx, createLogger('silent'), stop.signal);
+      await expect.poll(() => sockets.size, { timeout: 5_000 }).toBe(1);
+      const stoppedAt = Date.now();
+      stop.abort();
+      expect(await round).toBe(1);
+      // The attempt in flight ran to its timeout (1.5 s); nothing after it.
+      expect(Date.now() - stoppedAt).toBeLessThan(2_500);
+      expect(sockets.size).toBe(1);
+      const rows = await slow.runtime.db.prisma.webhookDelivery.findMany({ where: { endpointId: response.body.id } });
+      expect(rows.filter((row) => row.leaseToken !== null)).toEqual([]);
+      expect(rows.map((row) => row.attempts).sort()).toEqual([0, 0, 0, 0, 1]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hanging.close(resolve));
+      await slow.close();
+    }
+  });
+});
+
 describe('fairness between merchants', () => {
   // Found by an attacker-minded review: a round waited for its slowest attempt before claiming again, so a merchant's
   // endpoints that accept and never answer held every other merchant's webhooks for the whole attempt timeout.
