@@ -130,16 +130,30 @@ export function serveGraphqlOverWebSocket<Context extends object>(
       return refuse(503, 'Too many GraphQL WebSocket connections on this server; try again later');
     }
     const from = addressOf(info.req);
-    if ((openFrom.get(from) ?? 0) >= perAddress) {
+    const full = () => (openFrom.get(from) ?? 0) >= perAddress;
+    const refuseFull = () => {
       log.warn(
         { address: from, maxConnectionsPerAddress: perAddress },
-        'graphql websocket: connection refused, ' + 'the address holds the most it may',
+        'graphql websocket: connection refused, the address holds the most it may',
       );
-      return refuse(429, 'Too many GraphQL WebSocket connections from this address; close one first');
-    }
-    if (!options.throttle) return accept(true);
+      refuse(429, 'Too many GraphQL WebSocket connections from this address; close one first');
+    };
+    // Counted as it is let through (not when the socket opens: handshakes in flight at once all passed the check, a
+    // review found), and given back when its connection closes, opened or not.
+    const admit = () => {
+      if (full()) return refuseFull();
+      openFrom.set(from, (openFrom.get(from) ?? 0) + 1);
+      info.req.socket.once('close', () => {
+        const left = (openFrom.get(from) ?? 1) - 1;
+        if (left > 0) openFrom.set(from, left);
+        else openFrom.delete(from);
+      });
+      accept(true);
+    };
+    if (full()) return refuseFull();
+    if (!options.throttle) return admit();
     options.throttle.admitConnection(info.req).then(
-      (refused) => (refused ? accept(false, refused.status, refused.body, refused.headers) : accept(true)),
+      (refused) => (refused ? accept(false, refused.status, refused.body, refused.headers) : admit()),
       (error: unknown) => {
         log.error({ err: error }, 'graphql websocket: could not check the connection rate limit');
         refuse(500, 'Internal server error');
@@ -148,13 +162,6 @@ export function serveGraphqlOverWebSocket<Context extends object>(
   };
   wss.on('error', (error) => log.error({ err: error }, 'graphql websocket: server error'));
   wss.on('connection', (socket, request) => {
-    const from = addressOf(request);
-    openFrom.set(from, (openFrom.get(from) ?? 0) + 1);
-    socket.once('close', () => {
-      const left = (openFrom.get(from) ?? 1) - 1;
-      if (left > 0) openFrom.set(from, left);
-      else openFrom.delete(from);
-    });
     socket.once('error', (error) => {
       // `ws` emits only what it refused in the client's frames, after starting the close itself.
       log.warn(
