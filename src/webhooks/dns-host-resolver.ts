@@ -58,7 +58,33 @@ async function resolveHost(resolver: Resolver, host: string): Promise<ResolvedAd
   const failures = [v4, v6].filter((answer): answer is Error => !Array.isArray(answer));
   const unanswered = failures.find((error) => !ASK_THE_SYSTEM.has((error as NodeJS.ErrnoException).code ?? ''));
   if (unanswered) throw unanswered;
-  return systemAddresses(host);
+  return oneSystemLookupAtATime(() => systemAddresses(host));
+}
+
+/**
+ * The system resolver is asked for one merchant-named host at a time, and at most FALLBACK_QUEUE wait (more are
+ * refused at once): a name server that says "no such name" to the name-server query and then goes silent sends the
+ * next query to the system resolver (found by a review), and so may hold one of libuv's 4 threads, not all of them.
+ */
+const FALLBACK_QUEUE = 8;
+let systemLookupRunning: Promise<unknown> = Promise.resolve();
+let systemLookupsWaiting = 0;
+
+async function oneSystemLookupAtATime<T>(lookupNow: () => Promise<T>): Promise<T> {
+  if (systemLookupsWaiting >= FALLBACK_QUEUE)
+    throw Object.assign(new Error('too many host names waiting for the system resolver'), { code: 'EBUSY' });
+  systemLookupsWaiting += 1;
+  const previous = systemLookupRunning;
+  const mine = previous.then(
+    () => lookupNow(),
+    () => lookupNow(),
+  );
+  systemLookupRunning = mine.catch(() => undefined);
+  try {
+    return await mine;
+  } finally {
+    systemLookupsWaiting -= 1;
+  }
 }
 
 async function systemAddresses(host: string): Promise<ResolvedAddress[]> {
