@@ -20,6 +20,9 @@ import type { Database } from './database.js';
 import { ReadCache } from './read-cache.js';
 import { createWebhookStore } from './webhook.store.js';
 
+/** Idempotency keys deleted per statement by the hourly purge. */
+const IDEMPOTENCY_PURGE_BATCH = 5_000;
+
 type Tx = Prisma.TransactionClient;
 
 // Generous: on the embedded database transactions queue behind each other.
@@ -124,8 +127,16 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {
-      const { count } = await prisma.idempotencyKey.deleteMany({ where: { createdAt: { lt: before } } });
-      return count;
+      // In batches, each a statement well inside kassa serve's 30 s statement timeout however large the backlog (one
+      // DELETE of a large table could pass it, fail every hour and never catch up: found by a review).
+      let total = 0;
+      for (;;) {
+        const count = await prisma.$executeRaw`
+          DELETE FROM idempotency_keys WHERE ctid IN (
+            SELECT ctid FROM idempotency_keys WHERE created_at < ${before} LIMIT ${IDEMPOTENCY_PURGE_BATCH})`;
+        total += count;
+        if (count < IDEMPOTENCY_PURGE_BATCH) return total;
+      }
     },
   };
 }

@@ -278,4 +278,23 @@ describe('purgeIdempotencyKeys', () => {
     ).set('Idempotency-Key', keys[3]!);
     expect(reused.status).toBe(409);
   });
+
+  it('purges a backlog larger than one batch (5,000 a statement) whole', async () => {
+    const key = `k-bulk-${randomBytes(3).toString('hex')}`;
+    await createSession(first, { user: { id: `customer-${key}`, email: 'p@example.com' } }, key);
+    const old = new Date(Date.now() - 1_000 * 3_600_000);
+    await db.query(
+      `INSERT INTO idempotency_keys (organisation_id, key, request_hash, session_id, created_at)
+       SELECT organisation_id, key || '-' || g, request_hash, session_id, $2 FROM idempotency_keys, generate_series(1, 12001) g
+        WHERE key = $1`,
+      [key, old],
+    );
+    fixedNow = null;
+    expect(await purgeIdempotencyKeys(first.ctx, 48)).toBeGreaterThanOrEqual(12_001);
+    const { rows } = await db.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM idempotency_keys WHERE key LIKE $1 || '-%'",
+      [key],
+    );
+    expect(rows[0]!.count).toBe(0);
+  });
 });
