@@ -26,6 +26,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof value.code === 'string' && (unavailableState(value.code, value.message) || SOCKET_CODES.has(value.code)))
       return true;
     if (typeof value.code === 'string' && PRISMA_CONNECTION_CODES.has(value.code)) return true;
+    // A transaction that ran out of time or could not start in time (load), not one used after its end (a bug).
+    if (value.code === 'P2028' && typeof value.message === 'string' && TRANSACTION_TIMEOUT.test(value.message))
+      return true;
     if (typeof value.message === 'string' && CONNECTION_MESSAGES.test(value.message)) return true;
     current = value.cause;
   }
@@ -71,6 +74,9 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
  * P2028 (transaction API errors): it also means a transaction used after its end, a bug to answer 500.
  */
 const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+
+/** P2028's messages for a transaction that timed out (expired) or could not start within maxWait. */
+const TRANSACTION_TIMEOUT = /expired transaction|Unable to start a transaction in the given time/;
 
 /** pg's and pg-pool's messages for a connection that failed or timed out. */
 const CONNECTION_MESSAGES =

@@ -84,8 +84,12 @@ export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DI
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
     }
   } finally {
-    await client.query('RESET statement_timeout').catch(() => {});
-    client.release();
+    // A connection whose reset failed (broken, or left without a timeout) is closed, not pooled again.
+    const reset = await client.query('RESET statement_timeout').then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    client.release(reset);
   }
 }
 

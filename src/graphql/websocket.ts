@@ -141,6 +141,8 @@ export function serveGraphqlOverWebSocket<Context extends object>(
     // Counted as it is let through (not when the socket opens: handshakes in flight at once all passed the check, a
     // review found), and given back when its connection closes, opened or not.
     const admit = () => {
+      // Gone while its rate limit was checked: its 'close' has fired already, so it is not counted.
+      if (info.req.socket.destroyed) return accept(false, 400);
       if (full()) return refuseFull();
       openFrom.set(from, (openFrom.get(from) ?? 0) + 1);
       info.req.socket.once('close', () => {

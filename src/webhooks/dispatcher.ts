@@ -93,6 +93,10 @@ async function attemptInOrder(
   stop?: AbortSignal,
 ): Promise<number> {
   for (const [index, claim] of claims.entries()) {
+    if (stop?.aborted) {
+      await ctx.store.webhooks.releaseClaims(claims.slice(index));
+      return index;
+    }
     let ok: boolean;
     try {
       ok = await attempt(ctx, claim, logger);
@@ -156,6 +160,11 @@ export async function runWebhookRound(ctx: DomainContext, logger: Logger, stop?:
       } catch (error) {
         // Thrown once what is in flight has ended: the round never leaves attempts running behind it.
         failure = error;
+        continue;
+      }
+      // Stopped while claiming: what was just leased goes back at once.
+      if (stop?.aborted) {
+        await ctx.store.webhooks.releaseClaims(claims).catch(() => undefined);
         continue;
       }
       if (claims.length === 0) askAgainAt = Date.now() + config.pollMs;

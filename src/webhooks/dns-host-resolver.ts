@@ -1,5 +1,5 @@
 import { lookup, Resolver } from 'node:dns/promises';
-import type { HostResolver, ResolvedAddress } from '../domain/webhook-url.js';
+import { HOST_RESOLUTION_TIMEOUT_MS, type HostResolver, type ResolvedAddress } from '../domain/webhook-url.js';
 
 /**
  * Webhook hosts are named by merchants, so a merchant chooses how their name server behaves: one that never
@@ -62,9 +62,10 @@ async function resolveHost(resolver: Resolver, host: string): Promise<ResolvedAd
 }
 
 /**
- * The system resolver is asked for one merchant-named host at a time, and at most FALLBACK_QUEUE wait (more are
- * refused at once): a name server that says "no such name" to the name-server query and then goes silent sends the
- * next query to the system resolver (found by a review), and so may hold one of libuv's 4 threads, not all of them.
+ * The system resolver is asked for one merchant-named host at a time, at most FALLBACK_QUEUE in all (the one asked and
+ * those waiting; more are refused at once): a name server that says "no such name" to the name-server query and then
+ * goes silent sends the next query to the system resolver (found by a review), and so may hold one of libuv's 4
+ * threads, not all of them. One that waited longer than its caller waits (HOST_RESOLUTION_TIMEOUT_MS) is not asked.
  */
 const FALLBACK_QUEUE = 8;
 let systemLookupRunning: Promise<unknown> = Promise.resolve();
@@ -75,10 +76,13 @@ async function oneSystemLookupAtATime<T>(lookupNow: () => Promise<T>): Promise<T
     throw Object.assign(new Error('too many host names waiting for the system resolver'), { code: 'EBUSY' });
   systemLookupsWaiting += 1;
   const previous = systemLookupRunning;
-  const mine = previous.then(
-    () => lookupNow(),
-    () => lookupNow(),
-  );
+  const queuedAt = Date.now();
+  const whenItsTurn = () => {
+    if (Date.now() - queuedAt >= HOST_RESOLUTION_TIMEOUT_MS)
+      return Promise.reject(Object.assign(new Error('gave up waiting for the system resolver'), { code: 'ETIMEOUT' }));
+    return lookupNow();
+  };
+  const mine = previous.then(whenItsTurn, whenItsTurn);
   systemLookupRunning = mine.catch(() => undefined);
   try {
     return await mine;

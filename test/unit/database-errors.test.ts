@@ -23,6 +23,15 @@ describe('isDatabaseUnavailable (REST 503, GraphQL SERVICE_UNAVAILABLE)', () => 
     ],
     ['a server shutting down', adapterError({ kind: 'postgres', code: '57P01', message: 'terminating connection' })],
     ['a socket refused', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    [
+      'a transaction that ran out of its time (P2028)',
+      Object.assign(
+        new Error(
+          'Transaction API error: Transaction already closed: A query cannot be executed on an expired transaction.',
+        ),
+        { code: 'P2028' },
+      ),
+    ],
   ])('%s is', (_what, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });
