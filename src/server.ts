@@ -1,4 +1,5 @@
 import { productionOptIns } from './config/deployment.js';
+import { TimedOut, withTimeout } from './with-timeout.js';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.js';
@@ -129,19 +130,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         const cut = setTimeout(() => server.closeAllConnections(), 5_000);
         // Each step of the stop is bounded: one waiting on a stalled database or chain must not hold the exit.
         const bounded = async (what: string, step: Promise<unknown> | undefined, limitMs = STOP_STEP_TIMEOUT_MS) => {
-          let timer: NodeJS.Timeout | undefined;
-          const gaveUp = await Promise.race([
-            Promise.resolve(step).then(
-              () => false,
-              (error: unknown) => {
-                logger.warn({ err: error }, `shutdown: ${what} failed`);
-                return false;
-              },
-            ),
-            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), limitMs))),
-          ]);
-          clearTimeout(timer);
-          if (gaveUp) logger.warn({ step: what }, 'shutdown: a step did not end in time; going on without it');
+          try {
+            await withTimeout(Promise.resolve(step), limitMs);
+          } catch (error) {
+            if (error instanceof TimedOut)
+              logger.warn({ step: what }, 'shutdown: a step did not end in time; going on without it');
+            else logger.warn({ err: error }, `shutdown: ${what} failed`);
+          }
         };
         // A webhook attempt in flight ends within its timeout: the jobs' step waits for it.
         await bounded(

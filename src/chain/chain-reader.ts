@@ -2,6 +2,7 @@ import type { Network } from '../domain/networks.js';
 import type { ChainReader } from '../domain/chain-ports.js';
 import { ChainRpc } from './rpc.js';
 import { readEvidence } from './transaction-evidence.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** After a network failed to answer, binds skip it this long (the watcher judges their transactions meanwhile). */
 export const UNREACHABLE_PAUSE_MS = 5_000;
@@ -37,12 +38,4 @@ export function createChainReader(
       }
     },
   };
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -70,8 +70,9 @@ const UNAVAILABLE_SQLSTATES = new Set([
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
- * Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024). Not
- * P2028 (transaction API errors): it also means a transaction used after its end, a bug to answer 500.
+ * Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024). P2028
+ * (transaction API errors) only by its message (TRANSACTION_TIMEOUT): it also means a transaction used after its
+ * end, a bug to answer 500.
  */
 const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { errorBody } from './http-error.js';
 import { methodNotAllowed } from './error-handler.js';
+import { withTimeout } from '../with-timeout.js';
 
 export interface Readiness {
   /** Resolves when the database answers; rejects otherwise. */
@@ -17,21 +18,13 @@ export function healthRouter(readiness: Readiness): Router {
     res.json({ status: 'ok' });
   });
   router.get('/ready', async (req, res) => {
-    let timer: NodeJS.Timeout | undefined;
     try {
       // A stalled database is not ready either (found by a review: /ready waited as long as the database did).
-      await Promise.race([
-        readiness.checkDatabase(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-        }),
-      ]);
+      await withTimeout(readiness.checkDatabase(), READY_TIMEOUT_MS);
       res.json({ status: 'ready' });
     } catch (error) {
       req.log.warn({ err: error }, 'readiness check failed');
       res.status(503).json(errorBody(503, 'Database is not reachable'));
-    } finally {
-      clearTimeout(timer);
     }
   });
   router.all(['/health', '/ready'], methodNotAllowed(['GET']));
