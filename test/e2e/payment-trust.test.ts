@@ -556,6 +556,43 @@ describe('5. amounts unique per wallet: exact transfers need no bind', () => {
     expect(await view(theirs.id)).toMatchObject({ status: 'expired', overpaid: false });
   });
 
+  // A create that finds every amount of one asset held leaves that asset out (found by a review of the REST API: it was
+  // refused outright). On the chain: the new session is paid by its own amounts, takes no transfer in the asset left
+  // out, and the sessions holding that asset's amounts are still paid by them.
+  it('a session created without an asset whose amounts were all held is paid in another; the left-out asset pays only its holders', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+    const basket = (price: number) => ({
+      items: [{ name: 'Widget', quantity: 1, unit_price: price }],
+      currency: 'USD',
+    });
+    // 100 sessions of 7.77 USD hold the BTC amounts of 7.78 too (a cent is about ten BTC steps), not the others'.
+    const holders: Checkout[] = [];
+    for (let i = 0; i < 100; i += 1) holders.push(await checkout({ merchant, body: basket(7.77) }));
+    let withoutBtc: Checkout | undefined;
+    for (let i = 0; i < 15 && !withoutBtc; i += 1) {
+      const created = await checkout({ merchant, body: basket(7.78) });
+      if (created.quote.BTC === undefined) withoutBtc = created;
+    }
+    expect(withoutBtc).toBeDefined();
+    const session = withoutBtc!;
+    expect(session.quote.USDT).toBeDefined();
+    // A BTC transfer cannot be bound to it: BTC is not among its options.
+    const btc = await chain.pay(merchant.wallet, 'BTC', holders[0]!.quote.BTC!, { from: 6 });
+    const refused = await bind(session.id, { tx_hash: btc.hash, crypto_currency: 'BTC' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toEqual([
+      expect.stringMatching(/^crypto_currency BTC is not offered by this session/),
+    ]);
+    // It is paid by its own exact USDT amount, with no bind; the BTC transfer paid the session holding its amount.
+    const usdt = await chain.pay(merchant.wallet, 'USDT', session.quote.USDT!, { from: 6 });
+    await confirmAll();
+    await node.watchers.tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false, crypto_currency: 'USDT' });
+    expect((await paymentsOf(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([[usdt.hash, 'exact_amount']]);
+    expect(await view(holders[0]!.id)).toMatchObject({ status: 'paid', crypto_currency: 'BTC' });
+    expect((await paymentsOf(holders[0]!.id)).map((p) => p.txHash)).toEqual([btc.hash]);
+  });
+
   it('a reorg removes an exactly matched credit; the re-included transfer pays again', async () => {
     const session = await checkout();
     const raw = await chain.signPayment(session.wallet, 'USDT', session.quote.USDT!, { from: 8 });
