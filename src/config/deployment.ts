@@ -1,4 +1,5 @@
 import type { Network } from '../domain/networks.js';
+import type { TrustProxySetting } from '../domain/request-guard-ports.js';
 import type { EnvReader } from './env-reader.js';
 import type { KassaEnv } from './kassa-env.js';
 import type { RatesSourceName } from './rates.js';
@@ -158,7 +159,7 @@ export function productionOptIns(config: {
   readonly graphqlSandbox: boolean;
   readonly graphqlIntrospection: boolean;
   readonly requestGuard: {
-    readonly trustProxy: boolean | number | readonly string[];
+    readonly trustProxy: TrustProxySetting;
     readonly rateLimits: Readonly<Record<string, unknown>>;
   };
 }): string[] {
