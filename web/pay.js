@@ -23,18 +23,8 @@
   const confirmationsText = (count) =>
     t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
 
-  const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending
-    paymentDetected pendingCoversDue fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash
-    chainId paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
-    transactions { txHash chainId cryptoCurrency state reason }
-    items { name quantity unitPrice totalPrice } expiresAt`;
-  const PAGE_QUERY = `query CheckoutPage($id: ID!) {
-    checkoutSession(id: $id) { ${SESSION_FIELDS} }
-    networks { slug name chainId confirmations } }`;
-  const SESSION_QUERY = `query CheckoutSession($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } }`;
-  const UPDATES = `subscription CheckoutUpdates($id: ID!) { checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} } }`;
-  const BIND = `mutation BindTransaction($sessionId: ID!, $input: BindTransactionInput!) {
-    bindTransaction(sessionId: $sessionId, input: $input) { boundTxHash cryptoCurrency totalAmountCrypto status } }`;
+  // The page's GraphQL documents, each with its id and text (src/graphql/page-documents.ts, given in the page data).
+  const { CheckoutPage, CheckoutSession, CheckoutUpdates, BindTransaction } = page.documents;
 
   const POLL_MS = 5000;
   const OPEN = ['PENDING', 'WAITING_PAYMENT', 'PARTIAL'];
@@ -45,19 +35,33 @@
   const state = { session: null, networks: [], asset: null, network: null, deadline: 0, live: null };
 
   // ---- GraphQL over HTTP ----
-  // Queries go as GET (the query in the URL, Apollo's preflight header past its CSRF prevention): the server answers
-  // a repeated one from its kept answers without reading a body. The mutation goes as a JSON POST.
+  // Each document goes by its id (a trusted document the server knows): queries as GET, the query string about 100
+  // bytes and answered from the server's kept answers without reading a body; the mutation as a JSON POST. A server
+  // that does not know the id (another release, mid-deploy) answers PERSISTED_QUERY_NOT_FOUND: the text goes then,
+  // a GET with Apollo's preflight header past its CSRF prevention.
 
-  async function graphql(query, variables, method = 'GET') {
+  async function graphql(document, variables, method = 'GET') {
+    let body = await send(document, variables, method, true);
+    if (body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'PERSISTED_QUERY_NOT_FOUND'))
+      body = await send(document, variables, method, false);
+    if (body.errors && body.errors.length > 0) throw new Error(body.errors.map((e) => e.message).join('\n'));
+    if (!body.data) throw new Error(t('error.server', { status: body.status }));
+    return body.data;
+  }
+
+  async function send(document, variables, method, byId) {
+    const question = byId ? { documentId: document.id } : { query: document.text };
     const response =
       method === 'POST'
         ? await fetch('/graphql', {
             method: 'POST',
             headers: { 'content-type': 'application/json', accept: 'application/json' },
-            body: JSON.stringify({ query, variables }),
+            body: JSON.stringify({ ...question, variables }),
           })
-        : await fetch(`/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
-            headers: { 'apollo-require-preflight': 'true', accept: 'application/json' },
+        : await fetch(`/graphql?${new URLSearchParams({ ...question, variables: JSON.stringify(variables) })}`, {
+            headers: byId
+              ? { accept: 'application/json' }
+              : { 'apollo-require-preflight': 'true', accept: 'application/json' },
             cache: 'no-store',
           });
     let body;
@@ -66,9 +70,8 @@
     } catch {
       throw new Error(t('error.server', { status: response.status }));
     }
-    if (body.errors && body.errors.length > 0) throw new Error(body.errors.map((e) => e.message).join('\n'));
-    if (!response.ok || !body.data) throw new Error(t('error.server', { status: response.status }));
-    return body.data;
+    if (!response.ok && !(body && body.errors)) throw new Error(t('error.server', { status: response.status }));
+    return { ...body, status: response.status };
   }
 
   // ---- Amounts: strings in, strings out ----
@@ -379,7 +382,7 @@
 
   async function refresh() {
     try {
-      const data = await graphql(SESSION_QUERY, { id: page.sessionId });
+      const data = await graphql(CheckoutSession, { id: page.sessionId });
       apply(data.checkoutSession);
     } catch {
       // A failed refresh keeps the last view; the next poll or message tries again.
@@ -431,7 +434,7 @@
             JSON.stringify({
               id: '1',
               type: 'subscribe',
-              payload: { query: UPDATES, variables: { id: page.sessionId } },
+              payload: { query: CheckoutUpdates.text, variables: { id: page.sessionId } },
             }),
           );
           setLive('socket', t('live.socket'));
@@ -506,7 +509,7 @@
     };
     const input = { txHash, chainId: chosen.chainId, cryptoCurrency: chosen.ticker };
     if (payerWalletAddress) input.payerWalletAddress = payerWalletAddress;
-    const data = await graphql(BIND, { sessionId: session.sessionId, input }, 'POST');
+    const data = await graphql(BindTransaction, { sessionId: session.sessionId, input }, 'POST');
     const result = data.bindTransaction;
     const current = state.session;
     const known = current.transactions.some((tx) => tx.txHash === result.boundTxHash);
@@ -571,7 +574,7 @@
     $('tx-hash').addEventListener('input', () => $('tx-hash').removeAttribute('aria-invalid'));
     setInterval(tick, 1000);
     try {
-      const data = await graphql(PAGE_QUERY, { id: page.sessionId });
+      const data = await graphql(CheckoutPage, { id: page.sessionId });
       state.networks = data.networks;
       apply(data.checkoutSession);
     } catch (failure) {

@@ -1,9 +1,11 @@
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import type { Request, RequestHandler, Response } from 'express';
+import { GraphQLError } from 'graphql';
 import type { DomainContext } from '../domain/context.js';
 import { CachedQueries, newQueryTrace, type QueryTrace } from './cached-queries.js';
 import type { GraphqlContext } from './context.js';
-import { BODY_NOT_JSON, RAW_BODY, type LaneRequest } from './graphql-lane.js';
+import { BODY_NOT_JSON, CSRF_PREFLIGHT_HEADERS, RAW_BODY, type LaneRequest } from './graphql-lane.js';
+import { withTrustedDocument } from './page-documents.js';
 
 /**
  * Apollo over HTTP on Express, with the pieces that let an answer be kept and served again
@@ -40,14 +42,19 @@ export function apolloKeepingAnswers(
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers))
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    const method = req.method.toUpperCase();
+    // A trusted document named by id is given to Apollo as its text (src/graphql/page-documents.ts); a trusted query
+    // over GET passes Apollo's CSRF prevention without a preflight header.
+    const trusted = withTrustedDocument(method, searchOf(req.url), req.body);
+    if ('refused' in trusted) {
+      const { code, message } = trusted.refused;
+      res.status(400).json({ errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] });
+      return;
+    }
+    if (trusted.trustedQuery) headers.set(CSRF_PREFLIGHT_HEADERS[1], 'true');
     const trace = newQueryTrace();
     const answer = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: {
-        method: req.method.toUpperCase(),
-        headers,
-        search: searchOf(req.url),
-        body: req.body,
-      },
+      httpGraphQLRequest: { method, headers, search: trusted.search, body: trusted.body },
       context: async () => context(req, trace),
     });
     for (const [key, value] of answer.headers) res.setHeader(key, value);

@@ -5,6 +5,7 @@ import type { FlatHeaders } from '../metrics.js';
 import type { CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
 import { readWholeBody } from '../rest/lane.js';
+import { DOCUMENT_ID } from './page-documents.js';
 
 /** Sends a kept answer, its request logged and counted (src/app.ts: src/metrics.ts's answerAtOnce). */
 export type LaneAnswer = (
@@ -149,7 +150,8 @@ export function graphqlQueryLane(
 /**
  * A GET the lane may answer: /graphql with a query string; no body, no Content-Type (Apollo refuses some and would
  * let others past its CSRF check), no conditional header (Express answers those 304 when they match), and one of the
- * headers Apollo's CSRF prevention asks a GET for (CSRF_PREFLIGHT_HEADERS), non-empty.
+ * headers Apollo's CSRF prevention asks a GET for (CSRF_PREFLIGHT_HEADERS), non-empty, unless it names a trusted
+ * document first.
  */
 function takesGet(req: IncomingMessage): boolean {
   const { url, headers } = req;
@@ -162,9 +164,14 @@ function takesGet(req: IncomingMessage): boolean {
     headers['if-modified-since'] !== undefined
   )
     return false;
+  // A trusted query named first in the query string passes CSRF prevention without a header (page-documents.ts); a
+  // kept answer to this very URL means the route took it as one (an unknown id or a `query` beside it is refused).
+  if (url.startsWith(TRUSTED_GET_PREFIX)) return true;
   for (const name of CSRF_PREFLIGHT_HEADERS) {
     const value = headers[name];
     if (typeof value === 'string' && value.length > 0) return true;
   }
   return false;
 }
+
+const TRUSTED_GET_PREFIX = `/graphql?${DOCUMENT_ID}=`;

@@ -7,6 +7,7 @@ import type { Branding } from '../domain/branding-ports.js';
 import { DomainError } from '../domain/errors.js';
 import { getCheckoutSession } from '../domain/get-checkout-session.js';
 import { paymentInstructions } from '../domain/payment-instructions.js';
+import { PAGE_DOCUMENT_DATA } from '../graphql/page-documents.js';
 import { methodNotAllowed } from './error-handler.js';
 import { clientAddressOf } from './client-address.js';
 import { rateLimit } from '../domain/throttle.js';
@@ -67,6 +68,8 @@ export function checkoutPageRouter(ctx: DomainContext, options: CheckoutPageOpti
       messages: catalogue(lang),
       brand: brandColors(branding),
       addChain: addableChains(ctx),
+      // The page's GraphQL documents, by id and text (src/graphql/page-documents.ts).
+      documents: PAGE_DOCUMENT_DATA,
     };
     res
       .status(200)

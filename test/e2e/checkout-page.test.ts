@@ -408,10 +408,16 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     const page = await newPage();
     // As behind a proxy that does not pass WebSockets.
     await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
-    // Its queries go as GET (the server answers a repeated one from its kept answers, no body to read).
+    // Its queries go as GET by documentId, no preflight header (the server answers a repeated one from its kept
+    // answers, no body to read; src/graphql/page-documents.ts).
     const asked: string[] = [];
+    const questions: string[] = [];
     page.on('request', (request) => {
-      if (new URL(request.url()).pathname === '/graphql') asked.push(request.method());
+      const url = new URL(request.url());
+      if (url.pathname !== '/graphql') return;
+      asked.push(request.method());
+      questions.push([...url.searchParams.keys()].join(','));
+      expect(request.headers()['apollo-require-preflight']).toBeUndefined();
     });
     await page.goto(openAt(session));
     await page.locator('#live-state[data-live="polling"]').waitFor();
@@ -428,6 +434,36 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     expect(await page.locator('#live-state').getAttribute('data-live')).toBe('closed');
     expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(new Set(asked)).toEqual(new Set(['GET']));
+    expect(new Set(questions)).toEqual(new Set(['documentId,variables']));
     await page.close();
   });
+
+  it(
+    'sends the text when the server does not know a document id (another release mid-deploy), and works on',
+    { timeout: 30_000 },
+    async () => {
+      const session = await createSession(node.kassa, shop, checkoutRequest());
+      const page = await newPage();
+      await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
+      // As a server of another release would see them: every document id is one it does not know.
+      await page.route(/\/graphql\?/, (route) => {
+        const url = new URL(route.request().url());
+        if (url.searchParams.has('documentId')) url.searchParams.set('documentId', '0000000000000000');
+        return route.continue({ url: url.toString() });
+      });
+      const answers: Array<[string, number]> = [];
+      page.on('response', (response) => {
+        const url = new URL(response.url());
+        if (url.pathname === '/graphql') answers.push([[...url.searchParams.keys()][0]!, response.status()]);
+      });
+      await page.goto(openAt(session));
+      await page.locator('#live-state[data-live="polling"]').waitFor();
+      expect(await text(page, '#status')).toBe('Waiting for payment');
+      expect(answers.slice(0, 2)).toEqual([
+        ['documentId', 400],
+        ['query', 200],
+      ]);
+      await page.close();
+    },
+  );
 });

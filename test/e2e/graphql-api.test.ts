@@ -1,6 +1,7 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
+import { PAGE_DOCUMENT_DATA, PAGE_DOCUMENTS, documentIdOf } from '../../src/graphql/page-documents.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { AMOUNT, ISO_DATE, controllableClock, createSession, expectQuotes } from '../support/rest-kassa.js';
@@ -277,6 +278,105 @@ describe('bindTransaction', () => {
       { status: 400 },
     );
     expect(error.message).toMatch(/Value "DOGE" does not exist in "CryptoTicker" enum/);
+  });
+});
+
+describe("trusted documents: the hosted page's documents by id (src/graphql/page-documents.ts)", () => {
+  const byId = (name: keyof typeof PAGE_DOCUMENTS, variables: Record<string, unknown>) =>
+    `/graphql?${new URLSearchParams({ documentId: PAGE_DOCUMENT_DATA[name].id, variables: JSON.stringify(variables) })}`;
+
+  it('each id is the first 16 hex digits of the SHA-256 of its text, which the page data carries', () => {
+    for (const [name, text] of Object.entries(PAGE_DOCUMENTS)) {
+      expect(PAGE_DOCUMENT_DATA[name as keyof typeof PAGE_DOCUMENTS]).toEqual({ id: documentIdOf(text), text });
+      expect(documentIdOf(text)).toMatch(/^[0-9a-f]{16}$/);
+    }
+  });
+
+  it('a query by id over GET is answered as its text is, with no CSRF preflight header (it reads public data only)', async () => {
+    const created = await createSession(kassa, merchant, checkoutRequest());
+    const variables = { id: created.session_id };
+    time.freeze(Date.now());
+    const byText = await postGraphql(kassa, PAGE_DOCUMENTS.CheckoutSession, variables);
+    const viaId = await kassa.http.get(byId('CheckoutSession', variables));
+    time.release();
+    expect(viaId.status, viaId.text).toBe(200);
+    expect(viaId.body).toEqual(byText.body);
+    expect(viaId.body.data.checkoutSession.sessionId).toBe(created.session_id);
+    const page = await kassa.http.get(byId('CheckoutPage', variables));
+    expect(page.status).toBe(200);
+    expect(page.body.data.networks).toHaveLength(3);
+  });
+
+  it('the mutation by id over POST binds; over GET it is refused as a possible CSRF, or 405 with the header', async () => {
+    const created = await createSession(kassa, merchant, checkoutRequest());
+    const tx = newHash();
+    const variables = { sessionId: created.session_id, input: { txHash: tx, chainId: '0x38', cryptoCurrency: 'BNB' } };
+    const simple = await kassa.http.get(byId('BindTransaction', variables));
+    expect(simple.status).toBe(400);
+    expect(simple.text).toContain('Cross-Site Request Forgery');
+    const preflighted = await kassa.http.get(byId('BindTransaction', variables)).set('Apollo-Require-Preflight', '1');
+    expect(preflighted.status).toBe(405);
+    const bound = await kassa.http
+      .post('/graphql')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ documentId: PAGE_DOCUMENT_DATA.BindTransaction.id, variables }));
+    expect(bound.status, bound.text).toBe(200);
+    expect(bound.body.data.bindTransaction).toMatchObject({ boundTxHash: tx, status: 'WAITING_PAYMENT' });
+  });
+
+  it('an unknown id is PERSISTED_QUERY_NOT_FOUND (400); an id beside a query, or not a string, BAD_REQUEST', async () => {
+    const id = (await createSession(kassa, merchant, checkoutRequest())).session_id;
+    const variables = JSON.stringify({ id });
+    const cases = [
+      [
+        kassa.http.get(`/graphql?${new URLSearchParams({ documentId: '0123456789abcdef', variables })}`),
+        'PERSISTED_QUERY_NOT_FOUND',
+      ],
+      [
+        kassa.http
+          .post('/graphql')
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ documentId: 'nope', variables: { id } })),
+        'PERSISTED_QUERY_NOT_FOUND',
+      ],
+      [
+        kassa.http
+          .get(
+            `/graphql?${new URLSearchParams({ documentId: PAGE_DOCUMENT_DATA.CheckoutSession.id, query: '{ networks { slug } }', variables })}`,
+          )
+          .set('Apollo-Require-Preflight', '1'),
+        'BAD_REQUEST',
+      ],
+      [
+        kassa.http
+          .post('/graphql')
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ documentId: PAGE_DOCUMENT_DATA.CheckoutSession.id, query: '{ networks { slug } }' })),
+        'BAD_REQUEST',
+      ],
+      [
+        kassa.http
+          .post('/graphql')
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ documentId: 7 })),
+        'BAD_REQUEST',
+      ],
+    ] as const;
+    for (const [request, code] of cases) {
+      const response = await request;
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.errors).toHaveLength(1);
+      expect(response.body.errors[0].extensions.code).toBe(code);
+      expect(response.body.data).toBeUndefined();
+    }
+  });
+
+  it('a query sent by its text over GET still needs the preflight header', async () => {
+    const id = (await createSession(kassa, merchant, checkoutRequest())).session_id;
+    const url = `/graphql?${new URLSearchParams({ query: PAGE_DOCUMENTS.CheckoutSession, variables: JSON.stringify({ id }) })}`;
+    const refused = await kassa.http.get(url);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Cross-Site Request Forgery');
   });
 });
 

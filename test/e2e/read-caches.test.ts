@@ -8,6 +8,7 @@ import type { ChangeChannel, ChangeFeed } from '../../src/db/change-feed.js';
 import { createPrismaStore } from '../../src/db/prisma-store.js';
 import { cachedCheckoutSession, getCheckoutSession, settleExpiry } from '../../src/domain/get-checkout-session.js';
 import { CachedQueries } from '../../src/graphql/cached-queries.js';
+import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { runKassaInProcess } from '../support/cli-process.js';
@@ -549,6 +550,27 @@ describe('GraphQL GETs the lane leaves to Express (src/graphql/graphql-lane.ts: 
       expect(refused.text).toContain('Cross-Site Request Forgery');
     }
     expect(a.cachedQueries.hits).toBe(hits);
+  });
+
+  it("the page's query by documentId is served from its kept answer with no preflight header; named second, by Express", async () => {
+    const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
+    await getSession(a, id);
+    const variables = JSON.stringify({ id });
+    const documentId = PAGE_DOCUMENT_DATA.CheckoutSession.id;
+    const url = `/graphql?${new URLSearchParams({ documentId, variables })}`;
+    time.freeze(Date.now());
+    const first = await a.http.get(url);
+    expect(first.status, first.text).toBe(200);
+    const hits = a.cachedQueries.hits;
+    const again = await a.http.get(url);
+    expect(a.cachedQueries.hits).toBe(hits + 1);
+    expect(again.text).toBe(first.text);
+    // The same question with the id second: not what the lane takes without a header, so Express answers it (kept
+    // under its own URL, and then served from there only with a preflight header).
+    const second = await a.http.get(`/graphql?${new URLSearchParams({ variables, documentId })}`);
+    expect(second.status).toBe(200);
+    expect(second.text).toBe(first.text);
+    expect(a.cachedQueries.hits).toBe(hits + 1);
   });
 
   it('a conditional GET is answered by Express: 304 when the ETag still matches, the whole answer when not', async () => {

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { Kind, parse } from 'graphql';
+
+/**
+ * The hosted page's GraphQL documents (web/pay.js sends them) and the trusted documents the server knows by id.
+ *
+ * The page sends its queries and its mutation by `documentId` rather than by their text (the GraphQL-over-HTTP
+ * convention for trusted documents): a poll of the session is a URL of about 100 bytes instead of about 1 KB, and the
+ * server reads the text it knows. The id is the first 16 hex digits of the text's SHA-256, so a page of one release
+ * never names another release's different text with the same id (while instances of two releases serve side by
+ * side, an unknown id is answered PERSISTED_QUERY_NOT_FOUND and the page sends the text instead).
+ *
+ * Only these documents are known: Apollo's automatic persisted queries stay off (graphql-server.ts), nobody can
+ * register one, and the text the server substitutes goes through Apollo's parsing, validation and graphql-armor's
+ * limits like any other. A trusted query sent over GET needs no CSRF preflight header (decision in
+ * docs/api/graphql.md#trusted-documents): every one of them reads a session by its unguessable id, Kassa reads no
+ * cookie or other credential a browser would attach on its own, so a cross-site page that makes a payer's browser
+ * send it learns nothing it could not fetch itself.
+ */
+
+const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending
+    paymentDetected pendingCoversDue fiatCurrency totalAmountFiat supportedNetworks secondsUntilExpiry boundTxHash
+    chainId paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
+    transactions { txHash chainId cryptoCurrency state reason }
+    items { name quantity unitPrice totalPrice } expiresAt`;
+
+/** The page's documents by operation name. */
+export const PAGE_DOCUMENTS = {
+  CheckoutPage: `query CheckoutPage($id: ID!) {
+    checkoutSession(id: $id) { ${SESSION_FIELDS} }
+    networks { slug name chainId confirmations } }`,
+  CheckoutSession: `query CheckoutSession($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } }`,
+  CheckoutUpdates: `subscription CheckoutUpdates($id: ID!) { checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} } }`,
+  BindTransaction: `mutation BindTransaction($sessionId: ID!, $input: BindTransactionInput!) {
+    bindTransaction(sessionId: $sessionId, input: $input) { boundTxHash cryptoCurrency totalAmountCrypto status } }`,
+} as const;
+
+export type PageDocumentName = keyof typeof PAGE_DOCUMENTS;
+
+/** A document's id: the first 16 hex digits of the SHA-256 of its text. */
+export function documentIdOf(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+}
+
+interface TrustedDocument {
+  readonly text: string;
+  /** A query: sent over GET it needs no CSRF preflight header (see above). */
+  readonly query: boolean;
+}
+
+const TRUSTED = new Map<string, TrustedDocument>(
+  Object.values(PAGE_DOCUMENTS).map((text) => {
+    const [definition] = parse(text).definitions;
+    const query = definition?.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query';
+    return [documentIdOf(text), { text, query }];
+  }),
+);
+
+/** What the page is given (its page data): each document's id and text (the text for a server that lacks the id). */
+export const PAGE_DOCUMENT_DATA: Readonly<Record<PageDocumentName, { id: string; text: string }>> = Object.fromEntries(
+  Object.entries(PAGE_DOCUMENTS).map(([name, text]) => [name, { id: documentIdOf(text), text }]),
+) as Record<PageDocumentName, { id: string; text: string }>;
+
+/** The query string parameter and body field that name a trusted document. */
+export const DOCUMENT_ID = 'documentId';
+
+/** A request naming a trusted document, as Apollo is to see it; or why it is refused. */
+export type TrustedRequest =
+  | { readonly search: string; readonly body: unknown; readonly trustedQuery: boolean }
+  | { readonly refused: { readonly code: string; readonly message: string } };
+
+/**
+ * The request with a `documentId` replaced by the document's text: in the query string of a GET (`search`, from its
+ * `?`), in the JSON body of a POST. A request without one is returned as it is. A request naming an unknown document,
+ * or naming one and sending a `query` too, is refused. `trustedQuery` is true for a GET of a trusted query (it needs
+ * no CSRF preflight header).
+ */
+export function withTrustedDocument(method: string, search: string, body: unknown): TrustedRequest {
+  if (method === 'GET') {
+    if (!search.includes(DOCUMENT_ID)) return { search, body, trustedQuery: false };
+    const params = new URLSearchParams(search);
+    const id = params.get(DOCUMENT_ID);
+    if (id === null) return { search, body, trustedQuery: false };
+    const document = known(id, params.has('query'));
+    if ('refused' in document) return document;
+    params.delete(DOCUMENT_ID);
+    params.set('query', document.text);
+    return { search: `?${params.toString()}`, body, trustedQuery: document.query };
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !(DOCUMENT_ID in body))
+    return { search, body, trustedQuery: false };
+  const { [DOCUMENT_ID]: id, ...rest } = body as Record<string, unknown>;
+  if (typeof id !== 'string') return { refused: { code: 'BAD_REQUEST', message: `${DOCUMENT_ID} must be a string` } };
+  const document = known(id, 'query' in rest);
+  if ('refused' in document) return document;
+  return { search, body: { ...rest, query: document.text }, trustedQuery: false };
+}
+
+function known(id: string, withQuery: boolean): TrustedDocument | { refused: { code: string; message: string } } {
+  if (withQuery) return { refused: { code: 'BAD_REQUEST', message: `Send either query or ${DOCUMENT_ID}, not both` } };
+  const document = TRUSTED.get(id);
+  if (document === undefined)
+    return {
+      refused: {
+        code: 'PERSISTED_QUERY_NOT_FOUND',
+        message: `Unknown ${DOCUMENT_ID}: this server knows only the hosted page's documents; send the query text`,
+      },
+    };
+  return document;
+}
