@@ -1,7 +1,7 @@
 // Instructions per request, counted by valgrind (callgrind), for comparing what two lanes or two builds cost on a
 // machine whose speed moves by a third within minutes (docs/benchmarks.md: "Counting instructions").
 //
-//   node bench/instructions.mjs [get,graphql-get,graphql-post]   (default get,graphql-get)
+//   node bench/instructions.mjs [get,graphql-doc,graphql-get,graphql-post]   (default get,graphql-doc)
 //
 // Starts the built Kassa (npm run build first) under `valgrind --tool=callgrind --instr-atstart=no` on a fresh
 // PostgreSQL database, sends each target INSTR_REQUESTS requests (default 1500, 4 connections) twice uncounted to warm
@@ -29,6 +29,7 @@ import {
   benchKassaEnv,
   databaseUrl,
   freePort,
+  graphqlDocumentOptions,
   graphqlGetOptions,
   kassaCli,
   signer,
@@ -36,7 +37,7 @@ import {
 } from './support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const targets = (process.argv[2] ?? 'get,graphql-get').split(',');
+const targets = (process.argv[2] ?? 'get,graphql-doc').split(',');
 const requests = Number(process.env.INSTR_REQUESTS ?? 1500);
 const rounds = Number(process.env.INSTR_ROUNDS ?? 5);
 const name = `kassa_instr_${process.pid}`;
@@ -93,6 +94,7 @@ try {
   const options = {
     get: { url: `${url}/checkout-sessions/${id}` },
     'graphql-get': graphqlGetOptions(url, id),
+    'graphql-doc': await graphqlDocumentOptions(url, id),
     'graphql-post': {
       url: `${url}/graphql`,
       method: 'POST',

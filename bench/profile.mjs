@@ -1,7 +1,7 @@
-// Profiles one Kassa target (create, get, graphql, graphql-get or bind): `node bench/profile.mjs get`. Runs `kassa serve` under
-// --cpu-prof on a fresh PostgreSQL database, drives it with autocannon for 8 s, prints CPU per request (Kassa and
-// its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN names a function
-// whose callers to print (default writev).
+// Profiles one Kassa target (create, get, graphql, graphql-get, graphql-doc or bind): `node bench/profile.mjs get`.
+// Runs `kassa serve` under --cpu-prof on a fresh PostgreSQL database, drives it with autocannon for 8 s, prints CPU
+// per request (Kassa and its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN
+// names a function whose callers to print (default writev).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import pg from 'pg';
 import {
   GRAPHQL_QUERY,
   benchKassaEnv,
+  graphqlDocumentOptions,
   graphqlGetOptions,
   bindRequest,
   cpuMs,
@@ -102,16 +103,18 @@ const opts =
         }
       : target === 'graphql-get'
         ? graphqlGetOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
-        : target === 'bind'
-          ? {
-              url: `http://127.0.0.1:${env.PORT}`,
-              requests: [
-                {
-                  setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
-                },
-              ],
-            }
-          : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
+        : target === 'graphql-doc'
+          ? await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
+          : target === 'bind'
+            ? {
+                url: `http://127.0.0.1:${env.PORT}`,
+                requests: [
+                  {
+                    setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
+                  },
+                ],
+              }
+            : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
 const pgPids = async () => {
   const c = new pg.Client({ connectionString: admin });
   await c.connect();

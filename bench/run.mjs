@@ -1,10 +1,11 @@
 // `npm run bench`: Kassa against a hand-written reference measured in the same run (issue 10).
 //
-//   postgres   GET /checkout-sessions/:id, POST /checkout-sessions (signed), GraphQL checkoutSession and
-//              bind-tx on Kassa over PostgreSQL; GET and create on the one-round-trip reference
-//              (bench/reference-server.mjs); p99 at half of each measured maximum; RSS of each server; and the
-//              floor a bare node:http server sets on the same machine (bench/bare-server.mjs): GET against
-//              POST-with-a-body for the GraphQL ratio, and its p99 at the rate of Kassa's GET half-load row.
+//   postgres   GET /checkout-sessions/:id, POST /checkout-sessions (signed), GraphQL checkoutSession (the
+//              page's poll by documentId; with its text over GET and over POST) and bind-tx on Kassa over
+//              PostgreSQL; GET and create on the one-round-trip reference (bench/reference-server.mjs); p99 at
+//              half of each measured maximum; RSS of each server; and the floor a bare node:http server sets on
+//              the same machine (bench/bare-server.mjs): GET against GraphQL's three shapes for the GraphQL
+//              ratio, and its p99 at the rate of Kassa's GET half-load row.
 //   embedded   GET and create on Kassa over its embedded database (PGlite), with RSS.
 //   chain      Transfer logs decoded and matched per second vs viem's generic decoder (bench/chain-decode.mjs),
 //              and matched transfers per second end to end on anvil (bench/chain-e2e.mjs).
@@ -25,6 +26,7 @@ import { pacedLoad } from './paced-load.mjs';
 import {
   ADMIN_URL,
   GRAPHQL_QUERY,
+  graphqlDocumentOptions,
   graphqlGetOptions,
   START_COMMAND,
   admin,
@@ -306,6 +308,9 @@ async function postgresSection(report) {
   const graphqlBody = JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } });
   const barePort = await freePort();
   const bareUrl = `http://127.0.0.1:${barePort}`;
+  // The hosted page's own poll (its CheckoutSession document by id, src/graphql/page-documents.ts).
+  const pageQuery = await graphqlDocumentOptions(kassa.url, kassa.created.session_id);
+  const barePageQuery = await graphqlDocumentOptions(bareUrl, kassa.created.session_id);
   const bare = fork(path.join(root, 'bench/bare-server.mjs'), {
     env: {
       ...process.env,
@@ -318,6 +323,7 @@ async function postgresSection(report) {
           body: graphqlBody,
         })
       ).text(),
+      BENCH_BARE_DOCUMENT: await (await fetch(pageQuery.url)).text(),
     },
     stdio: 'inherit',
   });
@@ -351,16 +357,19 @@ async function postgresSection(report) {
       [
         results.getRef,
         results.getKassa,
+        results.graphqlPage,
         results.graphqlGet,
         results.graphql,
         results.getBare,
+        results.graphqlPageBare,
         results.graphqlGetBare,
         results.postBare,
       ] = await interleaved([
         { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
         { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
+        { name: 'GraphQL, GET by documentId (the page) — Kassa', options: pageQuery, meter: kassaMeter },
         {
-          name: 'GraphQL checkoutSession, GET (the page) — Kassa',
+          name: 'GraphQL checkoutSession, GET with its text — Kassa',
           options: graphqlGetOptions(kassa.url, kassa.created.session_id),
           meter: kassaMeter,
         },
@@ -374,8 +383,9 @@ async function postgresSection(report) {
           },
           meter: kassaMeter,
         },
-        // The floor of the GraphQL ratio: the same three shapes on a server that does nothing else.
+        // The floor of the GraphQL ratio: the same four shapes on a server that does nothing else.
         { name: 'GET — bare node:http (same body)', options: { url: bareUrl + getPath }, meter: bareMeter },
+        { name: 'GraphQL GET by documentId — bare (same URL, answer)', options: barePageQuery, meter: bareMeter },
         {
           name: 'GraphQL GET — bare node:http (same URL, answer)',
           options: graphqlGetOptions(bareUrl, kassa.created.session_id),
@@ -477,10 +487,12 @@ async function postgresSection(report) {
     ratios: {
       get: medianRatio(results.getKassa, results.getRef),
       create: medianRatio(results.createKassa, results.createRef),
+      graphqlPageVsRest: medianRatio(results.graphqlPage, results.getKassa),
       graphqlGetVsRest: medianRatio(results.graphqlGet, results.getKassa),
       graphqlVsRest: medianRatio(results.graphql, results.getKassa),
       barePostVsGet: medianRatio(results.postBare, results.getBare),
       bareGraphqlGetVsGet: medianRatio(results.graphqlGetBare, results.getBare),
+      bareGraphqlPageVsGet: medianRatio(results.graphqlPageBare, results.getBare),
     },
   };
   await stop(kassa.child);
@@ -544,9 +556,11 @@ function print(report) {
     for (const key of [
       'getKassa',
       'getRef',
+      'graphqlPage',
       'graphqlGet',
       'graphql',
       'getBare',
+      'graphqlPageBare',
       'graphqlGetBare',
       'postBare',
       'createKassa',
@@ -563,7 +577,7 @@ function print(report) {
       `RSS MB: Kassa idle ${rss.kassa.idle}, peak ${rss.kassa.peak}; reference idle ${rss.reference.idle}, peak ${rss.reference.peak}`,
     );
     console.log(
-      `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlGetVsRest.toFixed(2)} × REST GET over GET (the page's queries), ${ratios.graphqlVsRest.toFixed(2)} × over POST (bare node:http with the same requests and answers: GraphQL's GET ${ratios.bareGraphqlGetVsGet.toFixed(2)} × REST's GET, POST ${ratios.barePostVsGet.toFixed(2)} × GET)`,
+      `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlPageVsRest.toFixed(2)} × REST GET as the page sends it (GET by documentId), ${ratios.graphqlGetVsRest.toFixed(2)} × over GET with the query text, ${ratios.graphqlVsRest.toFixed(2)} × over POST (bare node:http with the same requests and answers: ${ratios.bareGraphqlPageVsGet.toFixed(2)}, ${ratios.bareGraphqlGetVsGet.toFixed(2)} and ${ratios.barePostVsGet.toFixed(2)} × its GET)`,
     );
   }
   if (report.embedded) {
