@@ -36,14 +36,14 @@
 
   // ---- GraphQL over HTTP ----
   // Each document goes by its id (a trusted document the server knows): queries as GET, the query string about 100
-  // bytes and answered from the server's kept answers without reading a body; the mutation as a JSON POST. A server
-  // that does not know the id (another release, mid-deploy) answers PERSISTED_QUERY_NOT_FOUND: the text goes then,
-  // a GET with Apollo's preflight header past its CSRF prevention.
+  // bytes and answered from the server's kept answers without reading a body; the mutation as a JSON POST. A 400 to
+  // a request by id sends the text: the server does not know the id (PERSISTED_QUERY_NOT_FOUND: another release,
+  // mid-deploy), or knows no ids at all (an earlier release refuses the GET as a possible CSRF and the POST for its
+  // missing query). The text goes as a GET with Apollo's preflight header past its CSRF prevention.
 
   async function graphql(document, variables, method = 'GET') {
     let body = await send(document, variables, method, true);
-    if (body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'PERSISTED_QUERY_NOT_FOUND'))
-      body = await send(document, variables, method, false);
+    if (body.status === 400) body = await send(document, variables, method, false);
     if (body.errors && body.errors.length > 0) throw new Error(body.errors.map((e) => e.message).join('\n'));
     if (!body.data) throw new Error(t('error.server', { status: body.status }));
     return body.data;

@@ -72,16 +72,16 @@ export type TrustedRequest =
 /**
  * The request with a `documentId` replaced by the document's text: in the query string of a GET (`search`, from its
  * `?`), in the JSON body of a POST. A request without one is returned as it is. A request naming an unknown document,
- * or naming one and sending a `query` too, is refused. `trustedQuery` is true for a GET of a trusted query (it needs
- * no CSRF preflight header).
+ * naming one twice, or naming one and sending a `query` too, is refused. `trustedQuery` is true for a GET of a
+ * trusted query (it needs no CSRF preflight header).
  */
 export function withTrustedDocument(method: string, search: string, body: unknown): TrustedRequest {
   if (method === 'GET') {
-    if (!search.includes(DOCUMENT_ID)) return { search, body, trustedQuery: false };
     const params = new URLSearchParams(search);
-    const id = params.get(DOCUMENT_ID);
-    if (id === null) return { search, body, trustedQuery: false };
-    const document = known(id, params.has('query'));
+    const ids = params.getAll(DOCUMENT_ID);
+    if (ids.length === 0) return { search, body, trustedQuery: false };
+    if (ids.length > 1) return { refused: { code: 'BAD_REQUEST', message: `Send ${DOCUMENT_ID} once` } };
+    const document = known(ids[0]!, params.has('query'));
     if ('refused' in document) return document;
     params.delete(DOCUMENT_ID);
     params.set('query', document.text);

@@ -438,32 +438,31 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     await page.close();
   });
 
-  it(
-    'sends the text when the server does not know a document id (another release mid-deploy), and works on',
-    { timeout: 30_000 },
-    async () => {
-      const session = await createSession(node.kassa, shop, checkoutRequest());
-      const page = await newPage();
-      await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
-      // As a server of another release would see them: every document id is one it does not know.
-      await page.route(/\/graphql\?/, (route) => {
-        const url = new URL(route.request().url());
-        if (url.searchParams.has('documentId')) url.searchParams.set('documentId', '0000000000000000');
-        return route.continue({ url: url.toString() });
-      });
-      const answers: Array<[string, number]> = [];
-      page.on('response', (response) => {
-        const url = new URL(response.url());
-        if (url.pathname === '/graphql') answers.push([[...url.searchParams.keys()][0]!, response.status()]);
-      });
-      await page.goto(openAt(session));
-      await page.locator('#live-state[data-live="polling"]').waitFor();
-      expect(await text(page, '#status')).toBe('Waiting for payment');
-      expect(answers.slice(0, 2)).toEqual([
-        ['documentId', 400],
-        ['query', 200],
-      ]);
-      await page.close();
-    },
-  );
+  it.each([
+    // A server of another release: every document id is one it does not know (400 PERSISTED_QUERY_NOT_FOUND).
+    ['another release, mid-deploy', (url: URL) => url.searchParams.set('documentId', '0000000000000000')],
+    // A server of a release before trusted documents: it ignores the id, and Apollo refuses a GET with no preflight
+    // header as a possible CSRF (400 BAD_REQUEST).
+    ['a release that knows no ids', (url: URL) => url.searchParams.delete('documentId')],
+  ])('sends the text when the server does not know its document ids (%s), and works on', async (_name, asServer) => {
+    const session = await createSession(node.kassa, shop, checkoutRequest());
+    const page = await newPage();
+    await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
+    await page.route(/\/graphql\?/, (route) => {
+      const url = new URL(route.request().url());
+      if (url.searchParams.has('documentId')) asServer(url);
+      return route.continue({ url: url.toString() });
+    });
+    const answers: Array<[string, number]> = [];
+    page.on('response', (response) => {
+      const url = new URL(response.url());
+      if (url.pathname === '/graphql') answers.push([[...url.searchParams.keys()].join(','), response.status()]);
+    });
+    await page.goto(openAt(session));
+    await page.locator('#live-state[data-live="polling"]').waitFor();
+    expect(await text(page, '#status')).toBe('Waiting for payment');
+    expect(answers[0]![1]).toBe(400);
+    expect(answers[1]).toEqual(['query,variables', 200]);
+    await page.close();
+  });
 });

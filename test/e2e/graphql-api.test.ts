@@ -305,6 +305,10 @@ describe("trusted documents: the hosted page's documents by id (src/graphql/page
     const page = await kassa.http.get(byId('CheckoutPage', variables));
     expect(page.status).toBe(200);
     expect(page.body.data.networks).toHaveLength(3);
+    // The parameter's name is read as Apollo reads the others, percent-encoding and all.
+    const encoded = await kassa.http.get(byId('CheckoutPage', variables).replace('documentId', 'document%49d'));
+    expect(encoded.status, encoded.text).toBe(200);
+    expect(encoded.body.data.networks).toHaveLength(3);
   });
 
   it('the mutation by id over POST binds; over GET it is refused as a possible CSRF, or 405 with the header', async () => {
@@ -324,7 +328,7 @@ describe("trusted documents: the hosted page's documents by id (src/graphql/page
     expect(bound.body.data.bindTransaction).toMatchObject({ boundTxHash: tx, status: 'WAITING_PAYMENT' });
   });
 
-  it('an unknown id is PERSISTED_QUERY_NOT_FOUND (400); an id beside a query, or not a string, BAD_REQUEST', async () => {
+  it('an unknown id is PERSISTED_QUERY_NOT_FOUND (400); an id beside a query, not a string or twice, BAD_REQUEST', async () => {
     const id = (await createSession(kassa, merchant, checkoutRequest())).session_id;
     const variables = JSON.stringify({ id });
     const cases = [
@@ -359,6 +363,16 @@ describe("trusted documents: the hosted page's documents by id (src/graphql/page
           .post('/graphql')
           .set('Content-Type', 'application/json')
           .send(JSON.stringify({ documentId: 7 })),
+        'BAD_REQUEST',
+      ],
+      [
+        kassa.http.get(
+          `/graphql?${new URLSearchParams([
+            ['documentId', PAGE_DOCUMENT_DATA.CheckoutSession.id],
+            ['documentId', PAGE_DOCUMENT_DATA.BindTransaction.id],
+            ['variables', variables],
+          ])}`,
+        ),
         'BAD_REQUEST',
       ],
     ] as const;
