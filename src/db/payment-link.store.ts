@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { toDecimal } from '../domain/money.js';
 import type { IdentityOption, PaymentLink, PaymentLinkPatch, PaymentLinkStore } from '../domain/payment-link.js';
 import { isUuid } from '../domain/uuid.js';
+import { installationSecret } from './installation-secrets.js';
 
 const INCLUDE = { items: { orderBy: { position: 'asc' } } } as const;
 type Row = Prisma.PaymentLinkGetPayload<{ include: typeof INCLUDE }>;
@@ -36,27 +36,11 @@ function toPaymentLink(row: Row): PaymentLink {
 
 /** Payment links over Prisma; uses are counted by one conditional UPDATE (docs/decisions/0016). */
 export class PrismaPaymentLinkStore implements PaymentLinkStore {
-  private payerKey: Promise<Buffer> | null = null;
+  /** The key of payer ids (payerId): the installation secret `payer_id`. */
+  readonly payerIdKey: () => Promise<Buffer>;
 
-  constructor(private readonly prisma: PrismaClient) {}
-
-  payerIdKey(): Promise<Buffer> {
-    // Read once per process: the secret never changes. A failed read is tried again next time.
-    this.payerKey ??= this.installationSecret('payer_id').catch((error: unknown) => {
-      this.payerKey = null;
-      throw error;
-    });
-    return this.payerKey;
-  }
-
-  private async installationSecret(name: string): Promise<Buffer> {
-    // INSERT … ON CONFLICT DO NOTHING: of instances racing on first use, one writes and all read its secret.
-    await this.prisma.installationSecret.createMany({
-      data: [{ name, secret: randomBytes(32) }],
-      skipDuplicates: true,
-    });
-    const row = await this.prisma.installationSecret.findUniqueOrThrow({ where: { name } });
-    return Buffer.from(row.secret);
+  constructor(private readonly prisma: PrismaClient) {
+    this.payerIdKey = installationSecret(prisma, 'payer_id');
   }
 
   async insert(link: PaymentLink): Promise<void> {
