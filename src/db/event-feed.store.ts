@@ -1,8 +1,9 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { WebhookStore } from '../domain/webhook-ports.js';
+import { installationSecret } from './installation-secrets.js';
 import { EVENT_COLUMNS, toEvent, type EventRow } from './webhook-rows.js';
 
-type EventFeed = Pick<WebhookStore, 'findEvent' | 'listEvents'>;
+type EventFeed = Pick<WebhookStore, 'findEvent' | 'listEvents' | 'eventsCursorKey'>;
 
 /**
  * The events feed over the outbox: reads only. A page never reaches past the outbox horizon
@@ -11,6 +12,8 @@ type EventFeed = Pick<WebhookStore, 'findEvent' | 'listEvents'>;
  */
 export function eventFeedStore(prisma: PrismaClient): EventFeed {
   return {
+    eventsCursorKey: installationSecret(prisma, 'events_cursor'),
+
     async findEvent(id) {
       const rows = await prisma.$queryRaw<EventRow[]>`
         SELECT ${EVENT_COLUMNS} FROM outbox_events WHERE id = ${id}::uuid`;

@@ -1,4 +1,6 @@
 import type { DomainContext } from './context.js';
+import { invalid } from './errors.js';
+import { decodeEventCursor, encodeEventCursor } from './event-cursor.js';
 import { toEventEnvelope, type EventPage } from './webhook.views.js';
 
 export const EVENTS_PAGE_DEFAULT = 50;
@@ -6,15 +8,18 @@ export const EVENTS_PAGE_MAX = 100;
 
 /**
  * The events feed: the organisation's events after an opaque cursor (the
- * outbox seq), in order, only up to the point where no transaction still in
- * flight can add an earlier one — so paging never skips an event.
+ * outbox seq, encrypted: src/domain/event-cursor.ts), in order, only up to the
+ * point where no transaction still in flight can add an earlier one — so
+ * paging never skips an event.
  */
 export async function listEvents(
   ctx: DomainContext,
   organisationId: string,
   query: { after?: string; limit?: number; sessionId?: string },
 ): Promise<EventPage> {
-  const afterSeq = query.after === undefined ? 0n : BigInt(query.after);
+  const key = await ctx.store.webhooks.eventsCursorKey();
+  const afterSeq = query.after === undefined ? 0n : decodeEventCursor(key, organisationId, query.after);
+  if (afterSeq === undefined) throw invalid(['after must be a cursor returned as next_cursor']);
   const limit = query.limit ?? EVENTS_PAGE_DEFAULT;
   // The feed reads only up to the outbox horizon: move it over what has committed since (fanning
   // those events out, as the delivery round does), so a page is as fresh as the outbox allows.
@@ -30,7 +35,7 @@ export async function listEvents(
   const last = page[page.length - 1];
   return {
     data: page.map(toEventEnvelope),
-    next_cursor: last ? last.seq.toString() : (query.after ?? null),
+    next_cursor: last ? encodeEventCursor(key, organisationId, last.seq) : (query.after ?? null),
     has_more: rows.length > limit,
   };
 }

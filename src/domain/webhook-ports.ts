@@ -123,6 +123,11 @@ export interface WebhookStore {
     sessionId?: string;
   }): Promise<StoredEvent[]>;
   /**
+   * The key of the events feed's cursors (src/domain/event-cursor.ts): a random secret of the installation, made on
+   * first use and the same for every instance on the database.
+   */
+  eventsCursorKey(): Promise<Buffer>;
+  /**
    * Creates deliveries for new outbox events and advances the horizon over what is final
    * (a hole open for `gapSeconds` is taken as a rolled-back transaction); returns deliveries created.
    */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENT_CURSOR_PATTERN } from '../domain/event-cursor.js';
 import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX } from '../domain/events-feed.js';
 import { problemsOf } from '../domain/input-problems.js';
 import { webhookEndpointFields } from '../domain/webhook-endpoint.schema.js';
@@ -31,7 +32,7 @@ const limitProblem = `must be an integer from 1 to ${EVENTS_PAGE_MAX}`;
 export const listEventsQuerySchema = z.strictObject({
   after: z
     .string({ error: 'must be a cursor returned as next_cursor' })
-    .regex(/^\d{1,18}$/, { error: 'must be a cursor returned as next_cursor' })
+    .regex(EVENT_CURSOR_PATTERN, { error: 'must be a cursor returned as next_cursor' })
     .optional()
     .describe('Opaque cursor: next_cursor of the previous page.'),
   limit: z

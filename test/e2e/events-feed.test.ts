@@ -63,7 +63,7 @@ describe('GET /events', () => {
     expect(Object.keys(event).sort()).toEqual(['created_at', 'data', 'id', 'type']);
     expect(event).toMatchObject({ type: 'checkout_session.created', data: { session_id: a.session_id } });
     expect(event.id).toMatch(UUID);
-    expect(first.next_cursor).toMatch(/^\d+$/);
+    expect(first.next_cursor).toMatch(/^ev1_[A-Za-z0-9_-]{22}$/);
 
     const second = await page(owner, `?limit=1&after=${first.next_cursor}`);
     expect(second.data.map((e) => e.data.session_id)).toEqual([b.session_id]);
@@ -75,6 +75,37 @@ describe('GET /events', () => {
     expect(bySession.data.map((e) => e.data.session_id)).toEqual([b.session_id]);
     // Another organisation's session id shows nothing.
     expect((await page(other, `?session_id=${b.session_id}`)).data).toEqual([]);
+  });
+
+  it("shows nothing of other organisations' events: the cursor is sealed, refused for another organisation, forged or bare", async () => {
+    const owner = await createMerchant(kassa.ctx);
+    const other = await createMerchant(kassa.ctx);
+    await createSession(kassa, owner, checkoutRequest());
+    const before = (await drain(owner, null, 100)).cursor!;
+    // Another organisation's events between two of the owner's: the owner's cursors say nothing of them.
+    for (let i = 0; i < 3; i++) await createSession(kassa, other, checkoutRequest());
+    await createSession(kassa, owner, checkoutRequest());
+    const after = (await drain(owner, before, 100)).cursor!;
+    for (const cursor of [before, after]) expect(cursor).toMatch(/^ev1_[A-Za-z0-9_-]{22}$/);
+    const seqs = (
+      await kassa.runtime.db.prisma.outboxEvent.findMany({
+        where: { organisationId: owner.organisationId },
+        orderBy: { seq: 'asc' },
+      })
+    ).map((event) => event.seq.toString());
+    const otherCursor = (await drain(other, null, 100)).cursor!;
+    const refused = async (who: TestMerchant, cursor: string) =>
+      expectErrorBody(await signedRequest(kassa, who, 'get', `/events?after=${cursor}`), 400, [
+        'after must be a cursor returned as next_cursor',
+      ]);
+    // The owner's cursor is no cursor for the other organisation, nor the other's for the owner.
+    await refused(other, after);
+    await refused(owner, otherCursor);
+    // One character changed: not a cursor this installation made.
+    await refused(owner, `${after.slice(0, 10)}${after[10] === 'A' ? 'B' : 'A'}${after.slice(11)}`);
+    // The outbox sequence itself (what next_cursor was before): refused, so nobody can probe where events sit.
+    await refused(owner, seqs.at(-1)!);
+    expect((await page(owner, `?after=${after}`)).data).toEqual([]);
   });
 
   it('refuses unsigned calls and bad queries with the spec error body', async () => {
