@@ -4,7 +4,7 @@ import type { BoundTxEvidence } from '../domain/chain-ports.js';
 import { readEvidence } from './transaction-evidence.js';
 import type { WatchedNetwork } from './watched-network.js';
 
-/** Bound transactions judged per pass and network, oldest first. */
+/** Bound transactions judged per pass and network, the least recently checked first. */
 const BOUND_TRANSACTIONS_PER_PASS = 50;
 
 /** Another enabled network that knows `hash`, for the reason a missing transaction is rejected with. */

@@ -95,7 +95,12 @@ export const boundTransactions = {
        WHERE id = ${id}::uuid`;
   },
 
-  /** Not judged yet, of open sessions, on one chain: the watcher's work list, oldest first. */
+  /**
+   * Not judged yet, of open sessions, on one chain: the watcher's work list, never checked first, then the least
+   * recently checked (each check stamps checked_at), so every one gets its turn however many are bound: oldest first,
+   * the 50 oldest junk hashes held every pass and kept any later bind unjudged for an hour (found by an
+   * attacker-minded review).
+   */
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
       SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
@@ -103,7 +108,7 @@ export const boundTransactions = {
              t.seen_on_chain_at, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})
-       ORDER BY t.created_at
+       ORDER BY t.checked_at NULLS FIRST, t.created_at
        LIMIT ${limit}`;
     return rows.map(toBoundTransaction);
   },

@@ -33,8 +33,10 @@ export async function applyBoundTxVerdict(
   known?: TransferShare,
 ): Promise<BoundTxOutcome> {
   if (verdict.kind === 'wait') {
-    if (verdict.onChain && !bound.seenOnChainAt)
-      await tx.updateBoundTransaction(bound.id, { seenOnChainAt: now, checkedAt: now });
+    // Checked now, even when nothing changed: the watcher takes the least recently checked first (toCheck), so junk
+    // bound in bulk cannot keep other payers' transactions out of its pass (found by an attacker-minded review).
+    const seen = verdict.onChain && !bound.seenOnChainAt;
+    await tx.updateBoundTransaction(bound.id, { ...(seen && { seenOnChainAt: now }), checkedAt: now });
     return { state: 'unverified' };
   }
   if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);

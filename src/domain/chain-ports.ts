@@ -129,7 +129,7 @@ export interface ChainLedger {
   confirmPayments(ids: readonly string[], now: Date): Promise<void>;
   /** Stores the confirmation counts of not yet confirmed payments, for display. */
   updateConfirmations(network: string, head: bigint): Promise<void>;
-  /** Bound transactions on `chainId` not judged yet, of open sessions, oldest first. */
+  /** Bound transactions on `chainId` not judged yet, of open sessions, the least recently checked first. */
   boundTransactionsToCheck(chainId: string, limit: number): Promise<BoundTransaction[]>;
   unattributedPayments(limit: number): Promise<PaymentRecord[]>;
   paymentsOfSession(sessionId: string): Promise<PaymentRecord[]>;

@@ -1008,3 +1008,24 @@ describe('8. found by an attacker-minded review: a session on several networks',
     );
   });
 });
+
+describe('9. found by an attacker-minded review (2026-11-28): the watcher judges every bound transaction in turn', () => {
+  it("junk hashes bound in bulk, more than a pass judges, do not keep a payer's pending transaction unjudged", async () => {
+    // 11 sessions with 5 hashes no chain knows each: 55 unverified binds, older than the payer's, more than the 50 a
+    // pass takes. Oldest first, the same 50 were taken every pass until they were dropped an hour later.
+    for (let i = 0; i < 11; i++) {
+      const junk = await checkout();
+      for (let j = 0; j < 5; j++)
+        expect((await bind(junk.id, { tx_hash: randomHash(), crypto_currency: 'USDT' })).status).toBe(200);
+    }
+    const victim = await checkout();
+    const part = new Decimal(victim.quote.USDT!).minus(1).toFixed(6);
+    const pending = await chain.payPending(victim.wallet, 'USDT', part, { from: 7 });
+    expect((await bind(victim.id, { tx_hash: pending.hash, crypto_currency: 'USDT' })).status).toBe(200);
+    await pending.release();
+    await node.watchers.tick();
+    await node.watchers.tick();
+    await confirmAll();
+    expect(await view(victim.id)).toMatchObject({ status: 'partial', bound_tx_hash: pending.hash });
+  });
+});
