@@ -46,11 +46,7 @@ export function apolloKeepingAnswers(
     // A trusted document named by id is given to Apollo as its text (src/graphql/page-documents.ts); a trusted query
     // over GET passes Apollo's CSRF prevention without a preflight header.
     const trusted = withTrustedDocument(method, searchOf(req.url), req.body);
-    if ('refused' in trusted) {
-      const { code, message } = trusted.refused;
-      res.status(400).json({ errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] });
-      return;
-    }
+    if ('refused' in trusted) return answerTransportError(res, 400, trusted.refused.code, trusted.refused.message);
     if (trusted.trustedQuery) headers.set(CSRF_PREFLIGHT_HEADERS[1], 'true');
     const trace = newQueryTrace();
     const answer = await apollo.executeHTTPGraphQLRequest({
@@ -90,6 +86,14 @@ function headerPairs(res: Response): Array<[string, string]> {
     pairs.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
   }
   return pairs;
+}
+
+/**
+ * A refusal before Apollo runs (a body parser's, an unknown trusted document): the GraphQL way, one error in `errors`
+ * with its code, under the HTTP status.
+ */
+export function answerTransportError(res: Response, status: number, code: string, message: string): void {
+  res.status(status).json({ errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] });
 }
 
 /** A body the lane (graphql-lane.ts) read and found not to be JSON: answered as express.json answers one. */

@@ -5,7 +5,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import type { ChangeFeed } from '../db/change-feed.js';
@@ -21,7 +21,7 @@ import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from './
 import { graphqlSchema } from './schema.js';
 import { sessionUpdatesFeed } from './session-updates.js';
 import { graphqlThrottle } from './throttle.js';
-import { apolloKeepingAnswers, bodyReadByLane, traceOperations } from './apollo-http.js';
+import { answerTransportError, apolloKeepingAnswers, bodyReadByLane, traceOperations } from './apollo-http.js';
 import { CachedQueries, type QueryTrace } from './cached-queries.js';
 import { CSRF_PREFLIGHT_HEADERS, graphqlQueryLane, type GraphqlLane } from './graphql-lane.js';
 import { serveGraphqlOverWebSocket } from './websocket.js';
@@ -211,7 +211,7 @@ const transportErrors: ErrorRequestHandler = (error, _req, res, next) => {
         : typed.type === 'charset.unsupported' || typed.type === 'encoding.unsupported'
           ? ['BAD_REQUEST', 'Unsupported body encoding: send UTF-8 JSON']
           : ['BAD_REQUEST', STATUS_CODES[typed.status] ?? 'Bad request'];
-  res.status(typed.status).json({ errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] });
+  answerTransportError(res, typed.status, code, message);
 };
 
 function apolloLogger(logger: Logger) {

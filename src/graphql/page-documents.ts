@@ -48,18 +48,18 @@ interface TrustedDocument {
   readonly query: boolean;
 }
 
-const TRUSTED = new Map<string, TrustedDocument>(
-  Object.values(PAGE_DOCUMENTS).map((text) => {
-    const [definition] = parse(text).definitions;
-    const query = definition?.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query';
-    return [documentIdOf(text), { text, query }];
-  }),
-);
-
 /** What the page is given (its page data): each document's id and text (the text for a server that lacks the id). */
 export const PAGE_DOCUMENT_DATA: Readonly<Record<PageDocumentName, { id: string; text: string }>> = Object.fromEntries(
   Object.entries(PAGE_DOCUMENTS).map(([name, text]) => [name, { id: documentIdOf(text), text }]),
 ) as Record<PageDocumentName, { id: string; text: string }>;
+
+const TRUSTED = new Map<string, TrustedDocument>(
+  Object.values(PAGE_DOCUMENT_DATA).map(({ id, text }) => {
+    const [definition] = parse(text).definitions;
+    const query = definition?.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query';
+    return [id, { text, query }];
+  }),
+);
 
 /** The query string parameter and body field that name a trusted document. */
 export const DOCUMENT_ID = 'documentId';
