@@ -1,4 +1,4 @@
-import { isTerminal, type CheckoutSession } from './checkout-session.js';
+import { isTerminal, type CheckoutSession, type CryptoQuote } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { Decimal, formatAmount } from './money.js';
 import type { Attribution, AttributionCandidates } from './payment-ports.js';
@@ -75,7 +75,8 @@ export async function settleSessionPayments(
     paymentsChangedAt: null,
     updatedAt: now,
   });
-  if (!confirmedChanged) return counted;
+  // Only the pending total moved: nothing to judge, but a rest may be due now (askForRest: a total not held).
+  if (!confirmedChanged) return askForRest(ctx, tx, counted, amountOwed(session), quote, now);
   const event = {
     kind: 'payments_changed',
     received: { onTime: totals.onTime, late: totals.late },
@@ -87,7 +88,7 @@ export async function settleSessionPayments(
     holds: await tx.expiryHolds(counted, ctx.inflightGraceMinutes),
   } as const;
   const judged = (await applySessionEvent(ctx, tx, counted, event, now)).session;
-  return askForRest(ctx, tx, judged, amountOwed(session), quote.amountStep, now);
+  return askForRest(ctx, tx, judged, amountOwed(session), quote, now);
 }
 
 /** How much the rest asked for (restAmount) is above what the session owed when it was asked. */
@@ -110,14 +111,23 @@ async function askForRest(
   tx: TxStore,
   session: CheckoutSession,
   owedBefore: Decimal | null,
-  step: Decimal,
+  quote: CryptoQuote,
   now: Date,
 ): Promise<CheckoutSession> {
+  const step = quote.amountStep;
   const owed = amountOwed(session);
   const network = session.networks.find((n) => n.chainId === session.chainId);
   const asset = session.cryptoCurrency;
+  // Also before anything is received, when the session's total is not the amount it holds: a bind locked its asset
+  // at the quote valid when the transfer was mined (rule 7), a re-pricing had released that amount since, and another
+  // session on the wallet may hold it now (found by an attacker-minded review: the page asked for it, and the payer's
+  // transfer of it paid the other session). lockAsset leaves the session its current quote's claim only.
+  const totalNotHeld = session.totalAmountCrypto !== null && !session.totalAmountCrypto.equals(quote.amount);
   const wanted =
-    !isTerminal(session.status) && session.amountReceived.greaterThan(0) && owed !== null && owed.greaterThan(0);
+    !isTerminal(session.status) &&
+    (session.amountReceived.greaterThan(0) || totalNotHeld) &&
+    owed !== null &&
+    owed.greaterThan(0);
   if (!network || !asset || (!wanted && !session.restAmount)) return session;
   // What it owes did not change (only the split between on-time and late money did): the payer keeps the same amount.
   if (wanted && session.restAmount && owedBefore !== null && owed.equals(owedBefore)) return session;

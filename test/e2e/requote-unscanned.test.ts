@@ -340,3 +340,86 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect((await paymentsOf(s.id)).map((p) => [p.txHash, p.attribution])).toEqual([[own.hash, 'exact_amount']]);
   });
 });
+
+describe('found by an attacker-minded review (2026-11-28): a session locked at a quote a re-pricing released', () => {
+  // Three confirmations: the payer's part stays pending for two blocks after it is bound.
+  let deep: ChainKassa;
+  let deepSecond: TestKassa;
+  beforeAll(async () => {
+    const env = { KASSA_QUOTE_TTL_MINUTES: '30', KASSA_CONFIRMATIONS_LOCAL: '3' };
+    deep = await startChainKassa(chain.url, { clock: time.clock, env, override: { rates } });
+    // Another instance on its database, without a watcher, where the other session is created.
+    deepSecond = await startTestKassa({
+      clock: time.clock,
+      database: deep.kassa.database,
+      override: { rates },
+      env: { KASSA_NETWORKS: 'local', KASSA_RPC_URLS_LOCAL: chain.url, ...env },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await deepSecond?.close();
+    await deep?.close();
+  });
+  const scan = async (at: number) => {
+    time.freeze(at);
+    await deep.watchers.tick();
+  };
+  const view = async (id: string) => (await deep.kassa.http.get(`/checkout-sessions/${id}`)).body;
+
+  it("never asks for that amount once another session holds it: the payer's transfer as asked pays this session", async () => {
+    const t0 = startOfTest();
+    time.freeze(t0);
+    await nextBlockAt(t0);
+    await chain.mine(1);
+    const merchant = await createMerchant(deep.kassa.ctx, { wallet: randomWallet() });
+    const s = await create(deep.kassa, merchant);
+    expect(s.btc).toBe('0.00100000');
+    // A part of it, not an exact amount: scanning credits nobody, and the quote is not held by it.
+    const t1 = t0 + 10 * MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const part = await chain.pay(merchant.wallet, 'BTC', '0.0005', { from: 4 });
+    await scan(t1 + 2_000);
+    // Re-priced after its quote's end: 0.002 now; 0.001 released, and free once scanned past the release.
+    prices.BTC = '50000';
+    await scan(t0 + 31 * MIN);
+    expect(await requoteDueSessions(deep.kassa.ctx)).toBeGreaterThanOrEqual(1);
+    await scan(t0 + 31 * MIN + 31_000);
+    await requoteDueSessions(deep.kassa.ctx);
+    // Another session at the old price takes 0.001.
+    prices.BTC = '100000';
+    time.freeze(t0 + 32 * MIN);
+    const other = await create(deepSecond, merchant);
+    expect(other.btc).toBe('0.00100000');
+    // S's payer binds their part: S is locked at the quote valid when it was mined, 0.001, an amount S no longer
+    // holds; the part is pending (one confirmation of three).
+    const bound = await postBind(deep.kassa, s.id, { tx_hash: part.hash, chain_id: '31337', crypto_currency: 'BTC' });
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    expect(bound.body.total_amount_crypto).toBe('0.00100000');
+    await scan(t0 + 32 * MIN + 2_000);
+    expect(await view(s.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: 'BTC' });
+    const asked = await deep.kassa.http
+      .post('/graphql')
+      .send({ query: `{ checkoutSession(id: "${s.id}") { amountDue amountPending paymentOptions { amount } } }` });
+    const { amountDue, amountPending, paymentOptions } = asked.body.data.checkoutSession;
+    expect(amountPending).toBe('0.00050000');
+    // A unique amount of its own, never the one the other session holds.
+    expect(amountDue).not.toBe(other.btc);
+    expect(new Decimal(amountDue).greaterThan('0.001')).toBe(true);
+    expect(paymentOptions.map((o: { amount: string }) => o.amount)).toEqual([amountDue]);
+
+    // The payer sends what the page asks: it pays S, never the other session.
+    const t2 = t0 + 33 * MIN;
+    await nextBlockAt(t2);
+    time.freeze(t2);
+    const topUp = await chain.pay(merchant.wallet, 'BTC', amountDue, { from: 5 });
+    await chain.mine(3);
+    await scan(t2 + 5_000);
+    await scan(t2 + 6_000);
+    expect(await deep.kassa.ctx.store.chain.paymentsOfSession(other.id)).toEqual([]);
+    expect((await view(other.id)).status).toBe('waiting_payment');
+    const credited = await deep.kassa.ctx.store.chain.paymentsOfSession(s.id);
+    expect(credited.map((p) => p.txHash).sort()).toEqual([part.hash, topUp.hash].sort());
+    expect(await view(s.id)).toMatchObject({ status: 'paid', total_amount_crypto: '0.00100000' });
+  });
+});
