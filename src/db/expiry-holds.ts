@@ -7,16 +7,24 @@ type Client = Prisma.TransactionClient;
 
 /**
  * docs/payment-rules.md, rule 6 (on time means sent on time): the SQL of what holds a session
- * (alias `s`) open after expires_at: a payment mined before it and not confirmed yet, a bound
- * transaction seen on chain before it and not judged yet, or payments changed and not counted yet
- * (`payments_changed_at`: confirmed, reversed or re-included, the session's totals and status not
- * settled since; src/chain/settle-changed-sessions.ts clears it). Written once, used by the expiry
- * sweep's selection and by the check of one session, so the two always agree.
+ * (alias `s`) open after expires_at: a payment mined before it and not confirmed yet, a payment
+ * mined before it that a reorganisation reversed while its network has not been scanned to the
+ * head since (the re-included transfer may not be found yet), a bound transaction seen on chain
+ * before it and not judged yet, or payments changed and not counted yet (`payments_changed_at`:
+ * confirmed, reversed or re-included, the session's totals and status not settled since;
+ * src/chain/settle-changed-sessions.ts clears it). Written once, used by the expiry sweep's
+ * selection and by the check of one session, so the two always agree.
  */
 export function paymentInFlightSql(): Prisma.Sql {
+  // A reversed payment: rollBack stamps updated_at and moves the cursor back, not caught_up_at; the hold ends at the
+  // first catching up to the head that began after the rollback (found by an attacker-minded review: a rescan that
+  // did not finish in the rollback's tick left nothing holding the session, and it expired).
   return Prisma.sql`(s.payments_changed_at IS NOT NULL
                   OR EXISTS (SELECT 1 FROM payments p
                               WHERE p.session_id = s.id AND p.state = 'seen' AND p.block_time < s.expires_at)
+                  OR EXISTS (SELECT 1 FROM payments p JOIN chain_cursors c ON c.network = p.network
+                              WHERE p.session_id = s.id AND p.state = 'reversed' AND p.block_time < s.expires_at
+                                AND (c.caught_up_at IS NULL OR c.caught_up_at < p.updated_at))
                   OR EXISTS (SELECT 1 FROM checkout_session_transactions t
                               WHERE t.session_id = s.id AND t.state = 'unverified'
                                 AND t.seen_on_chain_at < s.expires_at))`;

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devPay } from '../../src/chain/dev-pay.js';
+import { settleChangedSessions } from '../../src/chain/settle-changed-sessions.js';
 import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { createLogger } from '../../src/logging.js';
 import { createOrganisation, setWallet } from '../../src/domain/organisations.js';
 import { Decimal } from '../../src/domain/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
@@ -251,6 +253,36 @@ describe('3. on time means sent on time', () => {
     expect((await view(session.id)).status).toBe('waiting_payment');
 
     await node.watchers.tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
+    expect(await eventTypes(session.id)).toEqual(['created', 'paid']);
+    expect((await paymentsOf(session.id)).map((p) => p.late)).toEqual([false]);
+  });
+
+  it("a payment a reorganisation reversed holds its session past expires_at until the rescan reaches the head, not the rollback's tick", async () => {
+    const session = await checkout();
+    await chain.pay(session.wallet, 'USDC', session.quote.USDC!, { from: 4 });
+    await node.watchers.tick();
+    const [payment] = await paymentsOf(session.id);
+    // Past expires_at the watcher has looked past it: only the payment in flight holds the session.
+    time.freeze(Date.now() + 61 * MIN);
+    await node.watchers.tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    // A reorganisation's rollback from the payment's block, and a rescan that does not finish in that tick (an RPC
+    // error, the head moving again): the session's totals are settled, as every tick's end does, by this instance or
+    // another, and a sweep runs.
+    time.freeze(time.clock().getTime() + 5_000);
+    expect(await node.kassa.ctx.store.chain.rollBack('local', payment!.blockNumber, time.clock())).toBe(1);
+    await settleChangedSessions(node.kassa.ctx, createLogger('silent'));
+    expect(await graphqlSession(session.id, 'amountPending paymentDetected')).toEqual({
+      amountPending: '0.00000000',
+      paymentDetected: false,
+    });
+    await expireDueSessions(node.kassa.ctx);
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    // The rescan finds the transfer again (here it never left the chain): on time, it pays the session.
+    time.freeze(time.clock().getTime() + 5_000);
+    await node.watchers.tick();
+    await confirmAll();
     expect(await view(session.id)).toMatchObject({ status: 'paid', overpaid: false });
     expect(await eventTypes(session.id)).toEqual(['created', 'paid']);
     expect((await paymentsOf(session.id)).map((p) => p.late)).toEqual([false]);
