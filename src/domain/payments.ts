@@ -121,8 +121,13 @@ async function askForRest(
   // Also before anything is received, when the session's total is not the amount it holds: a bind locked its asset
   // at the quote valid when the transfer was mined (rule 7), a re-pricing had released that amount since, and another
   // session on the wallet may hold it now (found by an attacker-minded review: the page asked for it, and the payer's
-  // transfer of it paid the other session). lockAsset leaves the session its current quote's claim only.
-  const totalNotHeld = session.totalAmountCrypto !== null && !session.totalAmountCrypto.equals(quote.amount);
+  // transfer of it paid the other session). lockAsset leaves the session its current quote's claim only. Not while
+  // what is on its way covers what is owed (an exact transfer of the old amount, judged at it, waiting for its
+  // confirmations): the page asks nothing more then, and it would only change what it shows.
+  const totalNotHeld =
+    session.totalAmountCrypto !== null &&
+    !session.totalAmountCrypto.equals(quote.amount) &&
+    !pendingCoversDue(session);
   const wanted =
     !isTerminal(session.status) &&
     (session.amountReceived.greaterThan(0) || totalNotHeld) &&
