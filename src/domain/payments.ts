@@ -125,9 +125,7 @@ async function askForRest(
   // what is on its way covers what is owed (an exact transfer of the old amount, judged at it, waiting for its
   // confirmations): the page asks nothing more then, and it would only change what it shows.
   const totalNotHeld =
-    session.totalAmountCrypto !== null &&
-    !session.totalAmountCrypto.equals(quote.amount) &&
-    !pendingCoversDue(session);
+    session.totalAmountCrypto !== null && !session.totalAmountCrypto.equals(quote.amount) && !pendingCoversDue(session);
   const wanted =
     !isTerminal(session.status) &&
     (session.amountReceived.greaterThan(0) || totalNotHeld) &&
