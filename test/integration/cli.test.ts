@@ -507,7 +507,9 @@ describe('first run in development mode (`npm start`)', MODE, () => {
       expect.objectContaining({
         tx_hash: payment.tx_hash,
         state: 'confirmed',
-        attribution: 'bound_tx',
+        // `dev pay` broadcasts, then binds, as a payer's page does: the watcher may match the exact amount
+        // first (a slow host), and the bind then finds the payment already on this session.
+        attribution: expect.stringMatching(/^(bound_tx|exact_amount)$/),
         asset: 'BTC',
         network: 'local',
       }),
