@@ -11,7 +11,7 @@ export async function confirmSeenPayments(watched: WatchedNetwork, head: bigint)
   const needed = BigInt(Math.max(1, network.confirmations));
   const through = head - needed + 1n;
   const waiting = await ledger.paymentsAwaitingConfirmation(network.slug, through);
-  const confirmed: string[] = [];
+  const confirmed: Array<{ id: string; blockHash: string }> = [];
   const hashes = new Map<bigint, string | null>();
   for (const payment of waiting) {
     if (!hashes.has(payment.blockNumber)) {
@@ -28,7 +28,7 @@ export async function confirmSeenPayments(watched: WatchedNetwork, head: bigint)
       );
       return;
     }
-    confirmed.push(payment.id);
+    confirmed.push({ id: payment.id, blockHash: payment.blockHash });
   }
   await ledger.confirmPayments(confirmed, ctx.clock());
   await ledger.updateConfirmations(network.slug, head);

@@ -25,6 +25,7 @@ function paymentJson(payment: PaymentRecord) {
     state: payment.state,
     session_id: payment.sessionId,
     attribution: payment.attribution,
+    reserved_for: payment.reservedFor,
     late: payment.late,
     created_at: payment.createdAt.toISOString(),
   };
@@ -38,7 +39,9 @@ function printPayments(payments: readonly PaymentRecord[], json: boolean | undef
       `${p.createdAt.toISOString()}  ${p.network}  ${describeAmount(p.amount)} ${p.asset}  ${p.from} → ${p.to}  ` +
         `${p.txHash}#${p.logIndex}  ` +
         `${p.state} (${p.confirmations} conf)  ${
-          p.sessionId ? `session ${p.sessionId} by ` + `${p.attribution}${p.late ? ', late' : ''}` : 'unattributed'
+          p.sessionId
+            ? `session ${p.sessionId} by ` + `${p.attribution}${p.late ? ', late' : ''}`
+            : `unattributed${p.reservedFor ? `, reserved for session ${p.reservedFor}` : ''}`
         }`,
     );
   }

@@ -156,10 +156,11 @@ export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Dat
 
 /**
  * docs/payment-rules.md, rule 4: deletes the released claims (their amounts free for other sessions
- * again) that no unscanned transfer can still be meant for: every network of the session that a
- * watcher scanned in its life is scanned past the release, the condition expiry waits for
- * (src/db/expiry-holds.ts), or KASSA_INFLIGHT_GRACE_MINUTES have passed since the release. Released
- * shares go on the same condition. An amount a share still stands on is not freed: its claim goes to
+ * again) that no unscanned transfer can still be meant for: their session is closed (an open one keeps what it
+ * gave up: its payer's page may still show it, rule 2) and every network of it that a watcher scanned in its life
+ * is scanned past its last release, the condition expiry waits for (src/db/expiry-holds.ts), or
+ * KASSA_INFLIGHT_GRACE_MINUTES have passed since that release. Released shares go once scanned past their own
+ * release. An amount a share still stands on is not freed: its claim goes to
  * the oldest such share's session (whose page asks for it), held from the previous holder's release on
  * (`held_since`); a share left with no claim (a reclaim that committed while this round deleted the
  * claim it shares) becomes its session's claim from now on. An heir's session is locked first (it cannot
@@ -171,6 +172,13 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
+  // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's: a
+  // payer on a page not yet updated sends that amount, and it is reserved for this session (amountClaimant). Once the
+  // session is closed, its claims go when scanned past its last release (its close), not each its own.
+  const lastRelease = Prisma.sql`(SELECT max(x.released_at) FROM payment_amount_claims x
+    WHERE x.session_id = a.session_id)`;
+  const claimDone = Prisma.sql`(s.status::text <> ALL(${OPEN}) AND (${lastRelease} <= ${graceEndedFor}
+    OR NOT ${chainBehindSql(graceMinutes, lastRelease)}))`;
   // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
   const openHeirs = (from: string) =>
     Prisma.sql`open_heirs AS MATERIALIZED (
@@ -193,7 +201,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
         FROM payment_amount_claims a
         JOIN checkout_sessions s ON s.id = a.session_id
         JOIN payment_amount_shares h ON ${sameKey('h', 'a')} AND h.released_at IS NULL
-       WHERE a.released_at IS NOT NULL AND ${done}
+       WHERE a.released_at IS NOT NULL AND ${claimDone}
        ORDER BY a.network, a.wallet_address, a.asset, a.amount, h.created_at, h.session_id),
     ${openHeirs('heirs')},
     handed AS (
@@ -207,7 +215,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
   }
   const freed = await tx.$executeRaw`
     DELETE FROM payment_amount_claims a USING checkout_sessions s
-     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}
+     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
        AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
   await tx.$executeRaw`
     WITH orphans AS MATERIALIZED (
@@ -271,6 +279,43 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
        AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'c')} AND ${shareCountsSql(transfer)})
      LIMIT 1`;
   return rows[0]?.session_id ?? null;
+}
+
+/**
+ * The claim (`c`) of the transfer's amount on its wallet that was taken by the time its block was mined (less the
+ * clock skew), whatever has happened to it or its session since: released (a re-pricing, a new rest, its asset or
+ * chain locked to another, the session closed), it is still unpurged, and a released claim of an open session is
+ * kept (purgeReleasedAmountClaims). Its session was asked for that amount; no other session was.
+ */
+function claimAskedSql(transfer: ChainTransfer): Prisma.Sql {
+  const takenBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
+  return Prisma.sql`SELECT c.session_id FROM payment_amount_claims c
+     WHERE c.network = ${transfer.network} AND c.wallet_address = ${transfer.to} AND c.asset = ${transfer.asset}
+       AND c.amount = ${transfer.amount.toFixed()}::numeric AND COALESCE(c.held_since, c.created_at) <= ${takenBy}`;
+}
+
+/**
+ * docs/payment-rules.md, rule 2: the session a transfer nobody is paid by amount is reserved for, when there is one
+ * — the session whose unique amount it is (claimAskedSql), or the one recorded when it was scanned
+ * (payments.reserved_for: the claim may be freed since). Only that session's bind may take it: a stranger who locks a
+ * session to another asset with a bound part of their own, or changes its rest, no longer frees its payer's exact
+ * transfer for a bind of theirs.
+ */
+export async function amountClaimant(tx: Client, transfer: ChainTransfer): Promise<string | null> {
+  const rows = await tx.$queryRaw<Array<{ session_id: string }>>`
+    SELECT session_id::text AS session_id FROM (
+      SELECT p.reserved_for AS session_id, 0 AS rank FROM payments p
+       WHERE p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash} AND p.log_index = ${transfer.logIndex}
+         AND p.live AND p.reserved_for IS NOT NULL
+      UNION ALL
+      SELECT asked.session_id, 1 FROM (${claimAskedSql(transfer)}) asked) x
+     ORDER BY rank LIMIT 1`;
+  return rows[0]?.session_id ?? null;
+}
+
+/** What a scan records as payments.reserved_for of a transfer it credits to nobody (amountClaimant). */
+export function reservedForSql(transfer: ChainTransfer): Prisma.Sql {
+  return Prisma.sql`(${claimAskedSql(transfer)} LIMIT 1)`;
 }
 
 /**

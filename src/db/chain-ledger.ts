@@ -35,6 +35,7 @@ interface PaymentRow {
   state: string;
   session_id: string | null;
   attribution: string | null;
+  reserved_for: string | null;
   late: boolean;
   created_at: Date;
 }
@@ -153,13 +154,15 @@ export class PrismaChainLedger implements ChainLedger {
     return rows.map((row) => ({ id: row.id, blockNumber: row.block_number, blockHash: row.block_hash }));
   }
 
-  async confirmPayments(ids: readonly string[], now: Date): Promise<void> {
-    if (ids.length === 0) return;
+  async confirmPayments(payments: ReadonlyArray<{ id: string; blockHash: string }>, now: Date): Promise<void> {
+    if (payments.length === 0) return;
     await this.prisma.$transaction(async (tx) => {
       const confirmed = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-        UPDATE payments SET state = 'confirmed', updated_at = ${now}
-         WHERE id::text = ANY(${[...ids]}) AND state = 'seen'
-        RETURNING session_id`;
+        UPDATE payments p SET state = 'confirmed', updated_at = ${now}
+          FROM unnest(${payments.map((x) => x.id)}::text[], ${payments.map((x) => x.blockHash)}::text[])
+               AS checked(id, block_hash)
+         WHERE p.id::text = checked.id AND p.block_hash = checked.block_hash AND p.state = 'seen'
+        RETURNING p.session_id`;
       const sessions = [...new Set(confirmed.map((row) => row.session_id).filter((id): id is string => id !== null))];
       await markChanged(tx, sessions, now);
     }, TRANSACTION_OPTIONS);
@@ -181,7 +184,7 @@ export class PrismaChainLedger implements ChainLedger {
       SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
         base_units::text AS base_units,
              amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id,
-               attribution, late, created_at
+               attribution, reserved_for, late, created_at
         FROM payments WHERE session_id IS NULL AND state <> 'reversed'
        ORDER BY created_at, log_index LIMIT ${limit}`;
     return rows.map(toPaymentRecord);
@@ -192,7 +195,7 @@ export class PrismaChainLedger implements ChainLedger {
       SELECT id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
         base_units::text AS base_units,
              amount::text AS amount, block_number, block_hash, block_time, confirmations, state, session_id,
-               attribution, late, created_at
+               attribution, reserved_for, late, created_at
         FROM payments WHERE session_id = ${sessionId}::uuid
        ORDER BY block_number, log_index`;
     return rows.map(toPaymentRecord);
@@ -224,6 +227,7 @@ function toPaymentRecord(row: PaymentRow): PaymentRecord {
     confirmations: row.confirmations,
     sessionId: row.session_id,
     attribution: row.attribution as Attribution | null,
+    reservedFor: row.reserved_for,
     late: row.late,
     createdAt: row.created_at,
   };

@@ -5,7 +5,7 @@ import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
-import { releaseAmountClaims } from './amount-claims.js';
+import { releaseAmountClaims, reservedForSql } from './amount-claims.js';
 
 type Client = Prisma.TransactionClient;
 
@@ -36,6 +36,8 @@ export async function recordTransfer(
   const lateAt = (alias: string, blockTime: Prisma.Sql) =>
     Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
       WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
+  // Credited to nobody: reserved for the session whose unique amount it is, if one was asked for it (rule 2).
+  const reservedFor = sessionId === null ? reservedForSql(transfer) : Prisma.sql`NULL::uuid`;
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     WITH revived AS (
       UPDATE payments p
@@ -62,13 +64,13 @@ export async function recordTransfer(
     ), inserted AS (
       INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
                             base_units, amount, block_number, block_hash, block_time, state, session_id, attribution,
-                            late, live, created_at, updated_at)
+                            reserved_for, late, live, created_at, updated_at)
       SELECT ${randomUUID()}::uuid, ${transfer.network}::text, ${transfer.chainId}::text, ${transfer.txHash}::text,
              ${transfer.logIndex}::integer, ${transfer.from}::text, ${transfer.to}::text, ${transfer.asset}::text,
              ${transfer.tokenAddress}::text, ${units}::numeric, ${transfer.amount.toFixed()}::numeric,
              ${transfer.blockNumber}::bigint, ${transfer.blockHash}::text, ${transfer.blockTime}::timestamptz, 'seen',
-             ${sessionId}::uuid, ${credit?.attribution ?? null}::text, ${late}, true, ${at}::timestamptz,
-             ${at}::timestamptz
+             ${sessionId}::uuid, ${credit?.attribution ?? null}::text, ${reservedFor}, ${late}, true,
+             ${at}::timestamptz, ${at}::timestamptz
        WHERE NOT EXISTS (SELECT 1 FROM revived)
       ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
          SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),

@@ -6,6 +6,7 @@ import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/paymen
 import type { TxStore } from '../domain/ports.js';
 import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
 import {
+  amountClaimant,
   amountContenders,
   claimRestAmount,
   claimUniqueAmounts,
@@ -160,6 +161,10 @@ export class PrismaTxStore implements TxStore {
 
   amountContenders(transfer: ChainTransfer) {
     return amountContenders(this.tx, transfer);
+  }
+
+  amountClaimant(transfer: ChainTransfer) {
+    return amountClaimant(this.tx, transfer);
   }
 
   async creditTransfers(

@@ -159,7 +159,7 @@ export interface TransferShare {
   readonly free: readonly ChainTransfer[];
   /** A session holding one of the transfers, when this one holds none (for the refusal). */
   readonly takenBy: string | null;
-  /** A transfer is of an amount other sessions share, which this one may not bind (mayBindShared). */
+  /** A transfer is of an amount other sessions share, which this one may not bind (mayBindUnowned). */
   readonly contested: boolean;
 }
 
@@ -192,7 +192,7 @@ export async function shareOf(
       if (owner && owner !== session.id) {
         othersExact.push({ transfer, owner });
         takenBy ??= owner;
-      } else if (owner === null && !(await mayBindShared(tx, session, transfer))) contested = true;
+      } else if (owner === null && !(await mayBindUnowned(tx, session, transfer))) contested = true;
       else free.push(transfer);
     }
   }
@@ -203,13 +203,17 @@ export async function shareOf(
 }
 
 /**
- * An amount two sessions ask for (docs/payment-rules.md, rule 4: shared after a reorganisation) pays
- * neither by amount, and only one of them may bind it: any other session's bind would take a payment
- * meant for one of them.
+ * A transfer no session is paid by by amount may still be meant for one: an amount two sessions ask for
+ * (docs/payment-rules.md, rule 4: shared after a reorganisation) pays neither by amount, and only one of them may
+ * bind it; an amount one session was asked for, which it could not take when scanned (its asset locked to another by
+ * a bound part, its rest or quote changed since, or closed), is reserved for it (rule 2). Any other session's bind
+ * would take a payment meant for one of them.
  */
-async function mayBindShared(tx: TxStore, session: CheckoutSession, transfer: ChainTransfer): Promise<boolean> {
+async function mayBindUnowned(tx: TxStore, session: CheckoutSession, transfer: ChainTransfer): Promise<boolean> {
   const contenders = await tx.amountContenders(transfer);
-  return contenders.length === 0 || contenders.includes(session.id);
+  if (contenders.length > 0) return contenders.includes(session.id);
+  const claimant = await tx.amountClaimant(transfer);
+  return claimant === null || claimant === session.id;
 }
 
 /** What the session still owes in `ticker`: the rest of its locked total, else the quote's amount. */

@@ -125,8 +125,11 @@ export interface ChainLedger {
     network: string,
     throughBlock: bigint,
   ): Promise<Array<{ id: string; blockNumber: bigint; blockHash: string }>>;
-  /** Marks payments confirmed and their sessions as needing settlement. */
-  confirmPayments(ids: readonly string[], now: Date): Promise<void>;
+  /**
+   * Marks payments confirmed and their sessions as needing settlement: each only while still at the block whose hash
+   * was checked (a bind or another instance's rescan may move a row to a new block meanwhile).
+   */
+  confirmPayments(payments: ReadonlyArray<{ id: string; blockHash: string }>, now: Date): Promise<void>;
   /** Stores the confirmation counts of not yet confirmed payments, for display. */
   updateConfirmations(network: string, head: bigint): Promise<void>;
   /** Bound transactions on `chainId` not judged yet, of open sessions, the least recently checked first. */

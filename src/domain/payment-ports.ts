@@ -71,6 +71,8 @@ export interface PaymentRecord extends ChainTransfer {
   readonly confirmations: number;
   readonly sessionId: string | null;
   readonly attribution: Attribution | null;
+  /** Unattributed, of an amount this session was asked for (docs/payment-rules.md, rule 2): only its bind takes it. */
+  readonly reservedFor: string | null;
   readonly late: boolean;
   readonly createdAt: Date;
 }
@@ -125,6 +127,12 @@ export interface PaymentTxStore {
    * none of them): its holder and the sessions sharing it. Only they may bind it. Empty when not shared.
    */
   amountContenders(transfer: ChainTransfer): Promise<string[]>;
+  /**
+   * The session a transfer is reserved for (docs/payment-rules.md, rule 2): the one whose unique amount it is, asked
+   * for before its block whatever has changed since (a lock to another asset, a new rest, a re-pricing, a close), or
+   * the one its scan recorded. Only that session's bind may take it when no session is paid by it by amount.
+   */
+  amountClaimant(transfer: ChainTransfer): Promise<string | null>;
   /**
    * Records transfers as seen (or finds them recorded) and credits each to its `Credit`
    * unless it is already credited. Returns, per transfer, the session it is now credited to.

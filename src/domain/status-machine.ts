@@ -206,6 +206,21 @@ function terminalPaymentTransition(
   total: Decimal,
   previousTotal: Decimal,
 ): Transition | null {
+  // A paid session whose on-time money fell is judged on what is left on time, also when the total did not move (a
+  // reorganisation reversed an on-time payment and the same tick re-included it at or after expires_at: late money
+  // never pays a session). Found by an attacker-minded review (2026-11-28): it stayed paid, with no event.
+  if (
+    state.status === 'paid' &&
+    event.received.onTime.lessThan(event.previous.onTime) &&
+    !total.lessThan(previousTotal)
+  )
+    return {
+      ...paidReversed(state, event),
+      events: [
+        'checkout_session.payment_reversed',
+        ...(event.received.late.greaterThan(event.previous.late) ? ['checkout_session.late_payment' as const] : []),
+      ],
+    };
   if (total.greaterThan(previousTotal)) {
     const overpaid = state.status === 'paid' ? state.overpaid || isOverpaid(total, event) : state.overpaid;
     return {
@@ -226,18 +241,21 @@ function terminalPaymentTransition(
         cause,
         events: ['checkout_session.payment_reversed'],
       };
-    // A paid session whose money left the chain is paid no more: it shows what the rest supports.
-    const onTime = event.received.onTime;
-    const to = coversRequired(onTime, event) ? 'paid' : onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
-    return {
-      from: state.status,
-      to,
-      overpaid: to === 'paid' && isOverpaid(onTime, event),
-      cause,
-      events: ['checkout_session.payment_reversed'],
-    };
+    return { ...paidReversed(state, event), events: ['checkout_session.payment_reversed'] };
   }
   return null;
+}
+
+/** A paid session whose money left the chain is paid no more: it shows what the on-time rest supports. */
+function paidReversed(state: SessionState, event: PaymentsChanged): Omit<Transition, 'events'> {
+  const onTime = event.received.onTime;
+  const to = coversRequired(onTime, event) ? 'paid' : onTime.greaterThan(0) ? 'partial' : 'waiting_payment';
+  return {
+    from: state.status,
+    to,
+    overpaid: to === 'paid' && isOverpaid(onTime, event),
+    cause: 'payment reversed by a chain reorganisation',
+  };
 }
 
 /** Whether the received total pays the session, allowing the organisation's underpayment tolerance. */

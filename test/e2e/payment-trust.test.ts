@@ -243,7 +243,7 @@ describe('3. on time means sent on time', () => {
     const payments = await paymentsOf(session.id);
     expect(payments.map((p) => p.state)).toEqual(['seen']);
     await node.kassa.ctx.store.chain.confirmPayments(
-      payments.map((p) => p.id),
+      payments.map((p) => ({ id: p.id, blockHash: p.blockHash })),
       time.clock(),
     );
     expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['confirmed']);
@@ -1059,5 +1059,26 @@ describe('9. found by an attacker-minded review (2026-11-28): the watcher judges
     await node.watchers.tick();
     await confirmAll();
     expect(await view(victim.id)).toMatchObject({ status: 'partial', bound_tx_hash: pending.hash });
+  });
+});
+
+describe('confirmations (a suspicion of the attacker-minded review of 2026-11-28, night)', () => {
+  it('a payment moved to another block after its block was checked is not confirmed at the new one', async () => {
+    const session = await checkout();
+    await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 4 });
+    await node.watchers.tick();
+    const [payment] = await paymentsOf(session.id);
+    expect(payment).toMatchObject({ state: 'seen' });
+    // Checked at its block; then a bind or another instance's rescan records it on a new branch's block.
+    const checked = { id: payment!.id, blockHash: payment!.blockHash };
+    await node.kassa.runtime.db.prisma.$executeRaw`
+      UPDATE payments SET block_hash = ${randomHash()}, confirmations = 0 WHERE id = ${payment!.id}::uuid`;
+    await node.kassa.ctx.store.chain.confirmPayments([checked], time.clock());
+    expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['seen']);
+    // At the block it was checked at, it is confirmed.
+    await node.kassa.runtime.db.prisma.$executeRaw`
+      UPDATE payments SET block_hash = ${checked.blockHash} WHERE id = ${payment!.id}::uuid`;
+    await node.kassa.ctx.store.chain.confirmPayments([checked], time.clock());
+    expect((await paymentsOf(session.id)).map((p) => p.state)).toEqual(['confirmed']);
   });
 });

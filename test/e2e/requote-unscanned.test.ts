@@ -169,12 +169,13 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect((await paymentsOf(s1.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'exact_amount']]);
     expect(await paymentsOf(s2.id)).toEqual([]);
 
-    // Once scanned past the release (and the clock skew allowed), the amount is free again.
+    // An open session keeps what it gave up (its payer's page may still show it); once the session is closed (paid
+    // at t1 + 8 s) and that is scanned past (with the clock skew allowed), the amount is free again.
     expect(await claimOf(merchant.wallet, s1.usdt)).toEqual([{ session_id: s1.id, released_at: new Date(t1 + 2_000) }]);
-    await scanAt(t1 + 2_000 + 29_000);
+    await scanAt(t1 + 8_000 + 29_000);
     await requoteDueSessions(node.kassa.ctx);
     expect(await claimOf(merchant.wallet, s1.usdt)).toHaveLength(1);
-    await scanAt(t1 + 2_000 + 30_000);
+    await scanAt(t1 + 8_000 + 30_000);
     await requoteDueSessions(node.kassa.ctx);
     expect(await claimOf(merchant.wallet, s1.usdt)).toEqual([]);
   });
@@ -291,10 +292,12 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     });
   });
 
-  it('a transfer mined before a re-pricing took its amount does not pay the session that took it', async () => {
-    // Found by a review: S2 gives amount Y up when it is re-priced; once that is scanned past, Y is free. S2's payer,
-    // on a page not yet updated, sends Y; before the block is scanned, S is re-priced onto Y. The transfer was asked
-    // for by S2's old quote, not by S: it is no one's by amount (S2's payer may bind it), not S's payment.
+  it("an amount a re-pricing gave up stays its session's while it is open: its payer's transfer of it is reserved for it", async () => {
+    // Found by a review: S2 gives amount Y up when it is re-priced; once that was scanned past, Y was free. S2's
+    // payer, on a page not yet updated, sends Y; before the block was scanned, S was re-priced onto Y and the scan paid
+    // S with it. That was closed by judging the claim at the block's time (the transfer was no one's by amount), and
+    // then S2's payer had to bind it first: any open session of the merchant could (2026-11-28, an attacker-minded
+    // review). Now S2 keeps Y while it is open, and the transfer is reserved for S2 (docs/payment-rules.md, rule 2).
     const t0 = startOfTest();
     time.freeze(t0);
     await nextBlockAt(t0);
@@ -312,32 +315,32 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
     expect(await usdtOf(s2.id)).not.toBe(s2.usdt);
     expect(await usdtOf(s.id)).toBe(s.usdt);
+    expect(await claimOf(merchant.wallet, s2.usdt)).toEqual([
+      { session_id: s2.id, released_at: new Date(t0 + 30 * MIN + 32_000) },
+    ]);
 
-    // Scanned past S2's release and S's quote end: Y may be freed, S may be re-priced.
+    // Scanned past S2's release and S's quote end: S is re-priced, and Y is still S2's.
     const u = t0 + 40 * MIN + 31_000;
     await scanAt(u);
     await nextBlockAt(u + 10_000);
     time.freeze(u + 10_000);
     const sent = await chain.pay(merchant.wallet, 'USDT', s2.usdt, { from: 7 });
-    // Before that block is scanned, Y is freed and S, re-priced, takes it (its smallest free step).
     time.freeze(u + 60_000);
     expect(await requoteDueSessions(node.kassa.ctx)).toBe(1);
-    expect(await usdtOf(s.id)).toBe(s2.usdt);
+    expect(await usdtOf(s.id)).not.toBe(s2.usdt);
+    expect(await claimOf(merchant.wallet, s2.usdt)).toHaveLength(1);
 
     await chain.mine(2);
     await scanAt(u + 65_000);
-    expect(await read(s.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
+    // Mined after S2 gave Y up: no one's by amount, reserved for S2. S's bind of it is refused; S2's takes it.
     expect(await paymentsOf(s.id)).toEqual([]);
     const unattributed = (await node.kassa.ctx.store.chain.unattributedPayments(1000)).map((p) => p.txHash);
     expect(unattributed).toContain(sent.hash);
-    // S's own payer, sending Y now, pays S by amount.
-    await nextBlockAt(u + 70_000);
-    time.freeze(u + 70_000);
-    const own = await chain.pay(merchant.wallet, 'USDT', s2.usdt, { from: 8 });
-    await chain.mine(2);
-    await scanAt(u + 75_000);
-    expect(await read(s.id)).toMatchObject({ status: 'paid', total_amount_crypto: s2.usdt });
-    expect((await paymentsOf(s.id)).map((p) => [p.txHash, p.attribution])).toEqual([[own.hash, 'exact_amount']]);
+    const taken = await postBind(node.kassa, s.id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(taken.status, JSON.stringify(taken.body)).toBe(409);
+    const own = await postBind(node.kassa, s2.id, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    expect((await paymentsOf(s2.id)).map((p) => [p.txHash, p.attribution])).toEqual([[sent.hash, 'bound_tx']]);
   });
 });
 
@@ -366,7 +369,7 @@ describe('found by an attacker-minded review (2026-11-28): a session locked at a
   };
   const view = async (id: string) => (await deep.kassa.http.get(`/checkout-sessions/${id}`)).body;
 
-  it("never asks for that amount once another session holds it: the payer's transfer as asked pays this session", async () => {
+  it("asks a unique rest of its own, never an amount another session holds: the payer's transfer as asked pays it", async () => {
     const t0 = startOfTest();
     time.freeze(t0);
     await nextBlockAt(t0);
@@ -380,19 +383,20 @@ describe('found by an attacker-minded review (2026-11-28): a session locked at a
     time.freeze(t1);
     const part = await chain.pay(merchant.wallet, 'BTC', '0.0005', { from: 4 });
     await scan(t1 + 2_000);
-    // Re-priced after its quote's end: 0.002 now; 0.001 released, and free once scanned past the release.
+    // Re-priced after its quote's end: 0.002 now; 0.001 released (S keeps it while open: rule 2's reservation; until
+    // 2026-11-28, night, it was free once scanned past the release).
     prices.BTC = '50000';
     await scan(t0 + 31 * MIN);
     expect(await requoteDueSessions(deep.kassa.ctx)).toBeGreaterThanOrEqual(1);
     await scan(t0 + 31 * MIN + 31_000);
     await requoteDueSessions(deep.kassa.ctx);
-    // Another session at the old price takes 0.001.
+    // Another session at the old price gets the next step: 0.001 is still S's.
     prices.BTC = '100000';
     time.freeze(t0 + 32 * MIN);
     const other = await create(deepSecond, merchant);
-    expect(other.btc).toBe('0.00100000');
-    // S's payer binds their part: S is locked at the quote valid when it was mined, 0.001, an amount S no longer
-    // holds; the part is pending (one confirmation of three).
+    expect(other.btc).toBe('0.00100001');
+    // S's payer binds their part: S is locked at the quote valid when it was mined, 0.001, an amount S gave up;
+    // the part is pending (one confirmation of three).
     const bound = await postBind(deep.kassa, s.id, { tx_hash: part.hash, chain_id: '31337', crypto_currency: 'BTC' });
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
     expect(bound.body.total_amount_crypto).toBe('0.00100000');

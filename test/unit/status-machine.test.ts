@@ -291,6 +291,34 @@ const reversalRows: Row[] = [
     },
   },
   {
+    // Found by an attacker-minded review (2026-11-28): reversed and re-included at or after expires_at in one tick,
+    // the total did not move and the session stayed paid by late money, with no event.
+    name: 'paid → waiting_payment: the on-time payment came back late, the total unchanged',
+    state: state('paid'),
+    event: paid('0', { late: '1', previousOnTime: '1' }),
+    now: at(MIN),
+    expected: {
+      from: 'paid',
+      to: 'waiting_payment',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed', 'checkout_session.late_payment'],
+    },
+  },
+  {
+    name: 'paid stays paid when what is left on time covers it, an on-time part now late',
+    state: state('paid'),
+    event: paid('1', { late: '0.5', previousOnTime: '1.5' }),
+    now: at(MIN),
+    expected: {
+      from: 'paid',
+      to: 'paid',
+      overpaid: false,
+      cause: REORG,
+      events: ['checkout_session.payment_reversed', 'checkout_session.late_payment'],
+    },
+  },
+  {
     name: 'partial → waiting_payment',
     state: state('partial'),
     event: paid('0', { previousOnTime: '0.5' }),

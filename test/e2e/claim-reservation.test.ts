@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import { checkoutRequest } from '../factories/checkout-request.js';
+import { createMerchant } from '../factories/merchant.js';
+import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
+import { fixedRates } from '../support/fixed-rates.js';
+import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
+
+/**
+ * Found by an attacker-minded review (2026-11-28), against a real anvil: a stranger's bound part of their own — a
+ * dust transfer in another asset, or in the session's asset — changed which amounts a session held (its asset
+ * locked to another; its rest asked anew). The payer's transfer of the amount their page had asked for then paid no
+ * session by amount, and any other open session of the merchant could bind it: the attacker's own. Such a transfer
+ * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2). Each test failed before.
+ */
+
+const MIN = 60_000;
+let chain: TestChain;
+let node: ChainKassa;
+const time = controllableClock();
+const { rates } = fixedRates();
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  const env = { KASSA_QUOTE_TTL_MINUTES: '30', KASSA_CONFIRMATIONS_LOCAL: '1' };
+  node = await startChainKassa(chain.url, { clock: time.clock, env, override: { rates } });
+}, 90_000);
+
+afterAll(async () => {
+  await node?.close();
+  await chain?.stop();
+});
+
+afterEach(() => time.release());
+
+// Each test runs hours after the last one's blocks, so block times only move forward.
+let nextStart = Date.now() + 60 * MIN;
+function startOfTest(): number {
+  const t0 = nextStart;
+  nextStart += 4 * 60 * MIN;
+  return t0;
+}
+
+const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
+const lamp = checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }], expires_in_minutes: 60 });
+
+async function nextBlockAt(at: number): Promise<void> {
+  await chain.rpc('evm_setNextBlockTimestamp', [Math.floor(at / 1000)]);
+}
+
+async function scanAt(at: number): Promise<void> {
+  time.freeze(at);
+  await node.watchers.tick();
+}
+
+const read = async (id: string) => (await node.kassa.http.get(`/checkout-sessions/${id}`)).body;
+const paymentsOf = (id: string) => node.kassa.ctx.store.chain.paymentsOfSession(id);
+const amountDue = async (id: string): Promise<string> => {
+  const asked = await node.kassa.http
+    .post('/graphql')
+    .send({ query: `{ checkoutSession(id: "${id}") { amountDue } }` });
+  return asked.body.data.checkoutSession.amountDue as string;
+};
+
+/** The attacker's session A and the victim's V, same basket, one wallet, the chain scanned at t0 + 1 s. */
+async function twoSessions(t0: number) {
+  time.freeze(t0);
+  await nextBlockAt(t0);
+  await chain.mine(1);
+  const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
+  const a = (await createSession(node.kassa, merchant, lamp)).session_id as string;
+  const body = await createSession(node.kassa, merchant, lamp);
+  const options = body.crypto_options as Array<{ ticker: string; amount: string }>;
+  const v = { id: body.session_id as string, usdt: options.find((o) => o.ticker === 'USDT')!.amount };
+  await scanAt(t0 + 1_000);
+  return { merchant, a, v };
+}
+
+describe("a stranger's bound part never frees the payer's transfer for another session's bind", () => {
+  it('locking the session to another asset with dust leaves its exact transfer reserved for it, also once closed', async () => {
+    const t0 = startOfTest();
+    const { merchant, a, v } = await twoSessions(t0);
+
+    // V's payer sends exactly V's USDT amount; before the block is scanned, a stranger sends a unit of USDC and binds
+    // it to V: verified on the spot, it locks V to USDC and releases V's USDT amount.
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const paid = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
+    await nextBlockAt(t1 + 1_000);
+    const dust = await chain.pay(merchant.wallet, 'USDC', '0.000001', { from: 7 });
+    time.freeze(t1 + 2_000);
+    const locked = await postBind(node.kassa, v.id, { tx_hash: dust.hash, chain_id: '31337', crypto_currency: 'USDC' });
+    expect(locked.status, JSON.stringify(locked.body)).toBe(200);
+    expect(locked.body.crypto_currency).toBe('USDC');
+
+    await chain.mine(1);
+    await scanAt(t1 + 3_000);
+    // The payer's USDT pays no session by amount (V is locked to USDC) ...
+    expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([dust.hash]);
+    const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
+    expect(unattributed.find((p) => p.txHash === paid.hash)?.reservedFor).toBe(v.id);
+    // ... and the stranger's own session cannot bind it.
+    const stolen = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+    expect(await paymentsOf(a)).toEqual([]);
+
+    // Both sessions expire; V's claims are freed once scanned past its close. The transfer stays V's: A, closed,
+    // would take a mined transaction inside its late-payment window.
+    await scanAt(t0 + 62 * MIN);
+    await expireDueSessions(node.kassa.ctx);
+    expect((await read(a)).status).toBe('expired');
+    await scanAt(t0 + 64 * MIN);
+    await requoteDueSessions(node.kassa.ctx);
+    const claims = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM payment_amount_claims WHERE session_id = ${v.id}::uuid`;
+    expect(claims).toEqual([{ n: 0 }]);
+    const late = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(late.status, JSON.stringify(late.body)).toBe(409);
+    expect(await paymentsOf(a)).toEqual([]);
+  });
+
+  it("a new rest forced by a stranger's part leaves the rest asked before reserved for the session", async () => {
+    const t0 = startOfTest();
+    const { merchant, a, v } = await twoSessions(t0);
+
+    // V's payer sends half, bound: V is partial and asks for its rest R.
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const part = await chain.pay(merchant.wallet, 'USDT', '50', { from: 4 });
+    expect(
+      (await postBind(node.kassa, v.id, { tx_hash: part.hash, chain_id: '31337', crypto_currency: 'USDT' })).status,
+    ).toBe(200);
+    await chain.mine(1);
+    await scanAt(t1 + 2_000);
+    expect((await read(v.id)).status).toBe('partial');
+    const rest = await amountDue(v.id);
+
+    // A stranger binds a unit of USDT of their own to V: once confirmed, V owes less and asks a new rest.
+    const t2 = t1 + 10_000;
+    await nextBlockAt(t2);
+    time.freeze(t2);
+    const dust = await chain.pay(merchant.wallet, 'USDT', '0.000001', { from: 7 });
+    expect(
+      (await postBind(node.kassa, v.id, { tx_hash: dust.hash, chain_id: '31337', crypto_currency: 'USDT' })).status,
+    ).toBe(200);
+    await chain.mine(1);
+    await scanAt(t2 + 2_000);
+    expect(await amountDue(v.id)).not.toBe(rest);
+    // Scanned past that change: a freed amount would be free here.
+    await scanAt(t2 + 40_000);
+    await requoteDueSessions(node.kassa.ctx);
+
+    // V's payer sends the rest their page showed a moment before; the scan credits it to nobody by amount.
+    const t3 = t2 + 45_000;
+    await nextBlockAt(t3);
+    time.freeze(t3);
+    const topUp = await chain.pay(merchant.wallet, 'USDT', rest, { from: 5 });
+    await chain.mine(1);
+    await scanAt(t3 + 2_000);
+    const stolen = await postBind(node.kassa, a, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+    expect(await paymentsOf(a)).toEqual([]);
+
+    // V's own bind takes it: V is paid.
+    const own = await postBind(node.kassa, v.id, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    await chain.mine(1);
+    await scanAt(t3 + 4_000);
+    expect((await read(v.id)).status).toBe('paid');
+  });
+});
