@@ -172,13 +172,15 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
-  // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's: a
-  // payer on a page not yet updated sends that amount, and it is reserved for this session (amountClaimant). Once the
-  // session is closed, its claims go when scanned past its last release (its close), not each its own.
-  const lastRelease = Prisma.sql`(SELECT max(x.released_at) FROM payment_amount_claims x
-    WHERE x.session_id = a.session_id)`;
-  const claimDone = Prisma.sql`(s.status::text <> ALL(${OPEN}) AND (${lastRelease} <= ${graceEndedFor}
-    OR NOT ${chainBehindSql(graceMinutes, lastRelease)}))`;
+  // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's for
+  // the in-flight grace: a payer on a page not yet updated may send that amount, and it is reserved for this session
+  // (amountClaimant). Once the session is closed, its claims go when every network it could be paid on (also one its
+  // selected chain ruled out) is scanned past its last release: its close. `last` (CTE): each session's last release.
+  const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor} OR (s.status::text <> ALL(${OPEN})
+    AND NOT ${chainBehindSql(graceMinutes, Prisma.sql`last.at`, { everyNetwork: true })}))`;
+  const lastRelease = Prisma.sql`last AS MATERIALIZED (
+      SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
+       WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;
   // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
   const openHeirs = (from: string) =>
     Prisma.sql`open_heirs AS MATERIALIZED (
@@ -201,7 +203,7 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
         FROM payment_amount_claims a
         JOIN checkout_sessions s ON s.id = a.session_id
         JOIN payment_amount_shares h ON ${sameKey('h', 'a')} AND h.released_at IS NULL
-       WHERE a.released_at IS NOT NULL AND ${claimDone}
+       WHERE a.released_at IS NOT NULL AND ${done}
        ORDER BY a.network, a.wallet_address, a.asset, a.amount, h.created_at, h.session_id),
     ${openHeirs('heirs')},
     handed AS (
@@ -214,8 +216,9 @@ export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinu
      WHERE ${sameKey('h', 'handed')} AND h.session_id = handed.session_id`;
   }
   const freed = await tx.$executeRaw`
-    DELETE FROM payment_amount_claims a USING checkout_sessions s
-     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
+    WITH ${lastRelease}
+    DELETE FROM payment_amount_claims a USING checkout_sessions s, last
+     WHERE s.id = a.session_id AND last.session_id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
        AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
   await tx.$executeRaw`
     WITH orphans AS MATERIALIZED (
@@ -284,20 +287,24 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
 /**
  * The claim (`c`) of the transfer's amount on its wallet that was taken by the time its block was mined (less the
  * clock skew), whatever has happened to it or its session since: released (a re-pricing, a new rest, its asset or
- * chain locked to another, the session closed), it is still unpurged, and a released claim of an open session is
- * kept (purgeReleasedAmountClaims). Its session was asked for that amount; no other session was.
+ * chain locked to another, the session closed), it is still unpurged (an open session keeps what it gave up for the
+ * in-flight grace: purgeReleasedAmountClaims). Its session was asked for that amount; no other session was. None
+ * when a share of the amount counts for the transfer: then the sessions asking for it decide (amountContenders).
  */
 function claimAskedSql(transfer: ChainTransfer): Prisma.Sql {
   const takenBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);
   return Prisma.sql`SELECT c.session_id FROM payment_amount_claims c
      WHERE c.network = ${transfer.network} AND c.wallet_address = ${transfer.to} AND c.asset = ${transfer.asset}
-       AND c.amount = ${transfer.amount.toFixed()}::numeric AND COALESCE(c.held_since, c.created_at) <= ${takenBy}`;
+       AND c.amount = ${transfer.amount.toFixed()}::numeric AND COALESCE(c.held_since, c.created_at) <= ${takenBy}
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h
+                        WHERE ${sameKey('h', 'c')} AND ${shareCountsSql(transfer)})`;
 }
 
 /**
  * docs/payment-rules.md, rule 2: the session a transfer nobody is paid by amount is reserved for, when there is one
  * — the session whose unique amount it is (claimAskedSql), or the one recorded when it was scanned
- * (payments.reserved_for: the claim may be freed since). Only that session's bind may take it: a stranger who locks a
+ * (payments.reserved_for, on its row or, reversed by a reorganisation since, on a row of the same transfer: the claim
+ * may be freed since). Only that session's bind may take it: a stranger who locks a
  * session to another asset with a bound part of their own, or changes its rest, no longer frees its payer's exact
  * transfer for a bind of theirs.
  */
@@ -305,8 +312,9 @@ export async function amountClaimant(tx: Client, transfer: ChainTransfer): Promi
   const rows = await tx.$queryRaw<Array<{ session_id: string }>>`
     SELECT session_id::text AS session_id FROM (
       SELECT p.reserved_for AS session_id, 0 AS rank FROM payments p
-       WHERE p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash} AND p.log_index = ${transfer.logIndex}
-         AND p.live AND p.reserved_for IS NOT NULL
+       WHERE p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash} AND p.to_address = ${transfer.to}
+         AND p.token_address IS NOT DISTINCT FROM ${transfer.tokenAddress}
+         AND p.base_units = ${transfer.baseUnits.toString()}::numeric AND p.reserved_for IS NOT NULL
       UNION ALL
       SELECT asked.session_id, 1 FROM (${claimAskedSql(transfer)}) asked) x
      ORDER BY rank LIMIT 1`;

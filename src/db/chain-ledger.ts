@@ -161,7 +161,7 @@ export class PrismaChainLedger implements ChainLedger {
         UPDATE payments p SET state = 'confirmed', updated_at = ${now}
           FROM unnest(${payments.map((x) => x.id)}::text[], ${payments.map((x) => x.blockHash)}::text[])
                AS checked(id, block_hash)
-         WHERE p.id::text = checked.id AND p.block_hash = checked.block_hash AND p.state = 'seen'
+         WHERE p.id = checked.id::uuid AND p.block_hash = checked.block_hash AND p.state = 'seen'
         RETURNING p.session_id`;
       const sessions = [...new Set(confirmed.map((row) => row.session_id).filter((id): id is string => id !== null))];
       await markChanged(tx, sessions, now);

@@ -38,10 +38,16 @@ export function paymentInFlightSql(): Prisma.Sql {
  * (`until` the end of the quote: src/db/requote-holds.ts) and the reuse of a released unique
  * amount (`until` its release: src/db/amount-claims.ts).
  */
-export function chainBehindSql(graceMinutes: number, until: Prisma.Sql = Prisma.sql`s.expires_at`): Prisma.Sql {
+export function chainBehindSql(
+  graceMinutes: number,
+  until: Prisma.Sql = Prisma.sql`s.expires_at`,
+  options: { everyNetwork?: boolean } = {},
+): Prisma.Sql {
+  // everyNetwork: also the networks a selected chain ruled out (a payer may have sent there before it was selected).
+  const paying = options.everyNetwork ? Prisma.empty : Prisma.sql`AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)`;
   return Prisma.sql`EXISTS (SELECT 1 FROM checkout_session_networks n
                              JOIN chain_cursors c ON c.network = n.network
-                            WHERE n.session_id = s.id AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)
+                            WHERE n.session_id = s.id ${paying}
                               AND c.caught_up_at >= s.created_at - make_interval(mins => ${graceMinutes})
                               AND c.caught_up_at < ${until}
                                                    + make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000}))`;

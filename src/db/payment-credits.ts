@@ -46,6 +46,7 @@ export async function recordTransfer(
              block_time = ${transfer.blockTime}, confirmations = 0,
              session_id = COALESCE(p.session_id, ${sessionId}::uuid),
              attribution = COALESCE(p.attribution, ${credit?.attribution ?? null}),
+             reserved_for = COALESCE(p.reserved_for, ${reservedFor}),
              late = CASE WHEN p.session_id IS NULL THEN ${late}
                          ELSE ${lateAt('p', Prisma.sql`${transfer.blockTime}`)} END,
              updated_at = ${at}
@@ -75,6 +76,7 @@ export async function recordTransfer(
       ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
          SET session_id = COALESCE(payments.session_id, EXCLUDED.session_id),
              attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
+             reserved_for = COALESCE(payments.reserved_for, EXCLUDED.reserved_for),
              late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late
                          ELSE ${lateAt('payments', Prisma.sql`EXCLUDED.block_time`)} END,
              -- Recorded from a branch since replaced (a bind reads a block the scan has not reached): where it is now.

@@ -94,8 +94,8 @@ export interface PaymentTxStore {
   ): Promise<Map<AssetTicker, number | null>>;
   /**
    * Gives up the session's amount claims at `at`, except the one for (`keep.asset`, `keep.network`)
-   * if given. A released amount still pays the session for a transfer mined before `at`, and goes
-   * to no other session until the networks are scanned past `at` (docs/payment-rules.md, rule 4).
+   * if given. A released amount still pays the session for a transfer mined before `at`, is reserved for it
+   * (rule 2), and goes to no other session until purgeReleasedAmountClaims frees it (docs/payment-rules.md, rule 4).
    */
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**

@@ -69,7 +69,8 @@ export interface Store {
   currenciesDueForRequote(now: Date, ttlMinutes: number, graceMinutes: number): Promise<string[]>;
   /**
    * Frees the unique amounts released (docs/payment-rules.md, rule 4) that no unscanned transfer
-   * can still be meant for: their networks are scanned past the release, or `graceMinutes` passed.
+   * can still be meant for: their session is closed and its networks are scanned past its close, or
+   * `graceMinutes` passed since the release (an open session keeps what it gave up that long: rule 2).
    */
   purgeReleasedAmountClaims(now: Date, graceMinutes: number): Promise<number>;
   /**

@@ -65,13 +65,13 @@ const amountDue = async (id: string): Promise<string> => {
 };
 
 /** The attacker's session A and the victim's V, same basket, one wallet, the chain scanned at t0 + 1 s. */
-async function twoSessions(t0: number) {
+async function twoSessions(t0: number, basket: Record<string, unknown> = lamp) {
   time.freeze(t0);
   await nextBlockAt(t0);
   await chain.mine(1);
   const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
-  const a = (await createSession(node.kassa, merchant, lamp)).session_id as string;
-  const body = await createSession(node.kassa, merchant, lamp);
+  const a = (await createSession(node.kassa, merchant, basket)).session_id as string;
+  const body = await createSession(node.kassa, merchant, basket);
   const options = body.crypto_options as Array<{ ticker: string; amount: string }>;
   const v = { id: body.session_id as string, usdt: options.find((o) => o.ticker === 'USDT')!.amount };
   await scanAt(t0 + 1_000);
@@ -124,7 +124,7 @@ describe("a stranger's bound part never frees the payer's transfer for another s
 
   it("a new rest forced by a stranger's part leaves the rest asked before reserved for the session", async () => {
     const t0 = startOfTest();
-    const { merchant, a, v } = await twoSessions(t0);
+    const { merchant, a, v } = await twoSessions(t0, { ...lamp, expires_in_minutes: 180 });
 
     // V's payer sends half, bound: V is partial and asks for its rest R.
     const t1 = t0 + MIN;
@@ -164,12 +164,28 @@ describe("a stranger's bound part never frees the payer's transfer for another s
     const stolen = await postBind(node.kassa, a, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
     expect(await paymentsOf(a)).toEqual([]);
+    const reserved = await node.kassa.ctx.store.chain.unattributedPayments(1000);
+    expect(reserved.find((p) => p.txHash === topUp.hash)?.reservedFor).toBe(v.id);
+
+    // An open session keeps an amount it gave up for the in-flight grace (60 min) after it did, no longer (amounts
+    // would run out); the transfer scanned meanwhile stays reserved for it.
+    const restClaim = () => node.kassa.runtime.db.prisma.$queryRaw<Array<{ session_id: string }>>`
+      SELECT session_id::text FROM payment_amount_claims WHERE wallet_address = ${merchant.wallet}
+         AND asset = 'USDT' AND amount = ${rest}::numeric`;
+    await scanAt(t2 + 2_000 + 59 * MIN);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await restClaim()).toEqual([{ session_id: v.id }]);
+    await scanAt(t2 + 2_000 + 60 * MIN + 1_000);
+    await requoteDueSessions(node.kassa.ctx);
+    expect(await restClaim()).toEqual([]);
+    const late = await postBind(node.kassa, a, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(late.status, JSON.stringify(late.body)).toBe(409);
 
     // V's own bind takes it: V is paid.
     const own = await postBind(node.kassa, v.id, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(own.status, JSON.stringify(own.body)).toBe(200);
     await chain.mine(1);
-    await scanAt(t3 + 4_000);
+    await scanAt(t2 + 62 * MIN);
     expect((await read(v.id)).status).toBe('paid');
   });
 });

@@ -292,12 +292,12 @@ describe('re-pricing never hands an amount a payer may already have sent to some
     });
   });
 
-  it("an amount a re-pricing gave up stays its session's while it is open: its payer's transfer of it is reserved for it", async () => {
+  it("an amount a re-pricing gave up stays its session's for a while: its payer's transfer of it is reserved for it", async () => {
     // Found by a review: S2 gives amount Y up when it is re-priced; once that was scanned past, Y was free. S2's
     // payer, on a page not yet updated, sends Y; before the block was scanned, S was re-priced onto Y and the scan paid
     // S with it. That was closed by judging the claim at the block's time (the transfer was no one's by amount), and
     // then S2's payer had to bind it first: any open session of the merchant could (2026-11-28, an attacker-minded
-    // review). Now S2 keeps Y while it is open, and the transfer is reserved for S2 (docs/payment-rules.md, rule 2).
+    // review). Now S2 keeps Y for the in-flight grace, and the transfer is reserved for S2 (docs/payment-rules.md, rule 2).
     const t0 = startOfTest();
     time.freeze(t0);
     await nextBlockAt(t0);
