@@ -136,8 +136,15 @@ export interface WebhookStore {
    * Leases due deliveries of up to `endpoints` endpoints: per endpoint up to `perEndpoint` of them,
    * oldest event first, leased together (the k-th for k × leaseMs) and to be attempted one after
    * another in that order; no other claim takes an endpoint while any of its deliveries is leased.
+   * Organisations take turns: those with fewer endpoints in flight (on any instance) first, and none
+   * with `perOrganisation` in flight gets another.
    */
-  claimDue(endpoints: number, perEndpoint: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  claimDue(
+    endpoints: number,
+    perEndpoint: number,
+    leaseMs: number,
+    perOrganisation: number,
+  ): Promise<ClaimedDelivery[]>;
   /** Logs the attempt and settles the delivery (when this instance still holds the lease). */
   recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<void>;
   /** Gives back leased deliveries that were not attempted (their attempt is not counted). */

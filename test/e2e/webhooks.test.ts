@@ -698,4 +698,48 @@ describe('fairness between merchants', () => {
       await slow.close();
     }
   });
+
+  // Found by an attacker-minded review: endpoints were drawn at random, so a merchant's 20 endpoints (the most one may
+  // have) that accept and never answer took all 20 of an instance's slots, and every other merchant's webhooks waited
+  // a timeout for one to free.
+  it("a merchant's 20 endpoints that never answer take at most half the slots: another merchant's webhook goes at once", async () => {
+    const slow = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: '6000', KASSA_WEBHOOK_POLL_MS: '50' },
+    });
+    const sockets = new Set<net.Socket>();
+    let closing = false;
+    const hanging = net.createServer((socket) => (closing ? socket.destroy() : void sockets.add(socket)));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const port = (hanging.address() as net.AddressInfo).port;
+    const fast = await startWebhookReceiver();
+    let delivery: { stop(): Promise<void> } | null = null;
+    try {
+      const attacker = await createMerchant(slow.ctx);
+      for (let i = 0; i < 20; i++) {
+        const response = await signedRequest(slow, attacker, 'post', '/webhook-endpoints', {
+          url: `http://127.0.0.1:${port}/hook-${i}`,
+        });
+        expect(response.status).toBe(201);
+      }
+      const victim = await createMerchant(slow.ctx);
+      expect((await signedRequest(slow, victim, 'post', '/webhook-endpoints', { url: fast.url })).status).toBe(201);
+      delivery = startDeliveryLoop(slow.ctx);
+      await createSession(slow, attacker, checkoutRequest());
+      // Ten of the attacker's attempts are in flight, each for up to 6 s; the other ten wait their turn.
+      await expect.poll(() => sockets.size, { timeout: 5_000 }).toBeGreaterThanOrEqual(10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(sockets.size).toBe(10);
+      const sentAt = Date.now();
+      await createSession(slow, victim, checkoutRequest());
+      await fast.waitFor((list) => list.length >= 1);
+      expect(Date.now() - sentAt).toBeLessThan(3_000);
+    } finally {
+      closing = true;
+      for (const socket of sockets) socket.destroy();
+      await delivery?.stop();
+      await fast.close();
+      await new Promise((resolve) => hanging.close(resolve));
+      await slow.close();
+    }
+  });
 });
