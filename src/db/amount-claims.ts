@@ -168,16 +168,26 @@ export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Dat
  * and a share is deleted only with the claim it took. Run in one transaction (the caller's): an amount
  * deleted here stays locked until a share left on it has been made a claim, so no create takes it.
  */
-export async function purgeReleasedAmountClaims(tx: Client, now: Date, graceMinutes: number): Promise<number> {
+export async function purgeReleasedAmountClaims(
+  tx: Client,
+  now: Date,
+  graceMinutes: number,
+  keepOpenMinutes: number = graceMinutes,
+): Promise<number> {
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
+  const keptOpenFor = new Date(now.getTime() - Math.min(keepOpenMinutes, graceMinutes) * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
   // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's for
-  // the in-flight grace: a payer on a page not yet updated may send that amount, and it is reserved for this session
-  // (amountClaimant). Once the session is closed, its claims go when every network it could be paid on (also one its
-  // selected chain ruled out) is scanned past its last release: its close. `last` (CTE): each session's last release.
-  const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor} OR (s.status::text <> ALL(${OPEN})
-    AND NOT ${chainBehindSql(graceMinutes, Prisma.sql`last.at`, { everyNetwork: true })}))`;
+  // `keepOpenMinutes` (the quote lifetime, at most the in-flight grace: a session re-priced every lifetime holds one
+  // amount more per asset, not one per re-pricing) and until scanned past: a payer on a page not yet updated may send
+  // that amount, and it is reserved for this session (amountClaimant). Once the session is closed, its claims go when
+  // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
+  // close. `last` (CTE): each session's last release.
+  const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
+  const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor}
+    OR (s.status::text = ANY(${OPEN}) AND a.released_at <= ${keptOpenFor} AND ${scannedPast(Prisma.sql`a.released_at`)})
+    OR (s.status::text <> ALL(${OPEN}) AND ${scannedPast(Prisma.sql`last.at`)}))`;
   const lastRelease = Prisma.sql`last AS MATERIALIZED (
       SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
        WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;

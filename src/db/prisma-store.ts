@@ -121,9 +121,12 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
          LIMIT ${limit}`;
       return rows.map((row) => ({ id: row.id, fiatCurrency: row.fiat_currency }));
     },
-    purgeReleasedAmountClaims(now, graceMinutes) {
+    purgeReleasedAmountClaims(now, graceMinutes, keepOpenMinutes) {
       // One transaction: an amount it frees stays locked until a share left on it has been made a claim.
-      return prisma.$transaction((tx) => purgeReleasedAmountClaims(tx, now, graceMinutes), TRANSACTION_OPTIONS);
+      return prisma.$transaction(
+        (tx) => purgeReleasedAmountClaims(tx, now, graceMinutes, keepOpenMinutes),
+        TRANSACTION_OPTIONS,
+      );
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {

@@ -6,6 +6,8 @@ import type { EventRow } from './webhook-rows.js';
 
 type DeliveryQueue = Pick<WebhookStore, 'claimDue' | 'recordAttempt' | 'releaseClaims'>;
 type LeasedRow = { id: string; event_id: string; attempts: number; position: bigint };
+/** Claims take turns across instances (an advisory lock for the claim's transaction; src/db/migrate.ts has another). */
+const CLAIM_LOCK_KEY = 7_411_902_552n;
 
 /**
  * The delivery worker's queue: due deliveries leased per endpoint (one batch in flight per
@@ -16,6 +18,10 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
   return {
     claimDue(endpointLimit, perEndpoint, leaseMs, perOrganisation) {
       return prisma.$transaction(async (tx) => {
+        // One claim at a time across instances: each counts the organisations' endpoints in flight after the previous
+        // one's leases are committed, so two instances claiming at once cannot take 10 of one organisation each
+        // (found by a review). A claim is a few short statements.
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_KEY})`;
         // Locking the endpoint row (SKIP LOCKED) makes "one batch in flight per endpoint" hold across instances.
         // Organisations take turns: an endpoint's turn is its organisation's endpoints in flight (`busy`, on any
         // instance) plus its place among that organisation's due ones, and an organisation has at most

@@ -23,7 +23,8 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
   const now = ctx.clock();
   const grace = ctx.inflightGraceMinutes;
   // Amounts released earlier go back to the pool once no unscanned transfer can be meant for them.
-  await ctx.store.purgeReleasedAmountClaims(now, grace);
+  // An open session keeps an amount it gave up for a quote lifetime (at most the grace): one step more per asset.
+  await ctx.store.purgeReleasedAmountClaims(now, grace, ctx.quoteTtlMinutes);
   // Rates first, for every currency due: a session whose assets are not all priced now keeps its quote and is passed
   // over, so it cannot hold up the sessions behind it in the queue.
   const currencies = await ctx.store.currenciesDueForRequote(now, ctx.quoteTtlMinutes, grace);

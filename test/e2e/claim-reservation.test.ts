@@ -105,10 +105,12 @@ describe("a stranger's bound part never frees the payer's transfer for another s
     // ... and the stranger's own session cannot bind it.
     const stolen = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+    expect(JSON.stringify(stolen.body)).toMatch(/other checkout sessions ask for/);
     expect(await paymentsOf(a)).toEqual([]);
 
-    // Both sessions expire; V's claims are freed once scanned past its close. The transfer stays V's: A, closed,
-    // would take a mined transaction inside its late-payment window.
+    // Both sessions expire; V's claims are freed (the USDT one a quote lifetime after the lock gave it up, the USDC
+    // one once scanned past V's close). The transfer stays V's: A, closed, would take a mined transaction inside its
+    // late-payment window.
     await scanAt(t0 + 62 * MIN);
     await expireDueSessions(node.kassa.ctx);
     expect((await read(a)).status).toBe('expired');
@@ -119,6 +121,7 @@ describe("a stranger's bound part never frees the payer's transfer for another s
     expect(claims).toEqual([{ n: 0 }]);
     const late = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(late.status, JSON.stringify(late.body)).toBe(409);
+    expect(JSON.stringify(late.body)).toMatch(/other checkout sessions ask for/);
     expect(await paymentsOf(a)).toEqual([]);
   });
 
@@ -163,29 +166,31 @@ describe("a stranger's bound part never frees the payer's transfer for another s
     await scanAt(t3 + 2_000);
     const stolen = await postBind(node.kassa, a, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+    expect(JSON.stringify(stolen.body)).toMatch(/other checkout sessions ask for/);
     expect(await paymentsOf(a)).toEqual([]);
     const reserved = await node.kassa.ctx.store.chain.unattributedPayments(1000);
     expect(reserved.find((p) => p.txHash === topUp.hash)?.reservedFor).toBe(v.id);
 
-    // An open session keeps an amount it gave up for the in-flight grace (60 min) after it did, no longer (amounts
-    // would run out); the transfer scanned meanwhile stays reserved for it.
+    // An open session keeps an amount it gave up for a quote lifetime (30 min here; at most the in-flight grace) after
+    // it did, no longer (amounts would run out); the transfer scanned meanwhile stays reserved for it.
     const restClaim = () => node.kassa.runtime.db.prisma.$queryRaw<Array<{ session_id: string }>>`
       SELECT session_id::text FROM payment_amount_claims WHERE wallet_address = ${merchant.wallet}
          AND asset = 'USDT' AND amount = ${rest}::numeric`;
-    await scanAt(t2 + 2_000 + 59 * MIN);
+    await scanAt(t2 + 2_000 + 29 * MIN);
     await requoteDueSessions(node.kassa.ctx);
     expect(await restClaim()).toEqual([{ session_id: v.id }]);
-    await scanAt(t2 + 2_000 + 60 * MIN + 1_000);
+    await scanAt(t2 + 2_000 + 30 * MIN + 1_000);
     await requoteDueSessions(node.kassa.ctx);
     expect(await restClaim()).toEqual([]);
     const late = await postBind(node.kassa, a, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(late.status, JSON.stringify(late.body)).toBe(409);
+    expect(JSON.stringify(late.body)).toMatch(/other checkout sessions ask for/);
 
     // V's own bind takes it: V is paid.
     const own = await postBind(node.kassa, v.id, { tx_hash: topUp.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(own.status, JSON.stringify(own.body)).toBe(200);
     await chain.mine(1);
-    await scanAt(t2 + 62 * MIN);
+    await scanAt(t2 + 32 * MIN);
     expect((await read(v.id)).status).toBe('paid');
   });
 });

@@ -58,8 +58,8 @@ function startOfTest(): number {
 const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
 const lamp = checkoutRequest({ items: [{ name: 'Lamp', quantity: 1, unit_price: 100 }] });
 
-async function create(kassa: TestKassa, merchant: TestMerchant) {
-  const body = await createSession(kassa, merchant, lamp);
+async function create(kassa: TestKassa, merchant: TestMerchant, basket: Record<string, unknown> = lamp) {
+  const body = await createSession(kassa, merchant, basket);
   const amount = (ticker: string) =>
     (body.crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === ticker)!.amount;
   return { id: body.session_id as string, usdt: amount('USDT'), btc: amount('BTC') };
@@ -375,7 +375,7 @@ describe('found by an attacker-minded review (2026-11-28): a session locked at a
     await nextBlockAt(t0);
     await chain.mine(1);
     const merchant = await createMerchant(deep.kassa.ctx, { wallet: randomWallet() });
-    const s = await create(deep.kassa, merchant);
+    const s = await create(deep.kassa, merchant, { ...lamp, expires_in_minutes: 180 });
     expect(s.btc).toBe('0.00100000');
     // A part of it, not an exact amount: scanning credits nobody, and the quote is not held by it.
     const t1 = t0 + 10 * MIN;
@@ -383,24 +383,44 @@ describe('found by an attacker-minded review (2026-11-28): a session locked at a
     time.freeze(t1);
     const part = await chain.pay(merchant.wallet, 'BTC', '0.0005', { from: 4 });
     await scan(t1 + 2_000);
-    // Re-priced after its quote's end: 0.002 now; 0.001 released (S keeps it while open: rule 2's reservation; until
-    // 2026-11-28, night, it was free once scanned past the release).
+    // Re-priced after its quote's end: 0.002 now; 0.001 released. S keeps it for a quote lifetime (rule 2's
+    // reservation; until 2026-11-28, night, it was free once scanned past the release): another session at the old
+    // price meanwhile gets the next step.
     prices.BTC = '50000';
     await scan(t0 + 31 * MIN);
     expect(await requoteDueSessions(deep.kassa.ctx)).toBeGreaterThanOrEqual(1);
     await scan(t0 + 31 * MIN + 31_000);
     await requoteDueSessions(deep.kassa.ctx);
-    // Another session at the old price gets the next step: 0.001 is still S's.
     prices.BTC = '100000';
     time.freeze(t0 + 32 * MIN);
-    const other = await create(deepSecond, merchant);
-    expect(other.btc).toBe('0.00100001');
+    expect((await create(deepSecond, merchant)).btc).toBe('0.00100001');
+    // A quote lifetime after the release, scanned past, 0.001 is free again, and another session takes it.
+    await scan(t0 + 62 * MIN);
+    await deep.kassa.ctx.store.purgeReleasedAmountClaims(
+      new Date(t0 + 62 * MIN),
+      deep.kassa.ctx.inflightGraceMinutes,
+      deep.kassa.ctx.quoteTtlMinutes,
+    );
+    expect(
+      await deep.kassa.runtime.db.prisma.$queryRaw`
+      SELECT session_id FROM payment_amount_claims WHERE wallet_address = ${merchant.wallet} AND asset = 'BTC'
+         AND amount = 0.001`,
+    ).toEqual([]);
+    // An instance that has handed out no step of this basket yet tries the smallest first (create's hints).
+    const third = await startTestKassa({
+      clock: time.clock,
+      database: deep.kassa.database,
+      override: { rates },
+      env: { KASSA_NETWORKS: 'local', KASSA_RPC_URLS_LOCAL: chain.url, KASSA_QUOTE_TTL_MINUTES: '30' },
+    });
+    const other = await create(third, merchant).finally(() => third.close());
+    expect(other.btc).toBe('0.00100000');
     // S's payer binds their part: S is locked at the quote valid when it was mined, 0.001, an amount S gave up;
     // the part is pending (one confirmation of three).
     const bound = await postBind(deep.kassa, s.id, { tx_hash: part.hash, chain_id: '31337', crypto_currency: 'BTC' });
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
     expect(bound.body.total_amount_crypto).toBe('0.00100000');
-    await scan(t0 + 32 * MIN + 2_000);
+    await scan(t0 + 62 * MIN + 2_000);
     expect(await view(s.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: 'BTC' });
     const asked = await deep.kassa.http
       .post('/graphql')
@@ -413,7 +433,7 @@ describe('found by an attacker-minded review (2026-11-28): a session locked at a
     expect(paymentOptions.map((o: { amount: string }) => o.amount)).toEqual([amountDue]);
 
     // The payer sends what the page asks: it pays S, never the other session.
-    const t2 = t0 + 33 * MIN;
+    const t2 = t0 + 63 * MIN;
     await nextBlockAt(t2);
     time.freeze(t2);
     const topUp = await chain.pay(merchant.wallet, 'BTC', amountDue, { from: 5 });
