@@ -156,10 +156,11 @@ export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Dat
 
 /**
  * docs/payment-rules.md, rule 4: deletes the released claims (their amounts free for other sessions
- * again) that no unscanned transfer can still be meant for: their session is closed (an open one keeps what it
- * gave up: its payer's page may still show it, rule 2) and every network of it that a watcher scanned in its life
- * is scanned past its last release, the condition expiry waits for (src/db/expiry-holds.ts), or
- * KASSA_INFLIGHT_GRACE_MINUTES have passed since that release. Released shares go once scanned past their own
+ * again) that no unscanned transfer can still be meant for: their session is closed and every network of it that
+ * a watcher scanned in its life is scanned past its last release, the condition expiry waits for
+ * (src/db/expiry-holds.ts); or, its session open, `keepOpenMinutes` (the quote lifetime) have passed since the release
+ * and the networks are scanned past that time (its payer's page may still show the amount, rule 2); or
+ * KASSA_INFLIGHT_GRACE_MINUTES have passed since the release. Released shares go once scanned past their own
  * release. An amount a share still stands on is not freed: its claim goes to
  * the oldest such share's session (whose page asks for it), held from the previous holder's release on
  * (`held_since`); a share left with no claim (a reclaim that committed while this round deleted the
@@ -175,18 +176,21 @@ export async function purgeReleasedAmountClaims(
   keepOpenMinutes: number = graceMinutes,
 ): Promise<number> {
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
-  const keptOpenFor = new Date(now.getTime() - Math.min(keepOpenMinutes, graceMinutes) * 60_000);
+  const keepOpen = Math.min(keepOpenMinutes, graceMinutes);
+  const keptOpenFor = new Date(now.getTime() - keepOpen * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
   // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's for
   // `keepOpenMinutes` (the quote lifetime, at most the in-flight grace: a session re-priced every lifetime holds one
-  // amount more per asset, not one per re-pricing) and until scanned past: a payer on a page not yet updated may send
-  // that amount, and it is reserved for this session (amountClaimant). Once the session is closed, its claims go when
+  // amount more per asset, not one per re-pricing) and until scanned past that time: a payer on a page not yet updated
+  // may send that amount, and it is reserved for this session (amountClaimant) once a scan records it, so the claim
+  // waits for that scan. Once the session is closed, its claims go when
   // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
   // close. `last` (CTE): each session's last release.
   const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
   const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor}
-    OR (s.status::text = ANY(${OPEN}) AND a.released_at <= ${keptOpenFor} AND ${scannedPast(Prisma.sql`a.released_at`)})
+    OR (s.status::text = ANY(${OPEN}) AND a.released_at <= ${keptOpenFor}
+        AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})
     OR (s.status::text <> ALL(${OPEN}) AND ${scannedPast(Prisma.sql`last.at`)}))`;
   const lastRelease = Prisma.sql`last AS MATERIALIZED (
       SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
@@ -297,9 +301,10 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
 /**
  * The claim (`c`) of the transfer's amount on its wallet that was taken by the time its block was mined (less the
  * clock skew), whatever has happened to it or its session since: released (a re-pricing, a new rest, its asset or
- * chain locked to another, the session closed), it is still unpurged (an open session keeps what it gave up for the
- * in-flight grace: purgeReleasedAmountClaims). Its session was asked for that amount; no other session was. None
- * when a share of the amount counts for the transfer: then the sessions asking for it decide (amountContenders).
+ * chain locked to another, the session closed), it is still unpurged (an open session keeps what it gave up for a
+ * quote lifetime, at most the in-flight grace: purgeReleasedAmountClaims). Its session was asked for that amount; no
+ * other session was. None when a share of the amount counts for the transfer: then the sessions asking for it decide
+ * (amountContenders).
  */
 function claimAskedSql(transfer: ChainTransfer): Prisma.Sql {
   const takenBy = new Date(transfer.blockTime.getTime() + PAYMENT_CLOCK_SKEW_MS);

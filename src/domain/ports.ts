@@ -71,7 +71,7 @@ export interface Store {
    * Frees the unique amounts released (docs/payment-rules.md, rule 4) that no unscanned transfer
    * can still be meant for: their session is closed and its networks are scanned past its close, or
    * `graceMinutes` passed since the release; an open session keeps what it gave up for `keepOpenMinutes` (the quote
-   * lifetime; at most, and by default, `graceMinutes`) and until its networks are scanned past the release (rule 2).
+   * lifetime; at most, and by default, `graceMinutes`) and until its networks are scanned past that time (rule 2).
    */
   purgeReleasedAmountClaims(now: Date, graceMinutes: number, keepOpenMinutes?: number): Promise<number>;
   /**
