@@ -6,7 +6,7 @@ import { createApp } from './app.js';
 import { answerClientErrors } from './rest/client-error.js';
 import { startBackgroundJobs } from './background-jobs.js';
 import type { Config } from './config.js';
-import { ensureDemo, signedCurl } from './demo.js';
+import { ensureDemo, signedCurl, type DemoCredentials } from './demo.js';
 import type { Logger } from './logging.js';
 import { openRuntime } from './runtime.js';
 import { createMetrics, createMetricsApp } from './metrics.js';
@@ -54,13 +54,27 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // body sent a byte every 5 s held its connection for minutes).
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  // The sandbox chain runs, funded, and the demo organisation exists, its key printed, before the server answers
+  // anything: a script that waits for /ready finds the key and can pay (found by a review: /ready answered while the
+  // demo was still being made, and `kassa dev pay` right after the printed key found the tokens not yet funded).
+  const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
+  let demo: Awaited<ReturnType<typeof ensureDemo>> | null = null;
+  try {
+    demo = config.demo ? await ensureDemo(ctx, config) : null;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (error) {
+    // A port in use (or no demo): the sandbox chain started for this instance goes with it.
+    await sandbox?.stop();
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
+  // Straight after listening, before any request can be read (stderr to a pipe or terminal is written at once).
+  if (demo) printDemo(url, demo.credentials);
   const metricsServer =
     config.metrics.port === null
       ? null
@@ -82,7 +96,6 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     );
   }
   const jobs = startBackgroundJobs(ctx, config, logger, metrics);
-  const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
   const watchers = config.watcher.enabled
     ? startChainWatchers(ctx, { ...config.watcher, droppedAfterMinutes: config.inflightGraceMinutes }, logger, metrics)
     : null;
@@ -100,17 +113,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   for (const optIn of productionOptIns(config))
     logger.warn({ setting: optIn }, 'production runs with a safety relaxed');
 
-  if (config.demo) {
-    const { credentials, created } = await ensureDemo(ctx, config);
+  if (demo) {
+    const { credentials, created } = demo;
     logger.info(
       { organisationId: credentials.organisationId, apiKey: credentials.apiKey, created },
       'demo organisation ready',
-    );
-    // Printed for a human at the terminal, outside the JSON log stream.
-    process.stderr.write(
-      `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ` +
-        `${credentials.apiSecret}\n` +
-        `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n`,
     );
   }
 
@@ -182,4 +189,13 @@ async function startSandbox(config: Config, logger: Logger): Promise<SandboxChai
     );
     return null;
   }
+}
+
+/** The demo organisation's key and a signed curl, for a human at the terminal, outside the JSON log stream. */
+function printDemo(url: string, credentials: DemoCredentials): void {
+  process.stderr.write(
+    `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ` +
+      `${credentials.apiSecret}\n` +
+      `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n`,
+  );
 }
