@@ -5,7 +5,7 @@ import { toDecimal } from '../domain/money.js';
 import type { ChainLedger, ScannedRange } from '../domain/chain-ports.js';
 import type { Attribution, AttributionCandidates, ChainTransfer, Credit } from '../domain/payment-ports.js';
 import type { PaymentRecord } from '../domain/payment-ports.js';
-import { exactAmountOwner } from './amount-claims.js';
+import { exactAmountOwner } from './amount-owners.js';
 import { boundTransactions } from './bound-transaction.store.js';
 import { confirmExactCredit, markChanged, recordTransfer } from './payment-credits.js';
 

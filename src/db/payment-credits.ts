@@ -5,7 +5,8 @@ import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
-import { releaseAmountClaims, reservedForSql } from './amount-claims.js';
+import { releaseAmountClaims } from './amount-claims.js';
+import { reservedForSql } from './amount-owners.js';
 
 type Client = Prisma.TransactionClient;
 

@@ -5,15 +5,8 @@ import type { BoundTransaction } from '../domain/chain-ports.js';
 import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payment-ports.js';
 import type { TxStore } from '../domain/ports.js';
 import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
-import {
-  amountClaimant,
-  amountContenders,
-  claimRestAmount,
-  claimUniqueAmounts,
-  exactAmountOwner,
-  reclaimExactAmounts,
-  releaseAmountClaims,
-} from './amount-claims.js';
+import { claimRestAmount, claimUniqueAmounts, reclaimExactAmounts, releaseAmountClaims } from './amount-claims.js';
+import { amountClaimant, amountContenders, exactAmountOwner } from './amount-owners.js';
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
