@@ -138,12 +138,7 @@ export async function lockAsset(
   const rows = await tx.$queryRaw<Array<{ total: string }>>`
     UPDATE checkout_sessions s
        SET crypto_currency = ${asset}, chain_id = ${chainId}, updated_at = ${at},
-           total_amount_crypto = COALESCE(
-             ${exact?.toFixed() ?? null}::numeric,
-             (SELECT qc.old_amount FROM checkout_session_quote_changes qc
-               WHERE qc.session_id = s.id AND qc.ticker = ${asset} AND qc.created_at > ${firstSeenAt}
-               ORDER BY qc.created_at, qc.id LIMIT 1),
-             (SELECT q.amount FROM checkout_session_quotes q WHERE q.session_id = s.id AND q.ticker = ${asset}))
+           total_amount_crypto = COALESCE(${exact?.toFixed() ?? null}::numeric, ${quoteAtSql(asset, firstSeenAt)})
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
   await releaseAmountClaims(tx, sessionId, at, { asset, network });
@@ -152,6 +147,25 @@ export async function lockAsset(
     Array<{ total: string }>
   >`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
   return toDecimal(current[0]!.total);
+}
+
+/**
+ * The amount session `s` asked in `asset` at `at`: the old amount of its first re-pricing after `at`, else its current
+ * quote's.
+ */
+function quoteAtSql(asset: AssetTicker, at: Date): Prisma.Sql {
+  return Prisma.sql`COALESCE(
+    (SELECT qc.old_amount FROM checkout_session_quote_changes qc
+      WHERE qc.session_id = s.id AND qc.ticker = ${asset} AND qc.created_at > ${at}
+      ORDER BY qc.created_at, qc.id LIMIT 1),
+    (SELECT q.amount FROM checkout_session_quotes q WHERE q.session_id = s.id AND q.ticker = ${asset}))`;
+}
+
+/** The amount a session asked in `asset` at `at` (the quote then valid), null when it was never quoted in it. */
+export async function quoteAt(tx: Client, sessionId: string, asset: AssetTicker, at: Date): Promise<Decimal | null> {
+  const rows = await tx.$queryRaw<Array<{ amount: string | null }>>`
+    SELECT ${quoteAtSql(asset, at)}::text AS amount FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid`;
+  return rows[0]?.amount ? toDecimal(rows[0].amount) : null;
 }
 
 /**

@@ -10,7 +10,14 @@ import { amountClaimant, amountContenders, exactAmountOwner } from './amount-own
 import { boundTransactions } from './bound-transaction.store.js';
 import { readSession } from './checkout-session.read.js';
 import { expiryHolds } from './expiry-holds.js';
-import { confirmExactCredit, lockAsset, paymentTotals, recordTransfer, transferHolders } from './payment-credits.js';
+import {
+  confirmExactCredit,
+  lockAsset,
+  paymentTotals,
+  quoteAt,
+  recordTransfer,
+  transferHolders,
+} from './payment-credits.js';
 import { replaceQuotes } from './quote-changes.js';
 import { requoteHeld } from './requote-holds.js';
 
@@ -179,6 +186,10 @@ export class PrismaTxStore implements TxStore {
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
     this.touched.add(sessionId);
     return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
+  }
+
+  quoteAt(sessionId: string, asset: AssetTicker, at: Date) {
+    return quoteAt(this.tx, sessionId, asset, at);
   }
 
   transferHolders(txHash: string, chainId: string) {

@@ -41,7 +41,7 @@ export async function applyBoundTxVerdict(
   }
   if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
 
-  const share = known ?? (await shareOf(tx, session, bound, verdict.transfers));
+  const share = known ?? (await shareOf(tx, session, bound, verdict.transfers, now));
   // Another session's exact amount goes to that session, as a scan would credit it.
   if (share.othersExact.length > 0) {
     await tx.creditTransfers(
@@ -60,8 +60,9 @@ export async function applyBoundTxVerdict(
   if (!credited) {
     // The reason is shown to whoever holds this session id (GraphQL `transactions`): it names no other session
     // (docs/decisions/0019); operators find the holder with `kassa payments list`.
-    const reason =
-      share.takenBy === null && share.contested
+    const reason = share.tooSmall
+      ? tooSmallReason(bound, share.tooSmall)
+      : share.takenBy === null && share.contested
         ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them binds it`
         : `already credited: transaction ${bound.txHash} pays another checkout session`;
     return reject(ctx, tx, session, bound, reason, share.takenBy, now);
@@ -74,17 +75,9 @@ export async function applyBoundTxVerdict(
   await tx.updateSession(session.id, { updatedAt: now });
   let verified: CheckoutSession = session;
   if (!session.cryptoCurrency) {
-    // The quote valid when the payment was sent: its block's time, or when Kassa first saw it if earlier.
-    const minedAt = Math.min(...verdict.transfers.map((transfer) => transfer.blockTime.getTime()));
-    const firstSeenAt = new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
-    const required = await tx.lockAsset(
-      session.id,
-      bound.cryptoCurrency,
-      bound.network,
-      bound.chainId,
-      firstSeenAt,
-      now,
-    );
+    // The quote valid when the payment was sent.
+    const sentAt = firstSeenAt(bound, verdict.transfers, now);
+    const required = await tx.lockAsset(session.id, bound.cryptoCurrency, bound.network, bound.chainId, sentAt, now);
     verified = {
       ...verified,
       cryptoCurrency: bound.cryptoCurrency,
@@ -161,6 +154,14 @@ export interface TransferShare {
   readonly takenBy: string | null;
   /** A transfer is of an amount other sessions share, which this one may not bind (mayBindUnowned). */
   readonly contested: boolean;
+  /** The largest free transfer and what the session asked, when every free one is too small to select the asset. */
+  readonly tooSmall: TooSmall | null;
+}
+
+/** A transfer too small to select the session's asset, and the amount the session asked in it then. */
+export interface TooSmall {
+  readonly transfer: ChainTransfer;
+  readonly asked: Decimal;
 }
 
 /**
@@ -176,6 +177,7 @@ export async function shareOf(
   session: CheckoutSession,
   bound: BoundTransaction,
   transfers: readonly ChainTransfer[],
+  now: Date,
 ): Promise<TransferShare> {
   const holders = await tx.transferHolders(bound.txHash, bound.chainId);
   const othersExact: Array<{ transfer: ChainTransfer; owner: string }> = [];
@@ -199,7 +201,35 @@ export async function shareOf(
   const owed = stillOwed(session, bound.cryptoCurrency);
   const misfit = (transfer: ChainTransfer) => transfer.amount.minus(owed).abs();
   free.sort((a, b) => misfit(a).comparedTo(misfit(b)) || a.logIndex - b.logIndex);
-  return { alreadyMine, othersExact, free, takenBy, contested };
+  // The first payment in an asset must pay at least half of what the session asked in it (docs/payment-rules.md, rule
+  // 3). A stranger's bound unit of another asset locked a waiting session to it, and the payer's exact transfer in the
+  // asset their page showed then paid nothing (found by an attacker-minded review, 2026-11-28): locking a session to
+  // an asset now costs half its price, paid to its merchant.
+  const asked =
+    session.cryptoCurrency || free.length === 0
+      ? null
+      : await tx.quoteAt(session.id, bound.cryptoCurrency, firstSeenAt(bound, transfers, now));
+  const big = asked ? free.filter((transfer) => transfer.amount.gte(asked.div(2))) : free;
+  const tooSmall =
+    asked && big.length === 0 && free.length > 0
+      ? { transfer: free.reduce((a, b) => (b.amount.gt(a.amount) ? b : a)), asked }
+      : null;
+  return { alreadyMine, othersExact, free: big, takenBy, contested, tooSmall };
+}
+
+/** When a valid bound transaction's payment was sent: its block's time, or when Kassa first saw it if earlier. */
+function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[], now: Date): Date {
+  const minedAt = Math.min(...transfers.map((transfer) => transfer.blockTime.getTime()));
+  return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
+}
+
+/** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
+export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
+  const ticker = bound.cryptoCurrency;
+  return (
+    `too small: transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it`
+  );
 }
 
 /**

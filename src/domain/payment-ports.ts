@@ -156,6 +156,8 @@ export interface PaymentTxStore {
     firstSeenAt: Date,
     at: Date,
   ): Promise<Decimal>;
+  /** What the session asked in `asset` at `at` (the quote lockAsset would lock at), null if never quoted in it. */
+  quoteAt(sessionId: string, asset: AssetTicker, at: Date): Promise<Decimal | null>;
   /** The session each transfer of a transaction is credited to on `chainId` (not reversed), by log index. */
   transferHolders(txHash: string, chainId: string): Promise<ReadonlyMap<number, string>>;
 }

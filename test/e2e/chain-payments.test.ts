@@ -120,7 +120,8 @@ describe('payments credited from the chain', () => {
     const session = await checkout();
     const total = session.quote.USDT!;
     // USDT has 6 decimals here: the on-chain amount rounds up to 6 digits.
-    const first = await chain.pay(session.wallet, 'USDT', '10');
+    // A first part pays at least half of the quote (docs/payment-rules.md, rule 3).
+    const first = await chain.pay(session.wallet, 'USDT', '60');
     await bind(session.id, first.hash, 'USDT', first.from);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
@@ -133,14 +134,14 @@ describe('payments credited from the chain', () => {
       });
     expect(partial.body.data.checkoutSession).toEqual({
       status: 'PARTIAL',
-      amountReceived: '10.00000000',
-      amountDue: new Decimal(total).minus(10).toFixed(8),
+      amountReceived: '60.00000000',
+      amountDue: new Decimal(total).minus(60).toFixed(8),
       totalAmountCrypto: total,
     });
 
     // The rest is an amount the session holds alone (docs/payment-rules.md, rule 4): sent exactly, it pays without a
     // bind (the sending address attributes nothing by itself).
-    const rest = new Decimal(total).minus(10).toFixed(8);
+    const rest = new Decimal(total).minus(60).toFixed(8);
     const second = await chain.pay(session.wallet, 'USDT', rest);
     await tick();
     const paid = await view(session.id);

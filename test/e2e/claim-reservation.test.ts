@@ -13,7 +13,8 @@ import { controllableClock, createSession, postBind } from '../support/rest-kass
  * dust transfer in another asset, or in the session's asset — changed which amounts a session held (its asset
  * locked to another; its rest asked anew). The payer's transfer of the amount their page had asked for then paid no
  * session by amount, and any other open session of the merchant could bind it: the attacker's own. Such a transfer
- * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2). Each test failed before.
+ * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2), and a first part must pay half
+ * of the session's price to select its asset (rule 3). Each test failed before.
  */
 
 const MIN = 60_000;
@@ -78,19 +79,74 @@ async function twoSessions(t0: number, basket: Record<string, unknown> = lamp) {
   return { merchant, a, v };
 }
 
-describe("a stranger's bound part never frees the payer's transfer for another session's bind", () => {
-  it('locking the session to another asset with dust leaves its exact transfer reserved for it, also once closed', async () => {
+describe("a stranger's bound part of another asset locks a session only by paying half its price", () => {
+  it("a unit of another asset, bound to a waiting session, selects nothing: the payer's exact transfer pays it", async () => {
     const t0 = startOfTest();
     const { merchant, a, v } = await twoSessions(t0);
 
-    // V's payer sends exactly V's USDT amount; before the block is scanned, a stranger sends a unit of USDC and binds
-    // it to V: verified on the spot, it locks V to USDC and releases V's USDT amount.
+    // A stranger binds a pending unit of USDC to V: judged once mined, it is too small to select V's asset (docs/
+    // payment-rules.md, rule 3: a first part pays half at least), and it fails nothing. It locked V to USDC before.
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const pending = await chain.payPending(merchant.wallet, 'USDC', '0.000002', { from: 7 });
+    const held = await postBind(node.kassa, v.id, {
+      tx_hash: pending.hash,
+      chain_id: '31337',
+      crypto_currency: 'USDC',
+    });
+    expect(held.status, JSON.stringify(held.body)).toBe(200);
+    await pending.release();
+    await chain.mine(1);
+    await scanAt(t1 + 2_000);
+    const candidates = await node.kassa.http
+      .post('/graphql')
+      .send({ query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason } } }` });
+    expect(candidates.body.data.checkoutSession).toMatchObject({
+      status: 'WAITING_PAYMENT',
+      cryptoCurrency: null,
+      transactions: [{ state: 'REJECTED', reason: expect.stringMatching(/^too small: .* pays 0.000002 USDC, under/) }],
+    });
+
+    // V's payer sends exactly V's USDT amount; before the block is scanned, the stranger sends another unit of USDC
+    // and binds it, mined: refused at once, it writes nothing.
+    const t2 = t1 + 10_000;
+    await nextBlockAt(t2);
+    time.freeze(t2);
+    const paid = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
+    await nextBlockAt(t2 + 1_000);
+    const dust = await chain.pay(merchant.wallet, 'USDC', '0.000001', { from: 7 });
+    time.freeze(t2 + 2_000);
+    const refused = await postBind(node.kassa, v.id, {
+      tx_hash: dust.hash,
+      chain_id: '31337',
+      crypto_currency: 'USDC',
+    });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body.message).toMatch(
+      /^too small: transaction 0x[0-9a-f]{64} pays 0.000001 USDC, under half of the/,
+    );
+    expect((await read(v.id)).crypto_currency).toBeNull();
+
+    await chain.mine(1);
+    await scanAt(t2 + 3_000);
+    expect(await read(v.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDT' });
+    expect((await paymentsOf(v.id)).map((p) => [p.txHash, p.attribution])).toEqual([[paid.hash, 'exact_amount']]);
+    expect(await paymentsOf(a)).toEqual([]);
+  });
+
+  it('locking the session to another asset with half its price leaves its exact transfer reserved for it, also once closed', async () => {
+    const t0 = startOfTest();
+    const { merchant, a, v } = await twoSessions(t0);
+
+    // V's payer sends exactly V's USDT amount; before the block is scanned, a stranger sends half V's price in USDC and
+    // binds it to V: verified on the spot, it locks V to USDC and releases V's USDT amount.
     const t1 = t0 + MIN;
     await nextBlockAt(t1);
     time.freeze(t1);
     const paid = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
     await nextBlockAt(t1 + 1_000);
-    const dust = await chain.pay(merchant.wallet, 'USDC', '0.000001', { from: 7 });
+    const dust = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
     time.freeze(t1 + 2_000);
     const locked = await postBind(node.kassa, v.id, { tx_hash: dust.hash, chain_id: '31337', crypto_currency: 'USDC' });
     expect(locked.status, JSON.stringify(locked.body)).toBe(200);
@@ -129,11 +185,11 @@ describe("a stranger's bound part never frees the payer's transfer for another s
     const t0 = startOfTest();
     const { merchant, a, v } = await twoSessions(t0, { ...lamp, expires_in_minutes: 180 });
 
-    // V's payer sends half, bound: V is partial and asks for its rest R.
+    // V's payer sends a part, bound: V is partial and asks for its rest R.
     const t1 = t0 + MIN;
     await nextBlockAt(t1);
     time.freeze(t1);
-    const part = await chain.pay(merchant.wallet, 'USDT', '50', { from: 4 });
+    const part = await chain.pay(merchant.wallet, 'USDT', '60', { from: 4 });
     expect(
       (await postBind(node.kassa, v.id, { tx_hash: part.hash, chain_id: '31337', crypto_currency: 'USDT' })).status,
     ).toBe(200);

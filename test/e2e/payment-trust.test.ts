@@ -779,7 +779,8 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
       from: hotWallet,
     });
     await confirmAll();
-    const own = await chain.pay(merchant.wallet, 'USDT', '3', { from: hotWallet });
+    // The attacker's own first part pays at least half of their quote (docs/payment-rules.md, rule 3).
+    const own = await chain.pay(merchant.wallet, 'USDT', '1000', { from: hotWallet });
     const proven = await bind(attacker.id, {
       tx_hash: own.hash,
       crypto_currency: 'USDT',
@@ -951,7 +952,8 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
 
   it('a transfer a session cannot be paid with any more is not credited to it by scanning (asset locked meanwhile by a bind)', async () => {
     const session = await checkout();
-    const usdc = await chain.pay(session.wallet, 'USDC', '2', { from: 5 });
+    const half = new Decimal(session.quote.USDC!).div(2).plus(1).toFixed(6); // a first part: half at least (rule 3)
+    const usdc = await chain.pay(session.wallet, 'USDC', half, { from: 5 });
     expect((await bind(session.id, { tx_hash: usdc.hash, crypto_currency: 'USDC' })).status).toBe(200);
     // The exact USDT amount the session was quoted: it may not pay a session now locked to USDC.
     const usdt = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 5 });

@@ -161,7 +161,7 @@ describe('a transfer re-included at another log index after a reorg', () => {
   it('a bound payment is credited again to its session', async () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const c = await checkout(merchant);
-    const raw = await chain.signPayment(merchant.wallet, 'USDT', '50', { from: 6 });
+    const raw = await chain.signPayment(merchant.wallet, 'USDT', '60', { from: 6 });
     const snapshot = await chain.snapshot();
     const hash = await chain.sendRaw(raw);
     const bound = await postBind(node.kassa, c.id, { tx_hash: hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
@@ -206,7 +206,7 @@ describe('a payment bound from a block the scan had not reached, whose block is 
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const c = await checkout(merchant);
     await node.watchers.tick();
-    const raw = await chain.signPayment(merchant.wallet, 'USDT', '50', { from: 6 });
+    const raw = await chain.signPayment(merchant.wallet, 'USDT', '60', { from: 6 });
     const snapshot = await chain.snapshot();
     await chain.mine(1);
     const hash = await chain.sendRaw(raw);
