@@ -153,6 +153,44 @@ describe('payments credited from the chain', () => {
     ]);
   });
 
+  it('a first part under half is refused; bound again once a larger part selected its asset, it counts', async () => {
+    const session = await checkout();
+    const total = new Decimal(session.quote.USDT!);
+    // Mined at bind: refused at once, nothing written (docs/payment-rules.md, rule 3).
+    const small = await chain.pay(session.wallet, 'USDT', '10');
+    const refused = await postBind(node.kassa, session.id, {
+      tx_hash: small.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'USDT',
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/^too small: transaction 0x[0-9a-f]{64} pays 10 USDT, under half of the/);
+    // Pending at bind: judged once mined, rejected the same way; the session still waits, no asset selected.
+    const pending = await chain.payPending(session.wallet, 'USDT', '5');
+    await bind(session.id, pending.hash, 'USDT');
+    await pending.release();
+    await chain.mine(2);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
+    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID })).status).toBe(409);
+
+    const larger = await chain.pay(session.wallet, 'USDT', '60');
+    await bind(session.id, larger.hash, 'USDT');
+    await bind(session.id, small.hash, 'USDT');
+    await bind(session.id, pending.hash, 'USDT');
+    await chain.mine(2);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDT' });
+    expect((await paymentsOf(session.id)).map((p) => p.txHash).sort()).toEqual(
+      [small.hash, pending.hash, larger.hash].sort(),
+    );
+    const rest = total.minus(75).toFixed(8);
+    await chain.pay(session.wallet, 'USDT', rest);
+    await chain.mine(2);
+    await tick();
+    expect(await view(session.id)).toMatchObject({ status: 'paid' });
+  });
+
   it('overpayment → paid with overpaid', async () => {
     const session = await checkout();
     const sent = await chain.pay(session.wallet, 'USDC', new Decimal(session.quote.USDC!).plus(5).toFixed(8));
