@@ -123,7 +123,9 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
       });
       bound = true;
     } catch (error) {
-      if (!(isTerminal(session.status) && error instanceof DomainError)) throw error;
+      // The transfer is on chain: a refused bind (a first part under half, a closed session outside its late-payment
+      // window) is reported with its hash, not thrown.
+      if (!(error instanceof DomainError)) throw error;
       notBoundBecause = error.message;
     }
   }

@@ -58,6 +58,8 @@ export function registerDevCommands(program: Command): void {
           return { payment, status: toPublicView(session).status, timedOut };
         });
         const { payment, status, timedOut } = result;
+        // The transfer went out but its bind was refused: reported (with the hash) and the exit code says so.
+        const refused = options.bind && !payment.bound;
         if (options.json) {
           printJson({
             session_id: payment.sessionId,
@@ -72,8 +74,8 @@ export function registerDevCommands(program: Command): void {
             status,
             timed_out: timedOut,
           });
-          // timed_out in the JSON says so; the exit code too.
-          if (timedOut) commandRun().exitCode = 1;
+          // timed_out and not_bound_because in the JSON say so; the exit code too.
+          if (timedOut || refused) commandRun().exitCode = 1;
           return;
         }
         printLine(
@@ -82,6 +84,7 @@ export function registerDevCommands(program: Command): void {
         printLine(`tx_hash: ${payment.txHash}`);
         printLine(payment.bound ? 'bound to the session' : `not bound: ${payment.notBoundBecause}`);
         printLine(`status: ${status}`);
+        if (refused) commandRun().exitCode = 1;
         if (timedOut) {
           printProblem(
             `the status did not change within ${waitSeconds} s (is \`npm start\` running and watching the sandbox ` +

@@ -561,6 +561,17 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     );
     expectRefusal(tooPrecise, 2, '--amount has more decimals than USDT has on local (6)');
     expectRefusal(merchantAccount, 2, '--account must be a sandbox payer account from 2 to 9');
+    // A bind the session refuses (a first part under half of its quote: docs/payment-rules.md, rule 3) is reported
+    // with the hash of the transfer that went out, and exits 1.
+    const small = await kassa(['dev', 'pay', sessionId, '--asset', 'USDT', '--amount', '1', '--json'], env);
+    expect(small.code, small.stderr).toBe(1);
+    expect(parseJsonOutput<Record<string, unknown>>(small)).toMatchObject({
+      tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      amount: '1',
+      bound: false,
+      not_bound_because: expect.stringMatching(/^too small: transaction 0x[0-9a-f]{64} pays 1 USDT, under half of/),
+      status: 'waiting_payment',
+    });
     // With --amount, a paid session gets a late payment, bound (and so recorded) as a payer's bind would be.
     const late = await kassa(['dev', 'pay', paidSessionId, '--amount', '1', '--json'], env);
     expectSuccess(late);
