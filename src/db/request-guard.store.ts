@@ -49,6 +49,13 @@ export class PrismaSignatureReplayCache implements SignatureReplayCache {
       ON CONFLICT DO NOTHING`;
     return inserted === 1;
   }
+
+  async sessionMadeWith(apiKeyId: string, signature: string): Promise<string | null> {
+    const rows = await this.prisma.$queryRaw<Array<{ session_id: string | null }>>`
+      SELECT session_id::text FROM request_signatures
+       WHERE api_key_id = ${apiKeyId}::uuid AND signature = ${signature}`;
+    return rows[0]?.session_id ?? null;
+  }
 }
 
 /** How often counts made in memory are added to the shared counters. */

@@ -100,7 +100,7 @@ export async function createCheckoutSession(
     });
     switch (outcome.kind) {
       case 'replayed_signature':
-        throw unauthorised(REPLAYED_MESSAGE);
+        return signatureReplay(ctx, merchant, signature!, idempotencyKey, requestHash());
       case 'replay':
         return replay(ctx, outcome.record.sessionId, outcome.record.requestHash, requestHash());
       case 'link_unavailable':
@@ -152,6 +152,29 @@ export async function createSignedCheckoutSession(
     }
     return createCheckoutSession(ctx, merchant, asked.input, asked.idempotencyKey, MERCHANT_API_ORIGIN, signature);
   });
+}
+
+/**
+ * A create whose signature was used before: the spec's idempotent replay (the same 201) when it carries the
+ * Idempotency-Key of the very session that signature's create made — a client's retry of a request whose answer it
+ * lost, sent again byte for byte. Anything else is a replay, refused (docs/api/rest.md#signing-a-merchant-call):
+ * create's headers are not signed, so a key added to a captured request proves nothing, and it writes nothing.
+ */
+async function signatureReplay(
+  ctx: DomainContext,
+  merchant: Merchant,
+  signature: UnusedSignature,
+  idempotencyKey: string | undefined,
+  requestHash: string,
+): Promise<CreateCheckoutResult> {
+  if (idempotencyKey !== undefined) {
+    const [made, existing] = await Promise.all([
+      ctx.requestGuard.signatures.sessionMadeWith(signature.apiKeyId, signature.signature),
+      ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey),
+    ]);
+    if (made !== null && existing?.sessionId === made) return replay(ctx, made, existing.requestHash, requestHash);
+  }
+  throw unauthorised(REPLAYED_MESSAGE);
 }
 
 async function replay(

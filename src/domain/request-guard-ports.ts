@@ -13,6 +13,8 @@ export interface SignatureReplayCache {
    * instance, exactly one gets true. `now` lets it forget entries past their time.
    */
   remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean>;
+  /** The session a create signed with `signature` was to make, when a create recorded it. */
+  sessionMadeWith(apiKeyId: string, signature: string): Promise<string | null>;
 }
 
 /** One hit on a fixed window of a rate-limit key. */

@@ -237,7 +237,7 @@ describe('one instance', () => {
       expectErrorBody(await send(kassa, 'get', '/events', shouted), 401, REPLAYED);
     });
 
-    it('a create replayed verbatim → 401 even with its Idempotency-Key, and writes nothing; the key re-signed → 201, the same session', async () => {
+    it("a create sent again verbatim with its Idempotency-Key → the same 201 (the spec's idempotent replay); without it, or with another key → 401, nothing written", async () => {
       const shop = await createMerchant(kassa.ctx);
       const body = JSON.stringify(checkoutRequest());
       const signed = signCreate(shop, body);
@@ -245,14 +245,53 @@ describe('one instance', () => {
       const first = await send(kassa, 'post', '/checkout-sessions', withKey, body);
       expect(first.status).toBe(201);
       const rows = await writtenRows(kassa, shop.organisationId);
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', withKey, body), 401, REPLAYED);
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signed, body), 401, REPLAYED);
-      expect(await writtenRows(kassa, shop.organisationId)).toEqual(rows);
-      const resigned = { headers: { ...signCreate(shop, body).headers, 'Idempotency-Key': 'order-77' } };
-      const again = await send(kassa, 'post', '/checkout-sessions', resigned, body);
-      expect(again.status).toBe(201);
+      const again = await send(kassa, 'post', '/checkout-sessions', withKey, body);
+      expect(again.status, JSON.stringify(again.body)).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
-      expect(again.body.session_id).toBe(first.body.session_id);
+      expect(again.body).toEqual(first.body);
+      // Create's headers are not signed: a key added to (or changed on) a captured request proves nothing.
+      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signed, body), 401, REPLAYED);
+      const otherKey = { headers: { ...signed.headers, 'Idempotency-Key': 'order-78' } };
+      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', otherKey, body), 401, REPLAYED);
+      expect(await writtenRows(kassa, shop.organisationId)).toEqual(rows);
+      // Another session's key, same body: not the session this signature made.
+      const other = signCreate(shop, body);
+      const otherFirst = await send(
+        kassa,
+        'post',
+        '/checkout-sessions',
+        { headers: { ...other.headers, 'Idempotency-Key': 'order-79' } },
+        body,
+      );
+      expect(otherFirst.status).toBe(201);
+      const borrowed = { headers: { ...signed.headers, 'Idempotency-Key': 'order-79' } };
+      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', borrowed, body), 401, REPLAYED);
+      const resigned = { headers: { ...signCreate(shop, body).headers, 'Idempotency-Key': 'order-77' } };
+      const third = await send(kassa, 'post', '/checkout-sessions', resigned, body);
+      expect(third.status).toBe(201);
+      expect(third.headers['idempotent-replayed']).toBe('true');
+      expect(third.body.session_id).toBe(first.body.session_id);
+    });
+
+    it('the same keyed create sent twice at once → one session, both 201', async () => {
+      const shop = await createMerchant(kassa.ctx);
+      const body = JSON.stringify(checkoutRequest());
+      const withKey = { headers: { ...signCreate(shop, body).headers, 'Idempotency-Key': 'order-81' } };
+      const answers = await Promise.all([1, 2].map(() => send(kassa, 'post', '/checkout-sessions', withKey, body)));
+      expect(answers.map((answer) => answer.status)).toEqual([201, 201]);
+      expect(answers[0]!.body.session_id).toBe(answers[1]!.body.session_id);
+      expect(answers.map((answer) => answer.headers['idempotent-replayed'] ?? 'first').sort()).toEqual([
+        'first',
+        'true',
+      ]);
+    });
+
+    it('a keyed create refused before it made a session (a bad body → 400) is a replay when sent again', async () => {
+      const body = JSON.stringify({ items: [] });
+      const signed = signCreate(merchant, body);
+      const withKey = { headers: { ...signed.headers, 'Idempotency-Key': 'order-80' } };
+      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', withKey, body), 400);
+      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', withKey, body), 401, REPLAYED);
     });
 
     it('a request refused after the signature check (a bad body → 400) has used its signature', async () => {
