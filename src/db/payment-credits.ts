@@ -7,6 +7,7 @@ import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
 import { reservedForSql } from './amount-owners.js';
+import { TOO_SMALL } from '../domain/bound-transaction-verdicts.js';
 
 type Client = Prisma.TransactionClient;
 
@@ -25,6 +26,8 @@ export async function recordTransfer(
   transfer: ChainTransfer,
   credit: Credit | null,
   at: Date,
+  /** Credited to nobody: reserved for this session (a part too small to select its asset, bound to it). */
+  reserveFor: string | null = null,
 ): Promise<string | null> {
   const sessionId = credit?.sessionId ?? null;
   const units = transfer.baseUnits.toString();
@@ -38,7 +41,12 @@ export async function recordTransfer(
     Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
       WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
   // Credited to nobody: reserved for the session whose unique amount it is, if one was asked for it (rule 2).
-  const reservedFor = sessionId === null ? reservedForSql(transfer) : Prisma.sql`NULL::uuid`;
+  const reservedFor =
+    sessionId !== null
+      ? Prisma.sql`NULL::uuid`
+      : reserveFor !== null
+        ? Prisma.sql`${reserveFor}::uuid`
+        : reservedForSql(transfer);
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     WITH revived AS (
       UPDATE payments p
@@ -88,6 +96,8 @@ export async function recordTransfer(
              updated_at = EXCLUDED.updated_at
        WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL)
           OR payments.block_hash <> EXCLUDED.block_hash
+          -- Scanned before a bind reserved it (a part too small to select its session's asset, rule 3).
+          OR (payments.session_id IS NULL AND payments.reserved_for IS NULL AND EXCLUDED.reserved_for IS NOT NULL)
       RETURNING session_id
     )
     SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
@@ -142,7 +152,15 @@ export async function lockAsset(
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
   await releaseAmountClaims(tx, sessionId, at, { asset, network });
-  if (rows[0]) return toDecimal(rows[0].total);
+  if (rows[0]) {
+    // Parts bound before, too small to select this asset then, count now: the watcher judges them again
+    // (docs/payment-rules.md, rule 3).
+    await tx.$executeRaw`
+      UPDATE checkout_session_transactions SET state = 'unverified', reason = NULL, checked_at = NULL
+       WHERE session_id = ${sessionId}::uuid AND state = 'rejected' AND crypto_currency = ${asset}
+         AND chain_id = ${chainId} AND starts_with(reason, ${TOO_SMALL})`;
+    return toDecimal(rows[0].total);
+  }
   const current = await tx.$queryRaw<
     Array<{ total: string }>
   >`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;

@@ -183,6 +183,10 @@ export class PrismaTxStore implements TxStore {
     return holders;
   }
 
+  async reserveTransfer(transfer: ChainTransfer, sessionId: string, at: Date): Promise<void> {
+    await recordTransfer(this.tx, transfer, null, at, sessionId);
+  }
+
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
     this.touched.add(sessionId);
     return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);

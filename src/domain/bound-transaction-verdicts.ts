@@ -57,6 +57,11 @@ export async function applyBoundTxVerdict(
     const [holder] = await tx.creditTransfers([transfer], [{ sessionId: session.id, attribution: 'bound_tx' }], now);
     if (holder === session.id) credited = true;
   }
+  if (!credited && share.tooSmall) {
+    // Reserved for this session, so no other session's bind takes it meanwhile; it counts once a larger part selects
+    // its asset (lockAsset judges it again).
+    await tx.reserveTransfer(share.tooSmall.transfer, session.id, now);
+  }
   if (!credited) {
     // The reason is shown to whoever holds this session id (GraphQL `transactions`): it names no other session
     // (docs/decisions/0019); operators find the holder with `kassa payments list`.
@@ -65,7 +70,7 @@ export async function applyBoundTxVerdict(
       : share.takenBy === null && share.contested
         ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them binds it`
         : `already credited: transaction ${bound.txHash} pays another checkout session`;
-    return reject(ctx, tx, session, bound, reason, share.takenBy, now);
+    return reject(ctx, tx, session, bound, reason, share.tooSmall ? null : share.takenBy, now);
   }
   await tx.updateBoundTransaction(bound.id, {
     state: 'verified',
@@ -223,11 +228,14 @@ function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[
   return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
 }
 
+/** How a rejection for a part too small to select the session's asset begins (lockAsset judges those again). */
+export const TOO_SMALL = 'too small:';
+
 /** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
 export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
   const ticker = bound.cryptoCurrency;
   return (
-    `too small: transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${TOO_SMALL} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
     `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it`
   );
 }
