@@ -41,11 +41,17 @@ export class PrismaSignatureReplayCache implements SignatureReplayCache {
     );
   }
 
-  async remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean> {
+  async remember(
+    apiKeyId: string,
+    signature: string,
+    keepUntil: Date,
+    now: Date,
+    sessionId: string | null = null,
+  ): Promise<boolean> {
     this.housekeeping.due(now);
     const inserted = await this.prisma.$executeRaw`
-      INSERT INTO request_signatures (api_key_id, signature, expires_at)
-      VALUES (${apiKeyId}::uuid, ${signature}, ${keepUntil})
+      INSERT INTO request_signatures (api_key_id, signature, expires_at, session_id)
+      VALUES (${apiKeyId}::uuid, ${signature}, ${keepUntil}, ${sessionId}::uuid)
       ON CONFLICT DO NOTHING`;
     return inserted === 1;
   }

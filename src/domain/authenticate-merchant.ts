@@ -92,16 +92,20 @@ export async function authenticateMerchantDeferringReplayCheck(
 
 /** Records the signature as used; throws `unauthorised` when it was used before (a replay). */
 export async function recordSignature(ctx: DomainContext, signature: UnusedSignature): Promise<void> {
-  if (
-    !(await ctx.requestGuard.signatures.remember(
-      signature.apiKeyId,
-      signature.signature,
-      signature.keepUntil,
-      ctx.clock(),
-    ))
-  ) {
-    throw unauthorised(REPLAYED_MESSAGE);
-  }
+  if (!(await rememberSignature(ctx, signature))) throw unauthorised(REPLAYED_MESSAGE);
+}
+
+/**
+ * Records the signature as used, with the session a create signed with it is answered with, if any; false when it was
+ * used before (a replay).
+ */
+export function rememberSignature(
+  ctx: DomainContext,
+  signature: UnusedSignature,
+  sessionId: string | null = null,
+): Promise<boolean> {
+  const { apiKeyId, keepUntil } = signature;
+  return ctx.requestGuard.signatures.remember(apiKeyId, signature.signature, keepUntil, ctx.clock(), sessionId);
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   authenticateMerchantDeferringReplayCheck,
   countingAuthFailures,
   recordSignature,
+  rememberSignature,
   REPLAYED_MESSAGE,
   type Merchant,
   type SignedRequest,
@@ -64,13 +65,16 @@ export async function createCheckoutSession(
   try {
     draft = await draftSession(ctx, merchant, input, origin);
   } catch (error) {
-    // Refused or not, the signature is used now: sent again, it is a replay.
-    if (signature) await recordSignature(ctx, signature);
-    // A retry of a request that made its session is answered with it even when a new one could not be made now.
+    // A retry of a request that made its session is answered with it even when a new one could not be made now (a
+    // rates outage is when clients retry).
     const existing =
       idempotencyKey === undefined
         ? null
         : await ctx.store.sessions.findIdempotencyKey(merchant.organisationId, idempotencyKey);
+    // Refused or not, the signature is used now: sent again verbatim, it is a replay, answered with the session it
+    // was answered with (signatureReplay).
+    if (signature && !(await rememberSignature(ctx, signature, existing?.sessionId ?? null)))
+      return signatureReplay(ctx, merchant, signature, idempotencyKey, requestHash());
     if (!existing) throw error;
     return replay(ctx, existing.sessionId, existing.requestHash, requestHash());
   }

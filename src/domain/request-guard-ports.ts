@@ -10,9 +10,16 @@ export interface SignatureReplayCache {
    * Records that `signature` (lower-case hex) of the key `apiKeyId` was
    * accepted, to be kept until `keepUntil`. False when it was recorded before:
    * a replay. Atomic: of concurrent callers with one signature, on any
-   * instance, exactly one gets true. `now` lets it forget entries past their time.
+   * instance, exactly one gets true. `now` lets it forget entries past their time. `sessionId`: the session a create
+   * signed with it is answered with (sessionMadeWith).
    */
-  remember(apiKeyId: string, signature: string, keepUntil: Date, now: Date): Promise<boolean>;
+  remember(
+    apiKeyId: string,
+    signature: string,
+    keepUntil: Date,
+    now: Date,
+    sessionId?: string | null,
+  ): Promise<boolean>;
   /** The session a create signed with `signature` was to make, when a create recorded it. */
   sessionMadeWith(apiKeyId: string, signature: string): Promise<string | null>;
 }

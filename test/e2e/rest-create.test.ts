@@ -554,4 +554,29 @@ describe('503 when no usable rate exists', () => {
       idempotencyKeys: 1,
     });
   });
+
+  it('a keyed create sent again verbatim while rates are down is answered with its session; so is a retry signed afresh, sent twice', async () => {
+    const payer = await createMerchant(down.ctx);
+    ratesUp = true;
+    const at = Date.now();
+    const first = await postCreate(down, payer, checkoutRequest(), { idempotencyKey: 'order-504', timestamp: at });
+    expect(first.status).toBe(201);
+    ratesUp = false;
+    // The answer was lost; the client's library sends the request again as it was (spec 4.1: the same 201).
+    const verbatim = await postCreate(down, payer, checkoutRequest(), { idempotencyKey: 'order-504', timestamp: at });
+    expect(verbatim.status, JSON.stringify(verbatim.body)).toBe(201);
+    expect(verbatim.headers['idempotent-replayed']).toBe('true');
+    expect(verbatim.body.session_id).toBe(first.body.session_id);
+    // A retry signed afresh, then that retry sent again as it was: the same session each time.
+    for (const when of ['down', 'up'] as const) {
+      ratesUp = when === 'up';
+      const resigned = { idempotencyKey: 'order-504', timestamp: at + (when === 'up' ? 2 : 1) };
+      for (let copy = 0; copy < 2; copy += 1) {
+        const again = await postCreate(down, payer, checkoutRequest(), resigned);
+        expect(again.status, `${when} #${copy}: ${JSON.stringify(again.body)}`).toBe(201);
+        expect(again.body.session_id).toBe(first.body.session_id);
+      }
+    }
+    expect((await writtenRows(down, payer.organisationId)).sessions).toBe(1);
+  });
 });

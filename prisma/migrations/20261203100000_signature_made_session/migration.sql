@@ -1,7 +1,8 @@
 -- A create sent again byte for byte with its Idempotency-Key is the spec's idempotent replay (the same
 -- 201), though its signature was used: the create's signature now records the session it was to make
--- (request_signatures.session_id), and a reused one is answered with that session only when the key names
--- that same session (src/domain/create-checkout-session.ts). Create's headers are not signed, so a key
+-- (request_signatures.session_id; a create answered as a replay of its Idempotency-Key records the key's
+-- session), and a reused one is answered with that session only when the key names that same session
+-- (src/domain/create-checkout-session.ts). Create's headers are not signed, so a key
 -- alone, added to a captured request, proves nothing. Otherwise kassa_create_checkout_session is unchanged
 -- (20261130100000_claims_taken_at_kassa_clock).
 
@@ -41,6 +42,11 @@ BEGIN
             SELECT k."request_hash", k."session_id" INTO existing
               FROM "idempotency_keys" k
              WHERE k."organisation_id" = new_organisation AND k."key" = p->'idempotency'->>'key';
+            -- This signature answers with the key's session: sent again verbatim, it is replayed with it too.
+            IF p->'signature' IS NOT NULL AND jsonb_typeof(p->'signature') = 'object' THEN
+                UPDATE "request_signatures" SET "session_id" = existing."session_id"
+                 WHERE "api_key_id" = (p->'signature'->>'api_key_id')::uuid AND "signature" = p->'signature'->>'signature';
+            END IF;
             RETURN jsonb_build_object('replay', jsonb_build_object('request_hash', existing."request_hash", 'session_id', existing."session_id"));
         END IF;
     END IF;
