@@ -35,7 +35,16 @@ export interface RouteDoc {
   readonly body?: z.ZodType;
   readonly query?: z.ZodObject;
   /** `schema`: a component of openapi-components.ts (a `$ref`), or a small schema written inline. */
-  readonly ok: { status: number; description: string; schema?: z.ZodType; contentType?: string };
+  readonly ok: {
+    status: number;
+    description: string;
+    schema?: z.ZodType;
+    contentType?: string;
+    /** Headers of the success answer, by name: their description. */
+    headers?: Readonly<Record<string, string>>;
+  };
+  /** Answers with an ETag and honours If-None-Match with a 304 (docs/api/rest.md#caching). */
+  readonly conditional?: boolean;
   /** Error statuses this operation answers (500 is added to all). */
   readonly errors: readonly number[];
   readonly headers?: readonly { name: string; description: string }[];
@@ -56,6 +65,7 @@ export const ROUTES: readonly RouteDoc[] = [
       status: 201,
       description: 'The merchant view; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
       schema: merchantSessionViewSchema,
+      headers: { 'Idempotent-Replayed': '`true` on the answer to a replayed Idempotency-Key; absent otherwise' },
     },
     errors: [400, 401, 409, 413, 415, 422, 429, 503],
     headers: [
@@ -70,7 +80,16 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/checkout-sessions/:id',
     summary: 'Read a session: the public view',
     signed: false,
-    ok: { status: 200, description: 'The public view', schema: publicSessionViewSchema },
+    ok: {
+      status: 200,
+      description: 'The public view',
+      schema: publicSessionViewSchema,
+      headers: {
+        ETag: 'The version of this answer; send it in If-None-Match to be answered 304 while it is current',
+        'Cache-Control': '`no-cache`: a cache may store the answer but checks it with its ETag on every use',
+      },
+    },
+    conditional: true,
     errors: [400, 404],
   },
   {

@@ -63,6 +63,14 @@ export function buildOpenApiDocument(): Json {
         });
       }
     }
+    if (route.conditional)
+      parameters.push({
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag of an answer held: 304 with no body while it is still current',
+        schema: { type: 'string' },
+      });
     for (const header of route.headers ?? [])
       parameters.push({
         name: header.name,
@@ -71,9 +79,14 @@ export function buildOpenApiDocument(): Json {
         description: header.description,
         schema: { type: 'string' },
       });
+    const okHeaders = Object.entries(route.ok.headers ?? {}).map(([name, description]) => [
+      name,
+      { description, schema: { type: 'string' } },
+    ]);
     const responses: Record<string, Json> = {
       [route.ok.status]: {
         description: route.ok.description,
+        ...(okHeaders.length ? { headers: Object.fromEntries(okHeaders) } : {}),
         ...(route.ok.schema
           ? { content: json(responseSchema(route.ok.schema)) }
           : route.ok.contentType
@@ -81,13 +94,18 @@ export function buildOpenApiDocument(): Json {
             : {}),
       },
     };
+    if (route.conditional)
+      responses[304] = { description: 'Not modified: the ETag sent in If-None-Match is current (no body)' };
     for (const status of [...route.errors, 500]) {
       const retryAfter =
-        status === 429
+        status === 429 || status === 503
           ? {
               headers: {
                 'Retry-After': {
-                  description: 'Seconds until the limit’s window ends',
+                  description:
+                    status === 429
+                      ? 'Seconds until the limit’s window ends'
+                      : 'Seconds to wait, when the database is unavailable (absent when no exchange rate is usable)',
                   schema: { type: 'integer', minimum: 1 },
                 },
               },

@@ -6,7 +6,7 @@ import { openApiPath, ROUTES } from '../../src/rest/openapi.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { createSession } from '../support/rest-kassa.js';
+import { createSession, postCreate } from '../support/rest-kassa.js';
 import { PUBLIC_FIELDS, MERCHANT_ONLY_FIELDS } from '../support/spec-fields.js';
 import { signedRequest } from '../support/webhooks.js';
 import { paymentLinkRequest } from '../factories/payment-link.js';
@@ -519,6 +519,27 @@ describe('the documented response schemas match real responses', () => {
       if (schema.type === 'object' && name !== 'Error')
         expect(Object.keys(schema.properties).sort(), name).toEqual([...schema.required].sort());
     }
+  });
+
+  it('the headers a create replay and a (conditional) read answer with are documented, and the 304', async () => {
+    const body = checkoutRequest();
+    const first = await postCreate(kassa, merchant, body, { idempotencyKey: 'doc-1' });
+    const again = await postCreate(kassa, merchant, body, { idempotencyKey: 'doc-1' });
+    expect([first.status, again.status, again.headers['idempotent-replayed']]).toEqual([201, 201, 'true']);
+    const create = (document as any).paths['/checkout-sessions'].post;
+    expect(Object.keys(create.responses['201'].headers)).toEqual(['Idempotent-Replayed']);
+    expect(create.responses['503'].headers['Retry-After']).toBeDefined();
+
+    const read = await kassa.http.get(`/checkout-sessions/${first.body.session_id}`);
+    const etag = read.headers.etag as string;
+    expect(etag).toBeTruthy();
+    const unchanged = await kassa.http.get(`/checkout-sessions/${first.body.session_id}`).set('If-None-Match', etag);
+    expect(unchanged.status).toBe(304);
+    const get = (document as any).paths['/checkout-sessions/{id}'].get;
+    expect(Object.keys(get.responses['200'].headers).sort()).toEqual(['Cache-Control', 'ETag']);
+    expect(read.headers['cache-control']).toBe('no-cache');
+    expect(get.responses['304']).toBeDefined();
+    expect(get.parameters.map((parameter: { name: string }) => parameter.name)).toContain('If-None-Match');
   });
 
   it('create, get, bind (fresh and replayed), webhook endpoints, events and errors validate against their schemas', async () => {
