@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
-import type { CheckoutSession } from '../domain/checkout-session.js';
+import { OPEN_STATUSES, type CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
@@ -10,6 +10,7 @@ import { reservedForSql } from './amount-owners.js';
 import { TOO_SMALL } from '../domain/bound-transaction-verdicts.js';
 
 type Client = Prisma.TransactionClient;
+const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
  * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
@@ -26,8 +27,6 @@ export async function recordTransfer(
   transfer: ChainTransfer,
   credit: Credit | null,
   at: Date,
-  /** Credited to nobody: reserved for this session (a part too small to select its asset, bound to it). */
-  reserveFor: string | null = null,
 ): Promise<string | null> {
   const sessionId = credit?.sessionId ?? null;
   const units = transfer.baseUnits.toString();
@@ -41,12 +40,7 @@ export async function recordTransfer(
     Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
       WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
   // Credited to nobody: reserved for the session whose unique amount it is, if one was asked for it (rule 2).
-  const reservedFor =
-    sessionId !== null
-      ? Prisma.sql`NULL::uuid`
-      : reserveFor !== null
-        ? Prisma.sql`${reserveFor}::uuid`
-        : reservedForSql(transfer);
+  const reservedFor = sessionId === null ? reservedForSql(transfer) : Prisma.sql`NULL::uuid`;
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     WITH revived AS (
       UPDATE payments p
@@ -96,8 +90,6 @@ export async function recordTransfer(
              updated_at = EXCLUDED.updated_at
        WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL)
           OR payments.block_hash <> EXCLUDED.block_hash
-          -- Scanned before a bind reserved it (a part too small to select its session's asset, rule 3).
-          OR (payments.session_id IS NULL AND payments.reserved_for IS NULL AND EXCLUDED.reserved_for IS NOT NULL)
       RETURNING session_id
     )
     SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
@@ -153,12 +145,14 @@ export async function lockAsset(
     RETURNING total_amount_crypto::text AS total`;
   await releaseAmountClaims(tx, sessionId, at, { asset, network });
   if (rows[0]) {
-    // Parts bound before, too small to select this asset then, count now: the watcher judges them again
-    // (docs/payment-rules.md, rule 3).
+    // Parts bound before, too small to select this asset then, count now: the watcher judges them again while the
+    // session is open (docs/payment-rules.md, rule 3); on a closed one, a bind of them again does.
     await tx.$executeRaw`
-      UPDATE checkout_session_transactions SET state = 'unverified', reason = NULL, checked_at = NULL
-       WHERE session_id = ${sessionId}::uuid AND state = 'rejected' AND crypto_currency = ${asset}
-         AND chain_id = ${chainId} AND starts_with(reason, ${TOO_SMALL})`;
+      UPDATE checkout_session_transactions t SET state = 'unverified', reason = NULL, checked_at = NULL
+        FROM checkout_sessions s
+       WHERE s.id = t.session_id AND s.status::text = ANY(${OPEN})
+         AND t.session_id = ${sessionId}::uuid AND t.state = 'rejected' AND t.crypto_currency = ${asset}
+         AND t.chain_id = ${chainId} AND starts_with(t.reason, ${TOO_SMALL})`;
     return toDecimal(rows[0].total);
   }
   const current = await tx.$queryRaw<

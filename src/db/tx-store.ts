@@ -183,10 +183,6 @@ export class PrismaTxStore implements TxStore {
     return holders;
   }
 
-  async reserveTransfer(transfer: ChainTransfer, sessionId: string, at: Date): Promise<void> {
-    await recordTransfer(this.tx, transfer, null, at, sessionId);
-  }
-
   lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
     this.touched.add(sessionId);
     return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
@@ -206,6 +202,10 @@ export class PrismaTxStore implements TxStore {
 
   otherSessionsBinding(txHash: string, chainId: string, sessionId: string) {
     return boundTransactions.ofOtherOpenSessions(this.tx, txHash, chainId, sessionId);
+  }
+
+  heldTooSmallElsewhere(txHash: string, chainId: string, sessionId: string) {
+    return boundTransactions.heldTooSmallElsewhere(this.tx, txHash, chainId, sessionId);
   }
 
   insertBoundTransaction(bound: BoundTransaction) {

@@ -143,13 +143,11 @@ export interface PaymentTxStore {
     credits: ReadonlyArray<Credit | null>,
     at: Date,
   ): Promise<Array<string | null>>;
-  /** Records a transfer credited to nobody as reserved for `sessionId`: only its bind may take it (rule 3). */
-  reserveTransfer(transfer: ChainTransfer, sessionId: string, at: Date): Promise<void>;
   /**
    * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
    * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
-   * Gives up the session's other amount claims; its candidates in `asset` on `chainId` rejected as too small to select
-   * an asset are judged again. Returns the required amount.
+   * Gives up the session's other amount claims; while it is open, its candidates in `asset` on `chainId` rejected as
+   * too small to select an asset are judged again. Returns the required amount.
    */
   lockAsset(
     sessionId: string,

@@ -153,7 +153,7 @@ describe('payments credited from the chain', () => {
     ]);
   });
 
-  it('a first part under half is refused and reserved for its session; it counts once a larger part selects its asset', async () => {
+  it('a first part under half is refused and held for its session; it counts once a larger part selects its asset', async () => {
     const session = await checkout();
     const total = new Decimal(session.quote.USDT!);
     // Another open session of the merchant, its asset selected: any part of USDT would count for it.
@@ -161,7 +161,7 @@ describe('payments credited from the chain', () => {
     const selecting = await chain.pay(session.wallet, 'USDT', '70');
     await bind(other.id, selecting.hash, 'USDT');
 
-    // Mined at bind: refused (docs/payment-rules.md, rule 3), recorded as rejected and reserved for the session.
+    // Mined at bind: refused (docs/payment-rules.md, rule 3), recorded as a rejected candidate that holds it.
     const small = await chain.pay(session.wallet, 'USDT', '10');
     const refused = await postBind(node.kassa, session.id, {
       tx_hash: small.hash,
@@ -185,6 +185,7 @@ describe('payments credited from the chain', () => {
         crypto_currency: 'USDT',
       });
       expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+      expect(stolen.body.message).toMatch(/is bound to another checkout session, waiting for a larger part there$/);
     }
 
     // A larger part selects USDT: the two small parts are judged again and count, with no bind of theirs.
