@@ -277,8 +277,9 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       await page.locator('#bind-error').waitFor();
       expect(await text(page, '#bind-error')).toContain('tx_hash must match');
 
-      // The payer sends half from their wallet and pastes the hash: found on chain, it pays this checkout.
-      const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_DOWN);
+      // The payer sends half from their wallet and pastes the hash: found on chain, it pays this checkout (a first
+      // part pays half at least: docs/payment-rules.md, rule 3).
+      const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_UP);
       const first = await chain.pay(shop.wallet, 'USDT', half.toFixed(6), { from: 4 });
       await page.getByLabel('Transaction hash').fill(first.hash);
       await page.getByLabel(/Your wallet address/).fill(first.from);
