@@ -2,7 +2,6 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import type { BoundTransaction } from '../domain/chain-ports.js';
-import { TOO_SMALL } from '../domain/bound-transaction-verdicts.js';
 
 type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
@@ -66,25 +65,6 @@ export const boundTransactions = {
        WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
          AND t.state <> 'rejected' AND s.status::text = ANY(${OPEN})`;
     return rows.map(toBoundTransaction);
-  },
-
-  /**
-   * Another open session with no asset selected that holds `txHash` on `chainId` as a part too small to select one
-   * (docs/payment-rules.md, rule 3): it waits for a larger part there, and no other session's bind takes it meanwhile.
-   */
-  async heldTooSmallElsewhere(
-    client: Client,
-    txHash: string,
-    chainId: string,
-    sessionId: string,
-  ): Promise<string | null> {
-    const rows = await client.$queryRaw<Array<{ session_id: string }>>`
-      SELECT t.session_id::text FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
-       WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
-         AND t.state = 'rejected' AND starts_with(t.reason, ${TOO_SMALL})
-         AND s.status::text = ANY(${OPEN}) AND s.crypto_currency IS NULL
-       ORDER BY t.created_at LIMIT 1`;
-    return rows[0]?.session_id ?? null;
   },
 
   async insert(client: Client, bound: BoundTransaction): Promise<void> {

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
-import { OPEN_STATUSES, type CheckoutSession } from '../domain/checkout-session.js';
+import type { CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
 import { reservedForSql } from './amount-owners.js';
-import { TOO_SMALL } from '../domain/bound-transaction-verdicts.js';
 
 type Client = Prisma.TransactionClient;
-const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
  * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
@@ -144,17 +142,7 @@ export async function lockAsset(
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
   await releaseAmountClaims(tx, sessionId, at, { asset, network });
-  if (rows[0]) {
-    // Parts bound before, too small to select this asset then, count now: the watcher judges them again while the
-    // session is open (docs/payment-rules.md, rule 3); on a closed one, a bind of them again does.
-    await tx.$executeRaw`
-      UPDATE checkout_session_transactions t SET state = 'unverified', reason = NULL, checked_at = NULL
-        FROM checkout_sessions s
-       WHERE s.id = t.session_id AND s.status::text = ANY(${OPEN})
-         AND t.session_id = ${sessionId}::uuid AND t.state = 'rejected' AND t.crypto_currency = ${asset}
-         AND t.chain_id = ${chainId} AND starts_with(t.reason, ${TOO_SMALL})`;
-    return toDecimal(rows[0].total);
-  }
+  if (rows[0]) return toDecimal(rows[0].total);
   const current = await tx.$queryRaw<
     Array<{ total: string }>
   >`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;

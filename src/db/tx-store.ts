@@ -204,10 +204,6 @@ export class PrismaTxStore implements TxStore {
     return boundTransactions.ofOtherOpenSessions(this.tx, txHash, chainId, sessionId);
   }
 
-  heldTooSmallElsewhere(txHash: string, chainId: string, sessionId: string) {
-    return boundTransactions.heldTooSmallElsewhere(this.tx, txHash, chainId, sessionId);
-  }
-
   insertBoundTransaction(bound: BoundTransaction) {
     this.touched.add(bound.sessionId);
     return boundTransactions.insert(this.tx, bound);

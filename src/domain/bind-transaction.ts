@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
 import { judgeBoundTransaction } from './bound-transactions.js';
-import { applyBoundTxVerdict, shareOf, TOO_SMALL, WAITING, type TransferShare } from './bound-transaction-verdicts.js';
+import { applyBoundTxVerdict, shareOf, tooSmallReason, type TransferShare } from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
@@ -98,12 +98,8 @@ export async function bindTransaction(
       // Mined and paying this wallet: each of its transfers is judged on its own (a batch pays several
       // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
       share = await shareOf(tx, session, bound, verdict.transfers, now);
-      // A part too small to select the asset is recorded, rejected and reserved for this session (applyBoundTxVerdict).
-      if (!share.alreadyMine && share.free.length === 0 && !share.tooSmall) {
-        if (share.waiting)
-          return conflict(
-            `Transaction ${bind.txHash} is bound to another checkout session, waiting for a larger part there`,
-          );
+      if (!share.alreadyMine && share.free.length === 0) {
+        if (share.tooSmall) return conflict(tooSmallReason(bound, share.tooSmall));
         if (share.contested && share.takenBy === null)
           return conflict(
             `Transaction ${bind.txHash} pays an amount other checkout sessions ask for; only one of them can bind it`,
@@ -197,17 +193,14 @@ function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: strin
 
 /**
  * Whether `bound` was rejected for the payer wallet or the asset its bind named (wrong sender, wrong asset), and
- * `bind`, on the same chain, names another; as too small to select the asset the session has selected since; or as
- * held by another session waiting for a larger part: the transaction itself may still pay the session.
+ * `bind`, on the same chain, names another, or as too small to select the asset the session has selected since:
+ * the transaction itself may still pay the session.
  */
 function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session: CheckoutSession): boolean {
   if (bound.state !== 'rejected' || bind.chainId !== bound.chainId || !bound.reason) return false;
   if (bound.reason.startsWith('wrong sender:')) return bind.payerWalletAddress !== bound.payerWalletAddress;
-  // Too small to select the asset when judged: once a larger part has selected it, it may pay a part (a closed
-  // session's, inside its late-payment window; an open session's are judged again by the watcher: lockAsset).
-  if (bound.reason.startsWith(TOO_SMALL)) return session.cryptoCurrency === bound.cryptoCurrency;
-  // Held then by another session as its too small part: that may have changed (it selected its asset, or closed).
-  if (bound.reason.startsWith(WAITING)) return true;
+  // Too small to select the asset when judged: once a larger part has selected it, the same transfer may pay a part.
+  if (bound.reason.startsWith('too small:')) return session.cryptoCurrency === bound.cryptoCurrency;
   if (bound.reason.startsWith('wrong asset:'))
     return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
   return false;

@@ -62,13 +62,10 @@ export async function applyBoundTxVerdict(
     // (docs/decisions/0019); operators find the holder with `kassa payments list`.
     const reason = share.tooSmall
       ? tooSmallReason(bound, share.tooSmall)
-      : share.waiting
-        ? `${WAITING} transaction ${bound.txHash} is bound to another checkout session, waiting for a larger part there`
-        : share.takenBy === null && share.contested
-          ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them ` +
-            'binds it'
-          : `already credited: transaction ${bound.txHash} pays another checkout session`;
-    return reject(ctx, tx, session, bound, reason, share.tooSmall || share.waiting ? null : share.takenBy, now);
+      : share.takenBy === null && share.contested
+        ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them binds it`
+        : `already credited: transaction ${bound.txHash} pays another checkout session`;
+    return reject(ctx, tx, session, bound, reason, share.tooSmall ? null : share.takenBy, now);
   }
   await tx.updateBoundTransaction(bound.id, {
     state: 'verified',
@@ -159,8 +156,6 @@ export interface TransferShare {
   readonly contested: boolean;
   /** The largest free transfer and what the session asked, when every free one is too small to select the asset. */
   readonly tooSmall: TooSmall | null;
-  /** Another open session holds the transaction as a part too small to select its asset (heldTooSmallElsewhere). */
-  readonly waiting: boolean;
 }
 
 /** A transfer too small to select the session's asset, and the amount the session asked in it then. */
@@ -210,20 +205,6 @@ export async function shareOf(
   // 3). A stranger's bound unit of another asset locked a waiting session to it, and the payer's exact transfer in the
   // asset their page showed then paid nothing (found by an attacker-minded review, 2026-11-28): locking a session to
   // an asset now costs half its price, paid to its merchant.
-  // A part another open session holds as too small to select its asset waits for a larger part there: no other
-  // session's bind takes it meanwhile (the first to bind a non-exact transfer takes it, decision 4; this one did).
-  const waiting =
-    free.length > 0 && !alreadyMine ? await tx.heldTooSmallElsewhere(bound.txHash, bound.chainId, session.id) : null;
-  if (waiting)
-    return {
-      alreadyMine,
-      othersExact,
-      free: [],
-      takenBy: takenBy ?? waiting,
-      contested,
-      tooSmall: null,
-      waiting: true,
-    };
   const asked =
     session.cryptoCurrency || free.length === 0
       ? null
@@ -233,7 +214,7 @@ export async function shareOf(
     asked && big.length === 0 && free.length > 0
       ? { transfer: free.reduce((a, b) => (b.amount.gt(a.amount) ? b : a)), asked }
       : null;
-  return { alreadyMine, othersExact, free: big, takenBy, contested, tooSmall, waiting: false };
+  return { alreadyMine, othersExact, free: big, takenBy, contested, tooSmall };
 }
 
 /** When a valid bound transaction's payment was sent: its block's time, or when Kassa first saw it if earlier. */
@@ -242,18 +223,13 @@ function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[
   return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
 }
 
-/** How a rejection for a transaction another session holds as a part too small to select its asset begins. */
-export const WAITING = 'held elsewhere:';
-
-/** How a rejection for a part too small to select the session's asset begins (lockAsset judges those again). */
-export const TOO_SMALL = 'too small:';
-
 /** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
 export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
   const ticker = bound.cryptoCurrency;
   return (
-    `${TOO_SMALL} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
-    `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it`
+    `too small: transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it (bind this ` +
+    'one again once a larger part has selected the asset)'
   );
 }
 

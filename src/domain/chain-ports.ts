@@ -61,11 +61,6 @@ export interface BoundTransactionTxStore {
   transactionsOfSession(sessionId: string): Promise<BoundTransaction[]>;
   /** Sessions other than `sessionId` holding `txHash` on `chainId` as a bound transaction not rejected. */
   otherSessionsBinding(txHash: string, chainId: string, sessionId: string): Promise<BoundTransaction[]>;
-  /**
-   * Another open session with no asset selected holding `txHash` on `chainId` as a part too small to select one
-   * (rejected `too small:`): it waits for a larger part there (docs/payment-rules.md, rule 3).
-   */
-  heldTooSmallElsewhere(txHash: string, chainId: string, sessionId: string): Promise<string | null>;
   insertBoundTransaction(bound: BoundTransaction): Promise<void>;
   /** Deletes a candidate (a rejected one that a new bind of the same hash replaces). */
   removeBoundTransaction(id: string): Promise<void>;

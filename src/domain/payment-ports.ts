@@ -146,8 +146,7 @@ export interface PaymentTxStore {
   /**
    * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
    * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
-   * Gives up the session's other amount claims; while it is open, its candidates in `asset` on `chainId` rejected as
-   * too small to select an asset are judged again. Returns the required amount.
+   * Gives up the session's other amount claims. Returns the required amount.
    */
   lockAsset(
     sessionId: string,
