@@ -204,7 +204,7 @@ export async function shareOf(
   // The first payment in an asset must pay at least half of what the session asked in it (docs/payment-rules.md, rule
   // 3). A stranger's bound unit of another asset locked a waiting session to it, and the payer's exact transfer in the
   // asset their page showed then paid nothing (found by an attacker-minded review, 2026-11-28): locking a session to
-  // an asset now costs half its price, paid to its merchant.
+  // an asset now takes a part of half its price (docs/decisions/0025).
   const asked =
     session.cryptoCurrency || free.length === 0
       ? null
