@@ -657,11 +657,23 @@ describe('a round told to stop (the instance shuts down)', () => {
 });
 
 describe('fairness between merchants', () => {
-  // Found by an attacker-minded review: a round waited for its slowest attempt before claiming again, so a merchant's
-  // endpoints that accept and never answer held every other merchant's webhooks for the whole attempt timeout.
-  it("a merchant's endpoints that accept and never answer do not hold another merchant's webhooks for the timeout", async () => {
-    const slow = await startTestKassa({
-      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: '4000', KASSA_WEBHOOK_POLL_MS: '50' },
+  /**
+   * An attacker merchant with `endpoints` endpoints that accept and never answer (each attempt in flight for up to
+   * `timeoutMs`), a victim merchant with one fast endpoint, and the delivery loop running; `test` runs against them.
+   */
+  async function withHangingEndpoints(
+    endpoints: number,
+    timeoutMs: number,
+    test: (scene: {
+      kassa: TestKassa;
+      attacker: TestMerchant;
+      victim: TestMerchant;
+      sockets: Set<net.Socket>;
+      fast: WebhookReceiver;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const kassa = await startTestKassa({
+      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: String(timeoutMs), KASSA_WEBHOOK_POLL_MS: '50' },
     });
     const sockets = new Set<net.Socket>();
     let closing = false;
@@ -672,74 +684,55 @@ describe('fairness between merchants', () => {
     const fast = await startWebhookReceiver();
     let delivery: { stop(): Promise<void> } | null = null;
     try {
-      const attacker = await createMerchant(slow.ctx);
-      for (let i = 0; i < 3; i++) {
-        const response = await signedRequest(slow, attacker, 'post', '/webhook-endpoints', {
+      const attacker = await createMerchant(kassa.ctx);
+      for (let i = 0; i < endpoints; i++) {
+        const response = await signedRequest(kassa, attacker, 'post', '/webhook-endpoints', {
           url: `http://127.0.0.1:${port}/hook-${i}`,
         });
         expect(response.status).toBe(201);
       }
-      const victim = await createMerchant(slow.ctx);
-      expect((await signedRequest(slow, victim, 'post', '/webhook-endpoints', { url: fast.url })).status).toBe(201);
-      delivery = startDeliveryLoop(slow.ctx);
-      await createSession(slow, attacker, checkoutRequest());
-      // The attacker's three attempts are in flight, each for up to 4 s.
-      await expect.poll(() => sockets.size, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
-      const sentAt = Date.now();
-      await createSession(slow, victim, checkoutRequest());
-      await fast.waitFor((list) => list.length >= 1);
-      expect(Date.now() - sentAt).toBeLessThan(2_000);
+      const victim = await createMerchant(kassa.ctx);
+      expect((await signedRequest(kassa, victim, 'post', '/webhook-endpoints', { url: fast.url })).status).toBe(201);
+      delivery = startDeliveryLoop(kassa.ctx);
+      await test({ kassa, attacker, victim, sockets, fast });
     } finally {
       closing = true;
       for (const socket of sockets) socket.destroy();
       await delivery?.stop();
       await fast.close();
       await new Promise((resolve) => hanging.close(resolve));
-      await slow.close();
+      await kassa.close();
     }
+  }
+
+  // Found by an attacker-minded review: a round waited for its slowest attempt before claiming again, so a merchant's
+  // endpoints that accept and never answer held every other merchant's webhooks for the whole attempt timeout.
+  it("a merchant's endpoints that accept and never answer do not hold another merchant's webhooks for the timeout", async () => {
+    await withHangingEndpoints(3, 4_000, async ({ kassa, attacker, victim, sockets, fast }) => {
+      await createSession(kassa, attacker, checkoutRequest());
+      // The attacker's three attempts are in flight, each for up to 4 s.
+      await expect.poll(() => sockets.size, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
+      const sentAt = Date.now();
+      await createSession(kassa, victim, checkoutRequest());
+      await fast.waitFor((list) => list.length >= 1);
+      expect(Date.now() - sentAt).toBeLessThan(2_000);
+    });
   });
 
   // Found by an attacker-minded review: endpoints were drawn at random, so a merchant's 20 endpoints (the most one may
   // have) that accept and never answer took all 20 of an instance's slots, and every other merchant's webhooks waited
   // a timeout for one to free.
   it("a merchant's 20 endpoints that never answer take at most half the slots: another merchant's webhook goes at once", async () => {
-    const slow = await startTestKassa({
-      env: { ...FAST_WEBHOOKS, KASSA_WEBHOOK_TIMEOUT_MS: '6000', KASSA_WEBHOOK_POLL_MS: '50' },
-    });
-    const sockets = new Set<net.Socket>();
-    let closing = false;
-    const hanging = net.createServer((socket) => (closing ? socket.destroy() : void sockets.add(socket)));
-    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
-    const port = (hanging.address() as net.AddressInfo).port;
-    const fast = await startWebhookReceiver();
-    let delivery: { stop(): Promise<void> } | null = null;
-    try {
-      const attacker = await createMerchant(slow.ctx);
-      for (let i = 0; i < 20; i++) {
-        const response = await signedRequest(slow, attacker, 'post', '/webhook-endpoints', {
-          url: `http://127.0.0.1:${port}/hook-${i}`,
-        });
-        expect(response.status).toBe(201);
-      }
-      const victim = await createMerchant(slow.ctx);
-      expect((await signedRequest(slow, victim, 'post', '/webhook-endpoints', { url: fast.url })).status).toBe(201);
-      delivery = startDeliveryLoop(slow.ctx);
-      await createSession(slow, attacker, checkoutRequest());
+    await withHangingEndpoints(20, 6_000, async ({ kassa, attacker, victim, sockets, fast }) => {
+      await createSession(kassa, attacker, checkoutRequest());
       // Ten of the attacker's attempts are in flight, each for up to 6 s; the other ten wait their turn.
       await expect.poll(() => sockets.size, { timeout: 5_000 }).toBeGreaterThanOrEqual(10);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(sockets.size).toBe(10);
       const sentAt = Date.now();
-      await createSession(slow, victim, checkoutRequest());
+      await createSession(kassa, victim, checkoutRequest());
       await fast.waitFor((list) => list.length >= 1);
       expect(Date.now() - sentAt).toBeLessThan(3_000);
-    } finally {
-      closing = true;
-      for (const socket of sockets) socket.destroy();
-      await delivery?.stop();
-      await fast.close();
-      await new Promise((resolve) => hanging.close(resolve));
-      await slow.close();
-    }
+    });
   });
 });
