@@ -49,7 +49,8 @@ export class PaymentLinkUnavailable extends Error {
  * event in one atomic write. With an Idempotency-Key, a replay returns the first
  * session. A payment link's session counts one use of the link in the same write, a
  * merchant's `signature` (authenticateMerchantDeferringReplayCheck) is recorded as used
- * in it, and a replayed one is refused (`unauthorised`) with nothing written.
+ * in it, and a replayed one is refused (`unauthorised`) with nothing written, unless it carries the Idempotency-Key
+ * of the session it was answered with (signatureReplay).
  */
 export async function createCheckoutSession(
   ctx: DomainContext,
@@ -160,9 +161,10 @@ export async function createSignedCheckoutSession(
 
 /**
  * A create whose signature was used before: the spec's idempotent replay (the same 201) when it carries the
- * Idempotency-Key of the very session that signature's create made — a client's retry of a request whose answer it
- * lost, sent again byte for byte. Anything else is a replay, refused (docs/api/rest.md#signing-a-merchant-call):
- * create's headers are not signed, so a key added to a captured request proves nothing, and it writes nothing.
+ * Idempotency-Key of the session that signature was answered with (its create's, or its key's) — a client's retry of
+ * a request whose answer it lost, sent again byte for byte. Anything else is a replay, refused
+ * (docs/api/rest.md#signing-a-merchant-call): create's headers are not signed, so a key added to a captured request
+ * proves nothing, and it writes nothing.
  */
 async function signatureReplay(
   ctx: DomainContext,

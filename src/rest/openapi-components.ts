@@ -65,7 +65,7 @@ const SIGNATURE_SCHEME =
   'exactly as in the request line (as sent, not decoded; without `?` when there is no query) and the body is empty ' +
   'for GET and DELETE. Each signature is accepted once within its ±5 minute window: the same signature again, on ' +
   'any instance, answers 401 (sign every request, and every retry, afresh), except a create sent again verbatim ' +
-  'with the Idempotency-Key of the session its signature made: the same 201.';
+  'with the Idempotency-Key of the session that signature was answered with: the same 201.';
 
 export function components(): Json {
   return {
