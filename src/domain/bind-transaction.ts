@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
 import { judgeBoundTransaction } from './bound-transactions.js';
-import { applyBoundTxVerdict, shareOf, tooSmallReason, type TransferShare } from './bound-transaction-verdicts.js';
+import {
+  applyBoundTxVerdict,
+  shareOf,
+  TOO_SMALL,
+  tooSmallReason,
+  type TransferShare,
+} from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
@@ -200,7 +206,7 @@ function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session
   if (bound.state !== 'rejected' || bind.chainId !== bound.chainId || !bound.reason) return false;
   if (bound.reason.startsWith('wrong sender:')) return bind.payerWalletAddress !== bound.payerWalletAddress;
   // Too small to select the asset when judged: once a larger part has selected it, the same transfer may pay a part.
-  if (bound.reason.startsWith('too small:')) return session.cryptoCurrency === bound.cryptoCurrency;
+  if (bound.reason.startsWith(TOO_SMALL)) return session.cryptoCurrency === bound.cryptoCurrency;
   if (bound.reason.startsWith('wrong asset:'))
     return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
   return false;

@@ -206,9 +206,7 @@ export async function shareOf(
   // asset their page showed then paid nothing (found by an attacker-minded review, 2026-11-28): locking a session to
   // an asset now takes a part of half its price (docs/decisions/0025).
   const asked =
-    session.cryptoCurrency || free.length === 0
-      ? null
-      : await tx.quoteAt(session.id, bound.cryptoCurrency, firstSeenAt(bound, transfers, now));
+    session.cryptoCurrency || free.length === 0 ? null : await askedWhenSent(tx, session, bound, transfers, now);
   const big = asked ? free.filter((transfer) => transfer.amount.gte(asked.div(2))) : free;
   const tooSmall =
     asked && big.length === 0 && free.length > 0
@@ -217,17 +215,37 @@ export async function shareOf(
   return { alreadyMine, othersExact, free: big, takenBy, contested, tooSmall };
 }
 
+/**
+ * What the session asked in the bound asset when the payment was sent (the quote lockAsset would lock at): its current
+ * quote, unless it was re-priced since (a re-pricing moves `quotedAt`), then the quote of the time, from the store.
+ */
+async function askedWhenSent(
+  tx: TxStore,
+  session: CheckoutSession,
+  bound: BoundTransaction,
+  transfers: readonly ChainTransfer[],
+  now: Date,
+): Promise<Decimal | null> {
+  const sentAt = firstSeenAt(bound, transfers, now);
+  if (session.quotedAt.getTime() <= sentAt.getTime())
+    return session.quotes.find((quote) => quote.ticker === bound.cryptoCurrency)?.amount ?? null;
+  return tx.quoteAt(session.id, bound.cryptoCurrency, sentAt);
+}
+
 /** When a valid bound transaction's payment was sent: its block's time, or when Kassa first saw it if earlier. */
 function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[], now: Date): Date {
   const minedAt = Math.min(...transfers.map((transfer) => transfer.blockTime.getTime()));
   return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
 }
 
+/** How a rejection for a part too small to select the session's asset begins (a bind of it is judged afresh later). */
+export const TOO_SMALL = 'too small:';
+
 /** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
 export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
   const ticker = bound.cryptoCurrency;
   return (
-    `too small: transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${TOO_SMALL} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
     `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it (bind this ` +
     'one again once a larger part has selected the asset)'
   );
