@@ -112,12 +112,13 @@ export async function releaseAmountClaims(
   keep?: { asset: AssetTicker; network: string },
 ): Promise<void> {
   const kept = keep ? Prisma.sql`AND NOT (asset = ${keep.asset} AND network = ${keep.network})` : Prisma.empty;
+  // A claim set to lapse later (a bound part's lock: lockAsset) is given up now too.
   await tx.$executeRaw`
     WITH shares AS (
       UPDATE payment_amount_shares SET released_at = ${at}
-       WHERE session_id = ${sessionId}::uuid AND released_at IS NULL ${kept})
+       WHERE session_id = ${sessionId}::uuid AND (released_at IS NULL OR released_at > ${at}) ${kept})
     UPDATE payment_amount_claims SET released_at = ${at}
-     WHERE session_id = ${sessionId}::uuid AND released_at IS NULL ${kept}`;
+     WHERE session_id = ${sessionId}::uuid AND (released_at IS NULL OR released_at > ${at}) ${kept}`;
 }
 
 /**

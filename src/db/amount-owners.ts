@@ -36,7 +36,8 @@ function claimCoversSql(transfer: ChainTransfer, alias = 'c'): Prisma.Sql {
 
 /**
  * The open session whose claimed amount this transfer is, exactly, and that it may pay:
- * created before the block (less the clock skew), asset and chain not locked to others,
+ * created before the block (less the clock skew), asset and chain not locked to others (but by bound parts that do
+ * not pay it: supersedableSql),
  * and the claim held when the block was mined (a claim released since still counts), by it
  * alone: no share of it counting (reclaimExactAmounts), else the transfer is no one's by amount.
  */
@@ -49,11 +50,35 @@ export async function exactAmountOwner(tx: Client, transfer: ChainTransfer): Pro
        AND c.amount = ${transfer.amount.toFixed()}::numeric
        AND ${claimCoversSql(transfer)}
        AND s.status::text = ANY(${OPEN}) AND s.created_at <= ${createdBy}
-       AND (s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
-       AND (s.chain_id IS NULL OR s.chain_id = ${transfer.chainId})
+       AND ((s.crypto_currency IS NULL OR s.crypto_currency = ${transfer.asset})
+             AND (s.chain_id IS NULL OR s.chain_id = ${transfer.chainId})
+            OR ${supersedableSql(transfer)})
        AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'c')} AND ${shareCountsSql(transfer)})
      LIMIT 1`;
   return rows[0]?.session_id ?? null;
+}
+
+/**
+ * The SQL condition "session `s` is locked to another asset or chain than `transfer`'s by bound parts alone, which
+ * do not pay it" (docs/decisions/0026-an-exact-payment-outranks-bound-parts.md): the transfer was mined before the
+ * session's expires_at; every payment credited to it, but the transfer itself, was credited by a bind; and what they
+ * bring in its asset (pending, late and reversed ones included: a reversed part may come back) stays under what it
+ * asks, less the organisation's tolerance. (The transfer is of an amount it still holds: claimCoversSql.) Such a
+ * session's exact payment in another asset outranks those parts: the scan credits it (exactAmountOwner) and
+ * supersedeBoundLock (src/db/payment-credits.ts) re-selects the asset.
+ */
+export function supersedableSql(transfer: ChainTransfer): Prisma.Sql {
+  return Prisma.sql`(s.crypto_currency IS NOT NULL
+       AND (s.crypto_currency <> ${transfer.asset} OR s.chain_id <> ${transfer.chainId})
+       AND ${transfer.blockTime} < s.expires_at
+       AND NOT EXISTS (SELECT 1 FROM payments p
+                        WHERE p.session_id = s.id AND p.attribution IS DISTINCT FROM 'bound_tx'
+                          AND NOT (p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash}
+                                   AND p.log_index = ${transfer.logIndex} AND p.live IS TRUE))
+       AND COALESCE((SELECT SUM(p.amount) FROM payments p
+                      WHERE p.session_id = s.id AND p.asset = s.crypto_currency AND p.chain_id = s.chain_id), 0)
+           < s.total_amount_crypto * (1 - (SELECT o.underpayment_tolerance_percent FROM organisations o
+                                            WHERE o.id = s.organisation_id) / 100))`;
 }
 
 /**

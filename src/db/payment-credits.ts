@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
-import type { CheckoutSession } from '../domain/checkout-session.js';
+import { OPEN_STATUSES, type CheckoutSession } from '../domain/checkout-session.js';
 import { toDecimal, type Decimal } from '../domain/money.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
 import type { Credit, PaymentTotals } from '../domain/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
-import { reservedForSql } from './amount-owners.js';
+import { reservedForSql, supersedableSql } from './amount-owners.js';
 
 type Client = Prisma.TransactionClient;
+const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
  * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
@@ -123,7 +124,11 @@ export async function markChanged(tx: Client, sessionIds: readonly string[], at:
 /**
  * Selects the asset and chain for a session that has none: the required amount is `exact` when given (an exact
  * payment: the amount of the quote whose claim it matched), else the quote valid at `firstSeenAt` (the old amount of
- * the first re-pricing after it, else the current one). Keeps only the amount claim the session can still be paid with.
+ * the first re-pricing after it, else the current one). An exact payment keeps only the amount claim the session can
+ * still be paid with. A bound part (`keepOthersMinutes` given) keeps the others until its quote's lifetime ends
+ * (`quoted_at` + that many minutes, or now if later), as an unlocked session would before a re-pricing: a payer's
+ * transfer of an amount their page showed in another asset, mined by then, still pays the session, superseding the
+ * bound parts (supersedeBoundLock, docs/decisions/0026-an-exact-payment-outranks-bound-parts.md).
  */
 export async function lockAsset(
   tx: Client,
@@ -134,6 +139,7 @@ export async function lockAsset(
   firstSeenAt: Date,
   at: Date,
   exact: Decimal | null = null,
+  keepOthersMinutes: number | null = null,
 ): Promise<Decimal> {
   const rows = await tx.$queryRaw<Array<{ total: string }>>`
     UPDATE checkout_sessions s
@@ -141,8 +147,19 @@ export async function lockAsset(
            total_amount_crypto = COALESCE(${exact?.toFixed() ?? null}::numeric, ${quoteAtSql(asset, firstSeenAt)})
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
-  await releaseAmountClaims(tx, sessionId, at, { asset, network });
-  if (rows[0]) return toDecimal(rows[0].total);
+  if (rows[0]) {
+    if (keepOthersMinutes === null) await releaseAmountClaims(tx, sessionId, at, { asset, network });
+    else {
+      const lapse = Prisma.sql`GREATEST(${at}::timestamptz, (SELECT s.quoted_at FROM checkout_sessions s
+        WHERE s.id = ${sessionId}::uuid) + make_interval(mins => ${keepOthersMinutes}))`;
+      const others = Prisma.sql`session_id = ${sessionId}::uuid AND released_at IS NULL
+        AND NOT (asset = ${asset} AND network = ${network})`;
+      await tx.$executeRaw`
+        WITH shares AS (UPDATE payment_amount_shares SET released_at = ${lapse} WHERE ${others})
+        UPDATE payment_amount_claims SET released_at = ${lapse} WHERE ${others}`;
+    }
+    return toDecimal(rows[0].total);
+  }
   const current = await tx.$queryRaw<
     Array<{ total: string }>
   >`SELECT total_amount_crypto::text AS total FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
@@ -188,12 +205,79 @@ export async function confirmExactCredit(
   await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at, transfer.amount);
   const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
     SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
-  if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) return true;
+  if (rows[0]?.crypto_currency === transfer.asset && rows[0]?.chain_id === transfer.chainId) {
+    // Selected by a bound part before, which kept the other amounts for a while: paid exactly, it gives them up.
+    await releaseAmountClaims(tx, sessionId, at, { asset: transfer.asset, network: transfer.network });
+    return true;
+  }
+  // Locked to another asset or chain by bound parts alone that do not pay it: the exact payment outranks them.
+  if (await supersedeBoundLock(tx, sessionId, transfer, at)) return true;
+  // The session asked for this amount: the transfer is reserved for it (rule 2), as a scan crediting nobody records.
   await tx.$executeRaw`
-    UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at}
+    UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at},
+           reserved_for = COALESCE(reserved_for, ${sessionId}::uuid)
      WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}
        AND live AND session_id = ${sessionId}::uuid`;
   return false;
+}
+
+/** Why a bound part no longer counts once an exact payment in another asset superseded it (supersedeBoundLock). */
+export const SUPERSEDED = 'superseded:';
+
+/**
+ * An exact payment of an amount a session asked in another asset than the one bound parts locked it to
+ * (supersedableSql): the session is paid in the exact payment's asset instead. Its asset, chain and total become the
+ * exact payment's, what it had received is counted afresh, its rest and its bound transaction are cleared; the bound
+ * parts are credited to nobody and reserved for it (an operator settles them: `kassa payments unattributed`), their
+ * bound transactions rejected as superseded; it gives up its other amount claims. False when it is not so locked.
+ */
+export async function supersedeBoundLock(
+  tx: Client,
+  sessionId: string,
+  transfer: ChainTransfer,
+  at: Date,
+): Promise<boolean> {
+  const locked = await tx.$queryRaw<Array<{ asset: string }>>`
+    SELECT s.crypto_currency AS asset FROM checkout_sessions s
+     WHERE s.id = ${sessionId}::uuid AND s.status::text = ANY(${OPEN}) AND ${supersedableSql(transfer)}
+     FOR UPDATE`;
+  if (locked.length === 0) return false;
+  const reason =
+    `${SUPERSEDED} transaction ${transfer.txHash} pays this checkout session's exact amount of ` +
+    `${transfer.amount.toFixed()} ${transfer.asset}, which outranks this part in another asset; this part no longer ` +
+    'counts for the session and is left to the merchant to return';
+  const parts = await tx.$queryRaw<Array<{ tx_hash: string; chain_id: string }>>`
+    UPDATE payments p SET session_id = NULL, attribution = NULL, late = false, reserved_for = ${sessionId}::uuid,
+           updated_at = ${at}
+     WHERE p.session_id = ${sessionId}::uuid
+       AND NOT (p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash}
+                AND p.log_index = ${transfer.logIndex} AND p.live IS TRUE)
+    RETURNING p.tx_hash, p.chain_id`;
+  const hashes = parts.map((part) => `${part.chain_id}:${part.tx_hash}`);
+  await tx.$executeRaw`
+    UPDATE checkout_sessions s
+       SET payer_wallet_address = CASE WHEN EXISTS (
+             SELECT 1 FROM checkout_session_transactions t
+              WHERE t.session_id = s.id AND t.state = 'verified' AND t.payer_wallet_address = s.payer_wallet_address
+                AND (t.chain_id || ':' || t.tx_hash) = ANY(${hashes})) THEN NULL ELSE s.payer_wallet_address END,
+           crypto_currency = ${transfer.asset}, chain_id = ${transfer.chainId},
+           total_amount_crypto = ${transfer.amount.toFixed()}::numeric,
+           amount_received = 0, amount_received_late = 0, amount_pending = 0, rest_amount = NULL,
+           bound_tx_hash = NULL, bound_at = NULL, bound_tx_checked_at = NULL,
+           payments_changed_at = ${at}, updated_at = ${at}
+     WHERE s.id = ${sessionId}::uuid`;
+  await tx.$executeRaw`
+    UPDATE checkout_session_transactions
+       SET state = 'rejected', reason = ${reason}, checked_at = ${at}, updated_at = ${at}
+     WHERE session_id = ${sessionId}::uuid AND state = 'verified' AND (chain_id || ':' || tx_hash) = ANY(${hashes})`;
+  // The amount it is paid with is held again (the bound part's lock had set it to lapse, maybe before this scan):
+  // freed, another session could be given it while this transfer may still be reversed and come back.
+  await tx.$executeRaw`
+    UPDATE payment_amount_claims SET released_at = NULL
+     WHERE session_id = ${sessionId}::uuid AND asset = ${transfer.asset} AND network = ${transfer.network}
+       AND amount = ${transfer.amount.toFixed()}::numeric AND released_at IS NOT NULL`;
+  await releaseAmountClaims(tx, sessionId, at, { asset: transfer.asset, network: transfer.network });
+  return true;
 }
 
 /**

@@ -183,9 +183,17 @@ export class PrismaTxStore implements TxStore {
     return holders;
   }
 
-  lockAsset(sessionId: string, asset: AssetTicker, network: string, chainId: string, firstSeenAt: Date, at: Date) {
+  lockAsset(
+    sessionId: string,
+    asset: AssetTicker,
+    network: string,
+    chainId: string,
+    firstSeenAt: Date,
+    at: Date,
+    keepOthersMinutes: number,
+  ) {
     this.touched.add(sessionId);
-    return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at);
+    return lockAsset(this.tx, sessionId, asset, network, chainId, firstSeenAt, at, null, keepOthersMinutes);
   }
 
   quoteAt(sessionId: string, asset: AssetTicker, at: Date) {

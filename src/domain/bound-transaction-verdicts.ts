@@ -77,7 +77,9 @@ export async function applyBoundTxVerdict(
   if (!session.cryptoCurrency) {
     // The quote valid when the payment was sent.
     const sentAt = firstSeenAt(bound, verdict.transfers, now);
-    const required = await tx.lockAsset(session.id, bound.cryptoCurrency, bound.network, bound.chainId, sentAt, now);
+    // The amounts asked in other assets stay the session's for its quote's lifetime (docs/decisions/0026).
+    const { cryptoCurrency, network, chainId } = bound;
+    const required = await tx.lockAsset(session.id, cryptoCurrency, network, chainId, sentAt, now, ctx.quoteTtlMinutes);
     verified = {
       ...verified,
       cryptoCurrency: bound.cryptoCurrency,

@@ -146,7 +146,8 @@ export interface PaymentTxStore {
   /**
    * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
    * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
-   * Gives up the session's other amount claims. Returns the required amount.
+   * Keeps the session's other amount claims until `keepOthersMinutes` after its quote was made (a payer's exact
+   * transfer of one outranks the bound part: docs/decisions/0026). Returns the required amount.
    */
   lockAsset(
     sessionId: string,
@@ -155,6 +156,7 @@ export interface PaymentTxStore {
     chainId: string,
     firstSeenAt: Date,
     at: Date,
+    keepOthersMinutes: number,
   ): Promise<Decimal>;
   /** What the session asked in `asset` at `at` (the quote lockAsset would lock at), null if never quoted in it. */
   quoteAt(sessionId: string, asset: AssetTicker, at: Date): Promise<Decimal | null>;

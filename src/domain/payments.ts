@@ -55,7 +55,11 @@ export async function settleSessionPayments(
     late: session.amountReceivedLate,
   };
   const received = totals.onTime.plus(totals.late);
-  const confirmedChanged = !received.equals(session.amountReceived) || !totals.late.equals(session.amountReceivedLate);
+  // A partial session with nothing received any more: an exact payment in another asset superseded its bound parts
+  // (docs/decisions/0026), and the store counted its money afresh in the new asset. The status machine judges that.
+  const superseded = session.status === 'partial' && received.isZero() && session.amountReceived.isZero();
+  const confirmedChanged =
+    superseded || !received.equals(session.amountReceived) || !totals.late.equals(session.amountReceivedLate);
   if (!confirmedChanged && totals.pending.equals(session.amountPending)) {
     await tx.updateSession(session.id, { paymentsChangedAt: null, updatedAt: session.updatedAt });
     return session;

@@ -147,6 +147,21 @@ function paymentTransition(
   const total = event.received.onTime.plus(event.received.late);
   const previousTotal = event.previous.onTime.plus(event.previous.late);
   if (isTerminal(state.status)) return terminalPaymentTransition(state, event, total, previousTotal);
+  // Partial with nothing received: the parts it had no longer count (an exact payment in another asset superseded
+  // them, docs/decisions/0026); it waits for its payment again.
+  if (
+    state.status === 'partial' &&
+    total.isZero() &&
+    previousTotal.isZero() &&
+    !isExpiredAt(state, now, policy, event.holds)
+  )
+    return {
+      from: 'partial',
+      to: 'waiting_payment',
+      overpaid: false,
+      cause: 'superseded: the parts received no longer count; an exact payment in another asset is on its way',
+      events: ['checkout_session.payment_reversed'],
+    };
 
   const lateEvents: CheckoutEventType[] = event.received.late.greaterThan(event.previous.late)
     ? ['checkout_session.late_payment']

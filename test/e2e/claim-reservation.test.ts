@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueSessions } from '../../src/domain/expire-sessions.js';
 import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import { Decimal } from '../../src/domain/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
@@ -74,7 +75,8 @@ async function twoSessions(t0: number, basket: Record<string, unknown> = lamp) {
   const a = (await createSession(node.kassa, merchant, basket)).session_id as string;
   const body = await createSession(node.kassa, merchant, basket);
   const options = body.crypto_options as Array<{ ticker: string; amount: string }>;
-  const v = { id: body.session_id as string, usdt: options.find((o) => o.ticker === 'USDT')!.amount };
+  const amountIn = (ticker: string) => options.find((o) => o.ticker === ticker)!.amount;
+  const v = { id: body.session_id as string, usdt: amountIn('USDT'), usdc: amountIn('USDC') };
   await scanAt(t0 + 1_000);
   return { merchant, a, v };
 }
@@ -135,38 +137,147 @@ describe("a stranger's bound part of another asset locks a session only by payin
     expect(await paymentsOf(a)).toEqual([]);
   });
 
-  it('locking the session to another asset with half its price leaves its exact transfer reserved for it, also once closed', async () => {
+  it("half its price in another asset, bound, does not outrank the payer's exact transfer mined before it", async () => {
     const t0 = startOfTest();
     const { merchant, a, v } = await twoSessions(t0);
 
     // V's payer sends exactly V's USDT amount; before the block is scanned, a stranger sends half V's price in USDC and
-    // binds it to V: verified on the spot, it locks V to USDC and releases V's USDT amount.
+    // binds it to V: verified on the spot, it locks V to USDC.
     const t1 = t0 + MIN;
     await nextBlockAt(t1);
     time.freeze(t1);
     const paid = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
     await nextBlockAt(t1 + 1_000);
-    const dust = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
+    const half = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
     time.freeze(t1 + 2_000);
-    const locked = await postBind(node.kassa, v.id, { tx_hash: dust.hash, chain_id: '31337', crypto_currency: 'USDC' });
+    const locked = await postBind(node.kassa, v.id, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' });
     expect(locked.status, JSON.stringify(locked.body)).toBe(200);
     expect(locked.body.crypto_currency).toBe('USDC');
 
+    // The scan finds the payer's exact USDT: it pays V, in USDT (it was reserved for V, stranded, before: docs/
+    // decisions/0026). The stranger's USDC no longer counts for V: credited to nobody, reserved for V, its bind
+    // rejected as superseded; the stranger's own session cannot take it.
     await chain.mine(1);
     await scanAt(t1 + 3_000);
-    // The payer's USDT pays no session by amount (V is locked to USDC) ...
-    expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([dust.hash]);
+    await chain.mine(1);
+    await scanAt(t1 + 4_000);
+    expect(await read(v.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDT', bound_tx_hash: null });
+    expect((await paymentsOf(v.id)).map((p) => [p.txHash, p.attribution])).toEqual([[paid.hash, 'exact_amount']]);
     const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
-    expect(unattributed.find((p) => p.txHash === paid.hash)?.reservedFor).toBe(v.id);
-    // ... and the stranger's own session cannot bind it.
-    const stolen = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(unattributed.find((p) => p.txHash === half.hash)?.reservedFor).toBe(v.id);
+    const candidates = await node.kassa.http
+      .post('/graphql')
+      .send({ query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason } } }` });
+    expect(candidates.body.data.checkoutSession).toMatchObject({
+      status: 'PAID',
+      cryptoCurrency: 'USDT',
+      transactions: [
+        {
+          state: 'REJECTED',
+          reason: expect.stringMatching(
+            /^superseded: transaction 0x[0-9a-f]{64} pays this checkout session's exact amount of [0-9.]+ USDT/,
+          ),
+        },
+      ],
+    });
+    const stolen = await postBind(node.kassa, a, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' });
     expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
-    expect(JSON.stringify(stolen.body)).toMatch(/other checkout sessions ask for/);
     expect(await paymentsOf(a)).toEqual([]);
+  });
 
-    // Both sessions expire; V's claims are freed (the USDT one a quote lifetime after the lock gave it up, the USDC
-    // one once scanned past V's close). The transfer stays V's: A, closed, would take a mined transaction inside its
-    // late-payment window.
+  it("nor the payer's exact transfer mined after it, once V is partial in the other asset", async () => {
+    const t0 = startOfTest();
+    const { merchant, v } = await twoSessions(t0);
+
+    // A stranger sees V's payer's transfer on its way and binds half V's price in USDC first: V is partial in USDC.
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const half = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
+    expect(
+      (await postBind(node.kassa, v.id, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' })).status,
+    ).toBe(200);
+    await chain.mine(1);
+    await scanAt(t1 + 2_000);
+    expect(await read(v.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC' });
+
+    // The payer's exact USDT, the amount their page showed, is mined after the lock: V keeps the amounts it asked in
+    // other assets while bound parts alone lock it, so the transfer still pays it by amount.
+    const t2 = t1 + 10_000;
+    await nextBlockAt(t2);
+    time.freeze(t2);
+    const paid = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
+    await chain.mine(1);
+    await scanAt(t2 + 2_000);
+    await scanAt(t2 + 3_000);
+    expect(await read(v.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDT', total_amount_crypto: v.usdt });
+    expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([paid.hash]);
+    const history = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ to_status: string }>>`
+      SELECT to_status::text FROM checkout_session_status_history WHERE session_id = ${v.id}::uuid ORDER BY id`;
+    expect(history.map((row) => row.to_status)).toEqual(['waiting_payment', 'partial', 'paid']);
+    // V's claims are given up with its close: none is left.
+    const claims = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM payment_amount_claims WHERE session_id = ${v.id}::uuid AND released_at IS NULL`;
+    expect(claims).toEqual([{ n: 0 }]);
+  });
+
+  it("an amount of another asset paid after the session's quote lifetime does not outrank the bound part", async () => {
+    const t0 = startOfTest();
+    const { merchant, v } = await twoSessions(t0, { ...lamp, expires_in_minutes: 180 });
+
+    // Half V's price in USDC, bound: V is partial in USDC and never re-priced (a payment was credited).
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const half = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
+    expect(
+      (await postBind(node.kassa, v.id, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' })).status,
+    ).toBe(200);
+    await chain.mine(1);
+    await scanAt(t1 + 2_000);
+
+    // V's USDT amount, sent once its quote's lifetime (30 min) is over: an unlocked V would have been re-priced by
+    // then, so it pays nothing at that old price (a payer cannot wait for the rate to move and pay the old amount).
+    const t2 = t0 + 31 * MIN;
+    await nextBlockAt(t2);
+    time.freeze(t2);
+    const stale = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 4 });
+    await chain.mine(1);
+    await scanAt(t2 + 2_000);
+    expect(await read(v.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC' });
+    expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([half.hash]);
+    const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
+    expect(unattributed.find((p) => p.txHash === stale.hash)?.reservedFor).toBe(v.id);
+  });
+
+  it('a bound part that pays the session in full is not outranked: the exact transfer stays reserved for it', async () => {
+    const t0 = startOfTest();
+    const { merchant, a, v } = await twoSessions(t0);
+
+    // V's payer pays V's whole USDC price and a little more (not V's unique amount: it pays by its bind alone), bound
+    // and verified at once; someone then sends V's exact USDT amount, scanned while the USDC waits for confirmation.
+    const t1 = t0 + MIN;
+    await nextBlockAt(t1);
+    time.freeze(t1);
+    const full = await chain.pay(merchant.wallet, 'USDC', new Decimal(v.usdc).plus('0.5').toFixed(6), { from: 4 });
+    expect(
+      (await postBind(node.kassa, v.id, { tx_hash: full.hash, chain_id: '31337', crypto_currency: 'USDC' })).status,
+    ).toBe(200);
+    expect((await read(v.id)).crypto_currency).toBe('USDC');
+    await nextBlockAt(t1 + 2_000);
+    const exact = await chain.pay(merchant.wallet, 'USDT', v.usdt, { from: 5 });
+    await chain.mine(1);
+    await scanAt(t1 + 4_000);
+    await scanAt(t1 + 5_000);
+    expect(await read(v.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDC' });
+    expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([full.hash]);
+    const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
+    expect(unattributed.find((p) => p.txHash === exact.hash)?.reservedFor).toBe(v.id);
+    const stolen = await postBind(node.kassa, a, { tx_hash: exact.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    expect(stolen.status, JSON.stringify(stolen.body)).toBe(409);
+
+    // A expires and V's claims are purged: the transfer stays V's, and A, closed, would take a mined transaction inside
+    // its late-payment window.
     await scanAt(t0 + 62 * MIN);
     await expireDueSessions(node.kassa.ctx);
     expect((await read(a)).status).toBe('expired');
@@ -175,7 +286,7 @@ describe("a stranger's bound part of another asset locks a session only by payin
     const claims = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ n: number }>>`
       SELECT count(*)::int AS n FROM payment_amount_claims WHERE session_id = ${v.id}::uuid`;
     expect(claims).toEqual([{ n: 0 }]);
-    const late = await postBind(node.kassa, a, { tx_hash: paid.hash, chain_id: '31337', crypto_currency: 'USDT' });
+    const late = await postBind(node.kassa, a, { tx_hash: exact.hash, chain_id: '31337', crypto_currency: 'USDT' });
     expect(late.status, JSON.stringify(late.body)).toBe(409);
     expect(JSON.stringify(late.body)).toMatch(/other checkout sessions ask for/);
     expect(await paymentsOf(a)).toEqual([]);

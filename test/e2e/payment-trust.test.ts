@@ -950,16 +950,40 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     await setWallet(node.kassa.ctx, merchant.organisationId, old, 'local');
   });
 
-  it('a transfer a session cannot be paid with any more is not credited to it by scanning (asset locked meanwhile by a bind)', async () => {
+  it('a transfer a session cannot be paid with any more is not credited to it by scanning (asset locked meanwhile by a bind that pays it)', async () => {
+    const session = await checkout();
+    const usdc = await chain.pay(session.wallet, 'USDC', session.quote.USDC!, { from: 5 });
+    expect((await bind(session.id, { tx_hash: usdc.hash, crypto_currency: 'USDC' })).status).toBe(200);
+    // The exact USDT amount the session was quoted: it may not pay a session now locked to USDC and paid in it.
+    const usdt = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 5 });
+    await confirmAll();
+    expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([usdc.hash]);
+    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDC' });
+    expect(await unattributed()).toContain(usdt.hash);
+  });
+
+  it('an exact transfer outranks a bound part of another asset that does not pay the session (decision 26)', async () => {
     const session = await checkout();
     const half = new Decimal(session.quote.USDC!).div(2).plus(1).toFixed(6); // a first part: half at least (rule 3)
     const usdc = await chain.pay(session.wallet, 'USDC', half, { from: 5 });
     expect((await bind(session.id, { tx_hash: usdc.hash, crypto_currency: 'USDC' })).status).toBe(200);
-    // The exact USDT amount the session was quoted: it may not pay a session now locked to USDC.
-    const usdt = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 5 });
     await confirmAll();
-    expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([usdc.hash]);
-    expect(await unattributed()).toContain(usdt.hash);
+    expect(await view(session.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC' });
+    // The exact USDT amount the session was quoted pays it, in USDT; the USDC part is left to the operator. While the
+    // USDT waits for its confirmations the session waits for its payment again: the USDC no longer counts.
+    const usdt = await chain.pay(session.wallet, 'USDT', session.quote.USDT!, { from: 5 });
+    await node.watchers.tick();
+    expect(await view(session.id)).toMatchObject({
+      status: 'waiting_payment',
+      crypto_currency: 'USDT',
+      total_amount_crypto: session.quote.USDT,
+      bound_tx_hash: null,
+    });
+    await confirmAll();
+    expect((await paymentsOf(session.id)).map((p) => p.txHash)).toEqual([usdt.hash]);
+    expect(await view(session.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDT' });
+    expect(await unattributed()).toContain(usdc.hash);
+    expect(await eventTypes(session.id)).toEqual(['created', 'tx_bound', 'partially_paid', 'payment_reversed', 'paid']);
   });
 
   it('an expired session inside its late-payment window takes a bind of a mined transfer as a late payment', async () => {
