@@ -30,6 +30,7 @@ const IGNORED = new Set([
   'maxLength',
   'minItems',
   'maxItems',
+  'maxProperties',
   'required',
   'additionalProperties',
 ]);

@@ -72,7 +72,11 @@ const metadata = z
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= LIMITS.metadataBytes, {
     error: 'must not be larger than 8 KB as JSON',
   })
-  .meta({ type: 'object', description: 'Free-form, any keys' });
+  .meta({
+    type: 'object',
+    maxProperties: LIMITS.metadataKeys,
+    description: `Free-form JSON: at most ${LIMITS.metadataKeys} keys, ${LIMITS.metadataBytes / 1024} KB as JSON`,
+  });
 
 const plainObject = <T extends z.ZodType>(schema: T, what: string) =>
   z.custom<unknown>(isJsonObject, { error: required(what) }).pipe(schema);

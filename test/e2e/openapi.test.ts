@@ -92,6 +92,7 @@ describe('/openapi.json', () => {
     expect(body.required).toEqual(['user', 'items', 'currency']);
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.items.maxItems).toBe(100);
+    expect(body.properties.metadata).toMatchObject({ type: 'object', maxProperties: 50 });
     expect(body.properties.items.items.properties.unit_price).toMatchObject({ type: 'number', minimum: 0 });
     expect(body.properties.items.items.properties.quantity).toMatchObject({ type: 'integer', minimum: 1 });
     expect(body.properties.expires_in_minutes).toMatchObject({

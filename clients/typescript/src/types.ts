@@ -283,7 +283,7 @@ export interface CreateCheckoutRequest {
   }>;
   /** Quote currency (ISO 4217), e.g. "USD"; crypto amounts derive from the total in it. */
   currency: string;
-  /** Free-form, any keys. */
+  /** Free-form JSON: at most 50 keys, 8 KB as JSON. */
   metadata?: Record<string, unknown>;
   /** Session lifetime in minutes. Default: 60. */
   expires_in_minutes?: number;
@@ -372,7 +372,7 @@ export interface UpdatePaymentLinkRequest {
   active?: boolean;
   max_uses?: null | number;
   expires_at?: null | string;
-  /** Free-form, any keys. */
+  /** Free-form JSON: at most 50 keys, 8 KB as JSON. */
   metadata?: Record<string, unknown>;
 }
 
