@@ -31,7 +31,8 @@ export function paymentInFlightSql(): Prisma.Sql {
 }
 
 /**
- * A network of the session (its paying network once one is selected) that a watcher
+ * A network of the session (its paying network once one is selected, and one it still holds an amount on) that a
+ * watcher
  * scanned during the session's life (or within the grace before it began) but has not
  * yet scanned past `until` (expires_at unless given) plus the clock skew allowed for block
  * times. A network nobody watches is not waited for. Expiry waits for it; so do re-pricing
@@ -44,7 +45,16 @@ export function chainBehindSql(
   options: { everyNetwork?: boolean } = {},
 ): Prisma.Sql {
   // everyNetwork: also the networks a selected chain ruled out (a payer may have sent there before it was selected).
-  const paying = options.everyNetwork ? Prisma.empty : Prisma.sql`AND (s.chain_id IS NULL OR n.chain_id = s.chain_id)`;
+  // Otherwise the paying network, and any other where the session holds an amount that a transfer mined before it
+  // lapses pays (a bound part's lock keeps them for the quote's lifetime: docs/decisions/0026), until scanned past the
+  // earlier of `until` and that lapse.
+  const skew = Prisma.sql`make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000})`;
+  const paying = options.everyNetwork
+    ? Prisma.empty
+    : Prisma.sql`AND (s.chain_id IS NULL OR n.chain_id = s.chain_id
+                      OR EXISTS (SELECT 1 FROM payment_amount_claims k
+                                  WHERE k.session_id = s.id AND k.network = n.network
+                                    AND (k.released_at IS NULL OR c.caught_up_at < k.released_at + ${skew})))`;
   return Prisma.sql`EXISTS (SELECT 1 FROM checkout_session_networks n
                              JOIN chain_cursors c ON c.network = n.network
                             WHERE n.session_id = s.id ${paying}

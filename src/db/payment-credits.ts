@@ -237,10 +237,11 @@ export async function supersedeBoundLock(
   transfer: ChainTransfer,
   at: Date,
 ): Promise<boolean> {
+  // The row lock first, then the check in a statement of its own: it sees every part a bind committed meanwhile.
+  await tx.$queryRaw`SELECT 1 FROM checkout_sessions WHERE id = ${sessionId}::uuid FOR UPDATE`;
   const locked = await tx.$queryRaw<Array<{ asset: string }>>`
     SELECT s.crypto_currency AS asset FROM checkout_sessions s
-     WHERE s.id = ${sessionId}::uuid AND s.status::text = ANY(${OPEN}) AND ${supersedableSql(transfer)}
-     FOR UPDATE`;
+     WHERE s.id = ${sessionId}::uuid AND s.status::text = ANY(${OPEN}) AND ${supersedableSql(transfer)}`;
   if (locked.length === 0) return false;
   const reason =
     `${SUPERSEDED} transaction ${transfer.txHash} pays this checkout session's exact amount of ` +
@@ -249,7 +250,7 @@ export async function supersedeBoundLock(
   const parts = await tx.$queryRaw<Array<{ tx_hash: string; chain_id: string }>>`
     UPDATE payments p SET session_id = NULL, attribution = NULL, late = false, reserved_for = ${sessionId}::uuid,
            updated_at = ${at}
-     WHERE p.session_id = ${sessionId}::uuid
+     WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'bound_tx'
        AND NOT (p.chain_id = ${transfer.chainId} AND p.tx_hash = ${transfer.txHash}
                 AND p.log_index = ${transfer.logIndex} AND p.live IS TRUE)
     RETURNING p.tx_hash, p.chain_id`;

@@ -1065,6 +1065,50 @@ describe('8. found by an attacker-minded review: a session on several networks',
       [[pending.hash, 'bound_tx']],
     );
   });
+
+  // Found by an attacker-minded review of decision 26: expiry waited for the selected chain only, and the payer's exact
+  // transfer on another chain, mined before expires_at and scanned after, found the session closed.
+  it('a session a bound part locked to one chain waits, to expire, for another chain where it still holds an amount', async () => {
+    const merchant = await createMerchant(twoChains.kassa.ctx, { wallet: randomWallet() });
+    // Its quote (30 min) lapses when it expires: the amounts on BSC stay the session's until then.
+    const created = await createSession(twoChains.kassa, merchant, checkoutRequest({ expires_in_minutes: 30 }));
+    const id = created.session_id as string;
+    const usdc = (created.crypto_options as Array<{ ticker: string; amount: string }>).find(
+      (o) => o.ticker === 'USDC',
+    )!;
+    const part = await chain.pay(merchant.wallet, 'USDC', new Decimal(usdc.amount).div(2).plus(1).toFixed(6), {
+      from: 8,
+    });
+    const bound = await postBind(twoChains.kassa, id, {
+      tx_hash: part.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'USDC',
+    });
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    await chain.mine(3);
+    await twoChains.watchers.tick();
+    const status = async () => (await twoChains.kassa.http.get(`/checkout-sessions/${id}`)).body.status as string;
+    expect(await status()).toBe('partial');
+    // BSC was scanned during the session's life, not yet past expires_at: a payer's exact transfer there, mined
+    // before, may still be found.
+    const db = twoChains.kassa.runtime.db.prisma;
+    const start = Date.now();
+    await db.$executeRaw`INSERT INTO chain_cursors (network, chain_id, next_block, caught_up_at)
+      VALUES ('bsc', '56', 1, ${new Date(start)}) ON CONFLICT (network) DO UPDATE SET caught_up_at = ${new Date(start)}`;
+    try {
+      time.freeze(start + 31 * MIN);
+      await chain.mine(1);
+      await twoChains.watchers.tick();
+      await expireDueSessions(twoChains.kassa.ctx);
+      expect(await status()).toBe('partial');
+      // Scanned past it: nothing is left to wait for.
+      await db.$executeRaw`UPDATE chain_cursors SET caught_up_at = ${new Date(start + 31 * MIN)} WHERE network = 'bsc'`;
+      await expireDueSessions(twoChains.kassa.ctx);
+      expect(await status()).toBe('expired');
+    } finally {
+      await db.$executeRaw`DELETE FROM chain_cursors WHERE network = 'bsc'`;
+    }
+  });
 });
 
 describe('9. found by an attacker-minded review (2026-11-28): the watcher judges every bound transaction in turn', () => {
