@@ -14,8 +14,10 @@ import { controllableClock, createSession, postBind } from '../support/rest-kass
  * dust transfer in another asset, or in the session's asset — changed which amounts a session held (its asset
  * locked to another; its rest asked anew). The payer's transfer of the amount their page had asked for then paid no
  * session by amount, and any other open session of the merchant could bind it: the attacker's own. Such a transfer
- * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2), and a first part must pay half
- * of the session's price to select its asset (rule 3). Each test failed before.
+ * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2), a first part must pay half
+ * of the session's price to select its asset (rule 3), and the payer's exact transfer outranks bound parts of another
+ * asset (rule 2, docs/decisions/0026). Each test failed before, but the two that pin where outranking stops (a
+ * transfer after the quote's lifetime; bound parts that pay the price).
  */
 
 const MIN = 60_000;
@@ -81,7 +83,23 @@ async function twoSessions(t0: number, basket: Record<string, unknown> = lamp) {
   return { merchant, a, v };
 }
 
-describe("a stranger's bound part of another asset locks a session only by paying half its price", () => {
+/** A stranger's 50.1 USDC (half V's price and a little more), mined at `at` and bound to V at once, then scanned. */
+async function halfBoundInUsdc(wallet: string, sessionId: string, at: number): Promise<{ hash: string }> {
+  await nextBlockAt(at);
+  time.freeze(at);
+  const half = await chain.pay(wallet, 'USDC', '50.1', { from: 7 });
+  const bound = await postBind(node.kassa, sessionId, {
+    tx_hash: half.hash,
+    chain_id: '31337',
+    crypto_currency: 'USDC',
+  });
+  expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+  await chain.mine(1);
+  await scanAt(at + 2_000);
+  return half;
+}
+
+describe("a stranger's bound part of another asset strands no payer's exact transfer", () => {
   it("a unit of another asset, bound to a waiting session, selects nothing: the payer's exact transfer pays it", async () => {
     const t0 = startOfTest();
     const { merchant, a, v } = await twoSessions(t0);
@@ -191,14 +209,7 @@ describe("a stranger's bound part of another asset locks a session only by payin
 
     // A stranger sees V's payer's transfer on its way and binds half V's price in USDC first: V is partial in USDC.
     const t1 = t0 + MIN;
-    await nextBlockAt(t1);
-    time.freeze(t1);
-    const half = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
-    expect(
-      (await postBind(node.kassa, v.id, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' })).status,
-    ).toBe(200);
-    await chain.mine(1);
-    await scanAt(t1 + 2_000);
+    const half = await halfBoundInUsdc(merchant.wallet, v.id, t1);
     expect(await read(v.id)).toMatchObject({ status: 'partial', crypto_currency: 'USDC' });
 
     // The payer's exact USDT, the amount their page showed, is mined after the lock: V keeps the amounts it asked in
@@ -212,6 +223,8 @@ describe("a stranger's bound part of another asset locks a session only by payin
     await scanAt(t2 + 3_000);
     expect(await read(v.id)).toMatchObject({ status: 'paid', crypto_currency: 'USDT', total_amount_crypto: v.usdt });
     expect((await paymentsOf(v.id)).map((p) => p.txHash)).toEqual([paid.hash]);
+    const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
+    expect(unattributed.find((p) => p.txHash === half.hash)?.reservedFor).toBe(v.id);
     const history = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ to_status: string }>>`
       SELECT to_status::text FROM checkout_session_status_history WHERE session_id = ${v.id}::uuid ORDER BY id`;
     expect(history.map((row) => row.to_status)).toEqual(['waiting_payment', 'partial', 'paid']);
@@ -227,14 +240,7 @@ describe("a stranger's bound part of another asset locks a session only by payin
 
     // Half V's price in USDC, bound: V is partial in USDC and never re-priced (a payment was credited).
     const t1 = t0 + MIN;
-    await nextBlockAt(t1);
-    time.freeze(t1);
-    const half = await chain.pay(merchant.wallet, 'USDC', '50.1', { from: 7 });
-    expect(
-      (await postBind(node.kassa, v.id, { tx_hash: half.hash, chain_id: '31337', crypto_currency: 'USDC' })).status,
-    ).toBe(200);
-    await chain.mine(1);
-    await scanAt(t1 + 2_000);
+    const half = await halfBoundInUsdc(merchant.wallet, v.id, t1);
 
     // V's USDT amount, sent once its quote's lifetime (30 min) is over: an unlocked V would have been re-priced by
     // then, so it pays nothing at that old price (a payer cannot wait for the rate to move and pay the old amount).
