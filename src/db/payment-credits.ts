@@ -189,9 +189,10 @@ export async function quoteAt(tx: Client, sessionId: string, asset: AssetTicker,
  * Keeps an exact-amount credit only while the session can be paid with it: the transfer's
  * asset and chain are selected for a session that has none, at the quote valid when the block
  * was mined (exact amounts are matched against the claims held then: a payment mined before a
- * re-pricing is judged at the old amount); when a concurrent bind selected another asset or
- * chain first, the credit is taken back and the transfer stays unattributed, listed for an
- * operator, rather than credited to a session that would never count it.
+ * re-pricing is judged at the old amount). A session bound parts alone locked to another asset or chain is
+ * re-selected at this one when they do not pay it (supersedeBoundLock); otherwise (an exact payment or bound parts
+ * paying it selected another first) the credit is taken back and the transfer stays unattributed, reserved for the
+ * session and listed for an operator, rather than credited to a session that would never count it.
  */
 export async function confirmExactCredit(
   tx: Client,

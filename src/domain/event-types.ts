@@ -11,7 +11,10 @@ export const CHECKOUT_EVENT_TYPES = [
   'checkout_session.expired',
   'checkout_session.failed',
   'checkout_session.late_payment',
-  /** A chain reorganisation removed payments the session had been credited with. */
+  /**
+   * A chain reorganisation removed payments the session had been credited with, or an exact payment in another asset
+   * superseded a partial session's bound parts (docs/decisions/0026).
+   */
   'checkout_session.payment_reversed',
   /** The quote outlived KASSA_QUOTE_TTL_MINUTES and the session was re-priced. */
   'checkout_session.quote_updated',
