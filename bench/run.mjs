@@ -367,7 +367,7 @@ async function postgresSection(report) {
       ] = await interleaved([
         { name: 'GET session — reference', options: { url: refUrl + getPath }, meter: refMeter },
         { name: 'GET session — Kassa', options: { url: kassa.url + getPath }, meter: kassaMeter },
-        { name: 'GraphQL, GET by documentId (the page) — Kassa', options: pageQuery, meter: kassaMeter },
+        { name: "GraphQL, GET by documentId (the page's poll) — Kassa", options: pageQuery, meter: kassaMeter },
         {
           name: 'GraphQL checkoutSession, GET with its text — Kassa',
           options: graphqlGetOptions(kassa.url, kassa.created.session_id),

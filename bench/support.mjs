@@ -57,13 +57,13 @@ export function graphqlGetOptions(baseUrl, sessionId) {
 }
 
 /**
- * Autocannon's options for the hosted page's own poll of `sessionId` (web/pay.js): GET of its `CheckoutSession`
- * document by id (src/graphql/page-documents.ts), no preflight header. Needs `npm run build`.
+ * Autocannon's options for the hosted page's own poll of `sessionId` (web/pay.js: refresh, when it has no WebSocket):
+ * GET of its `CheckoutPoll` document by id (src/graphql/page-documents.ts), no preflight header. Needs `npm run build`.
  */
 export async function graphqlDocumentOptions(baseUrl, sessionId) {
   const { PAGE_DOCUMENT_DATA } = await import('../dist/graphql/page-documents.js');
   const params = new URLSearchParams({
-    documentId: PAGE_DOCUMENT_DATA.CheckoutSession.id,
+    documentId: PAGE_DOCUMENT_DATA.CheckoutPoll.id,
     variables: JSON.stringify({ id: sessionId }),
   });
   return { url: `${baseUrl}/graphql?${params}` };

@@ -24,7 +24,7 @@
     t(plurals.select(count) === 'one' ? 'confirmations.one' : 'confirmations.other', { count });
 
   // The page's GraphQL documents, each with its id and text (src/graphql/page-documents.ts, given in the page data).
-  const { CheckoutPage, CheckoutSession, CheckoutUpdates, BindTransaction } = page.documents;
+  const { CheckoutPage, CheckoutSession, CheckoutPoll, CheckoutUpdates, BindTransaction } = page.documents;
 
   const POLL_MS = 5000;
   const OPEN = ['PENDING', 'WAITING_PAYMENT', 'PARTIAL'];
@@ -380,13 +380,32 @@
     if (!isOpen(session)) stopLive();
   }
 
+  // A refresh asks only what can change (CheckoutPoll: under a quarter of the whole session's bytes, every POLL_MS on a
+  // phone without the WebSocket). A payment option is given by its network, asset and amount: while those are the
+  // ones shown, the rest of each option (wallet, contract, base units, URI) is what the page holds; when they differ
+  // (an asset selected, a partial payment's rest, a new quote) it reads the whole session again.
   async function refresh() {
     try {
-      const data = await graphql(CheckoutSession, { id: page.sessionId });
-      apply(data.checkoutSession);
+      const polled = (await graphql(CheckoutPoll, { id: page.sessionId })).checkoutSession;
+      const held = state.session;
+      if (polled && held && sameOptions(held.paymentOptions, polled.paymentOptions))
+        apply({ ...held, ...polled, paymentOptions: held.paymentOptions });
+      else apply((await graphql(CheckoutSession, { id: page.sessionId })).checkoutSession);
     } catch {
       // A failed refresh keeps the last view; the next poll or message tries again.
     }
+  }
+
+  function sameOptions(held, polled) {
+    return (
+      held.length === polled.length &&
+      held.every(
+        (option, i) =>
+          option.network === polled[i].network &&
+          option.ticker === polled[i].ticker &&
+          option.amount === polled[i].amount,
+      )
+    );
   }
 
   // ---- Live updates: graphql-ws protocol over the browser's WebSocket, polling as a fallback ----

@@ -7,6 +7,7 @@ import { settleExpiry } from '../../src/domain/get-checkout-session.js';
 import { checkoutPageRouter } from '../../src/rest/checkout-page.routes.js';
 import { Decimal } from '../../src/domain/money.js';
 import { eip681Uri } from '../../src/domain/payment-uri.js';
+import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
@@ -438,6 +439,63 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     expect(new Set(questions)).toEqual(new Set(['documentId,variables']));
     await page.close();
   });
+
+  it(
+    'polls only what can change, and reads the whole session once when its payment options change',
+    { timeout: 60_000 },
+    async () => {
+      const session = await createSession(node.kassa, shop, checkoutRequest());
+      const usdt = new Decimal(session.crypto_options.find((o: { ticker: string }) => o.ticker === 'USDT').amount);
+      const page = await newPage();
+      await page.routeWebSocket(/\/graphql$/, (socket) => socket.close());
+      const { CheckoutPage, CheckoutSession, CheckoutPoll } = PAGE_DOCUMENT_DATA;
+      const asked: string[] = [];
+      page.on('requestfinished', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname === '/graphql') asked.push(url.searchParams.get('documentId') ?? 'text');
+      });
+      const polls = () => asked.filter((id) => id === CheckoutPoll.id).length;
+      const wholeReads = () => asked.filter((id) => id === CheckoutSession.id).length;
+      await page.goto(openAt(session));
+      await page.locator('#live-state[data-live="polling"]').waitFor();
+      // Nothing changes: two polls, and the whole session is not read again.
+      await expect.poll(polls, { timeout: 12_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+      expect(asked[0]).toBe(CheckoutPage.id);
+      expect(wholeReads()).toBe(0);
+      expect(await page.locator('#assets input').count()).toBe(6);
+
+      // Half in USDT, bound from another device and confirmed: the options become the rest in USDT on the sandbox.
+      const half = usdt.dividedBy(2).toDecimalPlaces(6, Decimal.ROUND_UP);
+      const first = await chain.pay(shop.wallet, 'USDT', half.toFixed(6), { from: 7 });
+      const bound = await postBind(node.kassa, session.session_id, {
+        tx_hash: first.hash,
+        chain_id: '31337',
+        crypto_currency: 'USDT',
+      });
+      expect(bound.status, bound.text).toBe(200);
+      await node.watchers.tick();
+      await confirm();
+      await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 12_000 });
+      const rest = usdt.minus(half);
+      await page.locator('#networks label', { hasText: 'Local sandbox' }).click();
+      expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
+      // The wallet link is the server's payment request for the rest, which only the whole session carries.
+      const uri = (await node.kassa.http.get(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT`)).headers[
+        'x-payment-uri'
+      ];
+      expect(uri).toContain(`uint256=${rest.times(1e6).toFixed(0)}`);
+      expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
+      // Read whole once per change of the options (the asset selected, then the rest), not at every poll.
+      const reads = wholeReads();
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThanOrEqual(2);
+      const pollsThen = polls();
+      await expect.poll(polls, { timeout: 12_000, interval: 200 }).toBeGreaterThanOrEqual(pollsThen + 1);
+      expect(wholeReads()).toBe(reads);
+      expect(pageProblems.get(page), pageProblems.get(page)!.join('\n')).toEqual([]);
+      await page.close();
+    },
+  );
 
   it.each([
     // A server of another release: every document id is one it does not know (400 PERSISTED_QUERY_NOT_FOUND).

@@ -552,26 +552,29 @@ describe('GraphQL GETs the lane leaves to Express (src/graphql/graphql-lane.ts: 
     expect(a.cachedQueries.hits).toBe(hits);
   });
 
-  it("the page's query by documentId is served from its kept answer with no preflight header; named second, by Express", async () => {
-    const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
-    await getSession(a, id);
-    const variables = JSON.stringify({ id });
-    const documentId = PAGE_DOCUMENT_DATA.CheckoutSession.id;
-    const url = `/graphql?${new URLSearchParams({ documentId, variables })}`;
-    time.freeze(Date.now());
-    const first = await a.http.get(url);
-    expect(first.status, first.text).toBe(200);
-    const hits = a.cachedQueries.hits;
-    const again = await a.http.get(url);
-    expect(a.cachedQueries.hits).toBe(hits + 1);
-    expect(again.text).toBe(first.text);
-    // The same question with the id second: not what the lane takes without a header, so Express answers it (kept
-    // under its own URL, and then served from there only with a preflight header).
-    const second = await a.http.get(`/graphql?${new URLSearchParams({ variables, documentId })}`);
-    expect(second.status).toBe(200);
-    expect(second.text).toBe(first.text);
-    expect(a.cachedQueries.hits).toBe(hits + 1);
-  });
+  it.each(['CheckoutSession', 'CheckoutPoll'] as const)(
+    "the page's %s by documentId is served from its kept answer with no preflight header; named second, by Express",
+    async (name) => {
+      const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
+      await getSession(a, id);
+      const variables = JSON.stringify({ id });
+      const documentId = PAGE_DOCUMENT_DATA[name].id;
+      const url = `/graphql?${new URLSearchParams({ documentId, variables })}`;
+      time.freeze(Date.now());
+      const first = await a.http.get(url);
+      expect(first.status, first.text).toBe(200);
+      const hits = a.cachedQueries.hits;
+      const again = await a.http.get(url);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+      expect(again.text).toBe(first.text);
+      // The same question with the id second: not what the lane takes without a header, so Express answers it (kept
+      // under its own URL, and then served from there only with a preflight header).
+      const second = await a.http.get(`/graphql?${new URLSearchParams({ variables, documentId })}`);
+      expect(second.status).toBe(200);
+      expect(second.text).toBe(first.text);
+      expect(a.cachedQueries.hits).toBe(hits + 1);
+    },
+  );
 
   it('a conditional GET is answered by Express: 304 when the ETag still matches, the whole answer when not', async () => {
     const { id, etag } = await kept();
