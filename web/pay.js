@@ -308,7 +308,9 @@
     $('token-contract').textContent = asset.native ? '' : asset.contractAddress;
     $('decimals-row').hidden = asset.native;
     $('token-decimals').textContent = asset.native ? '' : String(asset.decimals);
-    const qr = `/pay/${encodeURIComponent(session.sessionId)}/qr.svg?network=${encodeURIComponent(network.slug)}&asset=${encodeURIComponent(asset.ticker)}`;
+    // The amount is in the image's URL so that a new amount (a partial payment's rest, a new quote) loads a new image:
+    // the server draws the session's current request whatever it says, and ignores it otherwise.
+    const qr = `/pay/${encodeURIComponent(session.sessionId)}/qr.svg?network=${encodeURIComponent(network.slug)}&asset=${encodeURIComponent(asset.ticker)}&amount=${encodeURIComponent(asset.amount)}`;
     if ($('qr').getAttribute('src') !== qr) $('qr').src = qr;
     $('wallet-link').href = asset.uri;
     const confirmations = confirmationsText(network.confirmations);

@@ -5,7 +5,7 @@ import { Kind, parse } from 'graphql';
  * The hosted page's GraphQL documents (web/pay.js sends them) and the trusted documents the server knows by id.
  *
  * The page sends its queries and its mutation by `documentId` rather than by their text (the GraphQL-over-HTTP
- * convention for trusted documents): a poll of the session is a URL of about 100 bytes instead of 0.5–0.8 KB, and the
+ * convention for trusted documents): a poll of the session is a URL of about 100 bytes, not 450–650 bytes, and the
  * server reads the text it knows. The id is the first 16 hex digits of the text's SHA-256, so a page of one release
  * never names another release's different text with the same id (while instances of two releases serve side by
  * side, an unknown id is answered PERSISTED_QUERY_NOT_FOUND and the page sends the text instead).
