@@ -103,16 +103,17 @@ export function sameKey(x: string, y: string): Prisma.Sql {
  * Gives the session's claims and shares up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
  * (`released_at`): it still matches a transfer mined before `at`, which may not be scanned yet, and its
  * amount is no other session's until purgeReleasedAmountClaims deletes it. A released share, likewise, still makes
- * a transfer mined before `at` ambiguous.
+ * a transfer mined before `at` ambiguous. `at` may be a moment to come, as SQL (a bound part's lock keeps the other
+ * amounts for its quote's lifetime: lockAsset).
  */
 export async function releaseAmountClaims(
   tx: Client,
   sessionId: string,
-  at: Date,
+  at: Date | Prisma.Sql,
   keep?: { asset: AssetTicker; network: string },
 ): Promise<void> {
   const kept = keep ? Prisma.sql`AND NOT (asset = ${keep.asset} AND network = ${keep.network})` : Prisma.empty;
-  // A claim set to lapse later (a bound part's lock: lockAsset) is given up now too.
+  // A claim set to lapse later than `at` (a bound part's lock) is given up at `at`.
   await tx.$executeRaw`
     WITH shares AS (
       UPDATE payment_amount_shares SET released_at = ${at}

@@ -32,12 +32,10 @@ export function paymentInFlightSql(): Prisma.Sql {
 
 /**
  * A network of the session (its paying network once one is selected, and one it still holds an amount on) that a
- * watcher
- * scanned during the session's life (or within the grace before it began) but has not
- * yet scanned past `until` (expires_at unless given) plus the clock skew allowed for block
- * times. A network nobody watches is not waited for. Expiry waits for it; so do re-pricing
- * (`until` the end of the quote: src/db/requote-holds.ts) and the reuse of a released unique
- * amount (`until` its release: src/db/amount-claims.ts).
+ * watcher scanned during the session's life (or within the grace before it began) but has not yet scanned past
+ * `until` (expires_at unless given) plus the clock skew allowed for block times. A network nobody watches is not
+ * waited for. Expiry waits for it; so do re-pricing (`until` the end of the quote: src/db/requote-holds.ts) and the
+ * reuse of a released unique amount (`until` its release: src/db/amount-claims.ts).
  */
 export function chainBehindSql(
   graceMinutes: number,

@@ -148,16 +148,12 @@ export async function lockAsset(
      WHERE s.id = ${sessionId}::uuid AND s.crypto_currency IS NULL
     RETURNING total_amount_crypto::text AS total`;
   if (rows[0]) {
-    if (keepOthersMinutes === null) await releaseAmountClaims(tx, sessionId, at, { asset, network });
-    else {
-      const lapse = Prisma.sql`GREATEST(${at}::timestamptz, (SELECT s.quoted_at FROM checkout_sessions s
-        WHERE s.id = ${sessionId}::uuid) + make_interval(mins => ${keepOthersMinutes}))`;
-      const others = Prisma.sql`session_id = ${sessionId}::uuid AND released_at IS NULL
-        AND NOT (asset = ${asset} AND network = ${network})`;
-      await tx.$executeRaw`
-        WITH shares AS (UPDATE payment_amount_shares SET released_at = ${lapse} WHERE ${others})
-        UPDATE payment_amount_claims SET released_at = ${lapse} WHERE ${others}`;
-    }
+    const lapse =
+      keepOthersMinutes === null
+        ? at
+        : Prisma.sql`GREATEST(${at}::timestamptz, (SELECT s.quoted_at FROM checkout_sessions s
+            WHERE s.id = ${sessionId}::uuid) + make_interval(mins => ${keepOthersMinutes}))`;
+    await releaseAmountClaims(tx, sessionId, lapse, { asset, network });
     return toDecimal(rows[0].total);
   }
   const current = await tx.$queryRaw<

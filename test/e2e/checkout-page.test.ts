@@ -229,6 +229,19 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
   const openAt = (session: Record<string, any>) => `${node.kassa.url}/pay/${session.session_id}`;
   const text = (page: Page, selector: string) => page.locator(selector).innerText();
 
+  /**
+   * The page asks for `amount` USDT on the sandbox everywhere: the amount shown, the QR code (its image's URL names the
+   * amount, so a new one is drawn for a new amount) and the wallet link, both the server's payment request for it.
+   */
+  async function expectAsksForUsdt(page: Page, session: Record<string, any>, amount: Decimal) {
+    expect(await text(page, '#amount')).toBe(`${amount.toFixed(6)} USDT`);
+    const qr = await page.locator('#qr').getAttribute('src');
+    expect(qr).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT&amount=${amount.toFixed(6)}`);
+    const uri = (await node.kassa.http.get(qr!)).headers['x-payment-uri'];
+    expect(uri).toContain(`uint256=${amount.times(1e6).toFixed(0)}`);
+    expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
+  }
+
   it(
     'shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid',
     { timeout: 60_000 },
@@ -264,11 +277,7 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       await page.waitForFunction(
         "document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0",
       );
-      const qrSrc = await page.locator('#qr').getAttribute('src');
-      expect(qrSrc).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT&amount=${usdt.toFixed(6)}`);
-      const uri = (await node.kassa.http.get(qrSrc!)).headers['x-payment-uri'];
-      expect(uri).toContain(`uint256=${usdt.times(1e6).toFixed(0)}`);
-      expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
+      await expectAsksForUsdt(page, session, usdt);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: new URL('checkout-page.png', ARTIFACTS).pathname, fullPage: true });
 
@@ -297,13 +306,8 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       expect(await text(page, '#outcome-text')).toBe(
         `We received ${half.toFixed(8)} USDT of ${usdt.toFixed(8)}. Send exactly ${rest.toFixed(6)} USDT to the same address: that amount is this checkout's own and is recognised by itself. If you send another amount, enter that transaction's hash below.`,
       );
-      expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
       // The QR code asks for the rest too: a new image, not the one drawn for the whole amount.
-      const restQr = await page.locator('#qr').getAttribute('src');
-      expect(restQr).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT&amount=${rest.toFixed(6)}`);
-      const restUri = (await node.kassa.http.get(restQr!)).headers['x-payment-uri'];
-      expect(restUri).toContain(`uint256=${rest.times(1e6).toFixed(0)}`);
-      expect(await page.locator('#wallet-link').getAttribute('href')).toBe(restUri);
+      await expectAsksForUsdt(page, session, rest);
       await page.waitForFunction(
         "document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0",
       );
@@ -497,13 +501,7 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       await confirm();
       await page.locator('#status', { hasText: 'Partially paid' }).waitFor({ timeout: 12_000 });
       expect(wholeReads()).toBe(selectedReads + 1);
-      const rest = usdt.minus(half);
-      expect(await text(page, '#amount')).toBe(`${rest.toFixed(6)} USDT`);
-      const qr = await page.locator('#qr').getAttribute('src');
-      expect(qr).toBe(`/pay/${session.session_id}/qr.svg?network=local&asset=USDT&amount=${rest.toFixed(6)}`);
-      const uri = (await node.kassa.http.get(qr!)).headers['x-payment-uri'];
-      expect(uri).toContain(`uint256=${rest.times(1e6).toFixed(0)}`);
-      expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
+      await expectAsksForUsdt(page, session, usdt.minus(half));
 
       // Nothing changes again: two more polls (a whole read the first began has ended by the second), none whole.
       const pollsThen = polls();
