@@ -40,6 +40,10 @@ export async function recordTransfer(
       WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
   // Credited to nobody: reserved for the session whose unique amount it is, if one was asked for it (rule 2).
   const reservedFor = sessionId === null ? reservedForSql(transfer) : Prisma.sql`NULL::uuid`;
+  // The session's row before the transfer's, as a bind takes them (bindTransaction locks its session first): a scan
+  // that wrote the transfer first and then waited for the session a bind held deadlocked with that bind's write of
+  // the same transfer (test/integration/credit-lock-order.test.ts).
+  if (sessionId !== null) await lockSessionRow(tx, sessionId);
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
     WITH revived AS (
       UPDATE payments p
@@ -112,6 +116,11 @@ async function creditedTo(tx: Client, transfer: ChainTransfer): Promise<string |
     SELECT session_id FROM payments WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash}
       AND log_index = ${transfer.logIndex} AND live`;
   return rows[0]?.session_id ?? null;
+}
+
+/** Locks a session's row until the transaction ends (the order credits and binds take their locks in). */
+export async function lockSessionRow(tx: Client, sessionId: string): Promise<void> {
+  await tx.$queryRaw`SELECT 1 FROM checkout_sessions WHERE id = ${sessionId}::uuid FOR UPDATE`;
 }
 
 /** Flags sessions for settlement (their totals and status are recomputed by the watcher). */

@@ -39,7 +39,7 @@ export interface TestKassaOptions {
 
 export const TEST_ENV = {
   KASSA_ENV: 'test',
-  LOG_LEVEL: 'silent',
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   KASSA_NETWORKS: 'local,bsc,ethereum',
   CHECKOUT_BASE_URL: 'https://pay.example.test',
   // The suites send far more from 127.0.0.1 than any payer or merchant would: the limits stay on, but far away.
