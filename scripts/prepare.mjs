@@ -29,7 +29,7 @@ if (compilerInstalled) {
 } else {
   process.stderr.write(
     'kassa: cannot build: the devDependencies (TypeScript, Prisma) are not installed and there is no dist/. ' +
-      'Build where they are (`npm ci && npm run build`) and ship dist/ with the checkout; see README "Running in production".\n',
+      'Build where they are (`npm ci && npm run build`) and ship dist/ with the checkout; see docs/operations.md#running-in-production.\n',
   );
   process.exit(1);
 }
