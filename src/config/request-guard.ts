@@ -14,6 +14,8 @@ export interface RequestGuardConfig {
 /** Defaults: far above what a merchant, a payer or the checkout page sends; far below a flood. */
 export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   auth_failures: { limit: 20, windowSeconds: 60 },
+  // A key's own failing integration tests stay far below; a flood naming the key from many addresses does not.
+  auth_failures_key: { limit: 60, windowSeconds: 60 },
   create: { limit: 600, windowSeconds: 60 },
   bind_session: { limit: 20, windowSeconds: 60 },
   bind_address: { limit: 60, windowSeconds: 60 },

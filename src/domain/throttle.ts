@@ -9,6 +9,7 @@ import { isUuid } from './uuid.js';
  */
 export const RATE_LIMIT_NAMES = [
   'auth_failures',
+  'auth_failures_key',
   'create',
   'bind_session',
   'bind_address',
@@ -30,6 +31,7 @@ export type RateLimitRules = Readonly<Record<RateLimitName, RateLimitRule | null
 /** What each limit counts, as its 429 message says it. */
 const COUNTED: Record<RateLimitName, string> = {
   auth_failures: 'failed signature checks from this address',
+  auth_failures_key: 'failed signature checks naming this API key',
   create: 'checkout sessions created with this API key',
   bind_session: 'binds of this checkout session',
   bind_address: 'binds from this address',
@@ -146,13 +148,6 @@ export class Throttle {
       keys.set(subject, (key = `${limit}:${subject}`));
     }
     return key;
-  }
-
-  /** Throws RateLimitedError when this process already knows `subject` is over `limit`; counts nothing. */
-  refuseIfBlocked(limit: RateLimitName, subject: string, now: Date): void {
-    const rule = this.rules[limit];
-    const until = rule ? this.blockedUntil.get(this.keyOf(limit, subject)) : undefined;
-    if (rule && until !== undefined && until > now.getTime()) throw this.refusal(limit, rule, until, now);
   }
 
   /** Called with the limit's name on every refusal (metrics). */
