@@ -16,7 +16,8 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   auth_failures: { limit: 20, windowSeconds: 60 },
   // A key's own failing integration tests stay far below; a flood naming the key from many addresses does not.
   auth_failures_key: { limit: 60, windowSeconds: 60 },
-  create: { limit: 600, windowSeconds: 60 },
+  // A token bucket (BUCKET_LIMITS): 100 a second per key, with bursts of 1000 (a flash sale).
+  create: { limit: 1000, windowSeconds: 10 },
   bind_session: { limit: 20, windowSeconds: 60 },
   bind_address: { limit: 60, windowSeconds: 60 },
   graphql: { limit: 600, windowSeconds: 60 },

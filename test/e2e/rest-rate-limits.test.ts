@@ -150,7 +150,46 @@ describe('failed signature checks per client address and per key id named', () =
   });
 });
 
-describe('creates per API key', () => {
+/** A clock stopped one second into a fresh minute (a bucket then never refills during the test). */
+function stoppedClock() {
+  const time = controllableClock();
+  time.freeze(Math.ceil(Date.now() / 60_000) * 60_000 + 1_000);
+  return time.clock;
+}
+// The stopped clock runs up to a minute ahead of the rates fetched at start: keep them fresh.
+const FRESH_RATES = { KASSA_RATES_MAX_AGE_SECONDS: '600' };
+
+describe('creates per API key (a token bucket)', () => {
+  it('the default lets a flash sale through: 620 creates on one key at once (more than 600 a minute) all → 201', async () => {
+    const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '', ...FRESH_RATES }, { clock: stoppedClock() });
+    const merchant = await createMerchant(kassa.ctx);
+    // A price each: one price holds only so many open sessions per wallet (KASSA_UNIQUE_AMOUNT_STEPS).
+    const sale = (n: number) =>
+      checkoutRequest({ items: [{ name: 'Ticket', quantity: 1, unit_price: Number((10 + n / 100).toFixed(2)) }] });
+    const statuses: number[] = [];
+    for (let round = 0; round < 31; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => postCreate(kassa, merchant, sale(round * 20 + index))),
+      );
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    expect(statuses.filter((status) => status !== 201)).toEqual([]);
+  });
+
+  it('past the bucket → 429 with Retry-After until a token is back, and the message names the setting that raises it', async () => {
+    const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '5/10s', ...FRESH_RATES }, { clock: stoppedClock() });
+    const merchant = await createMerchant(kassa.ctx);
+    for (let i = 0; i < 5; i++) expect((await postCreate(kassa, merchant, checkoutRequest())).status).toBe(201);
+    const response = await postCreate(kassa, merchant, checkoutRequest());
+    expect(
+      expectTooMany(
+        response,
+        /^Too many checkout sessions created with this API key: at most 5 per 10 s, in bursts of up to 5; retry after 2 s \(the operator of this Kassa raises the limit with KASSA_RATE_LIMIT_CREATE\)$/,
+        10,
+      ),
+    ).toBe(2);
+  });
+
   it('the limit is per key: a burst on one key → 429 (nothing written), another key of the organisation still creates', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '3/1m' });
     const merchant = await createMerchant(kassa.ctx);
@@ -159,7 +198,7 @@ describe('creates per API key', () => {
     const before = await writtenRows(kassa, merchant.organisationId);
     expectTooMany(
       await postCreate(kassa, merchant, checkoutRequest()),
-      /^Too many checkout sessions created with this API key: at most 3 per 60 s; retry after \d+ s$/,
+      /^Too many checkout sessions created with this API key: at most 3 per 60 s, in bursts of up to 3; retry after \d+ s \(the operator of this Kassa raises the limit with KASSA_RATE_LIMIT_CREATE\)$/,
     );
     // An idempotent replay is a create call too.
     expectTooMany(
@@ -293,6 +332,7 @@ describe('where the counters live', () => {
       expectErrorBody(await badSignature(first, merchant), 401);
       expectTooMany(await badSignature(second, merchant), /^Too many failed signature checks/);
       expect(await first.runtime.db.prisma.rateLimitCounter.count()).toBeGreaterThan(0);
+      expect(await first.runtime.db.prisma.rateLimitBucket.count()).toBeGreaterThan(0);
     },
   );
 
@@ -313,32 +353,34 @@ describe('where the counters live', () => {
   );
 
   it.skipIf(isEmbedded)(
-    'PostgreSQL, far from the limit: a hit is counted in memory and written a moment later, in the shared counters',
+    'PostgreSQL, far from the limit: a create is taken from the bucket in memory and written a moment later, shared',
     async () => {
       const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '1000/1m' });
       const merchant = await createMerchant(kassa.ctx);
+      const createRows = () =>
+        kassa.runtime.db.prisma.rateLimitBucket.findMany({ where: { key: { startsWith: 'create:' } } });
+      const before = Date.now();
       await createSession(kassa, merchant, checkoutRequest());
-      expect(await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })).toBe(
-        0,
-      );
+      expect(await createRows()).toEqual([]);
       const deadline = Date.now() + 5_000;
-      while (
-        (await kassa.runtime.db.prisma.rateLimitCounter.count({ where: { key: { startsWith: 'create:' } } })) === 0
-      ) {
+      while ((await createRows()).length === 0) {
         expect(Date.now()).toBeLessThan(deadline);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(
-        (await kassa.runtime.db.prisma.rateLimitCounter.findFirst({ where: { key: { startsWith: 'create:' } } }))!.hits,
-      ).toBe(1);
+      // One take of 60 ms (a minute / 1000) after the test's clock's now.
+      const [row] = await createRows();
+      expect(row!.theoreticalArrivalMs).toBeGreaterThan(before + 60);
+      expect(row!.refused).toBe(false);
     },
   );
 
   it.skipIf(isEmbedded)(
     'PostgreSQL: a burst split across two instances passes the limit by at most one instance’s budget (1/20 of it), never refuses early',
     async () => {
-      const env = { KASSA_RATE_LIMIT_CREATE: '40/1m' };
-      const [first, second] = [await open(env, { database }), await open(env, { database })];
+      const env = { KASSA_RATE_LIMIT_CREATE: '40/1m', ...FRESH_RATES };
+      // Stopped: the bucket gets no token back meanwhile.
+      const clock = stoppedClock();
+      const [first, second] = [await open(env, { database, clock }), await open(env, { database, clock })];
       const merchant = await createMerchant(first.ctx);
       const statuses: number[] = [];
       for (let round = 0; round < 30; round += 1) {
@@ -361,6 +403,7 @@ describe('where the counters live', () => {
     await createSession(kassa, merchant, checkoutRequest());
     expectTooMany(await postCreate(kassa, merchant, checkoutRequest()), /^Too many checkout sessions created/);
     expect(await kassa.runtime.db.prisma.rateLimitCounter.count()).toBe(0);
+    expect(await kassa.runtime.db.prisma.rateLimitBucket.count()).toBe(0);
   });
 });
 
