@@ -25,6 +25,8 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   qr: { limit: 120, windowSeconds: 60 },
   // A payer starts one session per visit; a few retries and a family on one address stay far below.
   link_sessions: { limit: 30, windowSeconds: 60 },
+  // A page or a merchant reads ids it was given; a typo or two stay far below, a scan of made-up ids does not.
+  unknown_sessions: { limit: 60, windowSeconds: 60 },
 };
 
 export const rateLimitVariable = (name: RateLimitName) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`;

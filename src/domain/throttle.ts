@@ -17,6 +17,7 @@ export const RATE_LIMIT_NAMES = [
   'websocket',
   'qr',
   'link_sessions',
+  'unknown_sessions',
 ] as const;
 export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 
@@ -39,6 +40,7 @@ const COUNTED: Record<RateLimitName, string> = {
   websocket: 'GraphQL WebSocket connections from this address',
   qr: 'QR codes from this address',
   link_sessions: 'checkout sessions started from payment links by this address',
+  unknown_sessions: 'reads of unknown checkout sessions from this address',
 };
 
 /**

@@ -90,7 +90,8 @@ export const ROUTES: readonly RouteDoc[] = [
       },
     },
     conditional: true,
-    errors: [400, 404],
+    // 429 only for reads of unknown ids past their limit (docs/api/rest.md#rate-limits).
+    errors: [400, 404, 429],
   },
   {
     method: 'post',

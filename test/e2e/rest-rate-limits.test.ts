@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Response } from 'supertest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -254,6 +255,26 @@ describe('binds per session and per address', () => {
       where: { id: sessions[2]!.session_id },
     });
     expect(session.boundTxHash).toBeNull();
+  });
+});
+
+describe('reads of unknown sessions per address', () => {
+  it('past the default (60 a minute) an address reading unknown ids gets 429; its reads of a real session still → 200', async () => {
+    // The built-in default; TEST_ENV raises it for the rest of the suite.
+    const kassa = await open({ KASSA_RATE_LIMIT_UNKNOWN_SESSIONS: '' });
+    const merchant = await createMerchant(kassa.ctx);
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await kassa.http.get(`/checkout-sessions/${randomUUID()}`)).status);
+    expect(statuses).toEqual(Array(60).fill(404));
+    expectTooMany(
+      await kassa.http.get(`/checkout-sessions/${randomUUID()}`),
+      /^Too many reads of unknown checkout sessions from this address: at most 60 per 60 s; retry after \d+ s$/,
+    );
+    for (let i = 0; i < 3; i++)
+      expect((await kassa.http.get(`/checkout-sessions/${session.session_id}`)).status).toBe(200);
+    // A malformed id is refused 400 without a read and counts nothing.
+    expectErrorBody(await kassa.http.get('/checkout-sessions/not-a-uuid'), 400);
   });
 });
 

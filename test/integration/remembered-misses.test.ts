@@ -63,3 +63,15 @@ describe('API keys', () => {
     expect((await store.apiKeys.findByPublicKey(publicKey))?.publicKey).toBe(publicKey);
   });
 });
+
+describe('checkout sessions', () => {
+  it('an unknown session id is read once, then answered unknown from memory for a few seconds', async () => {
+    const { store, counted } = countingStore();
+    const unknown = randomUUID();
+    expect(await store.sessions.findById(unknown)).toBeNull();
+    const afterFirst = counted.calls;
+    expect(afterFirst).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) expect(await store.sessions.findById(unknown)).toBeNull();
+    expect(counted.calls).toBe(afterFirst);
+  });
+});

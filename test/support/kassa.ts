@@ -53,6 +53,7 @@ export const TEST_ENV = {
   KASSA_RATE_LIMIT_WEBSOCKET: '100000/1m',
   KASSA_RATE_LIMIT_QR: '100000/1m',
   KASSA_RATE_LIMIT_LINK_SESSIONS: '100000/1m',
+  KASSA_RATE_LIMIT_UNKNOWN_SESSIONS: '100000/1m',
 } as const;
 
 /** A real Kassa over real HTTP on a database of this test file's own. */

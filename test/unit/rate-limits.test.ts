@@ -23,10 +23,11 @@ const OFF: RateLimitRules = {
   websocket: null,
   qr: null,
   link_sessions: null,
+  unknown_sessions: null,
 };
 
 describe('KASSA_RATE_LIMIT_<NAME>', () => {
-  it('defaults: 20 failed signature checks per address and 60 per key id, creates in bursts of 1000 at 100 a second, 20 binds per session, 60 per address, 600 GraphQL operations, 60 WebSocket connections, 120 QR codes, 30 payment-link visits — per minute', () => {
+  it('defaults: 20 failed signature checks per address and 60 per key id, creates in bursts of 1000 at 100 a second, 20 binds per session, 60 per address, 600 GraphQL operations, 60 WebSocket connections, 120 QR codes, 30 payment-link visits, 60 reads of unknown sessions — per minute', () => {
     expect(config({}).config.rateLimits).toEqual({
       auth_failures: { limit: 20, windowSeconds: 60 },
       auth_failures_key: { limit: 60, windowSeconds: 60 },
@@ -37,6 +38,7 @@ describe('KASSA_RATE_LIMIT_<NAME>', () => {
       websocket: { limit: 60, windowSeconds: 60 },
       qr: { limit: 120, windowSeconds: 60 },
       link_sessions: { limit: 30, windowSeconds: 60 },
+      unknown_sessions: { limit: 60, windowSeconds: 60 },
     });
     expect(config({}).config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
