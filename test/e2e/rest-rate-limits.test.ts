@@ -175,7 +175,7 @@ describe('creates per API key (a token bucket)', () => {
       statuses.push(...answers.map((answer) => answer.status));
     }
     expect(statuses.filter((status) => status !== 201)).toEqual([]);
-  });
+  }, 120_000);
 
   it('past the bucket → 429 with Retry-After until a token is back, and the message names the setting that raises it', async () => {
     const kassa = await open({ KASSA_RATE_LIMIT_CREATE: '5/10s', ...FRESH_RATES }, { clock: stoppedClock() });

@@ -151,5 +151,5 @@ describe('valid calls from one address, every limit at its default', () => {
     expect(sessions).toHaveLength(120);
     // And the failing calls are still answered as failures (the address is over its budget of them).
     expectErrorBody(await badSignature(), 429);
-  });
+  }, 120_000);
 });
