@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import type { TrustProxySetting } from '../domain/request-guard-ports.js';
-import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitRule, type RateLimitRules } from '../domain/throttle.js';
+import {
+  RATE_LIMIT_NAMES,
+  rateLimitVariable,
+  type RateLimitName,
+  type RateLimitRule,
+  type RateLimitRules,
+} from '../domain/throttle.js';
 import type { EnvReader } from './env-reader.js';
 
 /** Rate limits and the client-address rule (docs/api/rest.md#rate-limits). */
@@ -28,8 +34,6 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   // A page or a merchant reads ids it was given; a typo or two stay far below, a scan of made-up ids does not.
   unknown_sessions: { limit: 60, windowSeconds: 60 },
 };
-
-export const rateLimitVariable = (name: RateLimitName) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`;
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 const MAX_WINDOW_SECONDS = 86_400;

@@ -49,10 +49,11 @@ const COUNTED: Record<RateLimitName, string> = {
  */
 export const BUCKET_LIMITS: ReadonlySet<RateLimitName> = new Set<RateLimitName>(['create']);
 
-/** Where a limit's 429 says how to raise it: limits only an operator's client meets. */
-const RAISED_WITH: Partial<Record<RateLimitName, string>> = {
-  create: 'KASSA_RATE_LIMIT_CREATE',
-};
+/** The setting of a limit (src/config/request-guard.ts reads it). */
+export const rateLimitVariable = (name: RateLimitName) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`;
+
+/** Limits whose 429 says which setting raises them: those a merchant's integration meets, not a payer's page. */
+const NAMES_ITS_SETTING: ReadonlySet<RateLimitName> = new Set<RateLimitName>(['create']);
 
 /** A request over a limit: REST 429 with Retry-After, GraphQL TOO_MANY_REQUESTS. */
 export class RateLimitedError extends DomainError {
@@ -63,7 +64,7 @@ export class RateLimitedError extends DomainError {
     rule: RateLimitRule,
   ) {
     const burst = BUCKET_LIMITS.has(limit) ? `, in bursts of up to ${rule.limit}` : '';
-    const raise = RAISED_WITH[limit];
+    const raise = NAMES_ITS_SETTING.has(limit) ? rateLimitVariable(limit) : undefined;
     super(
       'rate_limited',
       `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s${burst}; retry after ` +
