@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import type { TrustProxySetting } from '../domain/request-guard-ports.js';
-import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitRule, type RateLimitRules } from '../domain/throttle.js';
+import {
+  RATE_LIMIT_NAMES,
+  rateLimitVariable,
+  type RateLimitName,
+  type RateLimitRule,
+  type RateLimitRules,
+} from '../domain/throttle.js';
 import type { EnvReader } from './env-reader.js';
 
 /** Rate limits and the client-address rule (docs/api/rest.md#rate-limits). */
@@ -14,7 +20,10 @@ export interface RequestGuardConfig {
 /** Defaults: far above what a merchant, a payer or the checkout page sends; far below a flood. */
 export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   auth_failures: { limit: 20, windowSeconds: 60 },
-  create: { limit: 600, windowSeconds: 60 },
+  // A key's own failing integration tests stay far below; a flood naming the key from many addresses does not.
+  auth_failures_key: { limit: 60, windowSeconds: 60 },
+  // A token bucket (BUCKET_LIMITS): 100 a second per key, with bursts of 1000 (a flash sale).
+  create: { limit: 1000, windowSeconds: 10 },
   bind_session: { limit: 20, windowSeconds: 60 },
   bind_address: { limit: 60, windowSeconds: 60 },
   graphql: { limit: 600, windowSeconds: 60 },
@@ -22,9 +31,9 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   qr: { limit: 120, windowSeconds: 60 },
   // A payer starts one session per visit; a few retries and a family on one address stay far below.
   link_sessions: { limit: 30, windowSeconds: 60 },
+  // A page or a merchant reads ids it was given; a typo or two stay far below, a scan of made-up ids does not.
+  unknown_sessions: { limit: 60, windowSeconds: 60 },
 };
-
-export const rateLimitVariable = (name: RateLimitName) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`;
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 const MAX_WINDOW_SECONDS = 86_400;

@@ -2,6 +2,7 @@ import type { ApiKeyRecord, ApiKeyStore, Organisation, OrganisationStore } from 
 import type { Branding, BrandingStore, StoredLogo } from '../domain/branding-ports.js';
 import type { ChangeFeed } from './change-feed.js';
 import { ReadCache } from './read-cache.js';
+import { RecentMisses } from './recent-misses.js';
 
 /**
  * How long a cached API key or organisation is trusted without any announcement (the feed drops it at once on a
@@ -9,6 +10,11 @@ import { ReadCache } from './read-cache.js';
  */
 export const DIRECTORY_CACHE_TTL_MS = 60_000;
 const DIRECTORY_CACHE_CAPACITY = 10_000;
+/**
+ * How long a public key found unknown is answered unknown without a lookup (a flood of made-up key ids costs no
+ * round trips). Keys are random and shown only once made, so no one asks for one before it exists.
+ */
+export const UNKNOWN_KEY_MEMORY_MS = 60_000;
 
 /**
  * API keys by public key, cached for authentication (docs/decisions/0010). A revoke, expiry or
@@ -21,18 +27,27 @@ export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore
     ttlMs: DIRECTORY_CACHE_TTL_MS,
     feed,
   });
+  const unknown = new RecentMisses({ capacity: DIRECTORY_CACHE_CAPACITY, ttlMs: UNKNOWN_KEY_MEMORY_MS });
   const publicKeyOf = new Map<string, string>();
   feed.subscribe('kassa_api_key', (publicKey) => cache.invalidate(publicKey));
   feed.onReset(() => cache.clear());
   return {
-    create: (input) => inner.create(input),
+    async create(input) {
+      try {
+        return await inner.create(input);
+      } finally {
+        unknown.forget(input.publicKey);
+      }
+    },
     findByPublicKey: (publicKey) =>
-      cache.read(publicKey, async () => {
-        const key = await inner.findByPublicKey(publicKey);
-        if (key) publicKeyOf.set(key.id, key.publicKey);
-        if (publicKeyOf.size > DIRECTORY_CACHE_CAPACITY) publicKeyOf.clear();
-        return key;
-      }),
+      unknown.read(publicKey, () =>
+        cache.read(publicKey, async () => {
+          const key = await inner.findByPublicKey(publicKey);
+          if (key) publicKeyOf.set(key.id, key.publicKey);
+          if (publicKeyOf.size > DIRECTORY_CACHE_CAPACITY) publicKeyOf.clear();
+          return key;
+        }),
+      ),
     listForOrganisation: (organisationId) => inner.listForOrganisation(organisationId),
     async revoke(publicKey, at) {
       try {

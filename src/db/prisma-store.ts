@@ -18,6 +18,7 @@ import { writeNewSession, OffsetHints } from './create-session.store.js';
 import { CreateBatcher } from './create-batcher.js';
 import type { Database } from './database.js';
 import { ReadCache } from './read-cache.js';
+import { RecentMisses } from './recent-misses.js';
 import { createWebhookStore } from './webhook.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
@@ -30,6 +31,13 @@ const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;
 const OPEN: readonly string[] = OPEN_STATUSES;
 /** A cached session is read again after this long even if no change was announced (a safety net). */
 const SESSION_CACHE_TTL_MS = 60_000;
+/**
+ * Session ids found unknown are answered unknown from memory this long (at most UNKNOWN_SESSIONS_KEPT of them): a
+ * flood of reads of made-up ids costs no round trips. Ids are random UUIDs the server makes and shows only once the
+ * session is written, so no one reads one before it exists.
+ */
+const UNKNOWN_SESSION_MEMORY_MS = 5_000;
+const UNKNOWN_SESSIONS_KEPT = 10_000;
 
 export interface StoreOptions {
   /** What tells this process about changes; caches serve only while it hears every one. */
@@ -54,7 +62,11 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     ttlMs: SESSION_CACHE_TTL_MS,
     feed,
   });
-  feed.subscribe('kassa_checkout_session', (id) => sessionCache.invalidate(id));
+  const unknownSessions = new RecentMisses({ capacity: UNKNOWN_SESSIONS_KEPT, ttlMs: UNKNOWN_SESSION_MEMORY_MS });
+  feed.subscribe('kassa_checkout_session', (id) => {
+    sessionCache.invalidate(id);
+    unknownSessions.forget(id);
+  });
   feed.onReset(() => sessionCache.clear());
   const offsetHints = new OffsetHints();
   const createBatcher = new CreateBatcher(db.statement);
@@ -70,7 +82,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
   };
   return {
     sessions: {
-      findById: (id) => sessionCache.read(id, () => readSession(prisma, id)),
+      findById: (id) => unknownSessions.read(id, () => sessionCache.read(id, () => readSession(prisma, id))),
       peek: (id) => sessionCache.peek(id),
       transactionsOf: (id) => boundTransactions.ofSession(prisma as unknown as Tx, id),
       expiryHolds: (session, graceMinutes) => expiryHolds(prisma as unknown as Tx, session.id, graceMinutes),
@@ -81,7 +93,13 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
-    createSession: (write) => writeNewSession(createBatcher, write, offsetHints),
+    async createSession(write) {
+      try {
+        return await writeNewSession(createBatcher, write, offsetHints);
+      } finally {
+        unknownSessions.forget(write.session.id);
+      }
+    },
     offsetsToTry: (claims, maxSteps) => claims.map((claim) => offsetHints.take(claim, maxSteps)),
     transaction,
     lockSessionsDueForExpiry(now, inflightGraceMinutes, limit, work) {

@@ -1,15 +1,16 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { RequestGuard } from '../domain/context.js';
 import type { CounterHit, RateLimitCounters, SignatureReplayCache } from '../domain/request-guard-ports.js';
-import { Throttle } from '../domain/throttle.js';
+import { memoryBuckets, Throttle } from '../domain/throttle.js';
 import type { RequestGuardConfig } from '../config/request-guard.js';
 import type { Database } from './database.js';
+import { PrismaRateLimitBuckets } from './rate-buckets.store.js';
 
 /** How often one instance deletes entries whose time has passed. */
 const FORGET_INTERVAL_MS = 60_000;
 
 /** Runs `forget` at most once per interval of the caller's clock, in the background. */
-class Housekeeping {
+export class Housekeeping {
   private lastRunAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly forget: (now: Date) => Promise<unknown>) {}
@@ -221,10 +222,12 @@ export class MemoryRateLimitCounters implements RateLimitCounters {
 
 /** The request guards of one process over its database (docs/api/rest.md#signing-a-merchant-call, #rate-limits). */
 export function openRequestGuard(db: Database, config: RequestGuardConfig): RequestGuard {
-  const counters = db.kind === 'postgresql' ? new PrismaRateLimitCounters(db.prisma) : new MemoryRateLimitCounters();
+  const shared = db.kind === 'postgresql';
+  const counters = shared ? new PrismaRateLimitCounters(db.prisma) : new MemoryRateLimitCounters();
+  const buckets = shared ? new PrismaRateLimitBuckets(db.prisma) : memoryBuckets();
   return {
     signatures: new PrismaSignatureReplayCache(db.prisma),
-    throttle: new Throttle(counters, config.rateLimits),
+    throttle: new Throttle(counters, config.rateLimits, buckets),
     trustProxy: config.trustProxy,
   };
 }

@@ -53,6 +53,9 @@ export const REPLAYED_MESSAGE =
 export const MISSING_HEADERS_MESSAGE =
   'Missing signing headers: X-Service-Key, X-Service-Timestamp and X-Service-Signature are all required';
 
+/** Longer than any public key Kassa issues (`pk_` and 32 hex digits): refused without a lookup. */
+export const MAX_PUBLIC_KEY_LENGTH = 128;
+
 // last_used_at is informational: write it at most once a minute per key to keep creates cheap.
 const TOUCH_INTERVAL_MS = 60_000;
 /**
@@ -66,8 +69,7 @@ const REPLAY_MEMORY_MS = SIGNATURE_TOLERANCE_MS + 60_000;
  * timestamp within ±5 minutes, an HMAC-SHA256 signature (docs/api/rest.md#signing-a-merchant-call:
  * `{timestamp}.{rawBody}` for create, `{timestamp}.{METHOD}.{path?query}.{rawBody}`
  * elsewhere) compared in constant time, and a signature not accepted before.
- * Every refusal counts against the caller's address (limit `auth_failures`);
- * past the limit the address gets 429 instead, before any work is done.
+ * Every refusal counts against the caller's address and the key id it names (`countingAuthFailures`).
  */
 export async function authenticateMerchant(ctx: DomainContext, request: SignedRequest): Promise<Merchant> {
   return countingAuthFailures(ctx, request, async () => {
@@ -109,20 +111,25 @@ export function rememberSignature(
 }
 
 /**
- * Refuses an address over its limit of failed checks at once; counts every `unauthorised` that `work` throws against
- * it.
+ * Counts every `unauthorised` that `work` throws against the caller's address (limit `auth_failures`) and the key id
+ * the request names (`auth_failures_key`); past either limit the failure is answered 429 instead of 401. Only failures
+ * are counted and refused: a call whose signature checks out is never refused by these limits.
  */
 export async function countingAuthFailures<T>(
   ctx: DomainContext,
-  request: Pick<SignedRequest, 'clientAddress'>,
+  request: Pick<SignedRequest, 'clientAddress' | 'apiKey'>,
   work: () => Promise<T>,
 ): Promise<T> {
-  ctx.requestGuard.throttle.refuseIfBlocked('auth_failures', request.clientAddress, ctx.clock());
   try {
     return await work();
   } catch (error) {
-    if (error instanceof DomainError && error.code === 'unauthorised')
-      await rateLimit(ctx, ['auth_failures', request.clientAddress]);
+    if (error instanceof DomainError && error.code === 'unauthorised') {
+      const { apiKey, clientAddress } = request;
+      // A key id no key can have is counted by address only (it would only fill the counters).
+      if (apiKey && apiKey.length <= MAX_PUBLIC_KEY_LENGTH)
+        await rateLimit(ctx, ['auth_failures', clientAddress], ['auth_failures_key', apiKey]);
+      else await rateLimit(ctx, ['auth_failures', clientAddress]);
+    }
     throw error;
   }
 }
@@ -146,7 +153,7 @@ async function checkSignedRequest(
   if (!apiKey || !timestamp || !signature) throw unauthorised(MISSING_HEADERS_MESSAGE);
 
   const now = ctx.clock();
-  const key = await ctx.store.apiKeys.findByPublicKey(apiKey);
+  const key = apiKey.length <= MAX_PUBLIC_KEY_LENGTH ? await ctx.store.apiKeys.findByPublicKey(apiKey) : null;
   if (!key) throw unauthorised('Invalid API key: X-Service-Key is not a known key');
   // Revoked is revoked, whatever time the revoking host's clock wrote.
   if (key.revokedAt) throw unauthorised('API key has been revoked');

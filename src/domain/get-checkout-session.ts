@@ -1,9 +1,10 @@
 import { type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { DomainError, invalid, notFound } from './errors.js';
 import { applySessionEvent } from './session-events.js';
 import { expiryMayBeDue, isExpiredAt } from './status-machine.js';
 import { isUuid } from './uuid.js';
+import { rateLimit } from './throttle.js';
 import type { BoundTransaction } from './chain-ports.js';
 
 /** Rejects anything that is not a UUID before it reaches the database. */
@@ -34,6 +35,25 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
     return session;
   }
   return settleExpiry(ctx, sessionId, now);
+}
+
+/**
+ * getCheckoutSession for a public read from `clientAddress` (REST GET): each read of an id that is not there counts
+ * against `unknown_sessions` and is answered 429 past it (docs/api/rest.md#rate-limits); a session that exists is
+ * never refused by it.
+ */
+export async function readCheckoutSession(
+  ctx: DomainContext,
+  id: string,
+  clientAddress: string,
+): Promise<CheckoutSession> {
+  try {
+    return await getCheckoutSession(ctx, id);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'not_found')
+      await rateLimit(ctx, ['unknown_sessions', clientAddress]);
+    throw error;
+  }
 }
 
 /**

@@ -57,3 +57,24 @@ export interface RateLimitCounters {
  * or addresses, subnets and the names loopback, linklocal, uniquelocal.
  */
 export type TrustProxySetting = boolean | number | readonly string[];
+
+/** One request to take from a token bucket (GCRA, docs/api/rest.md#rate-limits). */
+export interface BucketTake {
+  /** `limit:subject`. */
+  readonly key: string;
+  /** The emission interval: one token comes back every this many milliseconds (window / limit). */
+  readonly intervalMs: number;
+  /** The bucket's size in time (the window): a full bucket lets `burstMs / intervalMs` requests through at once. */
+  readonly burstMs: number;
+}
+
+/**
+ * Token buckets, as each key's theoretical arrival time: in PostgreSQL (shared by instances) or in memory
+ * (embedded database). A refused request takes nothing.
+ */
+export interface RateLimitBuckets {
+  /** Takes one token: null when taken, else the time (epoch ms) one is free again. `now` in epoch ms. */
+  take(take: BucketTake, now: number): Promise<number | null>;
+  /** `take` without waiting when it can be judged here: its answer, or undefined (nothing taken) to ask `take`. */
+  takeInMemory?(take: BucketTake, now: number): number | null | undefined;
+}

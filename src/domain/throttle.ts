@@ -1,14 +1,15 @@
 import { DomainError } from './errors.js';
-import type { CounterHit, RateLimitCounters } from './request-guard-ports.js';
+import type { BucketTake, CounterHit, RateLimitBuckets, RateLimitCounters } from './request-guard-ports.js';
 import { isUuid } from './uuid.js';
 
 /**
  * Rate limits (issue 11, docs/api/rest.md#rate-limits): fixed windows counted per
- * subject (a client address, an API key id, a session id) in one store shared
- * by the instances (PostgreSQL) or in memory (embedded database).
+ * subject (a client address, an API key id, a session id), or token buckets for the limits that allow a burst
+ * (BUCKET_LIMITS), in stores shared by the instances (PostgreSQL) or in memory (embedded database).
  */
 export const RATE_LIMIT_NAMES = [
   'auth_failures',
+  'auth_failures_key',
   'create',
   'bind_session',
   'bind_address',
@@ -16,6 +17,7 @@ export const RATE_LIMIT_NAMES = [
   'websocket',
   'qr',
   'link_sessions',
+  'unknown_sessions',
 ] as const;
 export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 
@@ -30,6 +32,7 @@ export type RateLimitRules = Readonly<Record<RateLimitName, RateLimitRule | null
 /** What each limit counts, as its 429 message says it. */
 const COUNTED: Record<RateLimitName, string> = {
   auth_failures: 'failed signature checks from this address',
+  auth_failures_key: 'failed signature checks naming this API key',
   create: 'checkout sessions created with this API key',
   bind_session: 'binds of this checkout session',
   bind_address: 'binds from this address',
@@ -37,25 +40,47 @@ const COUNTED: Record<RateLimitName, string> = {
   websocket: 'GraphQL WebSocket connections from this address',
   qr: 'QR codes from this address',
   link_sessions: 'checkout sessions started from payment links by this address',
+  unknown_sessions: 'reads of unknown checkout sessions from this address',
 };
+
+/**
+ * Limits counted as a token bucket (GCRA) instead of a fixed window: `<count>/<window>` is a bucket of `count`
+ * requests at once, refilled at `count` per window (create: 1000/10s is 100 a second with bursts of 1000).
+ */
+export const BUCKET_LIMITS: ReadonlySet<RateLimitName> = new Set<RateLimitName>(['create']);
+
+/** The setting of a limit (src/config/request-guard.ts reads it). */
+export const rateLimitVariable = (name: RateLimitName) => `KASSA_RATE_LIMIT_${name.toUpperCase()}`;
+
+/** Limits whose 429 says which setting raises them: those a merchant's integration meets, not a payer's page. */
+const NAMES_ITS_SETTING: ReadonlySet<RateLimitName> = new Set<RateLimitName>(['create']);
 
 /** A request over a limit: REST 429 with Retry-After, GraphQL TOO_MANY_REQUESTS. */
 export class RateLimitedError extends DomainError {
   constructor(
     readonly limit: RateLimitName,
-    /** Whole seconds until the window ends (at least 1). */
+    /** Whole seconds until the window ends, or a bucket has a token again (at least 1). */
     readonly retryAfterSeconds: number,
     rule: RateLimitRule,
   ) {
+    const burst = BUCKET_LIMITS.has(limit) ? `, in bursts of up to ${rule.limit}` : '';
+    const raise = NAMES_ITS_SETTING.has(limit) ? rateLimitVariable(limit) : undefined;
     super(
       'rate_limited',
-      `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s; retry after ` +
-        `${retryAfterSeconds} s`,
+      `Too many ${COUNTED[limit]}: at most ${rule.limit} per ${rule.windowSeconds} s${burst}; retry after ` +
+        `${retryAfterSeconds} s` +
+        (raise ? ` (the operator of this Kassa raises the limit with ${raise})` : ''),
     );
   }
 }
 
 type Check = readonly [RateLimitName, string];
+
+interface BucketCheck {
+  readonly limit: RateLimitName;
+  readonly rule: RateLimitRule;
+  readonly take: BucketTake;
+}
 
 /** What counting a request needs of the domain context (the whole DomainContext fits). */
 export interface RateLimitContext {
@@ -81,6 +106,7 @@ export class Throttle {
   constructor(
     private readonly counters: RateLimitCounters,
     readonly rules: RateLimitRules,
+    private readonly buckets: RateLimitBuckets = memoryBuckets(),
   ) {}
 
   /**
@@ -99,6 +125,7 @@ export class Throttle {
     const nowMs = now.getTime();
     let hits: CounterHit[] | undefined;
     let limits: Array<{ readonly limit: RateLimitName; readonly rule: RateLimitRule }> | undefined;
+    let takes: BucketCheck[] | undefined;
     for (const [limit, subject] of checks) {
       const rule = this.rules[limit];
       if (!rule) continue;
@@ -106,15 +133,53 @@ export class Throttle {
       const until = this.blockedUntil.get(key);
       if (until !== undefined && until > nowMs) throw this.refusal(limit, rule, until, now);
       const windowMs = rule.windowSeconds * 1000;
+      if (BUCKET_LIMITS.has(limit)) {
+        (takes ??= []).push({ limit, rule, take: { key, intervalMs: windowMs / rule.limit, burstMs: windowMs } });
+        continue;
+      }
       const windowStart = Math.floor(nowMs / windowMs) * windowMs;
       (hits ??= []).push({ key, windowStart, windowEnd: windowStart + windowMs, limit: rule.limit });
       (limits ??= []).push({ limit, rule });
     }
-    if (hits === undefined) return undefined;
-    const counted = hits;
-    const counts = this.counters.hitInMemory?.(counted, nowMs);
-    if (counts !== undefined) return this.judge(counted, limits!, counts, now);
-    return this.counters.hit(counted, nowMs).then((answer) => this.judge(counted, limits!, answer, now));
+    const counted = hits === undefined ? undefined : this.countWindows(hits, limits!, now);
+    if (takes === undefined) return counted;
+    const bucketTakes = takes;
+    return counted === undefined
+      ? this.takeAll(bucketTakes, 0, now)
+      : counted.then(() => this.takeAll(bucketTakes, 0, now));
+  }
+
+  private countWindows(
+    hits: readonly CounterHit[],
+    limits: ReadonlyArray<{ readonly limit: RateLimitName; readonly rule: RateLimitRule }>,
+    now: Date,
+  ): Promise<void> | undefined {
+    const nowMs = now.getTime();
+    const counts = this.counters.hitInMemory?.(hits, nowMs);
+    if (counts !== undefined) return this.judge(hits, limits, counts, now);
+    return this.counters.hit(hits, nowMs).then((answer) => this.judge(hits, limits, answer, now));
+  }
+
+  /** Takes one token from each bucket from `from` on, in order; throws for the first one empty. */
+  private takeAll(takes: readonly BucketCheck[], from: number, now: Date): Promise<void> | undefined {
+    const nowMs = now.getTime();
+    for (let index = from; index < takes.length; index++) {
+      const check = takes[index]!;
+      const answer = this.buckets.takeInMemory?.(check.take, nowMs);
+      if (answer === undefined)
+        return this.buckets.take(check.take, nowMs).then((freeAt) => {
+          this.judgeTake(check, freeAt, now);
+          return this.takeAll(takes, index + 1, now);
+        });
+      this.judgeTake(check, answer, now);
+    }
+    return undefined;
+  }
+
+  private judgeTake(check: BucketCheck, freeAt: number | null, now: Date): void {
+    if (freeAt === null) return;
+    this.remember(check.take.key, freeAt, now);
+    throw this.refusal(check.limit, check.rule, freeAt, now);
   }
 
   private judge(
@@ -148,13 +213,6 @@ export class Throttle {
     return key;
   }
 
-  /** Throws RateLimitedError when this process already knows `subject` is over `limit`; counts nothing. */
-  refuseIfBlocked(limit: RateLimitName, subject: string, now: Date): void {
-    const rule = this.rules[limit];
-    const until = rule ? this.blockedUntil.get(this.keyOf(limit, subject)) : undefined;
-    if (rule && until !== undefined && until > now.getTime()) throw this.refusal(limit, rule, until, now);
-  }
-
   /** Called with the limit's name on every refusal (metrics). */
   onRefusal(listener: (limit: RateLimitName) => void): () => void {
     this.listeners.add(listener);
@@ -174,6 +232,39 @@ export class Throttle {
     }
     this.blockedUntil.set(key, untilMs);
   }
+}
+
+/**
+ * GCRA over `tat`, a bucket's theoretical arrival time (epoch ms; earlier than `now`: a full bucket): a request
+ * is taken when `max(tat, now) + interval` stays within `now + burst`, and then becomes the new `tat`. Answers
+ * the new `tat`, or null (refused, nothing taken).
+ */
+export function gcraTake(tat: number, take: BucketTake, now: number): number | null {
+  const next = Math.max(tat, now) + take.intervalMs;
+  return next - now <= take.burstMs ? next : null;
+}
+
+/** When a refused bucket has a token again: its `tat` less the burst, plus one interval. */
+export function gcraFreeAt(tat: number, take: BucketTake): number {
+  return tat + take.intervalMs - take.burstMs;
+}
+
+/** Buckets in this process's memory, exact (the embedded database, and unit tests). */
+export function memoryBuckets(): RateLimitBuckets & { takeInMemory(take: BucketTake, now: number): number | null } {
+  const tats = new Map<string, number>();
+  const takeInMemory = (take: BucketTake, now: number): number | null => {
+    const tat = tats.get(take.key) ?? Number.NEGATIVE_INFINITY;
+    const next = gcraTake(tat, take, now);
+    if (next === null) return gcraFreeAt(tat, take);
+    if (tats.size >= MAX_KEPT_KEYS) {
+      for (const [key, until] of tats) if (until <= now) tats.delete(key);
+      // Still full: every bucket starts full again (a flood of subjects only refills them).
+      if (tats.size >= MAX_KEPT_KEYS) tats.clear();
+    }
+    tats.set(take.key, next);
+    return null;
+  };
+  return { takeInMemory, take: async (take, now) => takeInMemory(take, now) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { DomainError, invalid } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { DomainContext } from '../domain/context.js';
-import { getCheckoutSession } from '../domain/get-checkout-session.js';
+import { readCheckoutSession } from '../domain/get-checkout-session.js';
 import { bindPayerTransaction } from '../domain/bind-transaction.js';
 import { toBindResponse } from '../domain/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
@@ -34,7 +34,7 @@ export function checkoutSessionsRouter(ctx: DomainContext): Router {
   router.all('/checkout-sessions', methodNotAllowed(['POST']));
 
   router.get('/checkout-sessions/:id', async (req, res) => {
-    const { body, etag } = publicViewResponse(await getCheckoutSession(ctx, req.params.id));
+    const { body, etag } = publicViewResponse(await readCheckoutSession(ctx, req.params.id, clientAddressOf(req)));
     res.status(200).set('ETag', etag).set('Cache-Control', CHECKED_EACH_TIME).type('json').send(body);
   });
   router.all('/checkout-sessions/:id', methodNotAllowed(['GET']));

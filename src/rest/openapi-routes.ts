@@ -50,7 +50,8 @@ export interface RouteDoc {
   readonly headers?: readonly { name: string; description: string }[];
 }
 
-// Every signed route answers 429 once an address fails too many signature checks (docs/api/rest.md#rate-limits).
+// Every signed route answers its failing calls 429 once their address or key id failed too many signature checks
+// (docs/api/rest.md#rate-limits); a correctly signed call never.
 const SIGNED_BODY_ERRORS = [400, 401, 404, 413, 415, 429] as const;
 
 /** Every REST operation Kassa serves. */
@@ -90,7 +91,8 @@ export const ROUTES: readonly RouteDoc[] = [
       },
     },
     conditional: true,
-    errors: [400, 404],
+    // 429 only for reads of unknown ids past their limit (docs/api/rest.md#rate-limits).
+    errors: [400, 404, 429],
   },
   {
     method: 'post',

@@ -104,7 +104,8 @@ export function buildOpenApiDocument(): Json {
                 'Retry-After': {
                   description:
                     status === 429
-                      ? 'Seconds until the limit’s window ends'
+                      ? 'Seconds until the limit lets a request through again (its window ends, or the create bucket ' +
+                        'has a token back)'
                       : 'Seconds to wait, when the database is unavailable (absent when no exchange rate is usable)',
                   schema: { type: 'integer', minimum: 1 },
                 },

@@ -139,6 +139,7 @@ describe('/openapi.json', () => {
     expect(limited.sort()).toEqual(
       [
         'POST /checkout-sessions',
+        'GET /checkout-sessions/{id}',
         'POST /checkout-sessions/{id}/bind-tx',
         'POST /webhook-endpoints',
         'GET /webhook-endpoints',

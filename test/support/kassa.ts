@@ -45,6 +45,7 @@ export const TEST_ENV = {
   // The suites send far more from 127.0.0.1 than any payer or merchant would: the limits stay on, but far away.
   // test/e2e/*rate-limits.test.ts sets its own low ones (docs/api/rest.md#rate-limits has the real defaults).
   KASSA_RATE_LIMIT_AUTH_FAILURES: '100000/1m',
+  KASSA_RATE_LIMIT_AUTH_FAILURES_KEY: '100000/1m',
   KASSA_RATE_LIMIT_CREATE: '100000/1m',
   KASSA_RATE_LIMIT_BIND_SESSION: '100000/1m',
   KASSA_RATE_LIMIT_BIND_ADDRESS: '100000/1m',
@@ -52,6 +53,7 @@ export const TEST_ENV = {
   KASSA_RATE_LIMIT_WEBSOCKET: '100000/1m',
   KASSA_RATE_LIMIT_QR: '100000/1m',
   KASSA_RATE_LIMIT_LINK_SESSIONS: '100000/1m',
+  KASSA_RATE_LIMIT_UNKNOWN_SESSIONS: '100000/1m',
 } as const;
 
 /** A real Kassa over real HTTP on a database of this test file's own. */

@@ -15,6 +15,7 @@ function config(env: Record<string, string>) {
 
 const OFF: RateLimitRules = {
   auth_failures: null,
+  auth_failures_key: null,
   create: null,
   bind_session: null,
   bind_address: null,
@@ -22,19 +23,22 @@ const OFF: RateLimitRules = {
   websocket: null,
   qr: null,
   link_sessions: null,
+  unknown_sessions: null,
 };
 
 describe('KASSA_RATE_LIMIT_<NAME>', () => {
-  it('defaults: 20 failed signature checks, 600 creates, 20 binds per session, 60 per address, 600 GraphQL operations, 60 WebSocket connections, 120 QR codes, 30 payment-link visits — per minute', () => {
+  it('defaults: 20 failed signature checks per address and 60 per key id, creates in bursts of 1000 at 100 a second, 20 binds per session, 60 per address, 600 GraphQL operations, 60 WebSocket connections, 120 QR codes, 30 payment-link visits, 60 reads of unknown sessions — per minute', () => {
     expect(config({}).config.rateLimits).toEqual({
       auth_failures: { limit: 20, windowSeconds: 60 },
-      create: { limit: 600, windowSeconds: 60 },
+      auth_failures_key: { limit: 60, windowSeconds: 60 },
+      create: { limit: 1000, windowSeconds: 10 },
       bind_session: { limit: 20, windowSeconds: 60 },
       bind_address: { limit: 60, windowSeconds: 60 },
       graphql: { limit: 600, windowSeconds: 60 },
       websocket: { limit: 60, windowSeconds: 60 },
       qr: { limit: 120, windowSeconds: 60 },
       link_sessions: { limit: 30, windowSeconds: 60 },
+      unknown_sessions: { limit: 60, windowSeconds: 60 },
     });
     expect(config({}).config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
@@ -91,18 +95,18 @@ describe('Throttle (fixed windows)', () => {
   const at = (ms: number) => new Date(T0 + ms);
 
   it('allows `limit` hits per window, then refuses with the seconds left; the next window starts afresh', async () => {
-    const throttle = new Throttle(new MemoryRateLimitCounters(), { ...OFF, create: { limit: 2, windowSeconds: 60 } });
-    await throttle.consume([['create', 'key-1']], at(0));
-    await throttle.consume([['create', 'key-1']], at(10_000));
-    const refused = await throttle.consume([['create', 'key-1']], at(20_500)).catch((error: unknown) => error);
+    const throttle = new Throttle(new MemoryRateLimitCounters(), { ...OFF, qr: { limit: 2, windowSeconds: 60 } });
+    await throttle.consume([['qr', 'a-1']], at(0));
+    await throttle.consume([['qr', 'a-1']], at(10_000));
+    const refused = await throttle.consume([['qr', 'a-1']], at(20_500)).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RateLimitedError);
-    expect(refused).toMatchObject({ code: 'rate_limited', limit: 'create', retryAfterSeconds: 40 });
+    expect(refused).toMatchObject({ code: 'rate_limited', limit: 'qr', retryAfterSeconds: 40 });
     expect((refused as Error).message).toBe(
-      'Too many checkout sessions created with this API key: at most 2 per 60 s; retry after 40 s',
+      'Too many QR codes from this address: at most 2 per 60 s; retry after 40 s',
     );
     // Another subject has its own count.
-    await throttle.consume([['create', 'key-2']], at(21_000));
-    await throttle.consume([['create', 'key-1']], at(60_000));
+    await throttle.consume([['qr', 'a-2']], at(21_000));
+    await throttle.consume([['qr', 'a-1']], at(60_000));
   });
 
   it('a subject known to be over is refused without counting, until its window ends', async () => {
@@ -115,10 +119,10 @@ describe('Throttle (fixed windows)', () => {
     await throttle.consume([['qr', 'a']], at(0));
     await expect(throttle.consume([['qr', 'a']], at(1_000))).rejects.toBeInstanceOf(RateLimitedError);
     expect(hits).toBe(2);
-    expect(() => throttle.refuseIfBlocked('qr', 'a', at(2_000))).toThrow(RateLimitedError);
     await expect(throttle.consume([['qr', 'a']], at(3_000))).rejects.toMatchObject({ retryAfterSeconds: 7 });
     expect(hits).toBe(2);
-    expect(() => throttle.refuseIfBlocked('qr', 'a', at(10_000))).not.toThrow();
+    await throttle.consume([['qr', 'a']], at(10_000));
+    expect(hits).toBe(3);
   });
 
   it('counts at once, without a promise, when the counters count in memory; otherwise answers with a promise', async () => {
@@ -152,6 +156,40 @@ describe('Throttle (fixed windows)', () => {
       /^Too many GraphQL operations from this address: at most 1 per 1 s; retry after 1 s$/,
     );
     expect(refused).toEqual(['graphql']);
+  });
+});
+
+describe('Throttle (token buckets: the create limit)', () => {
+  const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
+  const at = (ms: number) => new Date(T0 + ms);
+
+  it('a full bucket lets `limit` through at once, then one per window / limit; a refused request takes nothing', async () => {
+    const throttle = new Throttle(new MemoryRateLimitCounters(), { ...OFF, create: { limit: 3, windowSeconds: 60 } });
+    for (let i = 0; i < 3; i++) await throttle.consume([['create', 'key-1']], at(0));
+    const refused = await throttle.consume([['create', 'key-1']], at(5_000)).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'rate_limited', limit: 'create', retryAfterSeconds: 15 });
+    expect((refused as Error).message).toBe(
+      'Too many checkout sessions created with this API key: at most 3 per 60 s, in bursts of up to 3; retry after ' +
+        '15 s (the operator of this Kassa raises the limit with KASSA_RATE_LIMIT_CREATE)',
+    );
+    // One token back every 20 s; the refusals meanwhile took none.
+    await throttle.consume([['create', 'key-1']], at(20_000));
+    await expect(throttle.consume([['create', 'key-1']], at(20_001))).rejects.toMatchObject({
+      retryAfterSeconds: 20,
+    });
+    await throttle.consume([['create', 'key-2']], at(20_001));
+    // Idle for a whole window: full again, never more than full.
+    for (let i = 0; i < 3; i++) await throttle.consume([['create', 'key-1']], at(200_000));
+    await expect(throttle.consume([['create', 'key-1']], at(200_000))).rejects.toBeInstanceOf(RateLimitedError);
+  });
+
+  it('the default, 1000/10s: 1000 at once, then 100 a second', async () => {
+    const { config: read } = config({});
+    const throttle = new Throttle(new MemoryRateLimitCounters(), { ...OFF, create: read.rateLimits.create });
+    for (let i = 0; i < 1000; i++) await throttle.consume([['create', 'k']], at(0));
+    await expect(throttle.consume([['create', 'k']], at(0))).rejects.toMatchObject({ retryAfterSeconds: 1 });
+    for (let i = 0; i < 100; i++) await throttle.consume([['create', 'k']], at(1_000));
+    await expect(throttle.consume([['create', 'k']], at(1_000))).rejects.toBeInstanceOf(RateLimitedError);
   });
 });
 
