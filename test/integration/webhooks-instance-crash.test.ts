@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, readlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import {
   startKassaServer,
   type KassaServer,
 } from '../support/cli-process.js';
+import { ownerOfPort } from '../support/proc-sockets.js';
 
 /**
  * Two Kassa instances (real child processes) on one PostgreSQL database; the one attempting an endpoint's batch is
@@ -45,26 +45,6 @@ afterAll(async () => {
   await killAllKassaProcesses();
   await database?.drop();
 });
-
-/** The process (of `pids`) that owns the TCP socket whose local port is `port`: who sent a request we received. */
-async function ownerOfPort(port: number, pids: readonly number[]): Promise<number | undefined> {
-  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  for (const pid of pids) {
-    const inodes = new Set<string>();
-    for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
-      const match = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''));
-      if (match) inodes.add(match[1]!);
-    }
-    for (const table of ['tcp', 'tcp6']) {
-      const text = await readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => '');
-      for (const line of text.split('\n').slice(1)) {
-        const columns = line.trim().split(/\s+/);
-        if (columns.length > 9 && columns[1]!.endsWith(hexPort) && inodes.has(columns[9]!)) return pid;
-      }
-    }
-  }
-  return undefined;
-}
 
 interface Arrival {
   readonly sessionId: string;
