@@ -20,8 +20,8 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { installOrderedQueue } from './embedded-socket-queue.js';
 
 /**
- * The embedded database: PGlite in `<dataDir>/pgdata`, served on a Unix socket so the ordinary pg driver and Prisma
- * adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach it, the socket
+ * The embedded database: PGlite in `<dataDir>/pgdata` (mode 0700), served on a Unix socket so the ordinary pg driver
+ * and Prisma adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach it, the socket
  * being 0600 in a 0700 directory, `<dataDir>/socket/.s.PGSQL.5432` (docs/decisions/0002). No TCP port is opened.
  *
  * Only one process may open a PGlite directory. The owner writes
@@ -128,6 +128,8 @@ async function startOwner(
   try {
     const pgdata = path.join(dataDir, 'pgdata');
     await initialiseInChild(pgdata);
+    // PGlite writes its files readable and writable by everyone (0666): the directory keeps other users out.
+    chmodSync(pgdata, 0o700);
     const db = await PGlite.create(pgdata, PGLITE_OPTIONS);
     // PGlite is one session shared by every socket connection: NOTIFY does not reach the other
     // connections, so changes are also logged for the server to poll (src/db/change-feed.ts).

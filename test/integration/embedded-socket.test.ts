@@ -42,6 +42,8 @@ afterAll(async () => {
 
 describe('where the embedded database listens', () => {
   it('on a Unix socket of mode 0600 in a 0700 directory of the data dir, and on no TCP port', async () => {
+    // PGlite's own files are 0666: their directory is what keeps other users from reading or changing them.
+    expect((statSync(path.join(dataDir, 'pgdata')).mode & 0o777).toString(8)).toBe('700');
     const socketDir = path.join(dataDir, 'socket');
     const dir = statSync(socketDir);
     expect(dir.isDirectory()).toBe(true);
