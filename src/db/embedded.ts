@@ -20,9 +20,10 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { installOrderedQueue } from './embedded-socket-queue.js';
 
 /**
- * The embedded database: PGlite in `<dataDir>/pgdata` (mode 0700), served on a Unix socket so the ordinary pg driver
- * and Prisma adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach it, the socket
- * being 0600 in a 0700 directory, `<dataDir>/socket/.s.PGSQL.5432` (docs/decisions/0002). No TCP port is opened.
+ * The embedded database: PGlite in `<dataDir>/pgdata` (mode 0700), served on a Unix socket so the ordinary pg
+ * driver and Prisma adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach
+ * it, the socket being 0600 in a 0700 directory, `<dataDir>/socket/.s.PGSQL.5432` (docs/decisions/0002). No TCP port
+ * is opened.
  *
  * Only one process may open a PGlite directory. The owner writes
  * `<dataDir>/embedded.json` (pid, socket directory, role); every other Kassa process
