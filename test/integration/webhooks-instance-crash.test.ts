@@ -116,8 +116,9 @@ describe('webhooks across an instance killed mid-batch', { timeout: 120_000 }, (
       await victim!.exited;
       const survivor = instances.find((instance) => instance !== victim)!;
 
-      // Every event arrives within two timeouts of the kill (plus slack for polling and a loaded machine).
-      const limitMs = 2 * TIMEOUT_MS + 3_000;
+      // Every event arrives within two timeouts of the kill (plus slack for polling and a loaded machine; before, the
+      // batch's later deliveries stayed leased for up to 8 × 15 s).
+      const limitMs = 2 * TIMEOUT_MS + 5_000;
       await until(
         `all ${SESSIONS} webhooks arrive within ${limitMs} ms of the kill`,
         () => new Set(arrivals.map((arrival) => arrival.sessionId)).size === SESSIONS,
