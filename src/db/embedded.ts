@@ -1,7 +1,17 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,12 +20,14 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { installOrderedQueue } from './embedded-socket-queue.js';
 
 /**
- * The embedded database: PGlite in `<dataDir>/pgdata`, served on a loopback
- * TCP port so the ordinary pg driver and Prisma adapter work unchanged.
+ * The embedded database: PGlite in `<dataDir>/pgdata` (mode 0700), served on a Unix socket so the ordinary pg
+ * driver and Prisma adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach
+ * it, the socket being 0600 in a 0700 directory, `<dataDir>/socket/.s.PGSQL.5432` (docs/decisions/0002). No TCP port
+ * is opened.
  *
  * Only one process may open a PGlite directory. The owner writes
- * `<dataDir>/embedded.json` (pid, port, role); every other Kassa process
- * (the CLI beside a running `kassa serve`) connects through that port instead.
+ * `<dataDir>/embedded.json` (pid, socket directory, role); every other Kassa process
+ * (the CLI beside a running `kassa serve`) connects through that socket instead.
  */
 export interface EmbeddedDatabase {
   readonly url: string;
@@ -28,9 +40,15 @@ export type EmbeddedRole = 'server' | 'cli';
 
 interface OwnerFile {
   pid: number;
-  port: number;
+  /** The directory of the socket `.s.PGSQL.5432` (pg's `host`). */
+  socket: string;
   role: EmbeddedRole;
 }
+
+/** The socket's name in its directory: the name pg and libpq look for with `host=<directory>` and port 5432. */
+const SOCKET_NAME = '.s.PGSQL.5432';
+/** A Unix socket's path must fit in sun_path (108 bytes on Linux, 104 on macOS, with its final NUL). */
+const MAX_SOCKET_PATH = 103;
 
 const WAIT_FOR_OWNER_MS = 30_000;
 
@@ -50,7 +68,7 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
       rmSync(lockFile, { force: true });
       continue;
     }
-    if (owner && owner.pid === lockPid && (await portAnswers(owner.port))) {
+    if (owner && owner.pid === lockPid && typeof owner.socket === 'string' && (await socketAnswers(owner.socket))) {
       if (role === 'server' && owner.role === 'server') {
         throw new Error(
           `Another Kassa server (pid ${owner.pid}) is already serving the embedded database in ${dataDir}. ` +
@@ -59,7 +77,7 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
       }
       // Only a server's socket is borrowed: it outlives the borrower. A CLI command
       // that owns the directory closes it when it ends, so everyone else waits for it.
-      if (owner.role === 'server') return { url: connectionUrl(owner.port), owner: false, close: async () => {} };
+      if (owner.role === 'server') return { url: connectionUrl(owner.socket), owner: false, close: async () => {} };
     }
     if (Date.now() > deadline) {
       throw new Error(
@@ -111,19 +129,28 @@ async function startOwner(
   try {
     const pgdata = path.join(dataDir, 'pgdata');
     await initialiseInChild(pgdata);
+    // PGlite writes its files readable and writable by everyone (0666): the directory keeps other users out.
+    chmodSync(pgdata, 0o700);
     const db = await PGlite.create(pgdata, PGLITE_OPTIONS);
     // PGlite is one session shared by every socket connection: NOTIFY does not reach the other
     // connections, so changes are also logged for the server to poll (src/db/change-feed.ts).
     await db.exec("SET kassa.change_log = 'on'");
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
+    const socket = socketDirectory(dataDir);
+    const socketPath = path.join(socket.dir, SOCKET_NAME);
+    // A socket left by an owner that was killed (we hold the lock now, so it is nobody's).
+    rmSync(socketPath, { force: true });
+    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 64 });
     // Clients' statements must not interleave on PGlite's one session (embedded-socket-queue.ts).
     installOrderedQueue(server, db);
     await server.start();
-    const port = listeningPort(server);
-    writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port, role } satisfies OwnerFile));
+    // Node makes the socket as the umask allows; the directory (0700) already keeps others out.
+    chmodSync(socketPath, 0o600);
+    writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, socket: socket.dir, role } satisfies OwnerFile), {
+      mode: 0o600,
+    });
     let closed = false;
     return {
-      url: connectionUrl(port),
+      url: connectionUrl(socket.dir),
       owner: true,
       async close() {
         if (closed) return;
@@ -131,6 +158,8 @@ async function startOwner(
         await server.stop();
         await db.close();
         rmSync(ownerFile, { force: true });
+        if (socket.temporary) rmSync(socket.dir, { recursive: true, force: true });
+        else rmSync(socketPath, { force: true });
         rmSync(lockFile, { force: true });
       },
     };
@@ -140,16 +169,23 @@ async function startOwner(
   }
 }
 
-function listeningPort(server: PGLiteSocketServer): number {
-  // pglite-socket keeps its net.Server private; its address is the only way to learn port 0's choice.
-  const inner = (server as unknown as { server?: net.Server }).server;
-  const address = inner?.address();
-  if (!address || typeof address === 'string') throw new Error('embedded database: cannot read the listening port');
-  return address.port;
+/**
+ * The socket's directory, made owner-only (0700, whatever it was): `<dataDir>/socket`, or a new private directory in
+ * the system's temporary directory when that path is too long for a Unix socket (removed when the owner closes).
+ */
+function socketDirectory(dataDir: string): { dir: string; temporary: boolean } {
+  const inDataDir = path.resolve(dataDir, 'socket');
+  if (Buffer.byteLength(path.join(inDataDir, SOCKET_NAME)) <= MAX_SOCKET_PATH) {
+    mkdirSync(inDataDir, { recursive: true, mode: 0o700 });
+    chmodSync(inDataDir, 0o700);
+    return { dir: inDataDir, temporary: false };
+  }
+  return { dir: mkdtempSync(path.join(tmpdir(), 'kassa-db-')), temporary: true };
 }
 
-function connectionUrl(port: number): string {
-  return `postgresql://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`;
+/** pg's URL for a Unix socket: `host` is the socket's directory (the socket is `.s.PGSQL.<port>` in it). */
+function connectionUrl(socketDir: string): string {
+  return `postgresql://postgres:postgres@localhost:5432/postgres?host=${encodeURIComponent(socketDir)}&sslmode=disable`;
 }
 
 function tryLock(lockFile: string): boolean {
@@ -189,9 +225,9 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function portAnswers(port: number): Promise<boolean> {
+function socketAnswers(socketDir: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
+    const socket = net.connect({ path: path.join(socketDir, SOCKET_NAME) });
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);

@@ -4,15 +4,15 @@ import type { ClaimedDelivery, WebhookStore } from '../domain/webhook-ports.js';
 import { EVENT_COLUMNS, sqlMilliseconds, toEndpoint, toEvent, WEBHOOK_TRANSACTION_OPTIONS } from './webhook-rows.js';
 import type { EventRow } from './webhook-rows.js';
 
-type DeliveryQueue = Pick<WebhookStore, 'claimDue' | 'recordAttempt' | 'releaseClaims'>;
+type DeliveryQueue = Pick<WebhookStore, 'claimDue' | 'renewLease' | 'recordAttempt' | 'releaseClaims'>;
 type LeasedRow = { id: string; event_id: string; attempts: number; position: bigint };
 /** Claims take turns across instances (an advisory lock for the claim's transaction; src/db/migrate.ts has another). */
 const CLAIM_LOCK_KEY = 7_411_902_552n;
 
 /**
  * The delivery worker's queue: due deliveries leased per endpoint (one batch in flight per
- * endpoint, across instances), each attempt logged and settled by the lease's holder only,
- * and the leases of attempts not made given back.
+ * endpoint, across instances, under one lease that its holder renews before each attempt), each
+ * attempt logged and settled by the lease's holder only, and the leases of attempts not made given back.
  */
 export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
   return {
@@ -60,7 +60,7 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
           const token = randomUUID();
           const deliveries = await tx.$queryRaw<LeasedRow[]>`
             UPDATE webhook_deliveries d
-            SET locked_until = now() + ${sqlMilliseconds(leaseMs)} * due.position, lease_token = ${token}::uuid,
+            SET locked_until = now() + ${sqlMilliseconds(leaseMs)}, lease_token = ${token}::uuid,
                 attempts = d.attempts + 1, updated_at = now()
             FROM (
               SELECT x.id, row_number() OVER (ORDER BY x.event_seq, x.created_at) AS position
@@ -90,6 +90,19 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
         }
         return claimed;
       }, WEBHOOK_TRANSACTION_OPTIONS);
+    },
+
+    async renewLease(claims, leaseMs) {
+      const [next] = claims;
+      if (!next) return false;
+      // A lease that lapsed and was taken over has another token: nothing of it is renewed, and the claim that took it
+      // over (row locks) is either committed before this statement reads the rows or waits for it.
+      const renewed = await prisma.$queryRaw<Array<{ id: string }>>`
+        UPDATE webhook_deliveries SET locked_until = now() + ${sqlMilliseconds(leaseMs)}, updated_at = now()
+        WHERE id = ANY(${claims.map((claim) => claim.deliveryId)}::uuid[]) AND lease_token = ${next.leaseToken}::uuid
+          AND status = 'pending'
+        RETURNING id::text AS id`;
+      return renewed.some((row) => row.id === next.deliveryId);
     },
 
     async recordAttempt(claim, outcome) {

@@ -134,8 +134,9 @@ export interface WebhookStore {
   fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number>;
   /**
    * Leases due deliveries of up to `endpoints` endpoints: per endpoint up to `perEndpoint` of them,
-   * oldest event first, leased together (the k-th for k × leaseMs) and to be attempted one after
-   * another in that order; no other claim takes an endpoint while any of its deliveries is leased.
+   * oldest event first, leased together for `leaseMs` under one token (renewed with renewLease) and to be
+   * attempted one after another in that order; no other claim takes an endpoint while any of its deliveries is
+   * leased.
    * Organisations take turns: those with fewer endpoints in flight (on any instance) first, and none
    * with `perOrganisation` in flight gets another.
    */
@@ -145,6 +146,11 @@ export interface WebhookStore {
     leaseMs: number,
     perOrganisation: number,
   ): Promise<ClaimedDelivery[]>;
+  /**
+   * Leases the rest of a batch (the first of `claims` about to be attempted) for `leaseMs` from now; false when the
+   * first is no longer this instance's (its lease lapsed and another claim took it over): it is not to be attempted.
+   */
+  renewLease(claims: readonly ClaimedDelivery[], leaseMs: number): Promise<boolean>;
   /** Logs the attempt and settles the delivery (when this instance still holds the lease). */
   recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<void>;
   /** Gives back leased deliveries that were not attempted (their attempt is not counted). */

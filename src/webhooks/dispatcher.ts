@@ -33,9 +33,13 @@ export function retryDelayMs(
   return Math.floor(random() * ceiling);
 }
 
-/** Lease of one attempt: longer than its timeout, so a live attempt is never taken over; a crashed one is after it. */
+/**
+ * Lease of an endpoint's batch, renewed before each attempt (docs/api/webhooks.md#how-delivery-works): an attempt
+ * (at most a timeout) and its record fit in it, so a live instance keeps its batch however long it runs, and a
+ * killed one's deliveries are attempted again by another instance within about two timeouts.
+ */
 export function leaseMs(config: Pick<WebhookSettings, 'timeoutMs'>): number {
-  return config.timeoutMs * 2 + 5_000;
+  return config.timeoutMs + Math.max(config.timeoutMs, 5_000);
 }
 
 /** The request body and headers of one attempt (the timestamp is Unix milliseconds, as in inbound calls). */
@@ -88,8 +92,9 @@ async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logge
 }
 
 /**
- * One endpoint's batch, in order; after a failure, or once the round's time is up, the rest is given back for a later
- * pass.
+ * One endpoint's batch, in order, its lease renewed before each attempt after the first (which the claim just
+ * leased); after a failure, or once the round's time is up, the rest is given back for a later pass. A batch whose
+ * lease was lost (this instance stalled past it and another took the deliveries over) stops there.
  */
 async function attemptInOrder(
   ctx: DomainContext,
@@ -102,6 +107,17 @@ async function attemptInOrder(
     if (stop?.aborted) {
       await ctx.store.webhooks.releaseClaims(claims.slice(index));
       return index;
+    }
+    if (index > 0) {
+      let ours: boolean;
+      try {
+        ours = await ctx.store.webhooks.renewLease(claims.slice(index), leaseMs(ctx.webhooks));
+      } catch (error) {
+        logger.error({ err: error, deliveryId: claim.deliveryId }, 'webhook lease could not be renewed');
+        await ctx.store.webhooks.releaseClaims(claims.slice(index)).catch(() => undefined);
+        return index;
+      }
+      if (!ours) return index;
     }
     let ok: boolean;
     try {

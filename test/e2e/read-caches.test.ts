@@ -46,8 +46,8 @@ afterAll(async () => {
 afterEach(() => time.release());
 
 function embeddedSocketUrl(dataDir: string): string {
-  const { port } = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { port: number };
-  return `postgresql://postgres@127.0.0.1:${port}/postgres`;
+  const { socket } = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { socket: string };
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socket)}`;
 }
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

@@ -8,6 +8,7 @@ import { createSession, expectErrorBody, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/event-types.js';
+import type { ClaimedDelivery } from '../../src/domain/webhook-ports.js';
 
 let kassa: TestKassa;
 let merchant: TestMerchant;
@@ -734,5 +735,78 @@ describe('fairness between merchants', () => {
       await fast.waitFor((list) => list.length >= 1);
       expect(Date.now() - sentAt).toBeLessThan(3_000);
     });
+  });
+});
+
+describe('the lease of a batch', () => {
+  it('is one lease for the batch, renewed before each attempt; a batch whose lease another claim took stops', async () => {
+    const { owner, endpoint } = await freshMerchantWithReceiver(['checkout_session.created']);
+    for (let i = 0; i < 3; i++) await createSession(kassa, owner, checkoutRequest());
+    const queue = kassa.ctx.store.webhooks;
+    const prisma = kassa.runtime.db.prisma;
+    await expect
+      .poll(async () => {
+        await queue.fanOut({ gapSeconds: kassa.ctx.webhooks.outboxGapSeconds, giveUpHours: 1, batch: 500 });
+        return prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } });
+      })
+      .toBe(3);
+    const leases = async () =>
+      prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, orderBy: { eventSeq: 'asc' } });
+    const claimOurs = async (leaseMs: number) => {
+      const claims = await queue.claimDue(20, 25, leaseMs, 10);
+      // Another merchant's retry that happened to be due goes back.
+      await queue.releaseClaims(claims.filter((claim) => claim.endpoint.id !== endpoint.id));
+      return claims.filter((claim) => claim.endpoint.id === endpoint.id);
+    };
+
+    const batch = await claimOurs(10_000);
+    expect(batch).toHaveLength(3);
+    const claimed = await leases();
+    // One lease for the whole batch (not longer for later places in it).
+    expect(new Set(claimed.map((row) => row.lockedUntil!.getTime())).size).toBe(1);
+    expect(claimed[0]!.lockedUntil!.getTime() - Date.now()).toBeLessThanOrEqual(10_000);
+    expect(await queue.renewLease(batch.slice(1), 60_000)).toBe(true);
+    const renewed = await leases();
+    expect(renewed[0]!.lockedUntil).toEqual(claimed[0]!.lockedUntil);
+    for (const row of renewed.slice(1)) expect(row.lockedUntil!.getTime() - Date.now()).toBeGreaterThan(50_000);
+
+    // The batch's holder stalls past its lease: another instance's claim takes the deliveries over.
+    await prisma.webhookDelivery.updateMany({
+      where: { endpointId: endpoint.id },
+      data: { lockedUntil: new Date(Date.now() - 1_000) },
+    });
+    const takenOver = await claimOurs(30_000);
+    expect(takenOver.map((claim) => claim.deliveryId)).toEqual(batch.map((claim) => claim.deliveryId));
+    const before = await leases();
+    expect(await queue.renewLease(batch.slice(1), 60_000)).toBe(false);
+    expect(await leases()).toEqual(before);
+
+    // The dispatcher: the first attempt is made, then the lease is found taken over and the rest is not attempted.
+    await queue.releaseClaims(takenOver);
+    const { runWebhookRound } = await import('../../src/webhooks/dispatcher.js');
+    const { createLogger } = await import('../../src/logging.js');
+    let stolen = false;
+    let takenOverAgain: ClaimedDelivery[] = [];
+    const webhooks = {
+      ...queue,
+      async recordAttempt(...args: Parameters<typeof queue.recordAttempt>) {
+        await queue.recordAttempt(...args);
+        // After our endpoint's first attempt (the round may attempt other merchants' retries too).
+        if (stolen || args[0].endpoint.id !== endpoint.id) return;
+        stolen = true;
+        await prisma.webhookDelivery.updateMany({
+          where: { endpointId: endpoint.id, status: 'pending' },
+          data: { lockedUntil: new Date(Date.now() - 1_000) },
+        });
+        takenOverAgain = await claimOurs(30_000);
+      },
+    };
+    const ctx = { ...kassa.ctx, store: { ...kassa.ctx.store, webhooks } };
+    await runWebhookRound(ctx, createLogger('silent'), AbortSignal.timeout(2_000));
+    expect(takenOverAgain.map((claim) => claim.deliveryId)).toEqual(batch.slice(1).map((claim) => claim.deliveryId));
+    expect(receiver.received.map((hook) => hook.body.id)).toEqual([batch[0]!.event.id]);
+    const settled = await leases();
+    expect(settled.map((row) => row.status)).toEqual(['succeeded', 'pending', 'pending']);
+    expect(settled[1]!.lockedUntil!.getTime() - Date.now()).toBeGreaterThan(20_000);
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import pg from 'pg';
 import { PACKAGE_ROOT } from '../../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, openEmbeddedDatabase, urlFor } from '../support/databases.js';
+import { listeningTcpPorts } from '../support/proc-sockets.js';
 import {
   assertCliBuilt,
   freePort,
@@ -347,7 +348,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
       pid: number;
       role: string;
     };
-    expect(owner).toMatchObject({ pid: server.child.pid, role: 'server' });
+    // The database is served on an owner-only Unix socket in the data dir; the server's one TCP port is its HTTP.
+    expect(owner).toEqual({ pid: server.child.pid, role: 'server', socket: path.join(dataDir, 'socket') });
+    expect((statSync(path.join(dataDir, 'socket', '.s.PGSQL.5432')).mode & 0o777).toString(8)).toBe('600');
+    expect(await listeningTcpPorts(server.child.pid!)).toEqual([server.port]);
 
     const created = await kassa(['orgs', 'create', '--name', 'Online Shop', '--json'], env);
     expectSuccess(created);

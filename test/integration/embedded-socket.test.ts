@@ -1,18 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../support/databases.js';
 import type { EmbeddedDatabase } from '../../src/db/embedded.js';
+import { listeningTcpPorts } from '../support/proc-sockets.js';
 
 /**
  * The embedded database serves every client (the server's pool, a CLI command beside it) on
  * PGlite's one session. Without src/db/embedded-socket-queue.ts, concurrent clients' protocol
  * messages interleave: queries answered with another client's rows, `portal "" does not exist`.
+ * It listens on a Unix socket only its owner can reach (docs/decisions/0002).
  */
 let dataDir: string;
 let database: EmbeddedDatabase;
+let listeningBefore: number[];
 const clients: pg.Client[] = [];
 
 async function connect(): Promise<pg.Client> {
@@ -25,6 +28,7 @@ async function connect(): Promise<pg.Client> {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-socket-'));
+  listeningBefore = await listeningTcpPorts(process.pid);
   database = await openEmbeddedDatabase(dataDir, 'server');
   const setup = await connect();
   await setup.query('CREATE TABLE owned (id int PRIMARY KEY, owner int NOT NULL)');
@@ -34,6 +38,32 @@ afterAll(async () => {
   for (const client of clients) await client.end().catch(() => {});
   await database?.close();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('where the embedded database listens', () => {
+  it('on a Unix socket of mode 0600 in a 0700 directory of the data dir, and on no TCP port', async () => {
+    // PGlite's own files are 0666: their directory is what keeps other users from reading or changing them.
+    expect((statSync(path.join(dataDir, 'pgdata')).mode & 0o777).toString(8)).toBe('700');
+    const socketDir = path.join(dataDir, 'socket');
+    const dir = statSync(socketDir);
+    expect(dir.isDirectory()).toBe(true);
+    expect((dir.mode & 0o777).toString(8)).toBe('700');
+    const socket = statSync(path.join(socketDir, '.s.PGSQL.5432'));
+    expect(socket.isSocket()).toBe(true);
+    expect((socket.mode & 0o777).toString(8)).toBe('600');
+    // What other processes read to connect: the socket's directory, not a port.
+    const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as Record<string, unknown>;
+    expect(owner).toEqual({ pid: process.pid, socket: socketDir, role: 'server' });
+    expect((statSync(path.join(dataDir, 'embedded.json')).mode & 0o777).toString(8)).toBe('600');
+    expect(await listeningTcpPorts(process.pid)).toEqual(listeningBefore);
+    // pg reaches it by the directory (host=<dir>, port 5432), as database.url says.
+    const client = new pg.Client({ host: socketDir, port: 5432, user: 'postgres', database: 'postgres' });
+    client.on('error', () => {});
+    await client.connect();
+    clients.push(client);
+    expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    expect(new URL(database.url).searchParams.get('host')).toBe(socketDir);
+  });
 });
 
 describe('the embedded database socket with several clients at once', () => {
@@ -83,5 +113,30 @@ describe('the embedded database socket with several clients at once', () => {
       .poll(async () => (await other.query('SELECT count(*)::int AS n FROM owned WHERE id = $1', [100000])).rows[0].n)
       .toBe(0);
     expect((await other.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+// Last: it closes the database the tests above share, to open the same directory by another path.
+describe('a data dir too deep for a socket path', () => {
+  it("serves the database from a private directory of the system's temporary directory instead", async () => {
+    await database.close();
+    const longDir = path.join(mkdtempSync(path.join(tmpdir(), 'kassa-long-')), 'd'.repeat(100));
+    symlinkSync(dataDir, longDir);
+    const long = await openEmbeddedDatabase(longDir, 'cli');
+    try {
+      const socketDir = new URL(long.url).searchParams.get('host')!;
+      expect(socketDir.startsWith(path.join(tmpdir(), 'kassa-db-'))).toBe(true);
+      expect((statSync(socketDir).mode & 0o777).toString(8)).toBe('700');
+      expect((statSync(path.join(socketDir, '.s.PGSQL.5432')).mode & 0o777).toString(8)).toBe('600');
+      const client = new pg.Client({ connectionString: long.url });
+      await client.connect();
+      expect((await client.query('SELECT count(*)::int AS n FROM owned WHERE owner = 0')).rows[0].n).toBeGreaterThan(0);
+      await client.end();
+      await long.close();
+      expect(existsSync(socketDir)).toBe(false);
+    } finally {
+      await long.close();
+      rmSync(path.dirname(longDir), { recursive: true, force: true });
+    }
   });
 });

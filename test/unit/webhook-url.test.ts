@@ -88,8 +88,9 @@ describe('retry schedule', () => {
     expect(retryDelayMs(3, config, () => 0)).toBe(0);
   });
 
-  it('leases an attempt for longer than its timeout', () => {
-    expect(leaseMs({ timeoutMs: 10_000 })).toBeGreaterThan(10_000);
+  it('leases a batch for a timeout plus the longer of a timeout and 5 s (renewed before each attempt)', () => {
+    expect(leaseMs({ timeoutMs: 10_000 })).toBe(20_000);
+    expect(leaseMs({ timeoutMs: 1_000 })).toBe(6_000);
   });
 });
 
