@@ -6,6 +6,7 @@ import { createPublicClient, createWalletClient, encodeFunctionData, http, parse
 import { anvil as anvilChain } from 'viem/chains';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { PACKAGE_ROOT } from '../../src/config.js';
+import { Decimal } from '../../src/domain/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createLink, visitLink } from '../factories/payment-link.js';
@@ -32,7 +33,13 @@ beforeAll(async () => {
   node = await startChainKassa(chain.url, {
     clock: time.clock,
     override: { rates: fixedRates().rates },
-    env: { KASSA_CONFIRMATIONS_LOCAL: '1', TRUST_PROXY: 'loopback' },
+    env: {
+      KASSA_CONFIRMATIONS_LOCAL: '1',
+      TRUST_PROXY: 'loopback',
+      // The default limits on binds (docs/api/rest.md#rate-limits), not the suites' far-away ones.
+      KASSA_RATE_LIMIT_BIND_SESSION: '20/1m',
+      KASSA_RATE_LIMIT_BIND_ADDRESS: '60/1m',
+    },
   });
 }, 90_000);
 
@@ -52,6 +59,11 @@ async function eventTypes(id: string): Promise<string[]> {
   const rows = await node.kassa.runtime.db.prisma.$queryRaw<Array<{ type: string }>>`
     SELECT type FROM outbox_events WHERE session_id = ${id}::uuid ORDER BY seq`;
   return rows.map((row) => row.type.replace('checkout_session.', ''));
+}
+/** The time of the chain's head block. */
+async function chainNow(): Promise<number> {
+  const head = await chain.rpc<{ timestamp: string }>('eth_getBlockByNumber', ['latest', false]);
+  return Number(BigInt(head.timestamp)) * 1000;
 }
 /** A whole second a few seconds ahead of both the wall clock and the chain's head. */
 async function nextSecond(): Promise<number> {
@@ -231,3 +243,152 @@ async function signTokenTransfer(account: number, token: Hex, to: string): Promi
 function encodeTransfer(to: string, units: bigint): Hex {
   return encodeFunctionData({ abi: MINTABLE, functionName: 'transfer', args: [to as Hex, units] });
 }
+
+const STRANGER = '198.51.100.66';
+const PAYER = '203.0.113.77';
+const graphqlFrom = (address: string, query: string) =>
+  node.kassa.http
+    .post('/graphql')
+    .set('Content-Type', 'application/json')
+    .set('X-Forwarded-For', address)
+    .send(JSON.stringify({ query }));
+
+describe("6. a stranger's binds do not use up the payer's", () => {
+  it('malformed, aliased and junk binds from one address leave the payer’s binds from another (and mined ones) untouched', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: hex(20) });
+    // Kassa's clock at the chain's (ahead of the wall clock since the tests above): the session exists when the
+    // payer's blocks are mined, and they are mined before it expires.
+    time.freeze(await chainNow());
+    const session = await createSession(node.kassa, merchant, checkoutRequest());
+    const id = session.session_id as string;
+    const quote = new Decimal(
+      (session.crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === 'USDT')!.amount,
+    );
+    // The payer's first part, more than half (an exchange withdrawal, not the exact amount): mined.
+    const first = await chain.pay(merchant.wallet, 'USDT', quote.times('0.6').toFixed(2), { from: 6 });
+
+    // The stranger: malformed binds (bad hash, bad JSON, an unknown property)…
+    for (let i = 0; i < 5; i += 1) {
+      expect((await bindFrom(STRANGER, id, { tx_hash: '0x12', chain_id: CHAIN_ID })).status).toBe(400);
+      expect((await bindFrom(STRANGER, id, '{"tx_hash":')).status).toBe(400);
+      expect((await bindFrom(STRANGER, id, { tx_hash: hex(32), chain_id: CHAIN_ID, x: 1 })).status).toBe(400);
+    }
+    for (let i = 0; i < 3; i += 1) {
+      const malformed = await graphqlFrom(
+        STRANGER,
+        `mutation { b: bindTransaction(sessionId: "${id}", input: { txHash: "0x12", chainId: "31337" }) { idempotent } }`,
+      );
+      expect(malformed.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    }
+    // …aliased binds of made-up hashes in one operation, each counted as it runs…
+    const aliases = Array.from(
+      { length: 4 },
+      (_, i) =>
+        `j${i}: bindTransaction(sessionId: "${id}", input: { txHash: "${hex(32)}", chainId: "31337", ` +
+        `cryptoCurrency: USDT }) { idempotent }`,
+    );
+    const aliased = await graphqlFrom(STRANGER, `mutation { ${aliases.join('\n')} }`);
+    expect(aliased.body.errors, JSON.stringify(aliased.body)).toBeUndefined();
+    // …and made-up hashes until their own limit (20 a minute per session and address) refuses them.
+    const statuses: number[] = [];
+    for (let i = 0; i < 17; i += 1)
+      statuses.push(
+        (await bindFrom(STRANGER, id, { tx_hash: hex(32), chain_id: CHAIN_ID, crypto_currency: 'USDT' })).status,
+      );
+    expect(statuses).toEqual([200, ...Array<number>(15).fill(409), 429]);
+
+    // A mined transaction that pays the session is never refused by the limit, even from that address (a shared NAT).
+    const minedBind = await bindFrom(STRANGER, id, {
+      tx_hash: first.hash,
+      chain_id: CHAIN_ID,
+      crypto_currency: 'USDT',
+    });
+    expect(minedBind.status, JSON.stringify(minedBind.body)).toBe(200);
+    expect((await paymentsOf(id)).map((p) => p.txHash)).toEqual([first.hash]);
+
+    // The payer's rest, bound from their own address while still pending: accepted, and it pays once mined.
+    const rest = await chain.payPending(merchant.wallet, 'USDT', quote.times('0.4').plus(1).toFixed(2), { from: 7 });
+    let own;
+    try {
+      own = await bindFrom(PAYER, id, { tx_hash: rest.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+    } finally {
+      await rest.release();
+    }
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    await chain.mine(1);
+    await node.watchers.tick();
+    expect((await paymentsOf(id)).map((p) => p.txHash).sort()).toEqual([first.hash, rest.hash].sort());
+    expect(await view(id)).toMatchObject({ status: 'paid' });
+  });
+});
+
+/** Signs an ETH transfer from sandbox account `account` at `nonce` (ahead of its next one: the node never mines it). */
+async function signGapped(account: number, nonce: number): Promise<Hex> {
+  const chainConfig = { ...anvilChain, id: Number(CHAIN_ID), rpcUrls: { default: { http: [chain.url] } } };
+  const wallet = createWalletClient({
+    chain: chainConfig,
+    account: sandboxAccount(account),
+    transport: http(chain.url),
+  });
+  const request = await wallet.prepareTransactionRequest({ to: hex(20) as Hex, value: 1000n, gas: 21_000n, nonce });
+  return wallet.signTransaction(request as Parameters<typeof wallet.signTransaction>[0]);
+}
+
+describe("7. a stranger's pending transactions do not shut out the payer's", () => {
+  it("five never-mined transactions bound from one address; the payer's pending one from another is taken and pays", async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: hex(20) });
+    // Kassa's clock at the chain's (ahead of the wall clock since the tests above): the session exists when the
+    // payer's blocks are mined, and they are mined before it expires.
+    time.freeze(await chainNow());
+    const session = await createSession(node.kassa, merchant, checkoutRequest());
+    const id = session.session_id as string;
+    const reader = createPublicClient({ transport: http(chain.url) });
+    const next = await reader.getTransactionCount({ address: sandboxAccount(9).address, blockTag: 'pending' });
+    for (let i = 0; i < 6; i += 1) {
+      // A nonce gap: the node knows each of them and never mines them.
+      const gapped = await chain.rpc<Hex>('eth_sendRawTransaction', [await signGapped(9, next + 1 + i)]);
+      const response = await bindFrom(STRANGER, id, { tx_hash: gapped, chain_id: CHAIN_ID, crypto_currency: 'ETH' });
+      if (i < 5) expect(response.status, JSON.stringify(response.body)).toBe(200);
+      else
+        expectErrorBody(
+          response,
+          409,
+          'Checkout session already holds 5 transactions that are not verified yet; wait until they are checked',
+        );
+    }
+    const rows = await node.kassa.ctx.store.sessions.transactionsOf(id);
+    expect(rows.map((row) => [row.state, row.seenOnChainAt !== null])).toEqual(Array(5).fill(['unverified', true]));
+
+    const pending = await chain.payPending(merchant.wallet, 'USDT', '110', { from: 5 });
+    let own;
+    try {
+      own = await bindFrom(PAYER, id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+    } finally {
+      await pending.release();
+    }
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    await chain.mine(1);
+    await node.watchers.tick();
+    expect((await paymentsOf(id)).map((p) => [p.txHash, p.attribution])).toEqual([[pending.hash, 'bound_tx']]);
+    expect(await view(id)).toMatchObject({ status: 'paid', bound_tx_hash: pending.hash });
+  });
+
+  it('the session holds at most 25 unverified binds of a kind, however many addresses bind', async () => {
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: hex(20) });
+    const id = (await createSession(node.kassa, merchant, checkoutRequest())).session_id as string;
+    for (let address = 0; address < 5; address += 1)
+      for (let i = 0; i < 5; i += 1) {
+        const response = await bindFrom(`198.51.100.${100 + address}`, id, {
+          tx_hash: hex(32),
+          chain_id: CHAIN_ID,
+          crypto_currency: 'USDT',
+        });
+        expect(response.status).toBe(200);
+      }
+    expectErrorBody(
+      await bindFrom('198.51.100.199', id, { tx_hash: hex(32), chain_id: CHAIN_ID, crypto_currency: 'USDT' }),
+      409,
+      'Checkout session already holds 25 transactions that are not verified yet; wait until they are checked',
+    );
+  });
+});

@@ -123,6 +123,7 @@ function bound(overrides: Partial<BoundTransaction> = {}): BoundTransaction {
     state: 'unverified',
     reason: null,
     seenOnChainAt: null,
+    clientAddress: null,
     createdAt: BOUND_AT,
     ...overrides,
   };
