@@ -17,12 +17,13 @@ interface BoundTransactionRow {
   state: string;
   reason: string | null;
   seen_on_chain_at: Date | null;
+  client_address: string | null;
   created_at: Date;
 }
 
 const COLUMNS =
   'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason, ' +
-  'seen_on_chain_at, created_at';
+  'seen_on_chain_at, client_address, created_at';
 
 function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
   return {
@@ -36,6 +37,7 @@ function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
     state: row.state as BoundTransaction['state'],
     reason: row.reason,
     seenOnChainAt: row.seen_on_chain_at,
+    clientAddress: row.client_address,
     createdAt: row.created_at,
   };
 }
@@ -60,7 +62,7 @@ export const boundTransactions = {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
       SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
         t.state, t.reason,
-             t.seen_on_chain_at, t.created_at
+             t.seen_on_chain_at, t.client_address, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
          AND t.state <> 'rejected' AND s.status::text = ANY(${OPEN})`;
@@ -70,12 +72,10 @@ export const boundTransactions = {
   async insert(client: Client, bound: BoundTransaction): Promise<void> {
     await client.$executeRaw`
       INSERT INTO checkout_session_transactions (id, session_id, network, chain_id, tx_hash, crypto_currency,
-        payer_wallet_address, state,
-                                                 reason, seen_on_chain_at, created_at, updated_at)
+        payer_wallet_address, state, reason, seen_on_chain_at, client_address, created_at, updated_at)
       VALUES (${bound.id}::uuid, ${bound.sessionId}::uuid, ${bound.network}, ${bound.chainId}, ${bound.txHash},
-        ${bound.cryptoCurrency},
-              ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt},
-                ${bound.createdAt}, ${bound.createdAt})`;
+        ${bound.cryptoCurrency}, ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt},
+        ${bound.clientAddress}, ${bound.createdAt}, ${bound.createdAt})`;
   },
 
   async remove(client: Client, id: string): Promise<void> {
@@ -104,7 +104,7 @@ export const boundTransactions = {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
       SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
         t.state, t.reason,
-             t.seen_on_chain_at, t.created_at
+             t.seen_on_chain_at, t.client_address, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})
        ORDER BY t.checked_at NULLS FIRST, t.created_at

@@ -18,13 +18,27 @@ import { applySessionEvent } from './session-events.js';
 import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
 import type { BoundTransaction } from './chain-ports.js';
 import { expiryMayBeDue, NO_HOLDS } from './status-machine.js';
-import { throttleBind } from './throttle.js';
+import { RateLimitedError, throttleBindAddress, throttleSessionBind } from './throttle.js';
 import type { BindResult } from './bind-result.js';
 
 export type { BindResult };
 
-/** Bound transactions not judged yet that one session may hold: a bind is cheap, checking it is not. */
+/**
+ * Bound transactions not judged yet that one session may hold from one client address, of each kind (pending, or
+ * unknown to the chain): a bind is cheap, checking it is not (docs/payment-rules.md, rule 3).
+ */
 export const MAX_UNVERIFIED_BINDS = 5;
+/** The same, from every address together: one binder's cap cannot exclude another, and the session's stays bounded. */
+export const MAX_UNVERIFIED_BINDS_PER_SESSION = 25;
+
+/** Who binds: the client address (null for `kassa dev pay`), and the refusal when over the per-session bind limit. */
+interface Binder {
+  readonly clientAddress: string | null;
+  /** Set when the binder is over the per-session bind limit: only a mined transaction that pays the session binds. */
+  readonly overLimit: RateLimitedError | null;
+}
+
+const OPERATOR: Binder = { clientAddress: null, overLimit: null };
 
 /**
  * Binds a payer's broadcast transaction to a session (docs/api/rest.md#bind-rules). A bind is a
@@ -40,12 +54,21 @@ export async function bindTransaction(
   id: string,
   input: BindTransactionInput,
 ): Promise<BindResult> {
-  const { sessionId, bind } = checkBindRequest(id, input);
+  return bindChecked(ctx, checkBindRequest(id, input), OPERATOR);
+}
+
+async function bindChecked(
+  ctx: DomainContext,
+  { sessionId, bind }: { sessionId: string; bind: CheckedBind },
+  binder: Binder,
+): Promise<BindResult> {
   const before = await ctx.store.sessions.findById(sessionId);
   if (!before) throw notFound(`Checkout session ${sessionId} not found`);
   const network = before.networks.find((n) => n.chainId === bind.chainId);
   // Asked outside the transaction: no row stays locked while a node answers.
   const evidence = network && ctx.chain ? await ctx.chain.evidence(network.network, bind.txHash) : null;
+  // Over the limit, only a mined transaction that pays the session still binds (its payer is never refused).
+  if (binder.overLimit && evidence?.kind !== 'mined') throw binder.overLimit;
   const now = ctx.clock();
 
   // Expiry found here must be committed even though the bind is refused, so the
@@ -68,8 +91,10 @@ export async function bindTransaction(
       replayed && (rejectedForItsHints(replayed, bind, session) || boundOnWrongChain(replayed, bind, onNamedChain))
         ? replayed
         : undefined;
-    if (replayed && !replaced)
+    if (replayed && !replaced) {
+      if (binder.overLimit && replayed.state !== 'verified') return binder.overLimit;
       return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
+    }
     // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
     const closed = isTerminal(session.status);
     if (closed && !(evidence?.kind === 'mined' && lateWindowOpen(session, now))) {
@@ -91,12 +116,14 @@ export async function bindTransaction(
       state: 'unverified',
       reason: null,
       seenOnChainAt: onNamedChain ? now : null,
+      clientAddress: binder.clientAddress,
       createdAt: now,
     };
     const registry = ctx.networks.find((n) => n.slug === sessionNetwork.network)!;
     const verdict = evidence
       ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes)
       : ({ kind: 'wait', onChain: false } as const);
+    if (binder.overLimit && verdict.kind !== 'valid') return binder.overLimit;
     // What the chain already proves cannot pay this session is refused, and nothing is written.
     if (verdict.kind === 'failed') return conflict(verdict.reason);
     let share: TransferShare | undefined;
@@ -118,14 +145,19 @@ export async function bindTransaction(
         );
       }
     } else {
-      // Only a transaction that can be judged now escapes this cap, and hashes the chain does not know are counted
-      // apart from pending ones: junk hashes cannot keep a payer's mined or pending transaction out
-      // (docs/payment-rules.md, rule 3).
+      // Only a transaction that can be judged now escapes these caps; hashes the chain does not know are counted apart
+      // from pending ones, and each client address apart from the others: junk hashes cannot keep a payer's mined or
+      // pending transaction out, nor can one binder's never-mined transactions (docs/payment-rules.md, rule 3).
       const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onNamedChain);
-      if (waiting.length >= MAX_UNVERIFIED_BINDS) {
+      const cap = [
+        waiting.filter((c) => c.clientAddress === binder.clientAddress).length >= MAX_UNVERIFIED_BINDS
+          ? MAX_UNVERIFIED_BINDS
+          : null,
+        waiting.length >= MAX_UNVERIFIED_BINDS_PER_SESSION ? MAX_UNVERIFIED_BINDS_PER_SESSION : null,
+      ].find((reached) => reached !== null);
+      if (cap) {
         return conflict(
-          `Checkout session already holds ${MAX_UNVERIFIED_BINDS} transactions that are not verified yet; wait ` +
-            `until they are checked`,
+          `Checkout session already holds ${cap} transactions that are not verified yet; wait until they are checked`,
         );
       }
       // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
@@ -159,26 +191,36 @@ export async function bindTransaction(
 
 /** Who asks for a bind, as a transport received the request. */
 export interface BindRequest {
-  /** The session id exactly as sent (bind checks it; only a UUID is counted per session). */
+  /** The session id exactly as sent (bind checks it; only a well-formed bind of a UUID is counted per session). */
   readonly sessionId: string;
   /** The client's address as rate limits count it (docs/api/rest.md#rate-limits). */
   readonly clientAddress: string;
 }
 
 /**
- * A payer's bind as REST bind-tx and GraphQL's bindTransaction (HTTP and WebSocket) receive it:
- * one attempt counted against the per-address and the per-session bind limits (a 429 refusal
- * over either), then `bindTransaction`. Counted here, once per executed bind, so two transports,
- * aliases, variable defaults or persisted operations cannot step around the count. `readInput`
- * runs after the count: a request refused for its shape counts too.
+ * A payer's bind as REST bind-tx and GraphQL's bindTransaction (HTTP and WebSocket) receive it
+ * (docs/api/rest.md#rate-limits): every attempt counts against the per-address limit (a 429 over it); `readInput`
+ * runs after that count, and a bind refused for its shape counts no further. A well-formed one counts against the
+ * per-session limit of its session and client address, so a stranger's binds never use up the payer's; over it, only
+ * a transaction mined and paying the session binds (a payer is never refused that), anything else is 429. Counted
+ * here, once per executed bind, so two transports, aliases, variable defaults or persisted operations cannot step
+ * around the count.
  */
 export async function bindPayerTransaction(
   ctx: DomainContext,
   request: BindRequest,
   readInput: () => BindTransactionInput,
 ): Promise<BindResult> {
-  await throttleBind(ctx, request.sessionId, request.clientAddress);
-  return bindTransaction(ctx, request.sessionId, readInput());
+  await throttleBindAddress(ctx, request.clientAddress);
+  const checked = checkBindRequest(request.sessionId, readInput());
+  let overLimit: RateLimitedError | null = null;
+  try {
+    await throttleSessionBind(ctx, checked.sessionId, request.clientAddress);
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    overLimit = error;
+  }
+  return bindChecked(ctx, checked, { clientAddress: request.clientAddress, overLimit });
 }
 
 /**

@@ -19,8 +19,7 @@ export type BoundTxOutcome =
  * credited, transfer by transfer, unless a transfer is exactly another open session's
  * unique amount (that session gets it) or is credited already; the first verified one
  * selects the session's asset and becomes its `bound_tx_hash`. A rejected one changes
- * no status before expiry (a bind is a hint); after it, with nothing else in flight, the
- * session fails with the reason.
+ * no status (a bind is a hint): after expiry, with nothing else in flight, the session expires.
  */
 export async function applyBoundTxVerdict(
   ctx: DomainContext,
@@ -116,32 +115,13 @@ async function reject(
   // The payer's page learns the reason live (the session row's update notifies its subscribers).
   await tx.updateSession(session.id, { updatedAt: now });
   if (!isTerminal(session.status)) {
+    // A rejection never fails the session (docs/payment-rules.md, rule 3): anyone with the session id can bind a
+    // transaction of their own that reverts, moves dust or a worthless token to the wallet, or is mined late. It held
+    // the session for the grace at most; the clock decides, and an unpaid session ends expired.
     const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
-    // Only a transaction the chain knew before expires_at held the session open: when it fails as a payment of this
-    // session, so does the session (once its time is up). One the chain never knew in time changes nothing: the
-    // clock decides. Nor does one that was no attempt to pay it (never mined, sent elsewhere, another session's):
-    // anyone can bind such a transaction to a stranger's session; it held the session for the grace, and it ends
-    // expired.
-    const heldItOpen =
-      failsTheSession(reason) &&
-      bound.seenOnChainAt !== null &&
-      bound.seenOnChainAt.getTime() < session.expiresAt.getTime();
-    const event = heldItOpen
-      ? ({ kind: 'bound_tx_failed', reason, holds } as const)
-      : ({ kind: 'clock', holds } as const);
-    await applySessionEvent(ctx, tx, session, event, now);
+    await applySessionEvent(ctx, tx, session, { kind: 'clock', holds }, now);
   }
   return { state: 'rejected', reason, creditedTo };
-}
-
-/**
- * Whether a rejection says the transaction tried to pay the session and failed (docs/payment-rules.md, rule 3):
- * it reverted, or it moved another asset to the session's wallet. Never mined, sent to another address, mined
- * before the session, on another chain, from another sender than named, or another session's: anyone could have
- * bound it, and it fails nothing.
- */
-function failsTheSession(reason: string): boolean {
-  return reason.startsWith('reverted:') || reason.startsWith('wrong asset: transaction');
 }
 
 /** How a valid bound transaction's transfers stand for `session` before any is credited by this bind. */

@@ -3,7 +3,6 @@ import { fromBaseUnits } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
 import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
 import type { ChainTransfer } from './payment-ports.js';
-import { minedAfterCreation } from './payments.js';
 
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
@@ -11,6 +10,16 @@ export type BoundTxVerdict =
   | { readonly kind: 'failed'; readonly reason: string }
   /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
+
+/**
+ * Whether a transfer mined at `blockTime` may be credited through a bind to a session created at `createdAt`: the
+ * session existed when the block was mined, to the second (a block's time has no finer unit), with no clock skew
+ * (docs/payment-rules.md, rule 1). A skew would let a session opened seconds after a payer's non-exact transfer (from
+ * a public payment link) take it by binding its hash.
+ */
+export function minedWhileSessionExisted(blockTime: Date, createdAt: Date): boolean {
+  return blockTime.getTime() >= Math.floor(createdAt.getTime() / 1000) * 1000;
+}
 
 /**
  * docs/payment-rules.md, rules 1 and 3: judges a bound transaction by its own receipt and Transfer logs
@@ -67,7 +76,7 @@ export function judgeBoundTransaction(
       kind: 'failed',
       reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}`,
     };
-  if (!minedAfterCreation(evidence.blockTime, session.createdAt)) {
+  if (!minedWhileSessionExisted(evidence.blockTime, session.createdAt)) {
     return {
       kind: 'failed',
       reason:

@@ -20,6 +20,8 @@ export interface BoundTransaction {
   readonly reason: string | null;
   /** When the chain first knew the transaction (pending or mined); null while it does not. */
   readonly seenOnChainAt: Date | null;
+  /** The client address it was bound from (as rate limits tell it); null when bound by `kassa dev pay`. */
+  readonly clientAddress: string | null;
   readonly createdAt: Date;
 }
 

@@ -11,11 +11,6 @@ import { applySessionEvent } from './session-events.js';
  */
 export const PAYMENT_CLOCK_SKEW_MS = 30_000;
 
-/** Whether a transfer mined at `blockTime` may pay a session created at `createdAt`. */
-export function minedAfterCreation(blockTime: Date, createdAt: Date): boolean {
-  return blockTime.getTime() >= createdAt.getTime() - PAYMENT_CLOCK_SKEW_MS;
-}
-
 /**
  * Who a scanned transfer pays (docs/payment-rules.md, rule 2): the open session whose unique amount
  * it is, exactly. Nobody else: a transfer a payer bound is credited when that bind is verified

@@ -52,8 +52,7 @@ export async function applySessionEvent(
 ): Promise<{ session: CheckoutSession; transition: Transition | null }> {
   const result = transition(session, event, now, { inflightGraceMinutes: ctx.inflightGraceMinutes });
   if (!result) return { session, transition: null };
-  const failureReason = result.to === 'failed' && event.kind === 'bound_tx_failed' ? event.reason : undefined;
-  await tx.updateSession(session.id, { status: result.to, overpaid: result.overpaid, failureReason, updatedAt: now });
+  await tx.updateSession(session.id, { status: result.to, overpaid: result.overpaid, updatedAt: now });
   if (result.to !== result.from) {
     await tx.recordStatusChange({
       sessionId: session.id,
@@ -72,7 +71,6 @@ export async function applySessionEvent(
     ...session,
     status: result.to,
     overpaid: result.overpaid,
-    failureReason: failureReason ?? session.failureReason,
     updatedAt: now,
   };
   for (const type of result.events) await appendOutboxEvent(ctx, tx, updated, type, now);

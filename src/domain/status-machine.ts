@@ -47,14 +47,7 @@ export type SessionEvent =
       /** The asset's smallest quoted unit: an excess below it is rounding dust, never an overpayment. */
       readonly dust: Decimal;
       readonly holds: ExpiryHolds;
-    }
-  /**
-   * A bound transaction was rejected (reverted, dropped, wrong wallet, asset, chain or
-   * sender). Before expiry it changes nothing: a bind is a hint and the payer may pay
-   * again. Once the session's time is up and nothing else holds it open, it fails with
-   * that reason instead of expiring.
-   */
-  | { readonly kind: 'bound_tx_failed'; readonly reason: string; readonly holds: ExpiryHolds };
+    };
 
 export interface StatusPolicy {
   readonly inflightGraceMinutes: number;
@@ -85,15 +78,6 @@ export function transition(
       return expiryTransition(state, now, policy, event.holds);
     case 'payments_changed':
       return paymentTransition(state, event, now, policy);
-    case 'bound_tx_failed':
-      if (isTerminal(state.status) || !isExpiredAt(state, now, policy, event.holds)) return null;
-      return {
-        from: state.status,
-        to: 'failed',
-        overpaid: state.overpaid,
-        cause: event.reason,
-        events: ['checkout_session.failed'],
-      };
   }
 }
 

@@ -1,6 +1,5 @@
 import { DomainError } from './errors.js';
 import type { BucketTake, CounterHit, RateLimitBuckets, RateLimitCounters } from './request-guard-ports.js';
-import { isUuid } from './uuid.js';
 
 /**
  * Rate limits (issue 11, docs/api/rest.md#rate-limits): fixed windows counted per
@@ -276,17 +275,21 @@ export function rateLimit(ctx: RateLimitContext, ...checks: Check[]): Promise<vo
 }
 
 /**
- * One bind attempt from `clientAddress` on `sessionId` (null when the caller
- * named none), counted against the per-address and the per-session limit:
- * REST bind-tx and GraphQL's bindTransaction both call this, so they share
- * the limits. Ids that are not UUIDs are refused by bind itself and not counted per session.
+ * One bind attempt from `clientAddress`, whatever its shape, counted against the per-address limit (REST bind-tx and
+ * GraphQL's bindTransaction share it).
  */
-export function throttleBind(
+export function throttleBindAddress(ctx: RateLimitContext, clientAddress: string): Promise<void> | undefined {
+  return rateLimit(ctx, ['bind_address', clientAddress]);
+}
+
+/**
+ * A well-formed bind of `sessionId` (a UUID) from `clientAddress`, counted against the per-session limit per session
+ * and address: a stranger's binds use up their own count, never the payer's (docs/api/rest.md#rate-limits).
+ */
+export function throttleSessionBind(
   ctx: RateLimitContext,
-  sessionId: string | null,
+  sessionId: string,
   clientAddress: string,
 ): Promise<void> | undefined {
-  const perSession: Check[] =
-    sessionId !== null && isUuid(sessionId) ? [['bind_session', sessionId.toLowerCase()]] : [];
-  return rateLimit(ctx, ['bind_address', clientAddress], ...perSession);
+  return rateLimit(ctx, ['bind_session', `${sessionId.toLowerCase()} ${clientAddress}`]);
 }

@@ -90,6 +90,8 @@ describe('a transaction with several transfers to one wallet', () => {
     const merchant = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
     const b = (await createSession(node.kassa, merchant, priced(60))).session_id as string;
     const c = (await createSession(node.kassa, merchant, priced(40))).session_id as string;
+    // A third session, open before the batch is mined (a bind takes only a transfer mined while its session existed).
+    const d = (await createSession(node.kassa, merchant, priced(40))).session_id as string;
     const hash = await disperse(merchant.wallet as Address, [60_000_000n, 40_000_000n]);
 
     const first = await bind(merchant, b, hash);
@@ -104,7 +106,6 @@ describe('a transaction with several transfers to one wallet', () => {
     expect(await amountsOf(b)).toEqual(['60']);
     expect(await amountsOf(c)).toEqual(['40']);
     // Both transfers are now credited: a third session's bind of the batch gets nothing.
-    const d = (await createSession(node.kassa, merchant, priced(40))).session_id as string;
     const third = await bind(merchant, d, hash);
     expect(third.status).toBe(409);
     expect(third.body.message).toMatch(/already paid another checkout session/);

@@ -295,6 +295,12 @@ describe('a session reopened by a reorg', () => {
   // between, yet its page still asked for that amount, so its payer's new transfer paid the other session.
   it('whose amount another session was given meanwhile: a transfer of that amount pays neither by amount; a bind settles it', async () => {
     const { merchant, a, b, amount } = await reopenedBesideItsAmountsHolder();
+    // A third session of the same merchant, open before the new transfer is mined (rule 1 would refuse it otherwise).
+    const stranger = await createSession(
+      node.kassa,
+      merchant,
+      checkoutRequest({ items: [{ name: 'Something else', quantity: 1, unit_price: 7 }] }),
+    );
     // The first transaction never comes back; A's payer sends A's amount again, in a new transaction.
     const again = await chain.pay(merchant.wallet, 'USDT', amount, { from: 4 });
     await confirmAll();
@@ -303,12 +309,7 @@ describe('a session reopened by a reorg', () => {
     expect(await view(a.id)).toMatchObject({ status: 'waiting_payment' });
     expect(await unattributed()).toContain(again.hash);
 
-    // Nobody else may bind it: a third session of the same merchant is refused, and it stays unattributed.
-    const stranger = await createSession(
-      node.kassa,
-      merchant,
-      checkoutRequest({ items: [{ name: 'Something else', quantity: 1, unit_price: 7 }] }),
-    );
+    // Nobody else may bind it: the third session is refused, and it stays unattributed.
     const refused = await bind(stranger.session_id as string, again.hash);
     expect(refused.status).toBe(409);
     expect(refused.body.message).toContain('other checkout sessions ask for');

@@ -123,6 +123,7 @@ function bound(overrides: Partial<BoundTransaction> = {}): BoundTransaction {
     state: 'unverified',
     reason: null,
     seenOnChainAt: null,
+    clientAddress: null,
     createdAt: BOUND_AT,
     ...overrides,
   };
@@ -336,29 +337,37 @@ describe('judgeBoundTransaction: judged once mined, whatever the confirmations (
   });
 });
 
-describe('judgeBoundTransaction: mined after the session was created', () => {
+describe('judgeBoundTransaction: mined while the session existed, to the second, with no skew', () => {
   const created = session().createdAt.getTime();
+  const before = (at: string, createdAt = '2025-01-15T12:00:00.000Z') =>
+    failed(
+      `mined before this checkout session was created: transaction ${HASH} is in block 100 of ${at}, the session was ` +
+        `created at ${createdAt}`,
+    );
   it.each<[string, number, Verdict]>([
+    ['a block an hour before', -3_600_000, before('2025-01-15T11:00:00.000Z')],
     [
-      'a block an hour before',
-      -3_600_000,
-      failed(
-        `mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:00:00.000Z, the session was created at 2025-01-15T12:00:00.000Z`,
-      ),
+      'a block 30 s before (a skew allowed only to exact amounts found by a scan)',
+      -30_000,
+      before('2025-01-15T11:59:30.000Z'),
     ],
-    [
-      'a block 31 s before (beyond the 30 s skew)',
-      -31_000,
-      failed(
-        `mined before this checkout session was created: transaction ${HASH} is in block 100 of 2025-01-15T11:59:29.000Z, the session was created at 2025-01-15T12:00:00.000Z`,
-      ),
-    ],
-    ['a block 30 s before (within the skew)', -30_000, VALID],
+    ['a block 1 s before', -1_000, before('2025-01-15T11:59:59.000Z')],
+    ['a block of the second the session was created in', 0, VALID],
     ['a block after', 60_000, VALID],
   ])('%s', (_name, offset, expected) => {
     expect(
       outcome(judge(session(), { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime: new Date(created + offset) })),
     ).toEqual(expected);
+  });
+
+  it('a session created within a second is not newer than a block of that second (block times are whole seconds)', () => {
+    const later = session({ createdAt: new Date(created + 999) });
+    const blockTime = new Date(created);
+    expect(outcome(judge(later, { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime }))).toEqual(VALID);
+    const next = session({ createdAt: new Date(created + 1_000) });
+    expect(outcome(judge(next, { ...tokenCall(USDT, transfer(USDT, WALLET)), blockTime }))).toEqual(
+      before('2025-01-15T12:00:00.000Z', '2025-01-15T12:00:01.000Z'),
+    );
   });
 });
 

@@ -53,11 +53,6 @@ const paid = (onTime: string, money: Omit<Money, 'onTime'> = {}): SessionEvent =
 });
 const REORG = 'payment reversed by a chain reorganisation';
 const clock = (holds: ExpiryHolds = NO_HOLDS): SessionEvent => ({ kind: 'clock', holds });
-const txFailed = (reason: string, holds: ExpiryHolds = NO_HOLDS): SessionEvent => ({
-  kind: 'bound_tx_failed',
-  reason,
-  holds,
-});
 
 const GRACE_CAUSE = 'the payment in flight did not confirm within the in-flight grace';
 const PAID: Transition = {
@@ -586,56 +581,6 @@ const clockRows: Row[] = [
   })),
 ];
 
-const failureRows: Row[] = [
-  {
-    name: 'a rejected bound transaction before expires_at changes nothing: a bind is a hint, the payer may pay again',
-    state: state('waiting_payment'),
-    event: txFailed('reverted: transaction 0xab reverted in block 7 on local'),
-    now: BEFORE,
-    expected: null,
-  },
-  {
-    name: 'rejected after expires_at with nothing else in flight → failed with the reason as cause',
-    state: state('waiting_payment'),
-    event: txFailed('dropped: transaction 0xab was not found on local within 60 minutes of binding'),
-    now: at(10 * MIN),
-    expected: {
-      from: 'waiting_payment',
-      to: 'failed',
-      overpaid: false,
-      cause: 'dropped: transaction 0xab was not found on local within 60 minutes of binding',
-      events: ['checkout_session.failed'],
-    },
-  },
-  {
-    name: 'partial → failed after expires_at',
-    state: state('partial'),
-    event: txFailed('wrong sender: …'),
-    now: at(MIN),
-    expected: {
-      from: 'partial',
-      to: 'failed',
-      overpaid: false,
-      cause: 'wrong sender: …',
-      events: ['checkout_session.failed'],
-    },
-  },
-  {
-    name: 'rejected after expires_at while another payment is in flight inside the grace → no change',
-    state: state('waiting_payment'),
-    event: txFailed('reverted', IN_FLIGHT),
-    now: at(10 * MIN),
-    expected: null,
-  },
-  ...(['paid', 'expired', 'failed'] as const).map((status): Row => ({
-    name: `bound_tx_failed on ${status} → no change`,
-    state: state(status),
-    event: txFailed('reverted'),
-    now: at(MIN),
-    expected: null,
-  })),
-];
-
 describe('transition (docs/payment-rules.md)', () => {
   describe.each([
     ['confirmed payments on an open session', paymentRows],
@@ -643,7 +588,6 @@ describe('transition (docs/payment-rules.md)', () => {
     ['payments confirmed after expires_at', afterExpiryRows],
     ['payments to a terminal session', terminalPaymentRows],
     ['the clock', clockRows],
-    ['a rejected bound transaction', failureRows],
   ])('%s', (_group, rows) => {
     it.each(rows)('$name', ({ state: before, event, now, policy, expected }) => {
       expect(transition(before, event, now, policy ?? POLICY)).toEqual(expected);
@@ -651,16 +595,7 @@ describe('transition (docs/payment-rules.md)', () => {
   });
 
   it('never leaves a terminal status on money arriving or the clock, whatever the time', () => {
-    const events = [
-      clock(),
-      clock(IN_FLIGHT),
-      paid('0'),
-      paid('0.5'),
-      paid('1'),
-      paid('3'),
-      paid('1', { late: '2' }),
-      txFailed('reverted'),
-    ];
+    const events = [clock(), clock(IN_FLIGHT), paid('0'), paid('0.5'), paid('1'), paid('3'), paid('1', { late: '2' })];
     const times = [BEFORE, EXPIRES, at(60 * MIN), at(365 * 24 * 60 * MIN)];
     for (const status of ['paid', 'expired', 'failed'] as const) {
       for (const overpaid of [false, true]) {
