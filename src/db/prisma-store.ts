@@ -19,6 +19,7 @@ import { CreateBatcher } from './create-batcher.js';
 import type { Database } from './database.js';
 import { ReadCache } from './read-cache.js';
 import { createWebhookStore } from './webhook.store.js';
+import { createDashboardStore } from './dashboard/dashboard.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
 const IDEMPOTENCY_PURGE_BATCH = 5_000;
@@ -81,6 +82,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
+    dashboard: createDashboardStore(prisma),
     createSession: (write) => writeNewSession(createBatcher, write, offsetHints),
     offsetsToTry: (claims, maxSteps) => claims.map((claim) => offsetHints.take(claim, maxSteps)),
     transaction,
