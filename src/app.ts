@@ -21,6 +21,7 @@ import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
 import { createCheckoutLane } from './rest/create-lane.js';
 import { dashboardRouter } from './rest/dashboard.routes.js';
+import { merchantGraphqlRouter } from './graphql/merchant/http.js';
 import type { DashboardCookieOptions } from './rest/dashboard-session.js';
 
 export interface AppDependencies {
@@ -84,6 +85,7 @@ export function createApp({
   app.use(paymentLinkPageRouter(ctx));
   app.use(brandRouter(ctx));
   app.use(dashboardRouter(ctx, dashboard));
+  app.use(merchantGraphqlRouter(ctx, dashboard));
   app.use(notFoundHandler);
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).

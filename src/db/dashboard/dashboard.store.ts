@@ -8,6 +8,7 @@ import type {
   MembershipRecord,
 } from '../../domain/dashboard/dashboard-ports.js';
 import type { DashboardRole } from '../../domain/dashboard/roles.js';
+import { createDashboardSessionReader } from './session-list.store.js';
 
 type Client = PrismaClient | Prisma.TransactionClient;
 
@@ -177,6 +178,7 @@ function dashboardWrites(client: Client): DashboardWrites {
 export function createDashboardStore(prisma: PrismaClient): DashboardStore {
   return {
     ...dashboardWrites(prisma),
+    sessions: createDashboardSessionReader(prisma),
     transaction: (work) => prisma.$transaction((tx) => work(dashboardWrites(tx)), TRANSACTION_OPTIONS),
   };
 }

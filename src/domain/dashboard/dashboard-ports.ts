@@ -1,4 +1,5 @@
 import type { DashboardRole } from './roles.js';
+import type { DashboardSessionReader } from './session-list-ports.js';
 
 /** Storage of dashboard accounts (docs/dashboard.md), implemented over Prisma in src/db/dashboard. */
 export interface DashboardUserRecord {
@@ -98,5 +99,7 @@ export interface DashboardWrites {
 }
 
 export interface DashboardStore extends DashboardWrites {
+  /** The sessions list and a session's story (docs/dashboard.md#sessions-list). */
+  readonly sessions: DashboardSessionReader;
   transaction<T>(work: (tx: DashboardWrites) => Promise<T>): Promise<T>;
 }
