@@ -18,7 +18,7 @@ function page(title: string, body: string, script = false): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} · Kassa dashboard</title>
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 </head>
@@ -82,7 +82,8 @@ export function homePage(principal: Principal): string {
   const rows = principal.memberships
     .map(
       (m) =>
-        `<tr><td>${escapeHtml(m.organisationName)}</td><td><code>${escapeHtml(m.organisationId)}</code></td>` +
+        `<tr><td><a href="/dashboard/sessions?org=${escapeHtml(m.organisationId)}">` +
+        `${escapeHtml(m.organisationName)}</a></td><td><code>${escapeHtml(m.organisationId)}</code></td>` +
         `<td>${escapeHtml(m.role)}</td></tr>`,
     )
     .join('\n');

@@ -28,6 +28,7 @@ import {
 } from './dashboard-session.js';
 import { WEB_DIR } from './hosted-page.js';
 import { methodNotAllowed, STATUS_BY_CODE } from './error-handler.js';
+import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
 function sendPage(res: Response, status: number, html: string): void {
   res
@@ -35,14 +36,18 @@ function sendPage(res: Response, status: number, html: string): void {
     .set({
       'Content-Security-Policy': DASHBOARD_CSP,
       'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'no-referrer',
+      'Referrer-Policy': 'same-origin',
       'Cache-Control': 'no-store',
     })
     .type('html')
     .send(html);
 }
 
-const ASSETS: Record<string, string> = { 'dashboard.css': 'text/css', 'link.js': 'text/javascript' };
+const ASSETS: Record<string, string> = {
+  'dashboard.css': 'text/css',
+  'link.js': 'text/javascript',
+  'dashboard.js': 'text/javascript',
+};
 
 /**
  * /dashboard: accounts and roles (docs/dashboard.md). Every state change passes the same-origin check first and,
@@ -221,6 +226,8 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
       })),
     );
   });
+
+  router.use(dashboardUiRouter(ctx, options));
 
   for (const path of ['/dashboard/sign-in', '/dashboard/invite', '/dashboard/sign-in-link'])
     router.all(path, methodNotAllowed(['GET', 'POST']));

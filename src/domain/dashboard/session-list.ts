@@ -84,3 +84,35 @@ export async function readSessionStory(
   if (!story) throw notFound(`Checkout session ${sessionId} not found`);
   return story;
 }
+
+/** Sessions read per query by an export. */
+export const EXPORT_BATCH = 500;
+
+/**
+ * Every session of the organisation matching the filter, newest first, read in keyset batches so an export of any
+ * size holds one batch in memory (role `read`). Checks the role and the filter before the first row.
+ */
+export async function exportSessions(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  filter: SessionFilter,
+): Promise<AsyncIterable<SessionListRow>> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  const checked = normaliseFilter(
+    filter,
+    ctx.networks.map((network) => network.slug),
+  );
+  const now = ctx.clock();
+  return {
+    async *[Symbol.asyncIterator]() {
+      let after: SessionCursor | null = null;
+      for (;;) {
+        const rows = await ctx.store.dashboard.sessions.list(organisationId, checked, EXPORT_BATCH, after, now);
+        yield* rows;
+        if (rows.length < EXPORT_BATCH) return;
+        after = rows.at(-1)!;
+      }
+    },
+  };
+}

@@ -7,7 +7,9 @@ import { methodNotAllowed } from '../../rest/error-handler.js';
 import { HttpError } from '../../rest/http-error.js';
 import { rawBytes } from '../../rest/json-body.js';
 import { formatGraphqlError } from '../errors.js';
-import { allValidationRules, GRAPHQL_PARSE_OPTIONS, graphqlProtection } from '../protection.js';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { specifiedRules } from 'graphql';
+import { GRAPHQL_LIMITS, GRAPHQL_PARSE_OPTIONS } from '../protection.js';
 import type { MerchantContext } from './context.js';
 import { merchantSchema } from './schema.js';
 
@@ -47,6 +49,24 @@ function readBody(type: string | undefined, bytes: Buffer): unknown {
   }
 }
 
+/**
+ * The payer's limits on depth, aliases, directives and tokens (src/graphql/protection.ts); the cost limit is
+ * MERCHANT_MAX_COST, as the dashboard's session page asks for a session with its whole timeline in one query.
+ */
+export const MERCHANT_MAX_COST = 5000;
+
+function merchantValidationRules() {
+  const armor = new ApolloArmor({
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, exposeLimits: true },
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, exposeLimits: true },
+    costLimit: { maxCost: MERCHANT_MAX_COST, exposeLimits: true },
+    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, exposeLimits: true },
+    maxTokens: { enabled: false },
+    blockFieldSuggestion: { enabled: false },
+  });
+  return [...specifiedRules, ...armor.protect().validationRules];
+}
+
 function refusal(code: string, message: string) {
   return { errors: [new GraphQLError(message, { extensions: { code } }).toJSON()] };
 }
@@ -59,7 +79,7 @@ function refusal(code: string, message: string) {
  */
 export function merchantGraphqlRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
   const router = Router();
-  const rules = allValidationRules(graphqlProtection({ introspection: true }));
+  const rules = merchantValidationRules();
   router.post(MERCHANT_GRAPHQL_PATH, async (req, res) => {
     requireSameOrigin(req);
     const principal = await principalOf(ctx, req, options);
