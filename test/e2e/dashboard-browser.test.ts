@@ -14,6 +14,8 @@ import {
   type DashboardMember,
 } from '../support/dashboard-client.js';
 import { createSession, postBind } from '../support/rest-kassa.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { signedRequest, startDeliveryLoop } from '../support/webhooks.js';
 
 /**
  * The dashboard's sessions pages in a real Chromium (docs/dashboard.md#the-pages) over a real Kassa, anvil and
@@ -33,6 +35,8 @@ let owner: DashboardMember;
 let paidId: string;
 let openId: string;
 let paidHash: string;
+let receiver: WebhookReceiver;
+let loop: { stop(): Promise<void> };
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -40,6 +44,13 @@ beforeAll(async () => {
   const { kassa } = node;
   shop = await createMerchant(kassa.ctx, { wallet: `0x${randomBytes(20).toString('hex')}`, name: 'Browser Shop' });
   other = await createMerchant(kassa.ctx, { wallet: `0x${randomBytes(20).toString('hex')}`, name: 'Other Shop' });
+  receiver = await startWebhookReceiver();
+  const endpoint = await signedRequest(kassa, shop, 'post', '/webhook-endpoints', {
+    url: receiver.url,
+    events: ['checkout_session.paid'],
+  });
+  expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+  loop = startDeliveryLoop(kassa.ctx);
   const paid = await createSession(
     kassa,
     shop,
@@ -55,9 +66,12 @@ beforeAll(async () => {
   openId = (await createSession(kassa, shop, checkoutRequest({ currency: 'EUR' }))).session_id;
   await createSession(kassa, other, checkoutRequest());
   owner = await dashboardMember(kassa, shop.organisationId, 'owner@browser-shop.example', 'owner');
+  await receiver.waitFor((got) => got.length === 1);
 }, 120_000);
 
 afterAll(async () => {
+  await loop?.stop();
+  await receiver?.close();
   await browser?.close();
   await node?.close();
   await chain?.stop();

@@ -46,7 +46,7 @@ const STORY = `query Story($org: ID!, $id: ID!) {
     quotes { ticker amount unitPriceFiat rateSource }
     timeline {
       at kind fromStatus toStatus cause txHash network asset amount outcome reason blockNumber confirmations late
-      attribution eventType endpointUrl attempt httpStatus
+      attribution eventType endpointUrl attempt httpStatus deliveryId
     }
   }
 }`;
@@ -256,6 +256,54 @@ describe("a session's story", () => {
     // B's owner sees B's session, and A's payer filter never reaches it.
     expect(idsOf(await list(ownerB, shopB.organisationId))).toEqual([ids.other]);
     expect(idsOf(await list(ownerA, shopA.organisationId, { payer: 'cust-1' }))).toEqual([ids.paid]);
+  });
+});
+
+describe('redelivering a webhook', () => {
+  const REDELIVER = `mutation($org: ID!, $delivery: ID!) {
+    redeliverWebhook(organisationId: $org, deliveryId: $delivery) { deliveryId eventType }
+  }`;
+
+  async function createdDelivery(): Promise<string> {
+    const story = await merchantGraphql(node.kassa, ownerA, STORY, { org: shopA.organisationId, id: ids.paid });
+    const attempts = (story.data!.session.timeline as Array<Record<string, any>>).filter(
+      (entry) => entry.kind === 'WEBHOOK_ATTEMPT' && entry.eventType === 'checkout_session.created',
+    );
+    expect(new Set(attempts.map((entry) => entry.deliveryId)).size).toBe(1);
+    return attempts[0]!.deliveryId as string;
+  }
+
+  it('support and up send a delivery again, written to the audit log; a viewer may not', async () => {
+    const delivery = await createdDelivery();
+    const refused = await merchantGraphql(node.kassa, viewerA, REDELIVER, { org: shopA.organisationId, delivery });
+    expect(refused.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect(refused.errors?.[0]?.message).toContain('ask an organisation support');
+
+    const support = await dashboardMember(node.kassa, shopA.organisationId, 'support@shop-a.example', 'support');
+    const before = receiver.received.filter((hook) => hook.body.data.session_id === ids.paid).length;
+    const sent = await merchantGraphql(node.kassa, support, REDELIVER, { org: shopA.organisationId, delivery });
+    expect(sent.errors).toBeUndefined();
+    expect(sent.data).toEqual({ redeliverWebhook: { deliveryId: delivery, eventType: 'checkout_session.created' } });
+    await receiver.waitFor((got) => got.filter((hook) => hook.body.data.session_id === ids.paid).length > before);
+    const audit = await dashboardRequest(
+      node.kassa.url,
+      'GET',
+      `/dashboard/api/organisations/${shopA.organisationId}/audit-log`,
+      { cookie: ownerA.cookie },
+    );
+    expect(audit.json<Array<Record<string, unknown>>>()[0]).toMatchObject({
+      action: 'webhook.redelivered',
+      user_email: 'support@shop-a.example',
+      details: { delivery_id: delivery, event_type: 'checkout_session.created' },
+    });
+  });
+
+  it("another organisation's owner cannot redeliver it, even naming their own organisation", async () => {
+    const delivery = await createdDelivery();
+    for (const org of [shopA.organisationId, shopB.organisationId]) {
+      const answer = await merchantGraphql(node.kassa, ownerB, REDELIVER, { org, delivery });
+      expect(answer.errors?.[0]?.extensions.code, org).toBe('NOT_FOUND');
+    }
   });
 });
 

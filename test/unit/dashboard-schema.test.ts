@@ -15,9 +15,9 @@ describe('the merchant GraphQL schema', () => {
     expect(merchantSdl).not.toContain('checkoutSession(');
   });
 
-  it('every query that names an organisation is @Authorized with a permission', async () => {
+  it('every operation that names an organisation is @Authorized with a permission', async () => {
     const schema = await merchantSchema();
-    const fields = schema.getQueryType()!.getFields();
+    const fields = { ...schema.getQueryType()!.getFields(), ...schema.getMutationType()!.getFields() };
     const authorized = new Set(
       getMetadataStorage()
         .authorizedFields.filter((field) => field.target === MerchantSessionResolver)
@@ -26,7 +26,12 @@ describe('the merchant GraphQL schema', () => {
     const withOrganisation = Object.values(fields).filter((field) =>
       field.args.some((arg) => arg.name === 'organisationId'),
     );
-    expect(withOrganisation.map((field) => field.name).sort()).toEqual(['session', 'sessions']);
-    for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:read`);
+    const permissions: Record<string, string> = {
+      session: 'read',
+      sessions: 'read',
+      redeliverWebhook: 'redeliver_webhooks',
+    };
+    expect(withOrganisation.map((field) => field.name).sort()).toEqual(Object.keys(permissions).sort());
+    for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:${permissions[field.name]}`);
   });
 });

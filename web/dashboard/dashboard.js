@@ -121,10 +121,28 @@
       quotes { ticker amount unitPriceFiat }
       timeline {
         at kind fromStatus toStatus cause txHash network asset amount outcome reason blockNumber confirmations late
-        attribution eventType endpointUrl attempt httpStatus
+        attribution eventType endpointUrl attempt httpStatus deliveryId
       }
     }
   }`;
+
+  const REDELIVER = `mutation Redeliver($org: ID!, $delivery: ID!) {
+    redeliverWebhook(organisationId: $org, deliveryId: $delivery) { deliveryId }
+  }`;
+
+  /** A button that sends the delivery again; what came of it is said beside it. */
+  function redeliverButton(deliveryId) {
+    const status = el('span', { class: 'note', role: 'status' });
+    const button = el('button', { type: 'button', class: 'small' }, t('timeline.redeliver'));
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      graphql(REDELIVER, { org, delivery: deliveryId })
+        .then(() => (status.textContent = t('timeline.redelivered')))
+        .catch((error) => (status.textContent = error.message))
+        .finally(() => (button.disabled = false));
+    });
+    return el('span', {}, ' ', button, ' ', status);
+  }
 
   function describe(entry) {
     const parts = [t('timeline.' + entry.kind.toLowerCase())];
@@ -167,11 +185,21 @@
     fact(t('session.metadata'), el('code', {}, s.metadata));
     const items = s.items.map((i) => [i.name, i.quantity, i.unitPrice, i.totalPrice]);
     const quotes = s.quotes.map((q) => [q.ticker, q.amount, q.unitPriceFiat + ' ' + s.fiatCurrency]);
+    // One button per delivery, on its latest attempt.
+    const lastAttempt = new Map();
+    s.timeline.forEach((entry, index) => entry.deliveryId && lastAttempt.set(entry.deliveryId, index));
     const timeline = el(
       'ol',
       { class: 'timeline' },
-      ...s.timeline.map((entry) =>
-        el('li', {}, el('time', { datetime: entry.at }, when(entry.at)), ' ', describe(entry)),
+      ...s.timeline.map((entry, index) =>
+        el(
+          'li',
+          {},
+          el('time', { datetime: entry.at }, when(entry.at)),
+          ' ',
+          describe(entry),
+          entry.deliveryId && lastAttempt.get(entry.deliveryId) === index ? redeliverButton(entry.deliveryId) : null,
+        ),
       ),
     );
     results.replaceChildren(

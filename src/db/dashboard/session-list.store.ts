@@ -105,6 +105,7 @@ function entry(at: Date, kind: TimelineEntry['kind'], fields: Partial<TimelineEn
     endpointUrl: null,
     attempt: null,
     httpStatus: null,
+    deliveryId: null,
     ...fields,
   };
 }
@@ -141,8 +142,9 @@ async function timeline(prisma: PrismaClient, row: SessionListRow): Promise<Time
         status: string;
         type: string;
         url: string;
+        delivery_id: string;
       }>
-    >`SELECT a.created_at, a.attempt, a.status_code, a.error, d.status, e.type, ep.url
+    >`SELECT a.created_at, a.attempt, a.status_code, a.error, d.status, e.type, ep.url, d.id AS delivery_id
         FROM outbox_events e
         JOIN webhook_deliveries d ON d.event_id = e.id
         JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
@@ -197,6 +199,7 @@ async function timeline(prisma: PrismaClient, row: SessionListRow): Promise<Time
         httpStatus: attempt.status_code,
         reason: attempt.error,
         outcome: attempt.status,
+        deliveryId: attempt.delivery_id,
       }),
     ),
   ];

@@ -92,6 +92,8 @@ export interface TimelineEntry {
   readonly endpointUrl: string | null;
   readonly attempt: number | null;
   readonly httpStatus: number | null;
+  /** webhook_attempt: the delivery, to send again. */
+  readonly deliveryId: string | null;
 }
 
 export interface SessionStory extends SessionListRow {

@@ -5,4 +5,6 @@ import type { Principal } from '../../domain/dashboard/sign-in.js';
 export interface MerchantContext {
   readonly domain: DomainContext;
   readonly principal: Principal;
+  /** The client's address, for the audit log. */
+  readonly clientAddress: string;
 }

@@ -4,6 +4,7 @@ import type { DomainContext } from '../../domain/context.js';
 import { principalOf, requireCsrfToken, requireSameOrigin } from '../../rest/dashboard-session.js';
 import type { DashboardCookieOptions } from '../../rest/dashboard-session.js';
 import { methodNotAllowed } from '../../rest/error-handler.js';
+import { clientAddressOf } from '../../rest/client-address.js';
 import { HttpError } from '../../rest/http-error.js';
 import { rawBytes } from '../../rest/json-body.js';
 import { formatGraphqlError } from '../errors.js';
@@ -98,7 +99,7 @@ export function merchantGraphqlRouter(ctx: DomainContext, options: DashboardCook
       return res.status(400).json({
         errors: problems.map((problem) => ({ ...problem.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })),
       });
-    const contextValue: MerchantContext = { domain: ctx, principal };
+    const contextValue: MerchantContext = { domain: ctx, principal, clientAddress: clientAddressOf(req) };
     const result = await execute({
       schema,
       document,

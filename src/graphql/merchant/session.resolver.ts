@@ -1,4 +1,5 @@
-import { Arg, Authorized, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { redeliverFromDashboard } from '../../domain/dashboard/webhook-redelivery.js';
 import { listSessions, readSessionStory } from '../../domain/dashboard/session-list.js';
 import type { MerchantContext } from './context.js';
 import {
@@ -6,6 +7,7 @@ import {
   MerchantSessionDetail,
   MerchantSessionPage,
   SessionFilterInput,
+  WebhookRedelivery,
   type MerchantSession,
 } from './session.types.js';
 
@@ -55,5 +57,17 @@ export class MerchantSessionResolver {
     @Ctx() { domain, principal }: MerchantContext,
   ): Promise<MerchantSessionDetail> {
     return (await readSessionStory(domain, principal, organisationId, id)) as unknown as MerchantSessionDetail;
+  }
+
+  @Authorized('redeliver_webhooks')
+  @Mutation(() => WebhookRedelivery, {
+    description: "Sends one of the organisation's webhook deliveries again, due at once (role support and up).",
+  })
+  async redeliverWebhook(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('deliveryId', () => ID) deliveryId: string,
+    @Ctx() { domain, principal, clientAddress }: MerchantContext,
+  ): Promise<WebhookRedelivery> {
+    return redeliverFromDashboard(domain, principal, organisationId, deliveryId, clientAddress);
   }
 }

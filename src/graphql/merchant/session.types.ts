@@ -209,6 +209,18 @@ export class TimelineEntry {
 
   @Field(() => Int, { nullable: true })
   httpStatus!: number | null;
+
+  @Field(() => ID, { nullable: true, description: "A webhook attempt's delivery (redeliverWebhook sends it again)." })
+  deliveryId!: string | null;
+}
+
+@ObjectType('WebhookRedelivery', { description: 'A delivery queued again, due at once.' })
+export class WebhookRedelivery {
+  @Field(() => ID)
+  deliveryId!: string;
+
+  @Field(() => String)
+  eventType!: string;
 }
 
 @ObjectType('MerchantSessionDetail', { description: 'A session with its items, quotes and timeline.' })
