@@ -179,6 +179,16 @@ export function createDashboardStore(prisma: PrismaClient): DashboardStore {
   return {
     ...dashboardWrites(prisma),
     sessions: createDashboardSessionReader(prisma),
+    async purge({ failuresBefore, sessionsExpiredBefore, linksBefore }) {
+      const failures = await prisma.dashboardSignInFailure.deleteMany({ where: { createdAt: { lt: failuresBefore } } });
+      const sessions = await prisma.dashboardSession.deleteMany({
+        where: { expiresAt: { lt: sessionsExpiredBefore } },
+      });
+      const links = await prisma.dashboardLink.deleteMany({
+        where: { OR: [{ usedAt: { lt: linksBefore } }, { expiresAt: { lt: linksBefore } }] },
+      });
+      return failures.count + sessions.count + links.count;
+    },
     transaction: (work) => prisma.$transaction((tx) => work(dashboardWrites(tx)), TRANSACTION_OPTIONS),
   };
 }

@@ -99,6 +99,8 @@ export interface DashboardWrites {
 }
 
 export interface DashboardStore extends DashboardWrites {
+  /** Deletes failures, sessions and links past these moments (links: used or expired before); returns how many. */
+  purge(before: { failuresBefore: Date; sessionsExpiredBefore: Date; linksBefore: Date }): Promise<number>;
   /** The sessions list and a session's story (docs/dashboard.md#sessions-list). */
   readonly sessions: DashboardSessionReader;
   transaction<T>(work: (tx: DashboardWrites) => Promise<T>): Promise<T>;
