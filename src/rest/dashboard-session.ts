@@ -66,13 +66,16 @@ export async function principalOf(
 
 /**
  * Cross-site requests are refused before anything else: a browser names the page that sent a state change in
- * Origin (or at least Sec-Fetch-Site); either must say this very origin. Clients that send neither (curl, scripts)
- * pass here and still need the session's CSRF token wherever a session is used.
+ * Origin (or at least Sec-Fetch-Site); either must say Kassa's own origin: the request's own scheme and host, or
+ * CHECKOUT_BASE_URL's origin (Kassa's public address, which a proxy that terminates TLS does not pass on when
+ * TRUST_PROXY is off). Clients that send neither (curl, scripts) pass here and still need the session's CSRF token
+ * wherever a session is used.
  */
-export function requireSameOrigin(req: Request): void {
+export function requireSameOrigin(req: Request, publicBaseUrl: string): void {
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    if (origin !== `${req.protocol}://${req.get('host')}`) throw forbidden('Cross-site request refused');
+    if (origin !== `${req.protocol}://${req.get('host')}` && origin !== new URL(publicBaseUrl).origin)
+      throw forbidden('Cross-site request refused');
     return;
   }
   const site = req.headers['sec-fetch-site'];

@@ -77,7 +77,7 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
 
   router.get('/dashboard/sign-in', (_req, res) => sendPage(res, 200, signInPage()));
   router.post('/dashboard/sign-in', async (req, res) => {
-    requireSameOrigin(req);
+    requireSameOrigin(req, ctx.checkoutBaseUrl);
     const fields = readFields(req);
     try {
       const email = fields.email ?? '';
@@ -90,7 +90,7 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
 
   router.get('/dashboard/invite', (_req, res) => sendPage(res, 200, invitePage()));
   router.post('/dashboard/invite', async (req, res) => {
-    requireSameOrigin(req);
+    requireSameOrigin(req, ctx.checkoutBaseUrl);
     const fields = readFields(req);
     try {
       const input = { token: fields.token ?? '', password: fields.password ?? '' };
@@ -102,7 +102,7 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
 
   router.get('/dashboard/sign-in-link', (_req, res) => sendPage(res, 200, signInLinkPage()));
   router.post('/dashboard/sign-in-link', async (req, res) => {
-    requireSameOrigin(req);
+    requireSameOrigin(req, ctx.checkoutBaseUrl);
     const fields = readFields(req);
     try {
       started(req, res, await redeemSignInLink(ctx, fields.token ?? '', clientAddressOf(req)));
@@ -113,7 +113,7 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
 
   /** A state change by a signed-in person: same origin, a live session, its CSRF token. */
   const signedChange = async (req: Request) => {
-    requireSameOrigin(req);
+    requireSameOrigin(req, ctx.checkoutBaseUrl);
     const fields = readFields(req);
     const principal = await principalOf(ctx, req, options);
     requireCsrfToken(req, principal, fields);

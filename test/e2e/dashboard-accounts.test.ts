@@ -100,8 +100,8 @@ async function member(org: string, email: string, role: string) {
   return { cookie: cookieFrom(accepted), csrf: accepted.json().csrf_token as string };
 }
 
-async function signIn(email: string, password = PASSWORD) {
-  return send('POST', '/dashboard/sign-in', { json: { email, password } });
+async function signIn(email: string, password = PASSWORD, origin?: string) {
+  return send('POST', '/dashboard/sign-in', { json: { email, password }, headers: origin ? { Origin: origin } : {} });
 }
 
 describe('an invite from the CLI', () => {
@@ -324,6 +324,15 @@ describe('cross-site requests', () => {
     expect(wrongToken.status).toBe(403);
     // None of them ended the session.
     expect((await send('GET', '/dashboard/api/me', { cookie })).status).toBe(200);
+    // Kassa's public origin (CHECKOUT_BASE_URL, here https://pay.example.test) is its own, as behind a proxy that
+    // terminates TLS; a look-alike is not.
+    const viaProxy = await send('POST', '/dashboard/sign-out', {
+      cookie,
+      headers: { 'X-CSRF-Token': csrf, Origin: 'https://pay.example.test.evil.example' },
+    });
+    expect(viaProxy.status).toBe(403);
+    const publicOrigin = await signIn('gus@shop-a.example', PASSWORD, 'https://pay.example.test');
+    expect(publicOrigin.status).toBe(200);
     // Nor is a sign-in accepted from another site (login CSRF).
     const login = await send('POST', '/dashboard/sign-in', {
       json: { email: 'gus@shop-a.example', password: PASSWORD },

@@ -82,7 +82,7 @@ export function merchantGraphqlRouter(ctx: DomainContext, options: DashboardCook
   const router = Router();
   const rules = merchantValidationRules();
   router.post(MERCHANT_GRAPHQL_PATH, async (req, res) => {
-    requireSameOrigin(req);
+    requireSameOrigin(req, ctx.checkoutBaseUrl);
     const principal = await principalOf(ctx, req, options);
     requireCsrfToken(req, principal, {});
     const request = readRequest(readBody(req.headers['content-type'], rawBytes(req)));
