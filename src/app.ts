@@ -20,6 +20,9 @@ import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
 import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
 import { createCheckoutLane } from './rest/create-lane.js';
+import { dashboardRouter } from './rest/dashboard.routes.js';
+import { merchantGraphqlRouter } from './graphql/merchant/http.js';
+import type { DashboardCookieOptions } from './rest/dashboard-session.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;
@@ -39,6 +42,8 @@ export interface AppDependencies {
    * token.
    */
   readonly metricsAccess?: { readonly onMainPort: boolean; readonly token: string | null };
+  /** The dashboard's session cookie (docs/dashboard.md#sessions-and-cookies); default: not Secure (development). */
+  readonly dashboard?: DashboardCookieOptions;
 }
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
@@ -51,6 +56,7 @@ export function createApp({
   graphqlLane,
   checkoutPage,
   metricsAccess,
+  dashboard = { secureCookies: false },
 }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -78,6 +84,8 @@ export function createApp({
   app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(paymentLinkPageRouter(ctx));
   app.use(brandRouter(ctx));
+  app.use(dashboardRouter(ctx, dashboard));
+  app.use(merchantGraphqlRouter(ctx, dashboard));
   app.use(notFoundHandler);
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).

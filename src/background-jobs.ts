@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { DomainContext } from './domain/context.js';
 import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
 import { requoteDueSessions } from './domain/requote-sessions.js';
+import { purgeDashboardRecords } from './domain/dashboard/purge.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { runWebhookRound } from './webhooks/dispatcher.js';
@@ -34,6 +35,7 @@ export function startBackgroundJobs(
     }),
     every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger, stopping.signal)),
     every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),
+    every(3_600_000, 'dashboard purge', () => purgeDashboardRecords(ctx)),
   ];
 
   function every(ms: number, name: string, job: () => Promise<unknown>): NodeJS.Timeout {

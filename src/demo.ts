@@ -5,6 +5,8 @@ import type { Config } from './config.js';
 import { createApiKey } from './domain/api-keys.js';
 import type { DomainContext } from './domain/context.js';
 import { createOrganisation } from './domain/organisations.js';
+import { createSignInLink } from './domain/dashboard/sign-in.js';
+import { dashboardLinkUrl } from './domain/dashboard/tokens.js';
 
 /** anvil's second default account (#1): a known address whose private key is public; the local sandbox holds it. */
 export const DEMO_WALLET = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
@@ -64,4 +66,19 @@ export function signedCurl(baseUrl: string, credentials: DemoCredentials): strin
     `curl -s -X POST ${baseUrl}/checkout-sessions -H 'Content-Type: application/json' \\`,
     `  -H "X-Service-Key: $KEY" -H "X-Service-Timestamp: $TS" -H "X-Service-Signature: $SIG" -d "$BODY"`,
   ].join('\n');
+}
+
+/** The demo organisation's dashboard owner (docs/dashboard.md#first-run); `.invalid` never reaches a real inbox. */
+export const DEMO_OWNER_EMAIL = 'owner@demo-shop.invalid';
+
+/**
+ * Development: a one-time sign-in link (valid an hour) for the demo organisation's owner, made on every start; the
+ * account and its owner role are created on first use. Returns the link's token (see demoSignInUrl).
+ */
+export async function demoSignInToken(ctx: DomainContext, credentials: DemoCredentials): Promise<string> {
+  return (await createSignInLink(ctx, credentials.organisationId, DEMO_OWNER_EMAIL, 'owner')).token;
+}
+
+export function demoSignInUrl(baseUrl: string, token: string): string {
+  return dashboardLinkUrl(baseUrl, 'sign_in', token);
 }

@@ -6,7 +6,7 @@ import { createApp } from './app.js';
 import { answerClientErrors } from './rest/client-error.js';
 import { startBackgroundJobs } from './background-jobs.js';
 import type { Config } from './config.js';
-import { ensureDemo, signedCurl, type DemoCredentials } from './demo.js';
+import { demoSignInToken, demoSignInUrl, ensureDemo, signedCurl, type DemoCredentials } from './demo.js';
 import type { Logger } from './logging.js';
 import { openRuntime } from './runtime.js';
 import { createMetrics, createMetricsApp } from './metrics.js';
@@ -44,6 +44,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     graphqlLane: graphql.lane,
     checkoutPage: { developmentHints: config.env === 'development' },
     metricsAccess: config.metrics,
+    dashboard: { secureCookies: config.env === 'production' },
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);
@@ -59,8 +60,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // demo was still being made, and `kassa dev pay` right after the printed key found the tokens not yet funded).
   const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
   let demo: Awaited<ReturnType<typeof ensureDemo>> | null = null;
+  let demoSignIn: string | null = null;
   try {
     demo = config.demo ? await ensureDemo(ctx, config) : null;
+    demoSignIn = demo && (await demoSignInToken(ctx, demo.credentials));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -74,7 +77,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://localhost:${port}`;
   // Straight after listening, before any request can be read (stderr to a pipe or terminal is written at once).
-  if (demo) printDemo(url, demo.credentials);
+  if (demo) printDemo(url, demo.credentials, demoSignIn);
   const metricsServer =
     config.metrics.port === null
       ? null
@@ -191,11 +194,17 @@ async function startSandbox(config: Config, logger: Logger): Promise<SandboxChai
   }
 }
 
-/** The demo organisation's key and a signed curl, for a human at the terminal, outside the JSON log stream. */
-function printDemo(url: string, credentials: DemoCredentials): void {
+/**
+ * The demo organisation's key, a signed curl and its owner's dashboard sign-in link, for a human at the terminal,
+ * outside the JSON log stream.
+ */
+function printDemo(url: string, credentials: DemoCredentials, signInToken: string | null): void {
   process.stderr.write(
     `\nDemo organisation ${credentials.organisationId}\n  X-Service-Key: ${credentials.apiKey}\n  secret:        ` +
       `${credentials.apiSecret}\n` +
-      `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n`,
+      `Create a session (or run \`npm run demo\`):\n\n${signedCurl(url, credentials)}\n\n` +
+      (signInToken
+        ? `Sign in to the dashboard as its owner (one-time link, 1 h):\n  ${demoSignInUrl(url, signInToken)}\n\n`
+        : ''),
   );
 }

@@ -20,6 +20,7 @@ import type { Database } from './database.js';
 import { ReadCache } from './read-cache.js';
 import { RecentMisses } from './recent-misses.js';
 import { createWebhookStore } from './webhook.store.js';
+import { createDashboardStore } from './dashboard/dashboard.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
 const IDEMPOTENCY_PURGE_BATCH = 5_000;
@@ -93,6 +94,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     webhooks: createWebhookStore(prisma),
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
+    dashboard: createDashboardStore(prisma),
     async createSession(write) {
       try {
         return await writeNewSession(createBatcher, write, offsetHints);

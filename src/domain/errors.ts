@@ -8,12 +8,21 @@
  * - `conflict`      the request clashes with the current state (409)
  * - `unprocessable` well-formed, but the organisation cannot do it yet, e.g. no wallet (422)
  * - `unauthorised`  missing or wrong credentials (401)
+ * - `forbidden`     signed in, but the role does not allow it (403, docs/dashboard.md#roles)
  * - `unavailable`   a dependency (rates) cannot serve it right now (503)
  * - `rate_limited`  the caller is over a rate limit; retry later (429, src/domain/throttle.ts)
  * - `gone`          it existed but is no longer offered, e.g. an inactive or expired payment link (410)
  */
 export type DomainErrorCode =
-  'invalid' | 'not_found' | 'conflict' | 'unprocessable' | 'unauthorised' | 'unavailable' | 'rate_limited' | 'gone';
+  | 'invalid'
+  | 'not_found'
+  | 'conflict'
+  | 'unprocessable'
+  | 'unauthorised'
+  | 'forbidden'
+  | 'unavailable'
+  | 'rate_limited'
+  | 'gone';
 
 export class DomainError extends Error {
   /** Messages meant for the caller; `invalid` may carry several, one per problem. */
@@ -35,5 +44,6 @@ export const notFound = (message: string) => new DomainError('not_found', messag
 export const conflict = (message: string) => new DomainError('conflict', message);
 export const unprocessable = (message: string) => new DomainError('unprocessable', message);
 export const unauthorised = (message: string) => new DomainError('unauthorised', message);
+export const forbidden = (message: string) => new DomainError('forbidden', message);
 export const unavailable = (message: string) => new DomainError('unavailable', message);
 export const gone = (message: string) => new DomainError('gone', message);

@@ -6,6 +6,7 @@ import type { PaymentLinkStore } from './payment-link.js';
 import type { AmountClaimRequest, PaymentTxStore } from './payment-ports.js';
 import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore } from './session-ports.js';
 import type { WebhookStore } from './webhook-ports.js';
+import type { DashboardStore } from './dashboard/dashboard-ports.js';
 
 /**
  * What the domain needs from storage, gathered in one object. Implemented over Prisma in
@@ -22,6 +23,8 @@ export interface Store {
   readonly paymentLinks: PaymentLinkStore;
   /** Organisations' logo and colour on the hosted pages (docs/hosted-pages.md#branding-and-languages). */
   readonly branding: BrandingStore;
+  /** Dashboard accounts, sessions and audit log (docs/dashboard.md). */
+  readonly dashboard: DashboardStore;
   /**
    * Writes a new session with everything that goes with it in one atomic step
    * (docs/benchmarks.md: one round trip): its Idempotency-Key, a payment link's use, its unique

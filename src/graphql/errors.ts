@@ -24,6 +24,7 @@ export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
   conflict: 'CONFLICT',
   unprocessable: 'CONFLICT',
   unauthorised: 'UNAUTHENTICATED',
+  forbidden: 'FORBIDDEN',
   unavailable: 'SERVICE_UNAVAILABLE',
   rate_limited: 'TOO_MANY_REQUESTS',
   gone: 'GONE',

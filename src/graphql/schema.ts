@@ -19,6 +19,9 @@ export function graphqlSchema(): Promise<GraphQLSchema> {
     ],
     // Inputs are checked by the domain, the same rules as REST; no class-validator here.
     validate: false,
+    // type-graphql wants an auth checker once any schema in the process uses @Authorized (the merchant schema,
+    // src/graphql/merchant/schema.ts). The payer's schema has no such field; one that came here would be refused.
+    authChecker: () => false,
     // type-graphql insists on a PubSub once a schema has a subscription, though ours brings
     // its own `subscribe` (database notifications, src/graphql/session-updates.ts): topics are unused.
     pubSub: {

@@ -12,6 +12,7 @@ import { errorBody, HttpError, type ErrorBody } from './http-error.js';
 export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
   invalid: 400,
   unauthorised: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   unprocessable: 422,

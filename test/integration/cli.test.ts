@@ -455,6 +455,22 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expect(demo.apiKey).toMatch(/^pk_[0-9a-f]{32}$/);
     expect(demo.secret).toMatch(/^sk_[0-9a-f]{64}$/);
     expect(demo.script).toContain(`http://localhost:${server.port}/checkout-sessions`);
+    // After it, a one-time sign-in link for the demo owner (docs/dashboard.md#first-run) that signs in once.
+    const signInLink = /^ {2}(http:\/\/localhost:\d+\/dashboard\/sign-in-link#token=[\w-]{43})$/m.exec(
+      server.stderr(),
+    )?.[1];
+    expect(signInLink, server.stderr()).toBeDefined();
+    const token = new URL(signInLink!).hash.slice('#token='.length);
+    const signedIn = await fetch(`http://127.0.0.1:${server.port}/dashboard/sign-in-link`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token }),
+    });
+    expect(signedIn.status).toBe(200);
+    const me = await fetch(`http://127.0.0.1:${server.port}/dashboard/api/me`, {
+      headers: { Cookie: signedIn.headers.getSetCookie()[0]!.split(';')[0]! },
+    }).then((r) => r.json());
+    expect(me).toMatchObject({ organisations: [{ id: demo.organisationId, role: 'owner' }] });
 
     // The printed script as it is, with curl made to print the status code after the body.
     const scriptFile = path.join(tempDir('kassa-cli-curl-'), 'demo.sh');

@@ -44,6 +44,7 @@ describe('GraphQL error mapping', () => {
       conflict: 'CONFLICT',
       unprocessable: 'CONFLICT',
       unauthorised: 'UNAUTHENTICATED',
+      forbidden: 'FORBIDDEN',
       unavailable: 'SERVICE_UNAVAILABLE',
       rate_limited: 'TOO_MANY_REQUESTS',
       gone: 'GONE',

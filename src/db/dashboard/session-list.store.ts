@@ -1,0 +1,256 @@
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { CheckoutSessionStatus } from '../../domain/checkout-session.js';
+import { OPEN_STATUSES } from '../../domain/checkout-session.js';
+import type {
+  DashboardSessionReader,
+  SessionFilter,
+  SessionListRow,
+  TimelineEntry,
+} from '../../domain/dashboard/session-list-ports.js';
+import { Decimal } from '../../domain/money.js';
+
+const OPEN: readonly string[] = OPEN_STATUSES;
+
+/** The status reads show (docs/payment-rules.md#statuses): open, past expiry, nothing bound → expired. */
+function statusSql(now: Date): Prisma.Sql {
+  return Prisma.sql`(CASE WHEN s.status::text = ANY(${OPEN}::text[]) AND s.expires_at <= ${now}
+                          AND s.bound_tx_hash IS NULL THEN 'expired' ELSE s.status::text END)`;
+}
+
+function columnsSql(now: Date): Prisma.Sql {
+  return Prisma.sql`s.id, ${statusSql(now)} AS status, s.fiat_currency, s.total_amount_fiat::text AS total_amount_fiat,
+    s.crypto_currency, s.total_amount_crypto::text AS total_amount_crypto, s.amount_received::text AS amount_received,
+    s.user_email, s.user_id, s.product_payment_link_id, s.bound_tx_hash, s.created_at, s.expires_at`;
+}
+
+interface Row {
+  id: string;
+  status: string;
+  fiat_currency: string;
+  total_amount_fiat: string;
+  crypto_currency: string | null;
+  total_amount_crypto: string | null;
+  amount_received: string;
+  user_email: string | null;
+  user_id: string;
+  product_payment_link_id: string | null;
+  bound_tx_hash: string | null;
+  created_at: Date;
+  expires_at: Date;
+  metadata?: unknown;
+}
+
+function toRow(row: Row): SessionListRow {
+  return {
+    id: row.id,
+    status: row.status as CheckoutSessionStatus,
+    fiatCurrency: row.fiat_currency,
+    totalAmountFiat: new Decimal(row.total_amount_fiat),
+    cryptoCurrency: row.crypto_currency,
+    totalAmountCrypto: row.total_amount_crypto === null ? null : new Decimal(row.total_amount_crypto),
+    amountReceived: new Decimal(row.amount_received),
+    payerEmail: row.user_email,
+    payerId: row.user_id,
+    paymentLinkId: row.product_payment_link_id,
+    boundTxHash: row.bound_tx_hash,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** The filter as SQL conditions on `s` (checkout_sessions), each optional. */
+function conditions(filter: SessionFilter, now: Date): Prisma.Sql[] {
+  const where: Prisma.Sql[] = [];
+  if (filter.statuses?.length) where.push(Prisma.sql`${statusSql(now)} = ANY(${[...filter.statuses]}::text[])`);
+  if (filter.asset) where.push(Prisma.sql`s.crypto_currency = ${filter.asset}`);
+  if (filter.network)
+    where.push(Prisma.sql`(
+      EXISTS (SELECT 1 FROM payments p WHERE p.session_id = s.id AND p.network = ${filter.network})
+      OR EXISTS (SELECT 1 FROM checkout_session_transactions t
+                  WHERE t.session_id = s.id AND t.network = ${filter.network}))`);
+  if (filter.createdFrom) where.push(Prisma.sql`s.created_at >= ${filter.createdFrom}`);
+  if (filter.createdBefore) where.push(Prisma.sql`s.created_at < ${filter.createdBefore}`);
+  if (filter.fiatCurrency) where.push(Prisma.sql`s.fiat_currency = ${filter.fiatCurrency}`);
+  if (filter.fiatMin) where.push(Prisma.sql`s.total_amount_fiat >= ${filter.fiatMin.toFixed()}::numeric`);
+  if (filter.fiatMax) where.push(Prisma.sql`s.total_amount_fiat <= ${filter.fiatMax.toFixed()}::numeric`);
+  if (filter.payer)
+    where.push(Prisma.sql`(lower(s.user_email) = lower(${filter.payer}) OR s.user_id = ${filter.payer})`);
+  if (filter.txHash)
+    where.push(Prisma.sql`(s.bound_tx_hash = ${filter.txHash}
+      OR s.id IN (SELECT p.session_id FROM payments p WHERE p.tx_hash = ${filter.txHash} AND p.session_id IS NOT NULL)
+      OR s.id IN (SELECT t.session_id FROM checkout_session_transactions t WHERE t.tx_hash = ${filter.txHash}))`);
+  if (filter.paymentLinkId) where.push(Prisma.sql`s.product_payment_link_id = ${filter.paymentLinkId}::uuid`);
+  return where;
+}
+
+function entry(at: Date, kind: TimelineEntry['kind'], fields: Partial<TimelineEntry>): TimelineEntry {
+  return {
+    at,
+    kind,
+    fromStatus: null,
+    toStatus: null,
+    cause: null,
+    txHash: null,
+    network: null,
+    asset: null,
+    amount: null,
+    oldAmount: null,
+    outcome: null,
+    reason: null,
+    blockNumber: null,
+    confirmations: null,
+    late: null,
+    attribution: null,
+    eventType: null,
+    endpointUrl: null,
+    attempt: null,
+    httpStatus: null,
+    deliveryId: null,
+    ...fields,
+  };
+}
+
+/** A session's story from the tables that record it: history, quote changes, binds, payments, webhook attempts. */
+async function timeline(prisma: PrismaClient, row: SessionListRow): Promise<TimelineEntry[]> {
+  const id = row.id;
+  const [history, quoteChanges, binds, payments, attempts] = await Promise.all([
+    prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: id }, orderBy: { id: 'asc' } }),
+    prisma.checkoutSessionQuoteChange.findMany({ where: { sessionId: id }, orderBy: { id: 'asc' } }),
+    prisma.checkoutSessionTransaction.findMany({ where: { sessionId: id }, orderBy: { createdAt: 'asc' } }),
+    prisma.$queryRaw<
+      Array<{
+        created_at: Date;
+        tx_hash: string;
+        network: string;
+        asset: string;
+        amount: string;
+        block_number: bigint;
+        confirmations: number;
+        state: string;
+        late: boolean;
+        attribution: string | null;
+      }>
+    >`SELECT created_at, tx_hash, network, asset, amount::text AS amount, block_number, confirmations, state, late,
+             attribution
+        FROM payments WHERE session_id = ${id}::uuid ORDER BY created_at, id`,
+    prisma.$queryRaw<
+      Array<{
+        created_at: Date;
+        attempt: number;
+        status_code: number | null;
+        error: string | null;
+        status: string;
+        type: string;
+        url: string;
+        delivery_id: string;
+      }>
+    >`SELECT a.created_at, a.attempt, a.status_code, a.error, d.status, e.type, ep.url, d.id AS delivery_id
+        FROM outbox_events e
+        JOIN webhook_deliveries d ON d.event_id = e.id
+        JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+        JOIN webhook_delivery_attempts a ON a.delivery_id = d.id
+       WHERE e.session_id = ${id}::uuid AND ep.organisation_id = e.organisation_id
+       ORDER BY a.created_at, a.id`,
+  ]);
+  const entries: TimelineEntry[] = [
+    entry(row.createdAt, 'created', { toStatus: null }),
+    ...history.map((change) =>
+      entry(change.createdAt, 'status_changed', {
+        fromStatus: change.fromStatus,
+        toStatus: change.toStatus,
+        cause: change.cause,
+      }),
+    ),
+    ...quoteChanges.map((change) =>
+      entry(change.createdAt, 'quote_changed', {
+        asset: change.ticker,
+        amount: new Decimal(change.newAmount.toString()),
+        oldAmount: new Decimal(change.oldAmount.toString()),
+        cause: change.rateSource,
+      }),
+    ),
+    ...binds.map((bind) =>
+      entry(bind.createdAt, 'bind', {
+        txHash: bind.txHash,
+        network: bind.network,
+        asset: bind.cryptoCurrency,
+        outcome: bind.state,
+        reason: bind.reason,
+      }),
+    ),
+    ...payments.map((payment) =>
+      entry(payment.created_at, 'transfer', {
+        txHash: payment.tx_hash,
+        network: payment.network,
+        asset: payment.asset,
+        amount: new Decimal(payment.amount),
+        blockNumber: payment.block_number.toString(),
+        confirmations: payment.confirmations,
+        outcome: payment.state,
+        late: payment.late,
+        attribution: payment.attribution,
+      }),
+    ),
+    ...attempts.map((attempt) =>
+      entry(attempt.created_at, 'webhook_attempt', {
+        eventType: attempt.type,
+        endpointUrl: attempt.url,
+        attempt: attempt.attempt,
+        httpStatus: attempt.status_code,
+        reason: attempt.error,
+        outcome: attempt.status,
+        deliveryId: attempt.delivery_id,
+      }),
+    ),
+  ];
+  // Stable: entries of one moment keep the order above (created, then status, quotes, binds, transfers, webhooks).
+  return entries
+    .map((value, index) => ({ value, index }))
+    .sort((a, b) => a.value.at.getTime() - b.value.at.getTime() || a.index - b.index)
+    .map(({ value }) => value);
+}
+
+export function createDashboardSessionReader(prisma: PrismaClient): DashboardSessionReader {
+  return {
+    async list(organisationId, filter, limit, after, now) {
+      const where = [Prisma.sql`s.organisation_id = ${organisationId}::uuid`, ...conditions(filter, now)];
+      if (after) where.push(Prisma.sql`(s.created_at, s.id) < (${after.createdAt}, ${after.id}::uuid)`);
+      const rows = await prisma.$queryRaw<Row[]>`
+        SELECT ${columnsSql(now)} FROM checkout_sessions s
+         WHERE ${Prisma.join(where, ' AND ')}
+         ORDER BY s.created_at DESC, s.id DESC
+         LIMIT ${limit}`;
+      return rows.map(toRow);
+    },
+    async story(organisationId, sessionId, now) {
+      const rows = await prisma.$queryRaw<Row[]>`
+        SELECT ${columnsSql(now)}, s.metadata FROM checkout_sessions s
+         WHERE s.id = ${sessionId}::uuid AND s.organisation_id = ${organisationId}::uuid`;
+      const found = rows[0];
+      if (!found) return null;
+      const row = toRow(found);
+      const [items, quotes] = await Promise.all([
+        prisma.checkoutSessionItem.findMany({ where: { sessionId }, orderBy: { position: 'asc' } }),
+        prisma.checkoutSessionQuote.findMany({ where: { sessionId }, orderBy: { position: 'asc' } }),
+      ]);
+      return {
+        ...row,
+        metadata: JSON.stringify(found.metadata ?? {}),
+        items: items.map((item) => ({
+          name: item.name,
+          quantity: item.quantity,
+          unitPrice: new Decimal(item.unitPrice.toString()),
+          totalPrice: new Decimal(item.totalPrice.toString()),
+        })),
+        quotes: quotes.map((quote) => ({
+          ticker: quote.ticker,
+          unitPriceFiat: new Decimal(quote.unitPriceFiat.toString()),
+          amount: new Decimal(quote.amount.toString()),
+          rateSource: quote.rateSource,
+          ratedAt: quote.ratedAt,
+        })),
+        timeline: await timeline(prisma, row),
+      };
+    },
+  };
+}

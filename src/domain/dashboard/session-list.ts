@@ -1,0 +1,118 @@
+import type { DomainContext } from '../context.js';
+import { invalid, notFound } from '../errors.js';
+import { isUuid } from '../uuid.js';
+import type { SessionCursor, SessionFilter, SessionListRow, SessionStory } from './session-list-ports.js';
+
+export type { SessionCursor, SessionFilter };
+import { requirePermission } from './roles.js';
+import { roleIn, type Principal } from './sign-in.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+export function encodeCursor(cursor: SessionCursor): string {
+  return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString('base64url');
+}
+
+export function decodeCursor(text: string): SessionCursor {
+  const [at, id] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(at ?? '');
+  if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw invalid('after is not a cursor this list gave');
+  return { createdAt, id };
+}
+
+/** Checks and normalises a filter: lower-case hashes and e-mail, a sane range. */
+export function normaliseFilter(filter: SessionFilter, networks: readonly string[]): SessionFilter {
+  const problems: string[] = [];
+  const txHash = filter.txHash?.trim().toLowerCase();
+  if (txHash !== undefined && !/^0x[0-9a-f]{64}$/.test(txHash)) problems.push('txHash must be 0x and 64 hex digits');
+  if (filter.network !== undefined && !networks.includes(filter.network))
+    problems.push(`network must be one of ${networks.join(', ')}`);
+  if (filter.paymentLinkId !== undefined && !isUuid(filter.paymentLinkId)) problems.push('paymentLinkId is not a UUID');
+  if (filter.createdFrom && filter.createdBefore && filter.createdFrom >= filter.createdBefore)
+    problems.push('createdFrom must be before createdBefore');
+  if (filter.fiatMin && filter.fiatMax && filter.fiatMin.gt(filter.fiatMax)) problems.push('fiatMin is above fiatMax');
+  const fiatCurrency = filter.fiatCurrency?.trim().toUpperCase();
+  if (fiatCurrency !== undefined && !/^[A-Z]{3}$/.test(fiatCurrency))
+    problems.push('fiatCurrency must be an ISO 4217 code');
+  const payer = filter.payer?.trim();
+  if (payer !== undefined && (payer.length === 0 || payer.length > 255))
+    problems.push('payer must be 1 to 255 characters');
+  if (problems.length > 0) throw invalid(problems);
+  return { ...filter, txHash, fiatCurrency, payer };
+}
+
+export interface SessionPage {
+  readonly sessions: readonly SessionListRow[];
+  /** Pass as `after` for the next page; null on the last. */
+  readonly nextCursor: string | null;
+}
+
+/** One page of the organisation's sessions, newest first, filtered (role `read`). */
+export async function listSessions(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  input: { filter?: SessionFilter; first?: number; after?: string },
+): Promise<SessionPage> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  const first = input.first ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE)
+    throw invalid(`first must be from 1 to ${MAX_PAGE_SIZE}`);
+  const filter = normaliseFilter(
+    input.filter ?? {},
+    ctx.networks.map((network) => network.slug),
+  );
+  const after = input.after ? decodeCursor(input.after) : null;
+  const rows = await ctx.store.dashboard.sessions.list(organisationId, filter, first + 1, after, ctx.clock());
+  const sessions = rows.slice(0, first);
+  const last = sessions.at(-1);
+  return { sessions, nextCursor: rows.length > first && last ? encodeCursor(last) : null };
+}
+
+/** One session of the organisation with its story (role `read`); another organisation's is not found. */
+export async function readSessionStory(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  sessionId: string,
+): Promise<SessionStory> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  const story = isUuid(sessionId)
+    ? await ctx.store.dashboard.sessions.story(organisationId, sessionId, ctx.clock())
+    : null;
+  if (!story) throw notFound(`Checkout session ${sessionId} not found`);
+  return story;
+}
+
+/** Sessions read per query by an export. */
+export const EXPORT_BATCH = 500;
+
+/**
+ * Every session of the organisation matching the filter, newest first, read in keyset batches so an export of any
+ * size holds one batch in memory (role `read`). Checks the role and the filter before the first row.
+ */
+export async function exportSessions(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  filter: SessionFilter,
+): Promise<AsyncIterable<SessionListRow>> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  const checked = normaliseFilter(
+    filter,
+    ctx.networks.map((network) => network.slug),
+  );
+  const now = ctx.clock();
+  return {
+    async *[Symbol.asyncIterator]() {
+      let after: SessionCursor | null = null;
+      for (;;) {
+        const rows = await ctx.store.dashboard.sessions.list(organisationId, checked, EXPORT_BATCH, after, now);
+        yield* rows;
+        if (rows.length < EXPORT_BATCH) return;
+        after = rows.at(-1)!;
+      }
+    },
+  };
+}

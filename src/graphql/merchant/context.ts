@@ -1,0 +1,10 @@
+import type { DomainContext } from '../../domain/context.js';
+import type { Principal } from '../../domain/dashboard/sign-in.js';
+
+/** What the merchant schema's resolvers get: the domain and the signed-in person (checked before execution). */
+export interface MerchantContext {
+  readonly domain: DomainContext;
+  readonly principal: Principal;
+  /** The client's address, for the audit log. */
+  readonly clientAddress: string;
+}

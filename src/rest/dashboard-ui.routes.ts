@@ -1,0 +1,134 @@
+import { Router, type Request, type Response } from 'express';
+import type { DomainContext } from '../domain/context.js';
+import { DomainError } from '../domain/errors.js';
+import { formatAmount } from '../domain/money.js';
+import { exportSessions } from '../domain/dashboard/session-list.js';
+import type { SessionListRow } from '../domain/dashboard/session-list-ports.js';
+import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
+import { requirePermission } from '../domain/dashboard/roles.js';
+import { filterFromQuery } from './dashboard-filters.js';
+import { principalOf, type DashboardCookieOptions } from './dashboard-session.js';
+import { languageOf, sessionPage, sessionsPage } from './dashboard-ui.js';
+import { DASHBOARD_CSP } from './dashboard-pages.js';
+
+const CSV_COLUMNS = [
+  'session_id',
+  'created_at',
+  'status',
+  'fiat_currency',
+  'total_amount_fiat',
+  'crypto_currency',
+  'total_amount_crypto',
+  'amount_received',
+  'payer_email',
+  'payer_id',
+  'payment_link_id',
+  'bound_tx_hash',
+  'expires_at',
+];
+
+/**
+ * One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break; a text a spreadsheet would run as a
+ * formula (=, +, -, @, tab, CR first) gets a leading apostrophe.
+ */
+export function csvCell(value: string | null): string {
+  if (value === null) return '';
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+function csvLine(row: SessionListRow): string {
+  return `${[
+    row.id,
+    row.createdAt.toISOString(),
+    row.status,
+    row.fiatCurrency,
+    formatAmount(row.totalAmountFiat),
+    row.cryptoCurrency,
+    row.totalAmountCrypto && formatAmount(row.totalAmountCrypto),
+    row.amountReceived.toFixed(),
+    row.payerEmail,
+    row.payerId,
+    row.paymentLinkId,
+    row.boundTxHash,
+    row.expiresAt.toISOString(),
+  ]
+    .map(csvCell)
+    .join(',')}\r\n`;
+}
+
+/** Waits until the response can take more, or the client went away (then false). */
+function drained(res: Response): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve(!res.destroyed);
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/** The dashboard's pages for sessions and the CSV export (docs/dashboard.md#the-pages, #csv-export). */
+export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
+  const router = Router();
+
+  /** The signed-in member of `?org=` (or of their first organisation); a page for everyone else. */
+  const member = async (req: Request, res: Response): Promise<{ principal: Principal; org: string } | null> => {
+    let principal: Principal;
+    try {
+      principal = await principalOf(ctx, req, options);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'unauthorised') {
+        res.redirect(303, '/dashboard/sign-in');
+        return null;
+      }
+      throw error;
+    }
+    const org = typeof req.query.org === 'string' ? req.query.org : principal.memberships[0]?.organisationId;
+    if (!org) throw new DomainError('not_found', 'You belong to no organisation');
+    requirePermission(roleIn(principal, org), 'read');
+    return { principal, org };
+  };
+  const page = (res: Response, html: string) =>
+    res
+      .status(200)
+      .set({ 'Content-Security-Policy': DASHBOARD_CSP, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin' })
+      .type('html')
+      .send(html);
+
+  router.get('/dashboard/sessions', async (req, res) => {
+    const found = await member(req, res);
+    if (!found) return;
+    const networks = ctx.networks.map((network) => network.slug);
+    page(res, sessionsPage(req, languageOf(req), found.principal, found.org, networks));
+  });
+  router.get('/dashboard/sessions/:id', async (req, res) => {
+    const found = await member(req, res);
+    if (!found) return;
+    page(res, sessionPage(req, languageOf(req), found.principal, found.org, req.params.id));
+  });
+
+  // Streamed in keyset batches: memory stays one batch whatever the number of rows.
+  router.get('/dashboard/api/organisations/:organisationId/sessions.csv', async (req, res) => {
+    const principal = await principalOf(ctx, req, options);
+    const { organisationId } = req.params;
+    const rows = await exportSessions(ctx, principal, organisationId, filterFromQuery(req));
+    res.status(200).set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="kassa-sessions-${organisationId}.csv"`,
+    });
+    res.write(`${CSV_COLUMNS.join(',')}\r\n`);
+    try {
+      for await (const row of rows) if (!res.write(csvLine(row)) && !(await drained(res))) return;
+    } catch (error) {
+      // The status line is sent: a failure can only cut the download short, visibly (no final line break).
+      req.log?.error({ err: error }, 'sessions export failed');
+      res.destroy();
+      return;
+    }
+    res.end();
+  });
+  return router;
+}

@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import type { Request } from 'express';
+import { ASSET_TICKERS } from '../domain/assets.js';
+import { CHECKOUT_SESSION_STATUSES } from '../domain/checkout-session.js';
+import type { Principal } from '../domain/dashboard/sign-in.js';
+import { escapeHtml } from './dashboard-pages.js';
+import { WEB_DIR } from './hosted-page.js';
+
+/**
+ * The dashboard's pages for sessions (docs/dashboard.md#the-pages), in English and German: the server writes the
+ * frame, the filter form (its values from the URL) and the texts; web/dashboard/dashboard.js fills in the data from
+ * the merchant GraphQL API.
+ */
+export const DASHBOARD_LANGUAGES = ['en', 'de'] as const;
+export type DashboardLanguage = (typeof DASHBOARD_LANGUAGES)[number];
+type Texts = Readonly<Record<string, string>>;
+
+const TEXTS: ReadonlyMap<DashboardLanguage, Texts> = new Map(
+  DASHBOARD_LANGUAGES.map((lang) => [
+    lang,
+    JSON.parse(readFileSync(`${WEB_DIR}dashboard/i18n/${lang}.json`, 'utf8')) as Texts,
+  ]),
+);
+{
+  // A text missing in one language would show its key: refuse to start instead.
+  const english = Object.keys(TEXTS.get('en')!);
+  for (const [lang, texts] of TEXTS) {
+    const missing = english.filter((key) => typeof texts[key] !== 'string');
+    if (missing.length > 0) throw new Error(`web/dashboard/i18n/${lang}.json lacks ${missing.join(', ')}`);
+  }
+}
+
+/** `?lang=` when it names one of the languages, else the first of Accept-Language that does, else English. */
+export function languageOf(req: Request): DashboardLanguage {
+  const asked = typeof req.query.lang === 'string' ? req.query.lang : undefined;
+  if (asked && (DASHBOARD_LANGUAGES as readonly string[]).includes(asked)) return asked as DashboardLanguage;
+  const accepted = req.acceptsLanguages(...DASHBOARD_LANGUAGES);
+  return typeof accepted === 'string' ? (accepted as DashboardLanguage) : 'en';
+}
+
+function textOf(lang: DashboardLanguage): (key: string) => string {
+  const texts = TEXTS.get(lang)!;
+  return (key) => escapeHtml(texts[key] ?? key);
+}
+
+/** The URL with `changes` applied (null removes a parameter). */
+function withParams(req: Request, changes: Record<string, string | null>): string {
+  const url = new URL(req.originalUrl, 'http://kassa.invalid');
+  for (const [name, value] of Object.entries(changes))
+    if (value === null) url.searchParams.delete(name);
+    else url.searchParams.set(name, value);
+  return `${url.pathname}${url.search}`;
+}
+
+function frame(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  view: { name: string; title: string; organisationId: string; sessionId?: string },
+  body: string,
+): string {
+  const t = textOf(lang);
+  // JSON in a non-executed script element: `<` escaped so no text can close the element.
+  const texts = JSON.stringify(TEXTS.get(lang)).replace(/</g, '\\u003c');
+  const switcher = DASHBOARD_LANGUAGES.map((code) =>
+    code === lang
+      ? `<span aria-current="true">${code.toUpperCase()}</span>`
+      : `<a href="${escapeHtml(withParams(req, { lang: code }))}" hreflang="${code}" lang="${code}">` +
+        `${code.toUpperCase()}</a>`,
+  ).join(' ');
+  const sessions = `/dashboard/sessions?org=${view.organisationId}&lang=${lang}`;
+  return `<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<meta name="kassa-csrf" content="${escapeHtml(principal.csrfToken)}">
+<title>${escapeHtml(view.title)} · Kassa</title>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+</head>
+<body data-view="${view.name}" data-org="${escapeHtml(view.organisationId)}"
+ data-session="${escapeHtml(view.sessionId ?? '')}">
+<header class="bar">
+<nav aria-label="Kassa">
+<a href="/dashboard">${t('nav.home')}</a>
+<a href="${escapeHtml(sessions)}">${t('nav.sessions')}</a>
+</nav>
+<p class="languages"><span>${t('language.switch')}:</span> ${switcher}</p>
+<form class="inline" method="post" action="/dashboard/sign-out">
+<input type="hidden" name="csrf_token" value="${escapeHtml(principal.csrfToken)}">
+<button type="submit" class="link">${t('nav.signOut')}</button>
+</form>
+</header>
+<main>
+<h1>${escapeHtml(view.title)}</h1>
+${body}
+</main>
+<script type="application/json" id="texts">${texts}</script>
+<script src="/dashboard/assets/dashboard.js"></script>
+</body>
+</html>
+`;
+}
+
+function select(name: string, label: string, any: string, options: Array<[string, string]>, chosen: string[]) {
+  const items = options
+    .map(([value, text]) => `<option value="${value}"${chosen.includes(value) ? ' selected' : ''}>${text}</option>`)
+    .join('');
+  return `<div class="field"><label for="f-${name}">${label}</label>
+<select id="f-${name}" name="${name}"><option value="">${any}</option>${items}</select></div>`;
+}
+
+function input(name: string, label: string, type: string, value: string | undefined, extra = '') {
+  return `<div class="field"><label for="f-${name}">${label}</label>
+<input id="f-${name}" name="${name}" type="${type}" value="${escapeHtml(value ?? '')}"${extra}></div>`;
+}
+
+/** The sessions list: the filter form as the URL has it, the export link, and the table dashboard.js fills. */
+export function sessionsPage(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  organisationId: string,
+  networks: readonly string[],
+): string {
+  const t = textOf(lang);
+  const q = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
+  const statuses = ([] as unknown[]).concat(req.query.status ?? []).filter((s): s is string => typeof s === 'string');
+  const form = `<form class="filters" method="get" action="/dashboard/sessions" aria-labelledby="filters-title">
+<h2 id="filters-title">${t('sessions.filters')}</h2>
+<input type="hidden" name="org" value="${escapeHtml(organisationId)}">
+<input type="hidden" name="lang" value="${lang}">
+<div class="grid">
+${select(
+  'status',
+  t('filter.status'),
+  t('filter.anyStatus'),
+  CHECKOUT_SESSION_STATUSES.map((s) => [s, t(`status.${s}`)]),
+  statuses,
+)}
+${select(
+  'asset',
+  t('filter.asset'),
+  t('filter.anyAsset'),
+  ASSET_TICKERS.map((a) => [a, a]),
+  [q('asset') ?? ''],
+)}
+${select(
+  'network',
+  t('filter.network'),
+  t('filter.anyNetwork'),
+  networks.map((n) => [n, n]),
+  [q('network') ?? ''],
+)}
+${input('from', t('filter.from'), 'date', q('from'))}
+${input('to', t('filter.to'), 'date', q('to'))}
+${input('currency', t('filter.currency'), 'text', q('currency'), ' maxlength="3" autocapitalize="characters"')}
+${input('min', t('filter.min'), 'text', q('min'), ' inputmode="decimal"')}
+${input('max', t('filter.max'), 'text', q('max'), ' inputmode="decimal"')}
+${input('payer', t('filter.payer'), 'text', q('payer'))}
+${input('tx', t('filter.tx'), 'text', q('tx'), ' spellcheck="false"')}
+${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
+</div>
+<button type="submit">${t('filter.apply')}</button>
+<a href="/dashboard/sessions?org=${escapeHtml(organisationId)}&amp;lang=${lang}">${t('filter.clear')}</a>
+</form>`;
+  const csv = withParams(req, { after: null, lang: null }).replace(
+    /^\/dashboard\/sessions/,
+    `/dashboard/api/organisations/${organisationId}/sessions.csv`,
+  );
+  const body = `${form}
+<p><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a></p>
+<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
+  return frame(
+    req,
+    lang,
+    principal,
+    { name: 'sessions', title: TEXTS.get(lang)!['sessions.title']!, organisationId },
+    body,
+  );
+}
+
+/** One session: dashboard.js fills in its details, items, quotes and timeline. */
+export function sessionPage(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  organisationId: string,
+  sessionId: string,
+): string {
+  const t = textOf(lang);
+  const back = `/dashboard/sessions?org=${encodeURIComponent(organisationId)}&lang=${lang}`;
+  const body = `<p><a href="${escapeHtml(back)}">${t('session.back')}</a></p>
+<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
+  const title = `${TEXTS.get(lang)!['session.title']} ${sessionId.slice(0, 8)}`;
+  return frame(req, lang, principal, { name: 'session', title, organisationId, sessionId }, body);
+}

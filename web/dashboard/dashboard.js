@@ -1,0 +1,219 @@
+// The dashboard's sessions pages (docs/dashboard.md#the-pages): reads the filters from the URL, asks the merchant
+// GraphQL API (/dashboard/graphql) with the session's CSRF token and builds the tables with DOM calls (no HTML
+// from data). The server wrote the frame, the form and the texts (the #texts element).
+(function () {
+  const texts = JSON.parse(document.getElementById('texts').textContent);
+  const t = (key) => (key in texts ? texts[key] : key);
+  const csrf = document.querySelector('meta[name="kassa-csrf"]').content;
+  const lang = document.documentElement.lang;
+  const org = document.body.dataset.org;
+  const results = document.getElementById('results');
+
+  async function graphql(query, variables) {
+    const response = await fetch('/dashboard/graphql', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify({ query, variables }),
+    });
+    if (response.status === 401) {
+      location.assign('/dashboard/sign-in');
+      return null;
+    }
+    const body = await response.json();
+    if (body.errors) throw new Error(body.errors.map((e) => e.message).join('; '));
+    return body.data;
+  }
+
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
+    for (const child of children)
+      if (child !== null && child !== undefined)
+        node.append(typeof child === 'string' || typeof child === 'number' ? String(child) : child);
+    return node;
+  }
+
+  const when = (iso) => iso.replace('T', ' ').slice(0, 19) + ' UTC';
+  const statusText = (status) => t('status.' + status.toLowerCase());
+
+  function showProblem(message) {
+    results.replaceChildren(el('p', { class: 'problem', role: 'alert' }, t('error.load') + ' (' + message + ')'));
+  }
+
+  /** A table in a region that scrolls sideways on a narrow screen and can be reached by keyboard to do so. */
+  function table(caption, headings, rows) {
+    const head = el('tr', {}, ...headings.map((h) => el('th', { scope: 'col' }, h)));
+    const body = el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((cell) => el('td', {}, cell)))));
+    const wrap = el('div', { class: 'scroll', role: 'region', tabindex: '0', 'aria-label': caption });
+    wrap.append(el('table', {}, el('caption', {}, caption), el('thead', {}, head), body));
+    return wrap;
+  }
+
+  /** The URL's filters as the API's SessionFilterInput (the same names the CSV export reads). */
+  function filterFromUrl(params) {
+    const filter = {};
+    const statuses = params.getAll('status').filter(Boolean);
+    if (statuses.length) filter.statuses = statuses.map((s) => s.toUpperCase());
+    const one = (name) => (params.get(name) || '').trim() || undefined;
+    const day = (value, plus) => value && new Date(Date.parse(value + 'T00:00:00Z') + plus * 86400000).toISOString();
+    if (one('asset')) filter.asset = one('asset');
+    if (one('network')) filter.network = one('network');
+    if (one('from')) filter.createdFrom = day(one('from'), 0);
+    if (one('to')) filter.createdBefore = day(one('to'), 1);
+    if (one('currency')) filter.fiatCurrency = one('currency');
+    if (one('min')) filter.fiatMin = one('min');
+    if (one('max')) filter.fiatMax = one('max');
+    if (one('payer')) filter.payer = one('payer');
+    if (one('tx')) filter.txHash = one('tx');
+    if (one('link')) filter.paymentLinkId = one('link');
+    return filter;
+  }
+
+  const LIST = `query List($org: ID!, $filter: SessionFilterInput, $after: String) {
+    sessions(organisationId: $org, filter: $filter, first: 50, after: $after) {
+      nodes { id status fiatCurrency totalAmountFiat cryptoCurrency payerEmail payerId createdAt }
+      nextCursor
+    }
+  }`;
+
+  async function showSessions() {
+    const params = new URLSearchParams(location.search);
+    const data = await graphql(LIST, { org, filter: filterFromUrl(params), after: params.get('after') || null });
+    if (!data) return;
+    const page = data.sessions;
+    if (page.nodes.length === 0) {
+      results.replaceChildren(el('p', {}, t('sessions.none')));
+      return;
+    }
+    const rows = page.nodes.map((s) => {
+      const href = '/dashboard/sessions/' + s.id + '?org=' + encodeURIComponent(org) + '&lang=' + lang;
+      return [
+        el('a', { href, 'aria-label': t('column.session') + ' ' + s.id }, s.id.slice(0, 8)),
+        when(s.createdAt),
+        statusText(s.status),
+        s.totalAmountFiat.replace(/\.?0+$/, '') + ' ' + s.fiatCurrency,
+        s.cryptoCurrency || '–',
+        s.payerEmail || s.payerId,
+      ];
+    });
+    const headings = ['column.session', 'column.created', 'column.status', 'column.total', 'column.asset'];
+    const parts = [table(t('sessions.caption'), [...headings, 'column.payer'].map(t), rows)];
+    const nav = el('p', { class: 'pages' });
+    if (params.get('after')) {
+      const first = new URLSearchParams(params);
+      first.delete('after');
+      nav.append(el('a', { href: '?' + first.toString() }, t('sessions.first')), ' ');
+    }
+    if (page.nextCursor) {
+      const next = new URLSearchParams(params);
+      next.set('after', page.nextCursor);
+      nav.append(el('a', { href: '?' + next.toString(), rel: 'next' }, t('sessions.next')));
+    }
+    parts.push(nav);
+    results.replaceChildren(...parts);
+  }
+
+  const STORY = `query Story($org: ID!, $id: ID!) {
+    session(organisationId: $org, id: $id) {
+      id status fiatCurrency totalAmountFiat cryptoCurrency totalAmountCrypto amountReceived payerEmail payerId
+      createdAt expiresAt metadata
+      items { name quantity unitPrice totalPrice }
+      quotes { ticker amount unitPriceFiat }
+      timeline {
+        at kind fromStatus toStatus cause txHash network asset amount outcome reason blockNumber confirmations late
+        attribution eventType endpointUrl attempt httpStatus deliveryId
+      }
+    }
+  }`;
+
+  const REDELIVER = `mutation Redeliver($org: ID!, $delivery: ID!) {
+    redeliverWebhook(organisationId: $org, deliveryId: $delivery) { deliveryId }
+  }`;
+
+  /** A button that sends the delivery again; what came of it is said beside it. */
+  function redeliverButton(deliveryId) {
+    const status = el('span', { class: 'note', role: 'status' });
+    const button = el('button', { type: 'button', class: 'small' }, t('timeline.redeliver'));
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      graphql(REDELIVER, { org, delivery: deliveryId })
+        .then(() => (status.textContent = t('timeline.redelivered')))
+        .catch((error) => (status.textContent = error.message))
+        .finally(() => (button.disabled = false));
+    });
+    return el('span', {}, ' ', button, ' ', status);
+  }
+
+  function describe(entry) {
+    const parts = [t('timeline.' + entry.kind.toLowerCase())];
+    const add = (text) => text && parts.push(text);
+    if (entry.kind === 'STATUS_CHANGED')
+      add((entry.fromStatus ? statusText(entry.fromStatus) + ' → ' : '') + statusText(entry.toStatus));
+    if (entry.kind === 'QUOTE_CHANGED') add(entry.asset + ' ' + entry.amount);
+    if (entry.kind === 'BIND' || entry.kind === 'TRANSFER') add(entry.txHash + ' (' + entry.network + ')');
+    if (entry.kind === 'TRANSFER') {
+      add(entry.amount + ' ' + entry.asset);
+      add(
+        t('timeline.block') + ' ' + entry.blockNumber + ', ' + entry.confirmations + ' ' + t('timeline.confirmations'),
+      );
+      if (entry.late) add(t('timeline.late'));
+      if (entry.attribution) add(t('timeline.countedBy') + ' ' + entry.attribution);
+    }
+    if (entry.kind === 'WEBHOOK_ATTEMPT') {
+      add(entry.eventType + ' #' + entry.attempt);
+      add(entry.httpStatus ? t('timeline.http') + ' ' + entry.httpStatus : t('timeline.noAnswer'));
+    }
+    if (entry.outcome && entry.kind !== 'WEBHOOK_ATTEMPT') add(entry.outcome);
+    add(entry.cause);
+    add(entry.reason);
+    return parts.join(' · ');
+  }
+
+  async function showSession() {
+    const data = await graphql(STORY, { org, id: document.body.dataset.session });
+    if (!data) return;
+    const s = data.session;
+    const details = el('dl', { class: 'details' });
+    const fact = (label, value) => details.append(el('dt', {}, label), el('dd', {}, value));
+    fact(t('column.status'), statusText(s.status));
+    fact(t('column.total'), s.totalAmountFiat + ' ' + s.fiatCurrency);
+    fact(t('column.asset'), s.cryptoCurrency ? s.totalAmountCrypto + ' ' + s.cryptoCurrency : '–');
+    fact(t('session.received'), s.amountReceived);
+    fact(t('column.payer'), (s.payerEmail ? s.payerEmail + ' · ' : '') + s.payerId);
+    fact(t('column.created'), when(s.createdAt));
+    fact(t('session.expires'), when(s.expiresAt));
+    fact(t('session.metadata'), el('code', {}, s.metadata));
+    const items = s.items.map((i) => [i.name, i.quantity, i.unitPrice, i.totalPrice]);
+    const quotes = s.quotes.map((q) => [q.ticker, q.amount, q.unitPriceFiat + ' ' + s.fiatCurrency]);
+    // One button per delivery, on its latest attempt.
+    const lastAttempt = new Map();
+    s.timeline.forEach((entry, index) => entry.deliveryId && lastAttempt.set(entry.deliveryId, index));
+    const timeline = el(
+      'ol',
+      { class: 'timeline' },
+      ...s.timeline.map((entry, index) =>
+        el(
+          'li',
+          {},
+          el('time', { datetime: entry.at }, when(entry.at)),
+          ' ',
+          describe(entry),
+          entry.deliveryId && lastAttempt.get(entry.deliveryId) === index ? redeliverButton(entry.deliveryId) : null,
+        ),
+      ),
+    );
+    results.replaceChildren(
+      el('h2', {}, t('session.details')),
+      details,
+      el('h2', {}, t('session.items')),
+      table(t('session.items'), ['item.name', 'item.quantity', 'item.unitPrice', 'item.total'].map(t), items),
+      el('h2', {}, t('session.quotes')),
+      table(t('session.quotes'), ['quote.asset', 'quote.amount', 'quote.rate'].map(t), quotes),
+      el('h2', {}, t('session.timeline')),
+      timeline,
+    );
+  }
+
+  const view = document.body.dataset.view === 'session' ? showSession : showSessions;
+  view().catch((error) => showProblem(error.message));
+})();
