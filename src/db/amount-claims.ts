@@ -189,10 +189,16 @@ export async function purgeReleasedAmountClaims(
   // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
   // close. `last` (CTE): each session's last release.
   const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
-  const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor}
-    OR (s.status::text = ANY(${OPEN}) AND a.released_at <= ${keptOpenFor}
-        AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})
-    OR (s.status::text <> ALL(${OPEN}) AND ${scannedPast(Prisma.sql`last.at`)}))`;
+  // A session closed unpaid (expired, failed) keeps every claim until its late-payment window ends: its payer may
+  // still send the amount their page showed, and that transfer must pay no newer session (it is reserved for this
+  // one, whose bind takes it as a late payment). A paid session's payer has paid: its claims go as before.
+  const lateWindowOver = Prisma.sql`(s.status::text = 'paid' OR s.expires_at + make_interval(mins =>
+    (SELECT o.late_payment_window_minutes FROM organisations o WHERE o.id = s.organisation_id)) <= ${now})`;
+  const claimDone = Prisma.sql`((s.status::text = ANY(${OPEN}) AND (a.released_at <= ${graceEndedFor}
+        OR (a.released_at <= ${keptOpenFor}
+            AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})))
+    OR (s.status::text <> ALL(${OPEN}) AND ${lateWindowOver}
+        AND (a.released_at <= ${graceEndedFor} OR ${scannedPast(Prisma.sql`last.at`)})))`;
   const lastRelease = Prisma.sql`last AS MATERIALIZED (
       SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
        WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;
