@@ -9,7 +9,7 @@ type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
- * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps such that
+ * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps of the request's lane such that
  * baseAmount + k × step is held by no other session on any of the session's wallets,
  * claimed with the table's primary key so two instances never hand out one amount.
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
@@ -31,12 +31,14 @@ export async function claimUniqueAmounts(
     step: request.step.toFixed(),
     networks: request.wallets.map((wallet) => wallet.network),
     wallets: request.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
+    first: request.lane?.first ?? 0,
+    stride: request.lane?.stride ?? 1,
   }));
   const rows = await tx.$queryRaw<Array<{ ticker: AssetTicker; offset: number | null }>>`
     SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step,
-      ${maxSteps}::integer) AS "offset"
+      ${maxSteps}::integer, c.first, c.stride) AS "offset"
       FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC,
-        networks TEXT[], wallets TEXT[])`;
+        networks TEXT[], wallets TEXT[], first INTEGER, stride INTEGER)`;
   // kassa_claim_amount writes the database's clock; the rule compares Kassa's (block times are judged by it).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND released_at IS NULL AND held_since IS NULL`;
