@@ -10,8 +10,11 @@
 //   chain      Transfer logs decoded and matched per second vs viem's generic decoder (bench/chain-decode.mjs),
 //              and matched transfers per second end to end on anvil (bench/chain-e2e.mjs).
 //   webhooks   deliveries per second to a fast local receiver (bench/webhooks.mjs).
+//   capacity   open sessions one price can hold on one wallet, by the merchant's creates and by a payment link's
+//              visits, per KASSA_UNIQUE_AMOUNT_STEPS (bench/capacity.mjs); counted, not timed.
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
+//      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
 //      KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
 import { fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -45,7 +48,9 @@ import {
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const only = new Set((process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks').split(',').map((s) => s.trim()));
+const only = new Set(
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity').split(',').map((s) => s.trim()),
+);
 const children = new Set();
 const databases = [];
 
@@ -533,6 +538,19 @@ async function webhooksSection(report) {
   report.webhooks = await runWebhooksBench({ databaseUrl: await freshDatabase(`kassa_bench_hooks_${process.pid}`) });
 }
 
+async function capacitySection(report) {
+  const { runCapacityBench } = await import('./capacity.mjs');
+  const stepsList = (process.env.BENCH_CAPACITY_STEPS ?? '100,250').split(',').map((s) => Number(s.trim()));
+  const start = async (extra, label) => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'kassa-bench-capacity-'));
+    const name = `kassa_bench_${label.replace(/-/g, '_')}_${process.pid}`;
+    const env = benchKassaEnv({ DATABASE_URL: await freshDatabase(name), KASSA_DATA_DIR: dataDir, ...extra });
+    const kassa = await startKassaFor(label, env);
+    return { url: kassa.url, cli: kassaCli(env), org: kassa.org, key: kassa.key, stop: () => stop(kassa.child) };
+  };
+  report.capacity = await runCapacityBench(start, stepsList);
+}
+
 function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
   const cpu = (r) =>
@@ -599,6 +617,17 @@ function print(report) {
       `${pad(`Matched transfers end to end (${e2e.transfers} sessions, one wallet)`, 52)}${e2e.perSecond.toFixed(1)} transfers/s (${e2e.seconds.toFixed(1)} s)`,
     );
   }
+  if (report.capacity) {
+    console.log('\nCapacity of one price (77.77 USD) on one wallet: open sessions until the first 409');
+    console.log(
+      `${pad('KASSA_UNIQUE_AMOUNT_STEPS', 28)}${pad('API creates', 14)}${pad('link visits', 14)}API creates after them`,
+    );
+    for (const row of report.capacity)
+      console.log(`${pad(row.steps, 28)}${pad(row.api, 14)}${pad(row.link, 14)}${row.apiAfterLink}`);
+    const [first] = report.capacity;
+    if (first?.refusal) console.log(`409 of a create: ${first.refusal}`);
+    if (first?.linkRefusal) console.log(`409 of a link visit: ${first.linkRefusal}`);
+  }
   if (report.webhooks) {
     const w = report.webhooks;
     console.log(
@@ -613,6 +642,7 @@ async function main() {
   if (only.has('embedded')) await embeddedSection(report);
   if (only.has('chain')) await chainSection(report);
   if (only.has('webhooks')) await webhooksSection(report);
+  if (only.has('capacity')) await capacitySection(report);
   print(report);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));

@@ -104,7 +104,7 @@ export function registerLinkCommands(program: Command): void {
     .option('--amount-max <amount>', 'open amount: the most the payer may choose')
     .option('--identity <kinds>', 'what the payer is asked for: comma-separated email, telegram, username')
     .option('--anonymous', 'ask the payer for nothing (the default without --identity)')
-    .option('--max-uses <n>', 'how many sessions the link may create')
+    .option('--max-uses <n>', 'how many sessions of the link may be paid or open')
     .option('--expires-in-minutes <n>', 'lifetime of each session (5–10080, default 60)')
     .option('--expires-at <iso>', 'when the link stops taking payers (ISO 8601 with a time zone)')
     .option('--inactive', 'create it switched off')

@@ -9,7 +9,7 @@ type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
- * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps such that
+ * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps of the request's lane such that
  * baseAmount + k × step is held by no other session on any of the session's wallets,
  * claimed with the table's primary key so two instances never hand out one amount.
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
@@ -31,12 +31,14 @@ export async function claimUniqueAmounts(
     step: request.step.toFixed(),
     networks: request.wallets.map((wallet) => wallet.network),
     wallets: request.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
+    first: request.lane?.first ?? 0,
+    stride: request.lane?.stride ?? 1,
   }));
   const rows = await tx.$queryRaw<Array<{ ticker: AssetTicker; offset: number | null }>>`
     SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step,
-      ${maxSteps}::integer) AS "offset"
+      ${maxSteps}::integer, c.first, c.stride) AS "offset"
       FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC,
-        networks TEXT[], wallets TEXT[])`;
+        networks TEXT[], wallets TEXT[], first INTEGER, stride INTEGER)`;
   // kassa_claim_amount writes the database's clock; the rule compares Kassa's (block times are judged by it).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND released_at IS NULL AND held_since IS NULL`;
@@ -189,10 +191,16 @@ export async function purgeReleasedAmountClaims(
   // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
   // close. `last` (CTE): each session's last release.
   const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
-  const claimDone = Prisma.sql`(a.released_at <= ${graceEndedFor}
-    OR (s.status::text = ANY(${OPEN}) AND a.released_at <= ${keptOpenFor}
-        AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})
-    OR (s.status::text <> ALL(${OPEN}) AND ${scannedPast(Prisma.sql`last.at`)}))`;
+  // A session closed unpaid (expired, failed) keeps every claim until its late-payment window ends: its payer may
+  // still send the amount their page showed, and that transfer must pay no newer session (it is reserved for this
+  // one, whose bind takes it as a late payment). A paid session's payer has paid: its claims go as before.
+  const lateWindowOver = Prisma.sql`(s.status::text = 'paid' OR s.expires_at + make_interval(mins =>
+    (SELECT o.late_payment_window_minutes FROM organisations o WHERE o.id = s.organisation_id)) <= ${now})`;
+  const claimDone = Prisma.sql`((s.status::text = ANY(${OPEN}) AND (a.released_at <= ${graceEndedFor}
+        OR (a.released_at <= ${keptOpenFor}
+            AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})))
+    OR (s.status::text <> ALL(${OPEN}) AND ${lateWindowOver}
+        AND (a.released_at <= ${graceEndedFor} OR ${scannedPast(Prisma.sql`last.at`)})))`;
   const lastRelease = Prisma.sql`last AS MATERIALIZED (
       SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
        WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;

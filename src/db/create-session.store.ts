@@ -4,6 +4,7 @@ import type { AssetTicker } from '../domain/assets.js';
 import type { CheckoutSession } from '../domain/checkout-session.js';
 import type { NewSessionOutcome, NewSessionWrite } from '../domain/session-ports.js';
 import type { AmountClaimRequest } from '../domain/payment-ports.js';
+import { EVERY_STEP } from '../domain/quotes.js';
 
 /**
  * Rows as kassa_create_checkout_session() (migration 20261128100000_create_in_batches) takes them:
@@ -123,17 +124,19 @@ export class OffsetHints {
   /** The step to try for `claim`, handed out: the next call for the same base gets the one after it. */
   take(claim: Claim, maxSteps: number): number {
     if (claim.wallets.length === 0) return 0;
+    const { first, stride } = claim.lane ?? EVERY_STEP;
     const key = hintKey(claim);
-    let step = this.next.get(key) ?? 0;
-    if (step >= maxSteps) step = 0;
-    this.remember(key, step + 1 >= maxSteps ? 0 : step + 1);
+    let step = this.next.get(key) ?? first;
+    if (step >= maxSteps || step < first || (step - first) % stride !== 0) step = first;
+    this.remember(key, step + stride >= maxSteps ? first : step + stride);
     return step;
   }
 
   /** What the write claimed for `claim` (null: none) when it was not the step tried: the hint goes on from it. */
   learn(claim: Claim, tried: number, offset: number | null, maxSteps: number): void {
     if (offset === tried) return;
-    this.remember(hintKey(claim), offset === null || offset + 1 >= maxSteps ? 0 : offset + 1);
+    const { first, stride } = claim.lane ?? EVERY_STEP;
+    this.remember(hintKey(claim), offset === null || offset + stride >= maxSteps ? first : offset + stride);
   }
 
   private remember(key: string, step: number): void {
@@ -152,7 +155,8 @@ function hintKey(claim: Claim): string {
       .join(',');
     walletKeys.set(claim.wallets, wallets);
   }
-  return `${claim.ticker}|${claim.baseAmount.toFixed()}|${sharedText(claim.step).plain}|${wallets}`;
+  const lane = claim.lane ? `|${claim.lane.first}/${claim.lane.stride}` : '';
+  return `${claim.ticker}|${claim.baseAmount.toFixed()}|${sharedText(claim.step).plain}|${wallets}${lane}`;
 }
 
 // Sessions of one organisation share their claims' wallet lists (src/domain/quotes.ts): keyed once per list.
@@ -182,6 +186,8 @@ export async function writeNewSession(
       networks: claim.wallets.map((wallet) => wallet.network),
       wallets: claim.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
       try: session.quotes[claim.position]!.offsetSteps,
+      first: claim.lane?.first ?? 0,
+      stride: claim.lane?.stride ?? 1,
     })),
     max_steps: write.maxSteps,
     cause: write.cause,

@@ -34,7 +34,10 @@ function toPaymentLink(row: Row): PaymentLink {
   };
 }
 
-/** Payment links over Prisma; uses are counted by one conditional UPDATE (docs/decisions/0016). */
+/**
+ * Payment links over Prisma; a use is taken by create's conditional UPDATE and given back by a trigger when a session
+ * of the link closes unpaid (docs/decisions/0016).
+ */
 export class PrismaPaymentLinkStore implements PaymentLinkStore {
   /** The key of payer ids (payerId): the installation secret `payer_id`. */
   readonly payerIdKey: () => Promise<Buffer>;

@@ -15,7 +15,8 @@ import { rateLimit } from './throttle.js';
 import { outboxEvent } from './session-events.js';
 import { merchantViewAmountPath, type MerchantSessionView } from './checkout-session.views.js';
 import { getCheckoutSession } from './get-checkout-session.js';
-import { amountClaims, withOffsets } from './quotes.js';
+import type { AmountLane } from './payment-ports.js';
+import { amountClaims, amountLane, laneSize, withOffsets } from './quotes.js';
 import {
   DEFAULT_EXPIRES_IN_MINUTES,
   hashRequest,
@@ -86,9 +87,10 @@ export async function createCheckoutSession(
   // 100 open sessions of one total refused every create of it, though the other assets had amounts to spare); only
   // when no asset is left is the create refused.
   let quotes = draft.quotes;
+  const lane = amountLane(origin.fromPaymentLink, ctx.uniqueAmountSteps);
   let signatureToRecord = signature ?? null;
   for (;;) {
-    const claims = amountClaims(quotes, ctx.networks, draft.networks);
+    const claims = amountClaims(quotes, ctx.networks, draft.networks, lane);
     const tries = ctx.store.offsetsToTry(claims, ctx.uniqueAmountSteps);
     const session: CheckoutSession = { ...draft, quotes: withOffsets(quotes, (position) => tries[position]) };
     const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
@@ -113,11 +115,7 @@ export async function createCheckoutSession(
       case 'amounts_taken': {
         const left = quotes.filter((quote) => quote.ticker !== outcome.ticker);
         if (left.length === 0 || left.length === quotes.length)
-          throw conflict(
-            `Every unique amount of this total in ${outcome.ticker} is held by another open checkout session on the ` +
-              `same wallet (${ctx.uniqueAmountSteps} at most), and so in every other asset it could be paid in; ` +
-              `retry once one of them is paid or expires`,
-          );
+          throw amountsTaken(outcome.ticker, ctx.uniqueAmountSteps, lane);
         // Nothing of the refused write stayed but the signature's use: written again without it.
         quotes = left;
         signatureToRecord = null;
@@ -194,4 +192,21 @@ async function replay(
   }
   // Through getCheckoutSession so a replay after expiry shows the settled status.
   return { session: await getCheckoutSession(ctx, sessionId), replayed: true };
+}
+
+/**
+ * docs/payment-rules.md, rule 4: every unique amount of the price, in the session's lane, is held. Says what frees
+ * one (a holder paid, or its time and then its late-payment window up) and what raises the capacity.
+ */
+function amountsTaken(ticker: string, maxSteps: number, lane: AmountLane) {
+  const lanes =
+    lane.stride === 1
+      ? `${maxSteps} amounts a price`
+      : `${laneSize(lane, maxSteps)} of the ${maxSteps} amounts a price for payment links`;
+  return conflict(
+    `Every unique amount of this total in ${ticker} is held by another open checkout session on the same wallet, ` +
+      `or by one that closed unpaid within its late-payment window (${lanes}, KASSA_UNIQUE_AMOUNT_STEPS), and so ` +
+      `in every other asset it could be paid in: retry once one of them is paid or its time is up, or ask the ` +
+      `operator to raise KASSA_UNIQUE_AMOUNT_STEPS`,
+  );
 }

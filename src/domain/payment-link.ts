@@ -17,8 +17,8 @@ export interface PaymentLinkItem {
 
 /**
  * A reusable link a merchant shares (issue 12): a fixed basket (`items`), or an open
- * amount the payer chooses from `amountMin` to `amountMax`. Each visit that creates a
- * checkout session counts one use.
+ * amount the payer chooses from `amountMin` to `amountMax`. Each session of the link that is
+ * paid or still open counts one use: an open one holds it until it expires (docs/decisions/0016).
  */
 export interface PaymentLink {
   readonly id: string;
@@ -34,6 +34,7 @@ export interface PaymentLink {
   readonly identityOptions: readonly IdentityOption[];
   readonly anonymous: boolean;
   readonly maxUses: number | null;
+  /** Sessions of the link paid or still open: an open one holds its use until it expires. */
   readonly uses: number;
   readonly active: boolean;
   readonly expiresAt: Date | null;

@@ -30,7 +30,7 @@ export const paymentLinkViewSchema = z
     anonymous: z.boolean(),
     requires_payer_identity: z.boolean(),
     max_uses: z.int().nullable(),
-    uses: z.int().describe('Sessions created from the link'),
+    uses: z.int().describe('Sessions of the link paid or still open (an open one holds its use until it expires)'),
     active: z.boolean(),
     state: z.enum(PAYMENT_LINK_STATES),
     expires_at: dateTime.nullable(),

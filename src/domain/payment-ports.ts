@@ -62,6 +62,14 @@ export interface AmountClaimRequest {
   readonly step: Decimal;
   /** The session's wallets on the networks that carry the asset. */
   readonly wallets: ReadonlyArray<{ readonly network: string; readonly walletAddress: string }>;
+  /** The steps it may take (amountLane): the first and the stride; every step when absent. */
+  readonly lane?: AmountLane;
+}
+
+/** The steps `first`, `first + stride`, ... below KASSA_UNIQUE_AMOUNT_STEPS (docs/payment-rules.md, rule 4). */
+export interface AmountLane {
+  readonly first: number;
+  readonly stride: number;
 }
 
 /** A payment row, as operators see it. */

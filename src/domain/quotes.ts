@@ -2,7 +2,7 @@ import { ASSET_IDS, type AssetTicker } from './assets.js';
 import type { CryptoQuote, SessionNetwork } from './checkout-session.js';
 import { amountStep, ceilQuotient, stepPlaces, type Decimal } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
-import type { AmountClaimRequest } from './payment-ports.js';
+import type { AmountClaimRequest, AmountLane } from './payment-ports.js';
 import type { TxStore } from './ports.js';
 import type { QuotedRate } from './rates-ports.js';
 
@@ -81,11 +81,31 @@ export function priceQuotes(
   });
 }
 
+/** Every step of a price: a merchant's API create may take any free amount. */
+export const EVERY_STEP: AmountLane = { first: 0, stride: 1 };
+/** The odd steps: anyone may open a payment link's sessions, so they never hold more than half of a price's amounts. */
+const LINK_STEPS: AmountLane = { first: 1, stride: 2 };
+
+/**
+ * docs/payment-rules.md, rule 4: the unique amounts a session may take. A payment link's sessions take the odd steps
+ * only (with a single step there is no lane to keep apart, and they take it): 100 visits of a public link at one
+ * price never leave the merchant's own creates of that price without an amount. An API create takes any step.
+ */
+export function amountLane(fromPaymentLink: boolean, maxSteps: number): AmountLane {
+  return fromPaymentLink && maxSteps >= 2 ? LINK_STEPS : EVERY_STEP;
+}
+
+/** How many steps below `maxSteps` the lane has. */
+export function laneSize(lane: AmountLane, maxSteps: number): number {
+  return Math.max(0, Math.ceil((maxSteps - lane.first) / lane.stride));
+}
+
 /** One claim per quote, at the quote's position: the asset's amount on the session's wallets that carry it. */
 export function amountClaims(
   quotes: readonly CryptoQuote[],
   registry: readonly Network[],
   networks: readonly SessionNetwork[],
+  lane: AmountLane = EVERY_STEP,
 ): Array<AmountClaimRequest & { readonly position: number }> {
   return quotes.map((quote, position) => ({
     position,
@@ -94,6 +114,7 @@ export function amountClaims(
     step: quote.amountStep,
     // The carriers themselves (their network and wallet), shared by every session of the organisation.
     wallets: carriers(registry, networks, quote.ticker),
+    lane,
   }));
 }
 
@@ -122,8 +143,10 @@ export async function claimUniqueQuotes(
   networks: readonly SessionNetwork[],
   maxSteps: number,
   at: Date,
+  lane: AmountLane = EVERY_STEP,
 ): Promise<CryptoQuote[] | null> {
-  const offsets = await tx.claimUniqueAmounts(sessionId, amountClaims(quotes, registry, networks), maxSteps, at);
+  const claims = amountClaims(quotes, registry, networks, lane);
+  const offsets = await tx.claimUniqueAmounts(sessionId, claims, maxSteps, at);
   if ([...offsets.values()].some((offset) => offset === null)) return null;
   return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
 }

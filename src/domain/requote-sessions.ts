@@ -1,7 +1,7 @@
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { assetsOnAny } from './networks.js';
-import { claimUniqueQuotes, priceQuotes } from './quotes.js';
+import { amountLane, claimUniqueQuotes, priceQuotes } from './quotes.js';
 import { appendOutboxEvent } from './session-events.js';
 import type { QuotedRate } from './rates-ports.js';
 
@@ -57,6 +57,7 @@ export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): P
           session.networks,
           ctx.uniqueAmountSteps,
           now,
+          amountLane(session.fromPaymentLink, ctx.uniqueAmountSteps),
         );
         // Every amount of a new price is taken: all of this is undone, and the old quote (with its claims) stands.
         if (quotes === null) throw new AmountsTaken();

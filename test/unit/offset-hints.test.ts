@@ -2,6 +2,7 @@ import { Decimal } from '../../src/domain/money.js';
 import { describe, expect, it } from 'vitest';
 import { OffsetHints } from '../../src/db/create-session.store.js';
 import type { AmountClaimRequest } from '../../src/domain/payment-ports.js';
+import { amountLane, laneSize } from '../../src/domain/quotes.js';
 
 const wallets = [
   { network: 'ethereum', walletAddress: '0x00000000000000000000000000000000000000AA' },
@@ -65,5 +66,25 @@ describe('the step a unique amount tries first (src/db/create-session.store.ts, 
     hints.take(claim('3'), 100);
     expect(hints.take(claim('2'), 100)).toBe(0);
     expect(hints.take(claim('3'), 100)).toBe(1);
+  });
+});
+
+describe("a payment link's lane of a price's amounts (src/domain/quotes.ts, docs/payment-rules.md rule 4)", () => {
+  it('link sessions take the odd steps, API creates any; with a single step there is no lane', () => {
+    expect(amountLane(true, 100)).toEqual({ first: 1, stride: 2 });
+    expect(amountLane(false, 100)).toEqual({ first: 0, stride: 1 });
+    expect(amountLane(true, 1)).toEqual({ first: 0, stride: 1 });
+    expect(laneSize(amountLane(true, 100), 100)).toBe(50);
+    expect(laneSize(amountLane(true, 5), 5)).toBe(2);
+    expect(laneSize(amountLane(false, 100), 100)).toBe(100);
+  });
+
+  it("hints walk a link lane's odd steps, go round to its first, and count apart from the API's", () => {
+    const link = { ...claim('10'), lane: amountLane(true, 6) };
+    const hints = new OffsetHints();
+    expect(Array.from({ length: 4 }, () => hints.take(link, 6))).toEqual([1, 3, 5, 1]);
+    expect(hints.take({ ...claim('10'), lane: amountLane(false, 6) }, 6)).toBe(0);
+    hints.learn(link, 3, 4, 6);
+    expect(hints.take(link, 6)).toBe(1);
   });
 });

@@ -253,7 +253,7 @@ export interface PaymentLink {
   anonymous: boolean;
   requires_payer_identity: boolean;
   max_uses: number | null;
-  /** Sessions created from the link. */
+  /** Sessions of the link paid or still open (an open one holds its use until it expires). */
   uses: number;
   active: boolean;
   state: 'active' | 'inactive' | 'expired' | 'used_up';
