@@ -10,6 +10,7 @@ import { registerDevCommands } from './dev.command.js';
 import { registerPaymentCommands } from './payments.command.js';
 import { registerWebhookCommands } from './webhooks.command.js';
 import { registerLinkCommands } from './links.command.js';
+import { registerContractsCommands } from './contracts.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 import { terminal, withCommandRun, type Terminal } from './terminal.js';
 
@@ -65,6 +66,7 @@ function buildProgram(io: Terminal): Command {
   registerDevCommands(program);
   registerWebhookCommands(program);
   registerLinkCommands(program);
+  registerContractsCommands(program);
   return program;
 }
 
