@@ -10,6 +10,8 @@
 //   chain      Transfer logs decoded and matched per second vs viem's generic decoder (bench/chain-decode.mjs),
 //              and matched transfers per second end to end on anvil (bench/chain-e2e.mjs).
 //   webhooks   deliveries per second to a fast local receiver (bench/webhooks.mjs).
+//   deposits   gas per session collected from deposit addresses, token and native, batches of 1 and 50
+//              (bench/deposits.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      KASSA_BENCH_ADMIN_URL (postgresql://postgres@127.0.0.1:5432/postgres).
@@ -45,7 +47,9 @@ import {
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const only = new Set((process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks').split(',').map((s) => s.trim()));
+const only = new Set(
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,deposits').split(',').map((s) => s.trim()),
+);
 const children = new Set();
 const databases = [];
 
@@ -533,6 +537,11 @@ async function webhooksSection(report) {
   report.webhooks = await runWebhooksBench({ databaseUrl: await freshDatabase(`kassa_bench_hooks_${process.pid}`) });
 }
 
+async function depositsSection(report) {
+  const { runDepositsBench } = await import('./deposits.mjs');
+  report.deposits = await runDepositsBench();
+}
+
 function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
   const cpu = (r) =>
@@ -605,6 +614,14 @@ function print(report) {
       `\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`,
     );
   }
+  if (report.deposits) {
+    const d = report.deposits;
+    const label = { token: '6-decimal token', registry: 'same, every registry token listed', native: 'native coin' };
+    console.log(`\nDeposit addresses: gas per collected session (goal: token, batch of 50 ≤ ${d.goal})`);
+    for (const r of d.rows) {
+      console.log(`${pad(`${label[r.kind]}, batch of ${r.batch}`, 52)}${Math.round(r.perSession)} gas/session`);
+    }
+  }
 }
 
 async function main() {
@@ -613,6 +630,7 @@ async function main() {
   if (only.has('embedded')) await embeddedSection(report);
   if (only.has('chain')) await chainSection(report);
   if (only.has('webhooks')) await webhooksSection(report);
+  if (only.has('deposits')) await depositsSection(report);
   print(report);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));
