@@ -74,6 +74,8 @@ export function depositId(sessionId: string): Hex {
 
 /** The CREATE2 salt: the destination is part of it, so an address leads to that destination only. */
 export function depositSalt(destination: string, sessionId: string): Hex {
+  // Money at an address made for the zero address would be burnt when collected.
+  if (BigInt(getAddress(destination)) === 0n) throw new Error('a deposit address needs a destination wallet, not 0x0');
   return keccak256(
     encodeAbiParameters([{ type: 'address' }, { type: 'bytes32' }], [getAddress(destination), depositId(sessionId)]),
   );

@@ -60,8 +60,8 @@ export function registerContractsCommands(program: Command): void {
     .action((options: { wallet?: string; session?: string; json?: boolean }) => {
       if ((options.wallet === undefined) !== (options.session === undefined))
         throw invalid('--wallet and --session go together');
-      if (options.wallet !== undefined && !isAddress(options.wallet, { strict: false }))
-        throw invalid('--wallet must be an EVM address (0x and 40 hex digits)');
+      if (options.wallet !== undefined && (!isAddress(options.wallet, { strict: false }) || !BigInt(options.wallet)))
+        throw invalid('--wallet must be an EVM address (0x and 40 hex digits), not the zero address');
       const factory = depositFactoryAddress();
       const deposit =
         options.wallet !== undefined && options.session !== undefined

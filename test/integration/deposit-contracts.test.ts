@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,15 +17,24 @@ import {
   DETERMINISTIC_DEPLOYER,
   MULTICALL3_ADDRESS,
   collectCalldata,
+  deployDepositFactory,
   depositAddress,
   depositFactoryAddress,
   depositFactoryArtefact,
   depositId,
   sweeperInitCodeHash,
 } from '../../src/chain/deposit-contracts.js';
+import { startAnvil } from '../../src/chain/anvil.js';
 import { ensureDepositContracts, sandboxAccount } from '../../src/chain/sandbox.js';
 import { startTestChain, type TestChain } from '../support/chain.js';
-import { parseJsonOutput, runKassaInProcess } from '../support/cli-process.js';
+import {
+  KASSA_BIN,
+  assertCliBuilt,
+  cleanEnv,
+  freePort,
+  parseJsonOutput,
+  runKassaInProcess,
+} from '../support/cli-process.js';
 
 /**
  * The deposit contracts (docs/decisions/0029-deposit-addresses.md) on a real anvil: money at a session's deposit
@@ -139,7 +149,46 @@ describe('the deposit factory', () => {
     expect(unknown.code).toBe(2);
     const pair = await runKassaInProcess(['contracts', 'address', '--wallet', ORG_WALLET], {});
     expect(pair.code).toBe(2);
+    const zero = `0x${'0'.repeat(40)}`;
+    expect((await runKassaInProcess(['contracts', 'address', '--wallet', zero, '--session', 'cs_1'], {})).code).toBe(2);
   });
+
+  it('has that address on a chain with another id too, deployed by yet another account', async () => {
+    const other = await startAnvil({ port: await freePort(), chainId: 8453 });
+    try {
+      const otherChain = { ...anvilChain, id: 8453, rpcUrls: { default: { http: [other.url] } } };
+      const deployment = await deployDepositFactory(
+        createPublicClient({ chain: otherChain, transport: http(other.url) }) as PublicClient,
+        createWalletClient({ chain: otherChain, account: sandboxAccount(5), transport: http(other.url) }),
+      );
+      expect(deployment.txHash).not.toBeNull();
+      expect(deployment.address).toBe(depositFactoryAddress());
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('takes the signing key on stdin for one run (`--key-stdin`)', async () => {
+    assertCliBuilt();
+    const fresh = await startAnvil({ port: await freePort() }); // a chain without the factory
+    try {
+      const child = spawn(process.execPath, [KASSA_BIN, 'contracts', 'deploy', '--network', 'local', '--key-stdin'], {
+        env: cleanEnv({ KASSA_RPC_URLS_LOCAL: fresh.url, LOG_LEVEL: 'silent' }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdin.end(`${toHex(sandboxAccount(6).getHdKey().privateKey!)}\n`);
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toContain(`deployed the deposit factory at ${depositFactoryAddress()} on local`);
+      expect(stdout).toContain(`signed by ${sandboxAccount(6).address} from stdin`);
+    } finally {
+      await fresh.stop();
+    }
+  }, 60_000);
 
   it('prints a session deposit address for a wallet', async () => {
     const run = await runKassaInProcess(['contracts', 'address', '--wallet', ORG_WALLET, '--session', 'cs_1'], {});
