@@ -54,7 +54,7 @@ export function registerContractsCommands(program: Command): void {
   contracts
     .command('address')
     .description("print the deposit factory's address (the same on every chain), or one session's deposit address")
-    .option('--wallet <address>', "the organisation's wallet the deposit address leads to (with --session)")
+    .option('--wallet <address>', 'the wallet the deposit address leads to, for good (with --session)')
     .option('--session <id>', 'a checkout session id (with --wallet)')
     .option('--json', 'print one JSON object')
     .action((options: { wallet?: string; session?: string; json?: boolean }) => {

@@ -138,7 +138,7 @@ describe('the deposit factory', () => {
     expect(await code(MULTICALL3_ADDRESS)).not.toBe('0x');
   }, 60_000);
 
-  it('refuses deploying elsewhere without a key, and a key that is not one', async () => {
+  it('refuses a key that is not one, an unknown network, and a wallet without a session or of zeros', async () => {
     const noKey = await runKassaInProcess(['contracts', 'deploy', '--network', 'local'], {
       KASSA_RPC_URLS_LOCAL: chain.url,
       KASSA_SIGNER_KEY: 'not-a-key',
