@@ -12,6 +12,8 @@
 //   webhooks   deliveries per second to a fast local receiver (bench/webhooks.mjs).
 //   capacity   open sessions one price can hold on one wallet, by the merchant's creates and by a payment link's
 //              visits, per KASSA_UNIQUE_AMOUNT_STEPS (bench/capacity.mjs); counted, not timed.
+//   deposits   gas per session collected from deposit addresses, token and native, batches of 1 and 50
+//              (bench/deposits.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -49,7 +51,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits').split(',').map((s) => s.trim()),
 );
 const children = new Set();
 const databases = [];
@@ -551,6 +553,11 @@ async function capacitySection(report) {
   report.capacity = await runCapacityBench(start, stepsList);
 }
 
+async function depositsSection(report) {
+  const { runDepositsBench } = await import('./deposits.mjs');
+  report.deposits = await runDepositsBench();
+}
+
 function print(report) {
   const pad = (text, width) => String(text).padEnd(width);
   const cpu = (r) =>
@@ -634,6 +641,14 @@ function print(report) {
       `\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`,
     );
   }
+  if (report.deposits) {
+    const d = report.deposits;
+    const label = { token: '6-decimal token', registry: 'same, every registry token listed', native: 'native coin' };
+    console.log(`\nDeposit addresses: gas per collected session (goal: token, batch of 50 ≤ ${d.goal})`);
+    for (const r of d.rows) {
+      console.log(`${pad(`${label[r.kind]}, batch of ${r.batch}`, 52)}${Math.round(r.perSession)} gas/session`);
+    }
+  }
 }
 
 async function main() {
@@ -643,6 +658,7 @@ async function main() {
   if (only.has('chain')) await chainSection(report);
   if (only.has('webhooks')) await webhooksSection(report);
   if (only.has('capacity')) await capacitySection(report);
+  if (only.has('deposits')) await depositsSection(report);
   print(report);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));

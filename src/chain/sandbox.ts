@@ -16,6 +16,7 @@ import { PACKAGE_ROOT } from '../config.js';
 import type { Network } from '../domain/networks.js';
 import type { Logger } from '../logging.js';
 import { rpcChainId, startAnvil, type AnvilProcess } from './anvil.js';
+import { deployDepositFactory, ensureMulticall3 } from './deposit-contracts.js';
 
 /** anvil's well-known development mnemonic: its accounts are funded with 10,000 ETH each. */
 export const SANDBOX_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -103,6 +104,20 @@ export async function ensureSandboxTokens(url: string, network: Network, logger?
   }
 }
 
+/**
+ * Deploys the deposit factory (through the deterministic deployer, at its address on every chain) and Multicall3
+ * (by its canonical pre-signed transaction) from account 0, after the tokens so their addresses stay where the
+ * registry names them. Does nothing for what is already there.
+ */
+export async function ensureDepositContracts(url: string, network: Network, logger?: Logger): Promise<void> {
+  const { publicClient, walletClient } = clients(url, sandboxAccount(DEPLOYER_ACCOUNT), network.chainId);
+  const factory = await deployDepositFactory(publicClient, walletClient);
+  const multicall = await ensureMulticall3(publicClient, walletClient);
+  if (factory.txHash || multicall) {
+    logger?.info({ url, factory: factory.address }, 'deployed the deposit factory and Multicall3');
+  }
+}
+
 export interface SandboxChain {
   readonly url: string;
   /** True when this process started anvil (and stops it on shutdown). */
@@ -113,7 +128,7 @@ export interface SandboxChain {
 /**
  * Development mode's offline chain: reuses a chain already answering at the
  * `local` network's RPC URL (another Kassa's sandbox, or your own anvil),
- * otherwise starts anvil there; then makes sure the tokens exist.
+ * otherwise starts anvil there; then makes sure the tokens and the deposit contracts exist.
  */
 export async function startSandboxChain(network: Network, logger: Logger, stateFile?: string): Promise<SandboxChain> {
   const url = network.rpcUrls[0];
@@ -140,6 +155,7 @@ export async function startSandboxChain(network: Network, logger: Logger, stateF
   }
   try {
     await ensureSandboxTokens(url, network, logger);
+    await ensureDepositContracts(url, network, logger);
   } catch (error) {
     await anvilProcess?.stop();
     throw error;

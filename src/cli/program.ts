@@ -11,6 +11,7 @@ import { registerPaymentCommands } from './payments.command.js';
 import { registerWebhookCommands } from './webhooks.command.js';
 import { registerLinkCommands } from './links.command.js';
 import { registerUserCommands } from './users.command.js';
+import { registerContractsCommands } from './contracts.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 import { terminal, withCommandRun, type Terminal } from './terminal.js';
 
@@ -67,6 +68,7 @@ function buildProgram(io: Terminal): Command {
   registerWebhookCommands(program);
   registerLinkCommands(program);
   registerUserCommands(program);
+  registerContractsCommands(program);
   return program;
 }
 

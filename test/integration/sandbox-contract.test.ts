@@ -6,21 +6,22 @@ import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
 
 /**
- * The sandbox token's compiled artefact is committed (so `npm start` needs no
- * compiler); compiling contracts/SandboxToken.sol again with solc and
- * OpenZeppelin from npm must give exactly the committed file.
+ * The contracts' compiled artefacts are committed (so `npm start` needs no
+ * compiler, and the deposit factory's address is fixed); compiling
+ * contracts/*.sol again with solc and OpenZeppelin from npm must give exactly
+ * the committed files.
  */
-describe('contracts/build/SandboxToken.json', () => {
-  it('is what solc makes of contracts/SandboxToken.sol today (run `npm run contracts` after changing it)', async () => {
+describe('contracts/build', () => {
+  it('is what solc makes of contracts/*.sol today (run `npm run contracts` after changing one)', async () => {
     const run = await promisify(execFile)(
       process.execPath,
       [path.join(PACKAGE_ROOT, 'scripts/compile-contracts.mjs'), '--check'],
       { timeout: 60_000 },
     );
-    expect(run.stdout).toBe('contracts/build/SandboxToken.json is up to date\n');
+    expect(run.stdout).toBe('contracts/build is up to date\n');
   }, 60_000);
 
-  it('is an ERC-20 with decimals() and a minter-only mint()', () => {
+  it('holds SandboxToken, an ERC-20 with decimals() and a minter-only mint()', () => {
     const artefact = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'contracts/build/SandboxToken.json'), 'utf8')) as {
       abi: Array<{ name?: string; type: string }>;
       bytecode: string;
