@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Deposit addresses (docs/decisions/0029-deposit-addresses.md): one address per checkout session, derived with
+// Deposit addresses (docs/decisions/0028-deposit-addresses.md): one address per checkout session, derived with
 // CREATE2 from this factory, the organisation's wallet (the destination) and the session. Money sent there can only
 // ever move to that destination, whoever calls `collect`; nobody holds a key for the address.
 pragma solidity ^0.8.28;

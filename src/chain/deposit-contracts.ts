@@ -16,7 +16,7 @@ import {
 import { PACKAGE_ROOT } from '../config.js';
 
 /**
- * The deposit contracts (docs/decisions/0029-deposit-addresses.md): DepositFactory, deployed through the
+ * The deposit contracts (docs/decisions/0028-deposit-addresses.md): DepositFactory, deployed through the
  * deterministic CREATE2 deployer so that it has one address on every chain, and the DepositSweeper it creates at
  * each deposit address. Everything here is derived from the committed artefacts in contracts/build/.
  */

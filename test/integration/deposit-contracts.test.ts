@@ -37,7 +37,7 @@ import {
 } from '../support/cli-process.js';
 
 /**
- * The deposit contracts (docs/decisions/0029-deposit-addresses.md) on a real anvil: money at a session's deposit
+ * The deposit contracts (docs/decisions/0028-deposit-addresses.md) on a real anvil: money at a session's deposit
  * address moves only to the wallet in its salt, whoever collects; the address takes a 21,000-gas transfer, stays
  * usable after a collect, and the factory has one address whatever account deploys it.
  */

@@ -1,4 +1,4 @@
--- Dashboard accounts (docs/dashboard.md, docs/decisions/0028-dashboard-accounts.md): people who sign in to
+-- Dashboard accounts (docs/dashboard.md, docs/decisions/0027-dashboard-accounts.md): people who sign in to
 -- /dashboard, their role in each organisation, their server-side sessions, one-time links (invites and
 -- sign-in links), failed sign-ins for throttling, and the audit log of changes made through the dashboard.
 
