@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { settleExpiry } from '../../src/domain/get-checkout-session.js';
 import { checkoutPageRouter } from '../../src/rest/checkout-page.routes.js';
+import { PAGE_SCRIPTS } from '../../src/rest/hosted-page.js';
 import { Decimal } from '../../src/domain/money.js';
 import { eip681Uri } from '../../src/domain/payment-uri.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
@@ -88,6 +89,16 @@ describe('GET /pay/:id', () => {
     const styles = await kassa.http.get('/pay/assets/pay.css');
     expect(styles.status).toBe(200);
     expect(styles.headers['content-type']).toMatch(/^text\/css/);
+    // Every module the pages import (docs/hosted-pages.md#the-page-scripts), as a script, revalidated like the styles.
+    for (const file of PAGE_SCRIPTS) {
+      const module = await kassa.http.get(`/pay/assets/${file}`);
+      expect(module.status, file).toBe(200);
+      expect(module.headers['content-type'], file).toMatch(/^text\/javascript/);
+      expect(module.headers['cache-control'], file).toBe('no-cache');
+      expect(module.headers['x-content-type-options'], file).toBe('nosniff');
+    }
+    expect((await kassa.http.get('/pay/assets/types.d.ts')).status).toBe(404);
+    expect((await kassa.http.get('/pay/assets/tsconfig.json')).status).toBe(404);
   });
 
   it('answers a malformed id with a 400 HTML page and an unknown id with a 404 HTML page', async () => {
