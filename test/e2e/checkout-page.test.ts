@@ -253,6 +253,27 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
   }
 
+  it('fetches every module of its script at once, from the page’s modulepreload links', async () => {
+    const session = await createSession(node.kassa, shop, checkoutRequest());
+    const page = await newPage();
+    // Who asked for each script: the HTML parser (the script tag, a modulepreload link) or a module's imports.
+    const devtools = await page.context().newCDPSession(page);
+    const fetched: [string, string][] = [];
+    devtools.on('Network.requestWillBeSent', ({ request, initiator }) => {
+      const path = new URL(request.url).pathname;
+      if (path.startsWith('/pay/assets/') && path.endsWith('.js')) fetched.push([path, initiator.type]);
+    });
+    await devtools.send('Network.enable');
+    await page.goto(openAt(session));
+    await page.locator('#summary').waitFor();
+    // A module found only by reading another's imports costs a round trip per level (docs/hosted-pages.md#the-page-scripts).
+    const modules = PAGE_SCRIPTS.filter((file) => fetched.some(([path]) => path === `/pay/assets/${file}`));
+    expect(modules.length).toBeGreaterThan(5);
+    expect(fetched).toHaveLength(modules.length);
+    for (const [path, initiator] of fetched) expect(initiator, path).toBe('parser');
+    expect(pageProblems.get(page)).toEqual([]);
+  });
+
   it(
     'shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid',
     { timeout: 60_000 },
