@@ -2,7 +2,7 @@
 // The payment link page's open amount: read as the payer typed it, without guessing
 // (docs/hosted-pages.md#payment-links), and what the page says about it before it is sent.
 
-import { fiat, separators, t } from './texts.js';
+import { fiat, separators, t } from './page.js';
 
 /**
  * What the typed amount reads as: `ok` with the API's plain decimal, or why not.

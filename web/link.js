@@ -6,8 +6,7 @@
 
 /** @import { IdentityOption, LinkPageData } from './types.js' */
 
-import { $, applyBrand, cell, readPageData } from './dom.js';
-import { fiat, locale, t } from './texts.js';
+import { $, applyBrand, cell, fiat, locale, readPageData, t } from './page.js';
 import { amountMessage, readAmount } from './link-amount.js';
 
 const data = /** @type {LinkPageData} */ (readPageData());

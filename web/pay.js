@@ -7,11 +7,9 @@
 
 /** @import { BindResult, Paid } from './types.js' */
 
-import { $, applyBrand } from './dom.js';
-import { t } from './texts.js';
-import { graphql } from './graphql.js';
-import { chosenOption, isOpen, page, state } from './checkout-state.js';
-import { apply, refresh, setLive, startLive, tick } from './checkout-live.js';
+import { $, applyBrand, t } from './page.js';
+import { chosenOption, isOpen, page, state } from './checkout-view.js';
+import { apply, graphql, refresh, setLive, startLive, tick } from './checkout-live.js';
 import { initWallet } from './wallet.js';
 
 const { CheckoutPage, BindTransaction } = page.documents;

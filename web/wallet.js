@@ -8,8 +8,7 @@
 
 /** @import { AddChainParameter, BindResult, ChosenOption, Paid } from './types.js' */
 
-import { $ } from './dom.js';
-import { t } from './texts.js';
+import { $, t } from './page.js';
 
 /**
  * @typedef {object} WalletProvider An EIP-1193 provider: one request method.

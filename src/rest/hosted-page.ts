@@ -28,16 +28,14 @@ export const HOSTED_PAGE_CSP =
  * The pages' scripts: ES modules served as they are written (no build step), each page's entry
  * (pay.js, link.js) and the modules they import. Each page names every module it needs in a
  * `<link rel="modulepreload">`, so the browser fetches them in one round trip, not one per level
- * of imports (test/unit/page-modules.test.ts checks both lists against the imports).
+ * of imports; the checkout page's five scripts and its styles fit the six connections a browser
+ * opens to a host over HTTP/1.1 (docs/hosted-pages.md#the-page-scripts).
  */
 export const PAGE_SCRIPTS: readonly string[] = [
   'pay.js',
   'link.js',
-  'dom.js',
-  'texts.js',
-  'graphql.js',
-  'checkout-state.js',
-  'checkout-render.js',
+  'page.js',
+  'checkout-view.js',
   'checkout-live.js',
   'wallet.js',
   'link-amount.js',

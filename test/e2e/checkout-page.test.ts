@@ -268,8 +268,10 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     await page.locator('#summary').waitFor();
     // A module found only by reading another's imports costs a round trip per level (docs/hosted-pages.md#the-page-scripts).
     const modules = PAGE_SCRIPTS.filter((file) => fetched.some(([path]) => path === `/pay/assets/${file}`));
-    expect(modules.length).toBeGreaterThan(5);
+    expect(modules).toContain('pay.js');
     expect(fetched).toHaveLength(modules.length);
+    // With the styles, at most six requests: as many as a browser opens at once to one host over HTTP/1.1.
+    expect(modules.length).toBeLessThanOrEqual(5);
     for (const [path, initiator] of fetched) expect(initiator, path).toBe('parser');
     expect(pageProblems.get(page)).toEqual([]);
   });

@@ -1,10 +1,56 @@
 // @ts-check
-// Texts and number formats in the page's language. The server chose the language and put its
-// catalogue (web/i18n/<lang>.json) in the page data; amounts stay the server's exact digit strings.
+// What both hosted pages share: elements by id, text cells, the page data, the merchant's colour,
+// and the page's language: texts from the catalogue the server chose (web/i18n/<lang>.json) and
+// number and date formats. Amounts stay the server's exact digit strings.
 
 /** @import { CommonPageData, Texts } from './types.js' */
 
-import { readPageData } from './dom.js';
+/**
+ * The element with this id; with `type`, checked to be of that kind (an input, a button, …).
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @param {{ new (): T; prototype: T }} [type]
+ * @returns {T}
+ */
+export function $(id, type) {
+  const element = document.getElementById(id);
+  if (!(element instanceof (type ?? HTMLElement))) throw new Error(`#${id} is missing or not a ${type?.name}`);
+  return /** @type {T} */ (element);
+}
+
+/**
+ * A new element holding `text` (as text, never as HTML).
+ * @param {string} tag
+ * @param {string} text
+ * @param {string} [className]
+ * @returns {HTMLElement}
+ */
+export function cell(tag, text, className) {
+  const element = document.createElement(tag);
+  element.textContent = text;
+  if (className) element.className = className;
+  return element;
+}
+
+/**
+ * The merchant's colour (CSSOM: allowed by the CSP, unlike inline styles); the server picked a readable text colour.
+ * @param {{ color: string; ink: string } | null | undefined} brand
+ */
+export function applyBrand(brand) {
+  if (!brand) return;
+  document.documentElement.style.setProperty('--brand', brand.color);
+  document.documentElement.style.setProperty('--brand-ink', brand.ink);
+}
+
+/**
+ * The data the server put in the page (a JSON script element, never executed).
+ * @returns {unknown}
+ */
+export function readPageData() {
+  return JSON.parse($('kassa-page-data').textContent ?? 'null');
+}
+
+// ---- Texts and formats in the page's language ----
 
 const data = /** @type {CommonPageData} */ (readPageData());
 /** @type {Texts} */
