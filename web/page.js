@@ -42,12 +42,16 @@ export function applyBrand(brand) {
   document.documentElement.style.setProperty('--brand-ink', brand.ink);
 }
 
+/** @type {unknown} */
+let pageData;
+
 /**
- * The data the server put in the page (a JSON script element, never executed).
+ * The data the server put in the page (a JSON script element, never executed), read once.
  * @returns {unknown}
  */
 export function readPageData() {
-  return JSON.parse($('kassa-page-data').textContent ?? 'null');
+  pageData ??= JSON.parse($('kassa-page-data').textContent ?? 'null');
+  return pageData;
 }
 
 // ---- Texts and formats in the page's language ----

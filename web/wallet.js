@@ -22,7 +22,6 @@ import { $, t } from './page.js';
  * @property {() => ChosenOption | null} chosenOption
  * @property {(txHash: string, payerWalletAddress: string, paid: Paid) => Promise<BindResult>} bindHash
  * @property {Readonly<Record<string, AddChainParameter>>} addChain
-
  */
 
 /** @type {Map<string, Wallet>} */
