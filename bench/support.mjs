@@ -47,7 +47,7 @@ export const GRAPHQL_QUERY = `query($id: ID!) { checkoutSession(id: $id) { sessi
 
 /**
  * Autocannon's options for GRAPHQL_QUERY about `sessionId` on the Kassa at `baseUrl`, sent as the hosted page sends
- * its queries (web/pay.js): GET, the query in the URL, Apollo's preflight header.
+ * its queries (web/checkout-live.js): GET, the query in the URL, Apollo's preflight header.
  */
 export function graphqlGetOptions(baseUrl, sessionId) {
   return {
@@ -57,7 +57,7 @@ export function graphqlGetOptions(baseUrl, sessionId) {
 }
 
 /**
- * Autocannon's options for the hosted page's own poll of `sessionId` (web/pay.js: refresh, when it has no WebSocket):
+ * Autocannon's options for the hosted page's own poll of `sessionId` (web/checkout-live.js: refresh, when it has no WebSocket):
  * GET of its `CheckoutPoll` document by id (src/graphql/page-documents.ts), no preflight header. Needs `npm run build`.
  */
 export async function graphqlDocumentOptions(baseUrl, sessionId) {

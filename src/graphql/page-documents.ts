@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Kind, parse } from 'graphql';
 
 /**
- * The hosted page's GraphQL documents (web/pay.js sends them) and the trusted documents the server knows by id.
+ * The hosted page's GraphQL documents (web/checkout-live.js sends them) and the trusted documents the server knows by
+ * id.
  *
  * The page sends its queries and its mutation by `documentId` rather than by their text (the GraphQL-over-HTTP
  * convention for trusted documents): a poll of the session is a URL of about 100 bytes, not 450–650 bytes, and the
@@ -40,7 +41,8 @@ export const PAGE_DOCUMENTS = {
     checkoutSession(id: $id) { ${SESSION_FIELDS} }
     networks { slug name chainId confirmations } }`,
   CheckoutSession: `query CheckoutSession($id: ID!) { checkoutSession(id: $id) { ${SESSION_FIELDS} } }`,
-  /** The poll when the WebSocket is not there (web/pay.js: refresh): under a quarter of CheckoutSession's answer. */
+  /** The poll when the WebSocket is not there (web/checkout-live.js: refresh): under a quarter of CheckoutSession's
+   * answer. */
   CheckoutPoll: `query CheckoutPoll($id: ID!) { checkoutSession(id: $id) { ${CHANGING_FIELDS} } }`,
   CheckoutUpdates: `subscription CheckoutUpdates($id: ID!) { checkoutSessionUpdated(id: $id) { ${SESSION_FIELDS} } }`,
   BindTransaction: `mutation BindTransaction($sessionId: ID!, $input: BindTransactionInput!) {

@@ -21,6 +21,7 @@ import {
   languageSwitch,
   merchantHeader,
   messagePage,
+  PAGE_SCRIPTS,
   renderTemplate,
   WEB_DIR,
 } from './hosted-page.js';
@@ -34,9 +35,7 @@ export interface CheckoutPageOptions {
 export const CHECKOUT_PAGE_CSP = HOSTED_PAGE_CSP;
 
 const ASSETS: Record<string, string> = {
-  'pay.js': 'text/javascript',
-  'link.js': 'text/javascript',
-  'wallet.js': 'text/javascript',
+  ...Object.fromEntries(PAGE_SCRIPTS.map((file) => [file, 'text/javascript'])),
   'pay.css': 'text/css',
 };
 const PAGE_DATA_SLOT = '<!--kassa:page-data-->';

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { settleExpiry } from '../../src/domain/get-checkout-session.js';
 import { checkoutPageRouter } from '../../src/rest/checkout-page.routes.js';
+import { PAGE_SCRIPTS } from '../../src/rest/hosted-page.js';
 import { Decimal } from '../../src/domain/money.js';
 import { eip681Uri } from '../../src/domain/payment-uri.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
@@ -88,6 +89,16 @@ describe('GET /pay/:id', () => {
     const styles = await kassa.http.get('/pay/assets/pay.css');
     expect(styles.status).toBe(200);
     expect(styles.headers['content-type']).toMatch(/^text\/css/);
+    // Every module the pages import (docs/hosted-pages.md#the-page-scripts), as a script, revalidated like the styles.
+    for (const file of PAGE_SCRIPTS) {
+      const module = await kassa.http.get(`/pay/assets/${file}`);
+      expect(module.status, file).toBe(200);
+      expect(module.headers['content-type'], file).toMatch(/^text\/javascript/);
+      expect(module.headers['cache-control'], file).toBe('no-cache');
+      expect(module.headers['x-content-type-options'], file).toBe('nosniff');
+    }
+    expect((await kassa.http.get('/pay/assets/types.d.ts')).status).toBe(404);
+    expect((await kassa.http.get('/pay/assets/tsconfig.json')).status).toBe(404);
   });
 
   it('answers a malformed id with a 400 HTML page and an unknown id with a 404 HTML page', async () => {
@@ -241,6 +252,29 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
     expect(uri).toContain(`uint256=${amount.times(1e6).toFixed(0)}`);
     expect(await page.locator('#wallet-link').getAttribute('href')).toBe(uri);
   }
+
+  it('fetches every module of its script at once, from the page’s modulepreload links', async () => {
+    const session = await createSession(node.kassa, shop, checkoutRequest());
+    const page = await newPage();
+    // Who asked for each script: the HTML parser (the script tag, a modulepreload link) or a module's imports.
+    const devtools = await page.context().newCDPSession(page);
+    const fetched: [string, string][] = [];
+    devtools.on('Network.requestWillBeSent', ({ request, initiator }) => {
+      const path = new URL(request.url).pathname;
+      if (path.startsWith('/pay/assets/') && path.endsWith('.js')) fetched.push([path, initiator.type]);
+    });
+    await devtools.send('Network.enable');
+    await page.goto(openAt(session));
+    await page.locator('#summary').waitFor();
+    // A module found only by reading another's imports costs a round trip per level (docs/hosted-pages.md#the-page-scripts).
+    const modules = PAGE_SCRIPTS.filter((file) => fetched.some(([path]) => path === `/pay/assets/${file}`));
+    expect(modules).toContain('pay.js');
+    expect(fetched).toHaveLength(modules.length);
+    // With the styles, at most six requests: as many as a browser opens at once to one host over HTTP/1.1.
+    expect(modules.length).toBeLessThanOrEqual(5);
+    for (const [path, initiator] of fetched) expect(initiator, path).toBe('parser');
+    expect(pageProblems.get(page)).toEqual([]);
+  });
 
   it(
     'shows exactly what to send in the token’s own units, binds the payer’s transaction and follows the chain live to paid',

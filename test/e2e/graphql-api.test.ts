@@ -502,7 +502,7 @@ describe('protection', () => {
 
   it('refuses an operation whose cost is over the limit (1000), while the whole page (session and networks) passes', async () => {
     const created = await createSession(kassa, merchant, checkoutRequest());
-    // What web/pay.js asks for: the session with how to pay and the bound transactions, and the networks.
+    // What the checkout page asks for: the session with how to pay and the bound transactions, and the networks.
     const fields = `${SESSION_FIELDS} paymentOptions { network chainId ticker native contractAddress decimals walletAddress amount baseUnits uri }
       transactions { txHash chainId cryptoCurrency state reason }`;
     const page = `query($id: ID!) { checkoutSession(id: $id) { ${fields} } networks { slug name chainId confirmations assets { ticker native contractAddress decimals } } }`;

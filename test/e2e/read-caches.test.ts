@@ -201,7 +201,7 @@ function oneConnection(kassa: TestKassa) {
   return { send, sockets, close: () => agent.destroy() };
 }
 
-/** The query as the hosted page sends it over GET (web/pay.js): in the query string, with Apollo's preflight header. */
+/** The query as the hosted page sends it over GET (web/checkout-live.js): in the query string, with Apollo's preflight header. */
 const keptQueryUrl = (id: string) =>
   `/graphql?${new URLSearchParams({ query: KEPT_QUERY, variables: JSON.stringify({ id }) })}`;
 
