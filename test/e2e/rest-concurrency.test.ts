@@ -243,9 +243,8 @@ describe('unique amounts (docs/payment-rules.md, rule 4)', () => {
       expect(new Set(created.map((answer) => usdt(answer.body))).size).toBe(3);
       for (const refused of answers.filter((answer) => answer.status !== 201)) {
         expectErrorBody(refused, 409);
-        expect(refused.body.message).toContain(
-          'on the same wallet (3 at most), and so in every other asset it could be paid in; retry once',
-        );
+        expect(refused.body.message).toContain('(3 amounts a price, KASSA_UNIQUE_AMOUNT_STEPS)');
+        expect(refused.body.message).toContain('ask the operator to raise KASSA_UNIQUE_AMOUNT_STEPS');
       }
     } finally {
       await small.close();
