@@ -5,10 +5,10 @@ import { formatAmount } from '../domain/money.js';
 import { exportSessions } from '../domain/dashboard/session-list.js';
 import type { SessionListRow } from '../domain/dashboard/session-list-ports.js';
 import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
-import { requirePermission } from '../domain/dashboard/roles.js';
+import { requirePermission, roleAllows } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
 import { principalOf, type DashboardCookieOptions } from './dashboard-session.js';
-import { languageOf, sessionPage, sessionsPage } from './dashboard-ui.js';
+import { languageOf, sessionPage, sessionsPage, webhooksPage } from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 
 const CSV_COLUMNS = [
@@ -108,6 +108,13 @@ export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOp
     const found = await member(req, res);
     if (!found) return;
     page(res, sessionPage(req, languageOf(req), found.principal, found.org, req.params.id));
+  });
+
+  router.get('/dashboard/webhooks', async (req, res) => {
+    const found = await member(req, res);
+    if (!found) return;
+    const canRedeliver = roleAllows(roleIn(found.principal, found.org), 'redeliver_webhooks');
+    page(res, webhooksPage(req, languageOf(req), found.principal, found.org, canRedeliver));
   });
 
   // Streamed in keyset batches: memory stays one batch whatever the number of rows.
