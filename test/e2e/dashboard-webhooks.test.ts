@@ -57,6 +57,7 @@ let support: DashboardMember;
 let ownerB: DashboardMember;
 const endpointIds = { good: '', bad: '', disabled: '', other: '' };
 let browser: TestBrowser | undefined;
+let firstSessionId: string;
 
 async function addEndpoint(shop: TestMerchant, url: string): Promise<string> {
   const created = await signedRequest(kassa, shop, 'post', '/webhook-endpoints', {
@@ -101,7 +102,7 @@ beforeAll(async () => {
   endpointIds.disabled = await addEndpoint(shopA, `${bad.url}?disabled`);
   endpointIds.other = await addEndpoint(shopB, bad.url);
   loop = startDeliveryLoop(kassa.ctx);
-  await createSession(kassa, shopA, checkoutRequest());
+  firstSessionId = (await createSession(kassa, shopA, checkoutRequest())).session_id;
   await createSession(kassa, shopA, checkoutRequest());
   await createSession(kassa, shopB, checkoutRequest());
   owner = await dashboardMember(kassa, shopA.organisationId, 'owner@hook-shop.example', 'owner');
@@ -216,6 +217,17 @@ describe('the webhooks page in Chromium', () => {
       await page.close();
     });
   }
+
+  it("a session's timeline names a refused attempt's HTTP status once", { timeout: 60_000 }, async () => {
+    const { page, problems } = await signedInPage('viewer@hook-shop.example', { width: 1280, height: 900 });
+    await page.goto(`${kassa.url}/dashboard/sessions/${firstSessionId}?org=${shopA.organisationId}`);
+    await page.locator('.timeline li').first().waitFor();
+    const timeline = await page.locator('.timeline').innerText();
+    expect(timeline).toContain('Webhook attempt · checkout_session.created #1 · HTTP 500');
+    expect(timeline).not.toContain('HTTP 500 · HTTP 500');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 
   it('speaks German', { timeout: 60_000 }, async () => {
     const { page, problems } = await signedInPage('owner@hook-shop.example', { width: 1280, height: 900 }, 'de');

@@ -165,7 +165,8 @@
     }
     if (entry.outcome && entry.kind !== 'WEBHOOK_ATTEMPT') add(entry.outcome);
     add(entry.cause);
-    add(entry.reason);
+    // A refused attempt's error is "HTTP <status>", said already.
+    if (!(entry.kind === 'WEBHOOK_ATTEMPT' && entry.reason === 'HTTP ' + entry.httpStatus)) add(entry.reason);
     return parts.join(' · ');
   }
 
