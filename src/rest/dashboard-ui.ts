@@ -171,8 +171,10 @@ ${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
     /^\/dashboard\/sessions/,
     `/dashboard/api/organisations/${organisationId}/sessions.csv`,
   );
+  const paymentsCsv = csv.replace(/\/sessions\.csv/, '/payments.csv');
   const body = `${form}
-<p><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a></p>
+<p class="exports"><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a>
+<a id="export-payments" href="${escapeHtml(paymentsCsv)}" download>${t('sessions.exportPayments')}</a></p>
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   return frame(
     req,
