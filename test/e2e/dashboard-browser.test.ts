@@ -266,6 +266,31 @@ describe('the CSV export', () => {
       fiatValue,
     ]);
     expect(['seen', 'confirmed']).toContain(cells[8]);
+
+    // The rate is the one in force at the block's time: after a re-pricing, the price before it; a re-pricing
+    // before the block does not count.
+    const prisma = node.kassa.runtime.db.prisma;
+    await prisma.$executeRaw`
+      UPDATE checkout_session_quotes SET unit_price_fiat = 1 WHERE session_id = ${paidId}::uuid AND ticker = 'BTC'`;
+    await prisma.$executeRaw`
+      INSERT INTO checkout_session_quote_changes (session_id, ticker, old_unit_price_fiat, new_unit_price_fiat,
+        old_amount, new_amount, old_quoted_at, rate_source, created_at)
+      VALUES (${paidId}::uuid, 'BTC', 5, ${paidBtc.unit_price_fiat}::numeric, 1, 1, now() - interval '3 hours',
+              'fixed', now() - interval '2 hours'),
+             (${paidId}::uuid, 'BTC', ${paidBtc.unit_price_fiat}::numeric, 1, 1, 1, now() - interval '2 hours',
+              'fixed', now() + interval '1 second')`;
+    try {
+      const repriced = await dashboardRequest(node.kassa.url, 'GET', path(), { cookie: owner.cookie });
+      expect(repriced.text.trimEnd().split('\r\n')[1]!.split(',').slice(10)).toEqual([
+        paidBtc.unit_price_fiat,
+        fiatValue,
+      ]);
+    } finally {
+      await prisma.$executeRaw`DELETE FROM checkout_session_quote_changes WHERE session_id = ${paidId}::uuid`;
+      await prisma.$executeRaw`
+        UPDATE checkout_session_quotes SET unit_price_fiat = ${paidBtc.unit_price_fiat}::numeric
+         WHERE session_id = ${paidId}::uuid AND ticker = 'BTC'`;
+    }
     // The session filters apply: the open sessions have no payment.
     const open = await dashboardRequest(node.kassa.url, 'GET', path('?status=waiting_payment'), {
       cookie: owner.cookie,
