@@ -2,13 +2,13 @@ import { Router, type Request, type Response } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { DomainError } from '../domain/errors.js';
 import { formatAmount } from '../domain/money.js';
-import { exportSessions } from '../domain/dashboard/session-list.js';
+import { exportPayments, exportSessions, type PaymentExportRow } from '../domain/dashboard/session-list.js';
 import type { SessionListRow } from '../domain/dashboard/session-list-ports.js';
 import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
-import { requirePermission } from '../domain/dashboard/roles.js';
+import { requirePermission, roleAllows } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
 import { principalOf, type DashboardCookieOptions } from './dashboard-session.js';
-import { languageOf, sessionPage, sessionsPage } from './dashboard-ui.js';
+import { languageOf, sessionPage, sessionsPage, webhooksPage } from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 
 const CSV_COLUMNS = [
@@ -55,6 +55,65 @@ function csvLine(row: SessionListRow): string {
   ]
     .map(csvCell)
     .join(',')}\r\n`;
+}
+
+const PAYMENT_CSV_COLUMNS = [
+  'session_id',
+  'block_time',
+  'block_number',
+  'tx_hash',
+  'log_index',
+  'network',
+  'asset',
+  'amount',
+  'state',
+  'fiat_currency',
+  'rate',
+  'fiat_value',
+];
+
+function paymentCsvLine(row: PaymentExportRow): string {
+  return `${[
+    row.sessionId,
+    row.blockTime.toISOString(),
+    row.blockNumber.toString(),
+    row.txHash,
+    String(row.logIndex),
+    row.network,
+    row.asset,
+    row.amount.toFixed(),
+    row.state,
+    row.fiatCurrency,
+    row.rate && formatAmount(row.rate),
+    row.fiatValue && formatAmount(row.fiatValue),
+  ]
+    .map(csvCell)
+    .join(',')}\r\n`;
+}
+
+/** Writes the rows as a CSV attachment as the client takes them; a failure midway cuts the download short. */
+async function streamCsv<T>(
+  req: Request,
+  res: Response,
+  filename: string,
+  columns: readonly string[],
+  rows: AsyncIterable<T>,
+  line: (row: T) => string,
+): Promise<void> {
+  res.status(200).set({
+    'Content-Type': 'text/csv; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${filename}"`,
+  });
+  res.write(`${columns.join(',')}\r\n`);
+  try {
+    for await (const row of rows) if (!res.write(line(row)) && !(await drained(res))) return;
+  } catch (error) {
+    // The status line is sent: a failure can only cut the download short, visibly (no final line break).
+    req.log?.error({ err: error }, `${filename} export failed`);
+    res.destroy();
+    return;
+  }
+  res.end();
 }
 
 /** Waits until the response can take more, or the client went away (then false). */
@@ -110,25 +169,26 @@ export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOp
     page(res, sessionPage(req, languageOf(req), found.principal, found.org, req.params.id));
   });
 
+  router.get('/dashboard/webhooks', async (req, res) => {
+    const found = await member(req, res);
+    if (!found) return;
+    const canRedeliver = roleAllows(roleIn(found.principal, found.org), 'redeliver_webhooks');
+    page(res, webhooksPage(req, languageOf(req), found.principal, found.org, canRedeliver));
+  });
+
   // Streamed in keyset batches: memory stays one batch whatever the number of rows.
   router.get('/dashboard/api/organisations/:organisationId/sessions.csv', async (req, res) => {
     const principal = await principalOf(ctx, req, options);
     const { organisationId } = req.params;
     const rows = await exportSessions(ctx, principal, organisationId, filterFromQuery(req));
-    res.status(200).set({
-      'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="kassa-sessions-${organisationId}.csv"`,
-    });
-    res.write(`${CSV_COLUMNS.join(',')}\r\n`);
-    try {
-      for await (const row of rows) if (!res.write(csvLine(row)) && !(await drained(res))) return;
-    } catch (error) {
-      // The status line is sent: a failure can only cut the download short, visibly (no final line break).
-      req.log?.error({ err: error }, 'sessions export failed');
-      res.destroy();
-      return;
-    }
-    res.end();
+    await streamCsv(req, res, `kassa-sessions-${organisationId}.csv`, CSV_COLUMNS, rows, csvLine);
+  });
+  // One row per payment of the filtered sessions, a batch of sessions at a time.
+  router.get('/dashboard/api/organisations/:organisationId/payments.csv', async (req, res) => {
+    const principal = await principalOf(ctx, req, options);
+    const { organisationId } = req.params;
+    const rows = await exportPayments(ctx, principal, organisationId, filterFromQuery(req));
+    await streamCsv(req, res, `kassa-payments-${organisationId}.csv`, PAYMENT_CSV_COLUMNS, rows, paymentCsvLine);
   });
   return router;
 }

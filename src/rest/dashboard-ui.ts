@@ -56,7 +56,7 @@ function frame(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
-  view: { name: string; title: string; organisationId: string; sessionId?: string },
+  view: { name: string; title: string; organisationId: string; sessionId?: string; canRedeliver?: boolean },
   body: string,
 ): string {
   const t = textOf(lang);
@@ -69,6 +69,7 @@ function frame(
         `${code.toUpperCase()}</a>`,
   ).join(' ');
   const sessions = `/dashboard/sessions?org=${view.organisationId}&lang=${lang}`;
+  const webhooks = `/dashboard/webhooks?org=${view.organisationId}&lang=${lang}`;
   return `<!doctype html>
 <html lang="${lang}">
 <head>
@@ -80,11 +81,12 @@ function frame(
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 </head>
 <body data-view="${view.name}" data-org="${escapeHtml(view.organisationId)}"
- data-session="${escapeHtml(view.sessionId ?? '')}">
+ data-session="${escapeHtml(view.sessionId ?? '')}" data-can-redeliver="${view.canRedeliver ? 'true' : 'false'}">
 <header class="bar">
 <nav aria-label="Kassa">
 <a href="/dashboard">${t('nav.home')}</a>
 <a href="${escapeHtml(sessions)}">${t('nav.sessions')}</a>
+<a href="${escapeHtml(webhooks)}">${t('nav.webhooks')}</a>
 </nav>
 <p class="languages"><span>${t('language.switch')}:</span> ${switcher}</p>
 <form class="inline" method="post" action="/dashboard/sign-out">
@@ -169,8 +171,10 @@ ${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
     /^\/dashboard\/sessions/,
     `/dashboard/api/organisations/${organisationId}/sessions.csv`,
   );
+  const paymentsCsv = csv.replace(/\/sessions\.csv/, '/payments.csv');
   const body = `${form}
-<p><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a></p>
+<p class="exports"><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a>
+<a id="export-payments" href="${escapeHtml(paymentsCsv)}" download>${t('sessions.exportPayments')}</a></p>
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   return frame(
     req,
@@ -195,4 +199,22 @@ export function sessionPage(
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   const title = `${TEXTS.get(lang)!['session.title']} ${sessionId.slice(0, 8)}`;
   return frame(req, lang, principal, { name: 'session', title, organisationId, sessionId }, body);
+}
+
+/**
+ * The organisation's webhook endpoints with their latest deliveries; "redeliver every failed one" is offered to the
+ * roles that may (the server checks again). dashboard.js fills in the data.
+ */
+export function webhooksPage(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  organisationId: string,
+  canRedeliver: boolean,
+): string {
+  const t = textOf(lang);
+  const body = `<p>${t('webhooks.intro')}</p>
+<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
+  const title = TEXTS.get(lang)!['webhooks.title']!;
+  return frame(req, lang, principal, { name: 'webhooks', title, organisationId, canRedeliver }, body);
 }

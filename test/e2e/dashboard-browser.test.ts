@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/domain/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
@@ -35,6 +36,8 @@ let owner: DashboardMember;
 let paidId: string;
 let openId: string;
 let paidHash: string;
+let paidBtc: { amount: string; unit_price_fiat: string };
+let paidBlock: bigint;
 let receiver: WebhookReceiver;
 let loop: { stop(): Promise<void> };
 
@@ -57,9 +60,13 @@ beforeAll(async () => {
     checkoutRequest({ user: { id: '=HYPERLINK("x"),9', email: 'payer9@example.com' } }),
   );
   paidId = paid.session_id;
-  const btc = (paid.crypto_options as Array<{ ticker: string; amount: string }>).find((o) => o.ticker === 'BTC')!;
+  const btc = (paid.crypto_options as Array<{ ticker: string; amount: string; unit_price_fiat: string }>).find(
+    (o) => o.ticker === 'BTC',
+  )!;
+  paidBtc = btc;
   const sent = await chain.pay(shop.wallet, 'BTC', btc.amount);
   paidHash = sent.hash.toLowerCase();
+  paidBlock = sent.blockNumber;
   const bound = await postBind(kassa, paidId, { tx_hash: sent.hash, chain_id: '31337', crypto_currency: 'BTC' });
   expect(bound.status, JSON.stringify(bound.body)).toBe(200);
   await node.watchers.tick();
@@ -227,6 +234,76 @@ describe('the CSV export', () => {
         .slice(1)
         .map((line) => line.split(',')[0]),
     ).toEqual([openId]);
+  });
+
+  it('exports one row per payment of the filtered sessions, with its block, rate and fiat value', async () => {
+    const path = (query = '') => `/dashboard/api/organisations/${shop.organisationId}/payments.csv${query}`;
+    const all = await dashboardRequest(node.kassa.url, 'GET', path(), { cookie: owner.cookie });
+    expect(all.status).toBe(200);
+    expect(all.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(all.headers.get('content-disposition')).toBe(
+      `attachment; filename="kassa-payments-${shop.organisationId}.csv"`,
+    );
+    const lines = all.text.trimEnd().split('\r\n');
+    expect(lines[0]).toBe(
+      'session_id,block_time,block_number,tx_hash,log_index,network,asset,amount,state,fiat_currency,rate,fiat_value',
+    );
+    expect(lines).toHaveLength(2);
+    const cells = lines[1]!.split(',');
+    const fiatValue = new Decimal(paidBtc.amount).mul(paidBtc.unit_price_fiat).toDecimalPlaces(8).toFixed(8);
+    expect(cells[0]).toBe(paidId);
+    expect(cells[1]).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(cells.slice(2)).toEqual([
+      String(paidBlock),
+      paidHash,
+      cells[4],
+      'local',
+      'BTC',
+      new Decimal(paidBtc.amount).toFixed(),
+      cells[8],
+      'USD',
+      paidBtc.unit_price_fiat,
+      fiatValue,
+    ]);
+    expect(['seen', 'confirmed']).toContain(cells[8]);
+
+    // The rate is the one in force at the block's time: after a re-pricing, the price before it; a re-pricing
+    // before the block does not count.
+    const prisma = node.kassa.runtime.db.prisma;
+    await prisma.$executeRaw`
+      UPDATE checkout_session_quotes SET unit_price_fiat = 1 WHERE session_id = ${paidId}::uuid AND ticker = 'BTC'`;
+    await prisma.$executeRaw`
+      INSERT INTO checkout_session_quote_changes (session_id, ticker, old_unit_price_fiat, new_unit_price_fiat,
+        old_amount, new_amount, old_quoted_at, rate_source, created_at)
+      VALUES (${paidId}::uuid, 'BTC', 5, ${paidBtc.unit_price_fiat}::numeric, 1, 1, now() - interval '3 hours',
+              'fixed', now() - interval '2 hours'),
+             (${paidId}::uuid, 'BTC', ${paidBtc.unit_price_fiat}::numeric, 1, 1, 1, now() - interval '2 hours',
+              'fixed', now() + interval '1 second')`;
+    try {
+      const repriced = await dashboardRequest(node.kassa.url, 'GET', path(), { cookie: owner.cookie });
+      expect(repriced.text.trimEnd().split('\r\n')[1]!.split(',').slice(10)).toEqual([
+        paidBtc.unit_price_fiat,
+        fiatValue,
+      ]);
+    } finally {
+      await prisma.$executeRaw`DELETE FROM checkout_session_quote_changes WHERE session_id = ${paidId}::uuid`;
+      await prisma.$executeRaw`
+        UPDATE checkout_session_quotes SET unit_price_fiat = ${paidBtc.unit_price_fiat}::numeric
+         WHERE session_id = ${paidId}::uuid AND ticker = 'BTC'`;
+    }
+    // The session filters apply: the open sessions have no payment.
+    const open = await dashboardRequest(node.kassa.url, 'GET', path('?status=waiting_payment'), {
+      cookie: owner.cookie,
+    });
+    expect(open.text.trimEnd().split('\r\n')).toHaveLength(1);
+    expect((await dashboardRequest(node.kassa.url, 'GET', path())).status).toBe(401);
+    const foreign = await dashboardRequest(
+      node.kassa.url,
+      'GET',
+      `/dashboard/api/organisations/${other.organisationId}/payments.csv`,
+      { cookie: owner.cookie },
+    );
+    expect(foreign.status).toBe(404);
   });
 
   it('refuses a bad filter (400), no session (401) and another organisation (404) before any row', async () => {

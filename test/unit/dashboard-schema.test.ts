@@ -3,13 +3,22 @@ import { describe, expect, it } from 'vitest';
 import { printGraphqlSchema } from '../../src/graphql/schema.js';
 import { merchantSchema, printMerchantSchema } from '../../src/graphql/merchant/schema.js';
 import { MerchantSessionResolver } from '../../src/graphql/merchant/session.resolver.js';
+import { MerchantWebhookResolver } from '../../src/graphql/merchant/webhook.resolver.js';
 
 /** The merchant schema (docs/dashboard.md#merchant-graphql) is built apart from the payer's, and guarded. */
 describe('the merchant GraphQL schema', () => {
   it("shares no type or field with the payer's beyond the enums and scalars", async () => {
     const publicSdl = await printGraphqlSchema();
     const merchantSdl = await printMerchantSchema();
-    for (const name of ['MerchantSession', 'TimelineEntry', 'SessionFilterInput', 'DashboardViewer', 'payerEmail'])
+    for (const name of [
+      'MerchantSession',
+      'TimelineEntry',
+      'SessionFilterInput',
+      'DashboardViewer',
+      'payerEmail',
+      'MerchantWebhookEndpoint',
+      'redeliverFailedWebhooks',
+    ])
       expect(publicSdl).not.toContain(name);
     expect(merchantSdl).not.toContain('bindTransaction');
     expect(merchantSdl).not.toContain('checkoutSession(');
@@ -20,7 +29,9 @@ describe('the merchant GraphQL schema', () => {
     const fields = { ...schema.getQueryType()!.getFields(), ...schema.getMutationType()!.getFields() };
     const authorized = new Set(
       getMetadataStorage()
-        .authorizedFields.filter((field) => field.target === MerchantSessionResolver)
+        .authorizedFields.filter((field) =>
+          [MerchantSessionResolver, MerchantWebhookResolver].includes(field.target as never),
+        )
         .map((field) => `${field.fieldName}:${field.roles.join(',')}`),
     );
     const withOrganisation = Object.values(fields).filter((field) =>
@@ -30,6 +41,8 @@ describe('the merchant GraphQL schema', () => {
       session: 'read',
       sessions: 'read',
       redeliverWebhook: 'redeliver_webhooks',
+      webhookEndpoints: 'read',
+      redeliverFailedWebhooks: 'redeliver_webhooks',
     };
     expect(withOrganisation.map((field) => field.name).sort()).toEqual(Object.keys(permissions).sort());
     for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:${permissions[field.name]}`);

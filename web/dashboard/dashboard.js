@@ -1,6 +1,6 @@
-// The dashboard's sessions pages (docs/dashboard.md#the-pages): reads the filters from the URL, asks the merchant
-// GraphQL API (/dashboard/graphql) with the session's CSRF token and builds the tables with DOM calls (no HTML
-// from data). The server wrote the frame, the form and the texts (the #texts element).
+// The dashboard's sessions and webhooks pages (docs/dashboard.md#the-pages): reads the filters from the URL, asks
+// the merchant GraphQL API (/dashboard/graphql) with the session's CSRF token and builds the tables with DOM calls
+// (no HTML from data). The server wrote the frame, the form and the texts (the #texts element).
 (function () {
   const texts = JSON.parse(document.getElementById('texts').textContent);
   const t = (key) => (key in texts ? texts[key] : key);
@@ -165,7 +165,8 @@
     }
     if (entry.outcome && entry.kind !== 'WEBHOOK_ATTEMPT') add(entry.outcome);
     add(entry.cause);
-    add(entry.reason);
+    // A refused attempt's error is "HTTP <status>", said already.
+    if (!(entry.kind === 'WEBHOOK_ATTEMPT' && entry.reason === 'HTTP ' + entry.httpStatus)) add(entry.reason);
     return parts.join(' · ');
   }
 
@@ -214,6 +215,84 @@
     );
   }
 
-  const view = document.body.dataset.view === 'session' ? showSession : showSessions;
+  const WEBHOOKS = `query Webhooks($org: ID!) {
+    webhookEndpoints(organisationId: $org) {
+      id url events enabled
+      deliveries { id eventType status attempts httpStatus error responseExcerpt createdAt }
+    }
+  }`;
+
+  const REDELIVER_FAILED = `mutation RedeliverFailed($org: ID!) {
+    redeliverFailedWebhooks(organisationId: $org) { deliveryIds }
+  }`;
+
+  /** "Redeliver every failed delivery": how many were queued is said beside it, then the list is read again. */
+  function redeliverFailedButton() {
+    const status = el('span', { class: 'note', role: 'status' });
+    const button = el('button', { type: 'button', id: 'redeliver-failed' }, t('webhooks.redeliverFailed'));
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      graphql(REDELIVER_FAILED, { org })
+        .then((data) => {
+          const count = data ? data.redeliverFailedWebhooks.deliveryIds.length : 0;
+          return showWebhooks().then(() => {
+            const again = document.querySelector('#redeliver-failed + span');
+            if (again) again.textContent = t('webhooks.redeliveredFailed').replace('{count}', String(count));
+          });
+        })
+        .catch((error) => {
+          status.textContent = error.message;
+          button.disabled = false;
+        });
+    });
+    return el('p', {}, button, ' ', status);
+  }
+
+  async function showWebhooks() {
+    const data = await graphql(WEBHOOKS, { org });
+    if (!data) return;
+    const endpoints = data.webhookEndpoints;
+    if (endpoints.length === 0) {
+      results.replaceChildren(el('p', {}, t('webhooks.none')));
+      return;
+    }
+    const parts = [];
+    const canRedeliver = document.body.dataset.canRedeliver === 'true';
+    if (canRedeliver) parts.push(redeliverFailedButton());
+    for (const endpoint of endpoints) {
+      const section = el('section', { class: 'endpoint', 'aria-label': endpoint.url });
+      section.append(
+        el('h2', {}, endpoint.url),
+        el(
+          'p',
+          {},
+          t(endpoint.enabled ? 'webhooks.enabled' : 'webhooks.disabled'),
+          ' · ',
+          t('webhooks.events') + ': ',
+          endpoint.events.length ? endpoint.events.join(', ') : t('webhooks.allEvents'),
+        ),
+      );
+      if (endpoint.deliveries.length === 0) section.append(el('p', {}, t('webhooks.noDeliveries')));
+      else {
+        const rows = endpoint.deliveries.map((d) => [
+          d.eventType,
+          t('delivery.' + d.status),
+          d.attempts,
+          d.httpStatus === null ? '–' : d.httpStatus,
+          el('code', {}, d.responseExcerpt || d.error || ''),
+          when(d.createdAt),
+          ...(canRedeliver ? [redeliverButton(d.id)] : []),
+        ]);
+        const headings = ['delivery.event', 'delivery.status', 'delivery.attempts', 'delivery.http'];
+        headings.push('delivery.response', 'delivery.created', ...(canRedeliver ? ['delivery.action'] : []));
+        section.append(table(t('webhooks.deliveries') + ' · ' + endpoint.url, headings.map(t), rows));
+      }
+      parts.push(section);
+    }
+    results.replaceChildren(...parts);
+  }
+
+  const VIEWS = { session: showSession, webhooks: showWebhooks };
+  const view = VIEWS[document.body.dataset.view] || showSessions;
   view().catch((error) => showProblem(error.message));
 })();

@@ -149,6 +149,17 @@ function dashboardWrites(client: Client): DashboardWrites {
     async audit(entry) {
       await client.dashboardAuditEntry.create({ data: { ...entry, details: { ...entry.details } } });
     },
+    async redeliverFailedWebhooks(organisationId, giveUpHours) {
+      const rows = await client.$queryRaw<Array<{ id: string }>>`
+        UPDATE webhook_deliveries d
+        SET status = 'pending', next_attempt_at = now(), give_up_at = now() + ${giveUpHours} * interval '1 hour',
+            locked_until = NULL, lease_token = NULL, updated_at = now()
+        FROM webhook_endpoints ep
+        WHERE ep.id = d.endpoint_id AND ep.organisation_id = ${organisationId}::uuid AND ep.enabled
+          AND d.status = 'failed'
+        RETURNING d.id`;
+      return rows.map((row) => row.id);
+    },
     async auditLog(organisationId, limit, before) {
       const rows = await client.dashboardAuditEntry.findMany({
         where: { organisationId, ...(before ? { id: { lt: BigInt(before) } } : {}) },

@@ -211,7 +211,52 @@ async function timeline(prisma: PrismaClient, row: SessionListRow): Promise<Time
 }
 
 export function createDashboardSessionReader(prisma: PrismaClient): DashboardSessionReader {
+  const payments: DashboardSessionReader['payments'] = async (organisationId, sessionIds) => {
+    if (sessionIds.length === 0) return [];
+    // The rate in force at the block's time: the old price of the first re-pricing after it, else the quote's.
+    const rows = await prisma.$queryRaw<
+      Array<{
+        session_id: string;
+        block_time: Date;
+        block_number: bigint;
+        log_index: number;
+        tx_hash: string;
+        network: string;
+        asset: string;
+        amount: string;
+        state: string;
+        fiat_currency: string;
+        rate: string | null;
+      }>
+    >`
+      SELECT p.session_id, p.block_time, p.block_number, p.log_index, p.tx_hash, p.network, p.asset,
+             p.amount::text AS amount, p.state, s.fiat_currency,
+             COALESCE((SELECT qc.old_unit_price_fiat FROM checkout_session_quote_changes qc
+                       WHERE qc.session_id = p.session_id AND qc.ticker = p.asset AND qc.created_at > p.block_time
+                       ORDER BY qc.created_at, qc.id LIMIT 1), q.unit_price_fiat)::text AS rate
+      FROM payments p
+      JOIN checkout_sessions s ON s.id = p.session_id
+      LEFT JOIN checkout_session_quotes q ON q.session_id = p.session_id AND q.ticker = p.asset
+      WHERE s.organisation_id = ${organisationId}::uuid AND p.session_id = ANY(${[...sessionIds]}::uuid[]) AND p.live
+        AND p.state <> 'reversed'
+      ORDER BY p.block_number, p.log_index, p.id`;
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      blockTime: row.block_time,
+      blockNumber: row.block_number,
+      logIndex: row.log_index,
+      txHash: row.tx_hash,
+      network: row.network,
+      asset: row.asset,
+      amount: new Decimal(row.amount),
+      state: row.state,
+      fiatCurrency: row.fiat_currency,
+      rate: row.rate === null ? null : new Decimal(row.rate),
+    }));
+  };
+
   return {
+    payments,
     async list(organisationId, filter, limit, after, now) {
       const where = [Prisma.sql`s.organisation_id = ${organisationId}::uuid`, ...conditions(filter, now)];
       if (after) where.push(Prisma.sql`(s.created_at, s.id) < (${after.createdAt}, ${after.id}::uuid)`);

@@ -94,6 +94,11 @@ export interface DashboardWrites {
   /** Forgets the account's failures (after a successful sign-in). */
   clearFailures(email: string): Promise<void>;
   audit(entry: AuditEntry): Promise<void>;
+  /**
+   * Makes every failed delivery to the organisation's enabled endpoints pending and due now, with a fresh give-up
+   * time (as one redelivery each); returns their ids.
+   */
+  redeliverFailedWebhooks(organisationId: string, giveUpHours: number): Promise<string[]>;
   /** Newest first, entries with an id below `before` when given. */
   auditLog(organisationId: string, limit: number, before?: string): Promise<AuditRecord[]>;
 }

@@ -114,6 +114,28 @@ export interface DashboardSessionReader {
     after: SessionCursor | null,
     now: Date,
   ): Promise<SessionListRow[]>;
+  /**
+   * The payments counted for these sessions of the organisation (on the chain: none reversed), each with the rate
+   * of its asset in the session's quote when its block was made.
+   */
+  payments(organisationId: string, sessionIds: readonly string[]): Promise<SessionPaymentRow[]>;
   /** The session if it is the organisation's; null otherwise. */
   story(organisationId: string, sessionId: string, now: Date): Promise<SessionStory | null>;
+}
+
+/** One payment counted for a session (docs/dashboard.md#payments-csv). */
+export interface SessionPaymentRow {
+  readonly sessionId: string;
+  readonly blockTime: Date;
+  readonly blockNumber: bigint;
+  readonly logIndex: number;
+  readonly txHash: string;
+  readonly network: string;
+  readonly asset: string;
+  readonly amount: Decimal;
+  /** seen or confirmed. */
+  readonly state: string;
+  readonly fiatCurrency: string;
+  /** The asset's price in the session's quote in force at the block's time; null when it has no quote of it. */
+  readonly rate: Decimal | null;
 }

@@ -1,7 +1,14 @@
 import type { DomainContext } from '../context.js';
 import { invalid, notFound } from '../errors.js';
 import { isUuid } from '../uuid.js';
-import type { SessionCursor, SessionFilter, SessionListRow, SessionStory } from './session-list-ports.js';
+import type { Decimal } from '../money.js';
+import type {
+  SessionCursor,
+  SessionFilter,
+  SessionListRow,
+  SessionPaymentRow,
+  SessionStory,
+} from './session-list-ports.js';
 
 export type { SessionCursor, SessionFilter };
 import { requirePermission } from './roles.js';
@@ -113,6 +120,44 @@ export async function exportSessions(
         if (rows.length < EXPORT_BATCH) return;
         after = rows.at(-1)!;
       }
+    },
+  };
+}
+
+/** A payment of the payments export: the row and its fiat value (amount × rate, 8 decimal places). */
+export interface PaymentExportRow extends SessionPaymentRow {
+  readonly fiatValue: Decimal | null;
+}
+
+/**
+ * Every payment counted for the sessions matching the filter: sessions newest first, each session's payments in
+ * chain order, read a batch of sessions at a time (role `read`; checked with the filter before the first row).
+ */
+export async function exportPayments(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  filter: SessionFilter,
+): Promise<AsyncIterable<PaymentExportRow>> {
+  const sessions = await exportSessions(ctx, principal, organisationId, filter);
+  const paymentsOf = async (ids: string[]): Promise<PaymentExportRow[]> => {
+    const order = new Map(ids.map((id, index) => [id, index]));
+    const rows = await ctx.store.dashboard.sessions.payments(organisationId, ids);
+    return rows
+      .map((row, index) => ({ row, index }))
+      .sort((a, b) => order.get(a.row.sessionId)! - order.get(b.row.sessionId)! || a.index - b.index)
+      .map(({ row }) => ({ ...row, fiatValue: row.rate && row.amount.mul(row.rate).toDecimalPlaces(8) }));
+  };
+  return {
+    async *[Symbol.asyncIterator]() {
+      let batch: string[] = [];
+      for await (const session of sessions) {
+        batch.push(session.id);
+        if (batch.length < EXPORT_BATCH) continue;
+        yield* await paymentsOf(batch);
+        batch = [];
+      }
+      if (batch.length > 0) yield* await paymentsOf(batch);
     },
   };
 }

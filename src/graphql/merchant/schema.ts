@@ -8,6 +8,7 @@ import { Decimal } from '../../domain/money.js';
 import { DateTimeScalar, DecimalScalar } from '../scalars.js';
 import type { MerchantContext } from './context.js';
 import { MerchantSessionResolver } from './session.resolver.js';
+import { MerchantWebhookResolver } from './webhook.resolver.js';
 
 /**
  * `@Authorized(permission)`: the person's role in the organisation the operation names (its `organisationId`
@@ -32,7 +33,7 @@ let built: Promise<GraphQLSchema> | null = null;
  */
 export function merchantSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [MerchantSessionResolver],
+    resolvers: [MerchantSessionResolver, MerchantWebhookResolver],
     scalarsMap: [
       { type: Date, scalar: DateTimeScalar },
       { type: Decimal, scalar: DecimalScalar },
