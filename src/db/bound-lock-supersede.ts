@@ -58,7 +58,7 @@ export async function supersedeBoundLock(
      WHERE s.id = ${sessionId}::uuid`;
   await tx.$executeRaw`
     UPDATE checkout_session_transactions
-       SET state = 'rejected', reason = ${reason}, checked_at = ${at}, updated_at = ${at}
+       SET state = 'rejected', reason_code = 'superseded', reason = ${reason}, checked_at = ${at}, updated_at = ${at}
      WHERE session_id = ${sessionId}::uuid AND state = 'verified' AND (chain_id || ':' || tx_hash) = ANY(${hashes})`;
   // The amount it is paid with is held again (the bound part's lock had set it to lapse, maybe before this scan):
   // freed, another session could be given it while this transfer may still be reversed and come back.

@@ -3,11 +3,12 @@ import { fromBaseUnits } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
 import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
 import type { ChainTransfer } from './payment-ports.js';
+import type { RejectionCode } from './reason-codes.js';
 
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
   | { readonly kind: 'wait'; readonly onChain: boolean }
-  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly kind: 'failed'; readonly code: RejectionCode; readonly reason: string }
   /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
 
@@ -51,6 +52,7 @@ export function judgeBoundTransaction(
     const since = Math.round((now.getTime() - bound.createdAt.getTime()) / 60_000);
     return {
       kind: 'failed',
+      code: 'not_mined',
       reason:
         `not mined: transaction ${hash} was still pending on ${network.slug} ${since} ` +
         `minute${since === 1 ? '' : 's'} after it was bound`,
@@ -60,6 +62,7 @@ export function judgeBoundTransaction(
     if (evidence.foundOn) {
       return {
         kind: 'failed',
+        code: 'wrong_chain',
         reason:
           `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
           `${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
@@ -68,17 +71,20 @@ export function judgeBoundTransaction(
     if (!graceOver) return { kind: 'wait', onChain: false };
     return {
       kind: 'failed',
+      code: 'dropped',
       reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding`,
     };
   }
   if (evidence.reverted)
     return {
       kind: 'failed',
+      code: 'reverted',
       reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}`,
     };
   if (!minedWhileSessionExisted(evidence.blockTime, session.createdAt)) {
     return {
       kind: 'failed',
+      code: 'tx_mined_before_session',
       reason:
         `mined before this checkout session was created: transaction ${hash} is in block ` +
         `${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ` +
@@ -89,6 +95,7 @@ export function judgeBoundTransaction(
   if (session.cryptoCurrency && session.cryptoCurrency !== ticker) {
     return {
       kind: 'failed',
+      code: 'wrong_asset',
       reason:
         `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound ` +
         `for ${ticker}`,
@@ -97,6 +104,7 @@ export function judgeBoundTransaction(
   if (session.chainId && session.chainId !== bound.chainId) {
     return {
       kind: 'failed',
+      code: 'wrong_chain',
       reason:
         `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on ` +
         `chain ${bound.chainId}`,
@@ -156,6 +164,7 @@ export function judgeBoundTransaction(
     if (payer && !paidBy) {
       return {
         kind: 'failed',
+        code: 'wrong_sender',
         reason:
           `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by ` +
           `the payer wallet ${payer} named when it was bound`,
@@ -168,6 +177,7 @@ export function judgeBoundTransaction(
   if (toWallet)
     return {
       kind: 'failed',
+      code: 'wrong_asset',
       reason:
         `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; ` +
         `the session expects ${ticker}`,
@@ -175,6 +185,7 @@ export function judgeBoundTransaction(
   if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
     return {
       kind: 'failed',
+      code: 'wrong_asset',
       reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}`,
     };
   }
@@ -182,6 +193,7 @@ export function judgeBoundTransaction(
   if (elsewhere)
     return {
       kind: 'failed',
+      code: 'wrong_recipient',
       reason:
         `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session ` +
         `wallet ${wallet}`,
@@ -189,6 +201,7 @@ export function judgeBoundTransaction(
   if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
     return {
       kind: 'failed',
+      code: 'wrong_recipient',
       reason:
         `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session ` +
         `wallet ${wallet}`,
@@ -196,6 +209,7 @@ export function judgeBoundTransaction(
   }
   return {
     kind: 'failed',
+    code: 'no_payment',
     reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}`,
   };
 }
