@@ -7,7 +7,7 @@ import type { ChainTransfer, Credit } from './payment-ports.js';
 import type { TxStore } from './ports.js';
 import { appendOutboxEvent, applySessionEvent } from './session-events.js';
 import type { BoundTxVerdict } from './bound-transactions.js';
-import type { RejectionCode } from './reason-codes.js';
+import { REJECTION_WORDS, type RejectionCode } from './reason-codes.js';
 
 /** What became of a bound transaction once a verdict was applied. */
 export type BoundTxOutcome =
@@ -71,12 +71,13 @@ export async function applyBoundTxVerdict(
         ? {
             code: 'tx_contested',
             reason:
-              `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; ` +
+              `${REJECTION_WORDS.tx_contested} transaction ${bound.txHash} pays an amount other checkout ` +
+              `sessions ask for; ` +
               'one of them binds it',
           }
         : {
             code: 'tx_already_credited',
-            reason: `already credited: transaction ${bound.txHash} pays another checkout session`,
+            reason: `${REJECTION_WORDS.tx_already_credited} transaction ${bound.txHash} pays another checkout session`,
           };
     return reject(ctx, tx, session, bound, rejection, share.tooSmall ? null : share.takenBy, now);
   }
@@ -240,14 +241,12 @@ function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[
   return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
 }
 
-/** How a rejection for a part too small to select the session's asset begins (a bind of it is judged afresh later). */
-export const TOO_SMALL = 'too small:';
-
 /** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
 export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
   const ticker = bound.cryptoCurrency;
   return (
-    `${TOO_SMALL} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${REJECTION_WORDS.bind_too_small} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ` +
+    `${ticker}, under half of the ` +
     `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it (bind this ` +
     'one again once a larger part has selected the asset)'
   );

@@ -3,7 +3,7 @@ import { fromBaseUnits } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
 import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
 import type { ChainTransfer } from './payment-ports.js';
-import type { RejectionCode } from './reason-codes.js';
+import { REJECTION_WORDS, type RejectionCode } from './reason-codes.js';
 
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
@@ -54,7 +54,7 @@ export function judgeBoundTransaction(
       kind: 'failed',
       code: 'not_mined',
       reason:
-        `not mined: transaction ${hash} was still pending on ${network.slug} ${since} ` +
+        `${REJECTION_WORDS.not_mined} transaction ${hash} was still pending on ${network.slug} ${since} ` +
         `minute${since === 1 ? '' : 's'} after it was bound`,
     };
   }
@@ -64,7 +64,7 @@ export function judgeBoundTransaction(
         kind: 'failed',
         code: 'wrong_chain',
         reason:
-          `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
+          `${REJECTION_WORDS.wrong_chain} transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
           `${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
       };
     }
@@ -72,21 +72,25 @@ export function judgeBoundTransaction(
     return {
       kind: 'failed',
       code: 'dropped',
-      reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding`,
+      reason:
+        `${REJECTION_WORDS.dropped} transaction ${hash} was not found on ${network.slug} ` +
+        `within ${minutes} of binding`,
     };
   }
   if (evidence.reverted)
     return {
       kind: 'failed',
       code: 'reverted',
-      reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}`,
+      reason:
+        `${REJECTION_WORDS.reverted} transaction ${hash} reverted in block ${evidence.blockNumber} ` +
+        `on ${network.slug}`,
     };
   if (!minedWhileSessionExisted(evidence.blockTime, session.createdAt)) {
     return {
       kind: 'failed',
       code: 'tx_mined_before_session',
       reason:
-        `mined before this checkout session was created: transaction ${hash} is in block ` +
+        `${REJECTION_WORDS.tx_mined_before_session} transaction ${hash} is in block ` +
         `${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ` +
         `${session.createdAt.toISOString()}`,
     };
@@ -97,8 +101,8 @@ export function judgeBoundTransaction(
       kind: 'failed',
       code: 'wrong_asset',
       reason:
-        `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound ` +
-        `for ${ticker}`,
+        `${REJECTION_WORDS.wrong_asset} the session has selected ${session.cryptoCurrency} since transaction ` +
+        `${hash} was bound for ${ticker}`,
     };
   }
   if (session.chainId && session.chainId !== bound.chainId) {
@@ -106,8 +110,8 @@ export function judgeBoundTransaction(
       kind: 'failed',
       code: 'wrong_chain',
       reason:
-        `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on ` +
-        `chain ${bound.chainId}`,
+        `${REJECTION_WORDS.wrong_chain} the session is paid on chain ${session.chainId} since transaction ` +
+        `${hash} was bound on chain ${bound.chainId}`,
     };
   }
 
@@ -166,8 +170,8 @@ export function judgeBoundTransaction(
         kind: 'failed',
         code: 'wrong_sender',
         reason:
-          `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by ` +
-          `the payer wallet ${payer} named when it was bound`,
+          `${REJECTION_WORDS.wrong_sender} transaction ${hash} was sent by ` +
+          `${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
       };
     }
     return { kind: 'valid', transfers: paying };
@@ -179,14 +183,16 @@ export function judgeBoundTransaction(
       kind: 'failed',
       code: 'wrong_asset',
       reason:
-        `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; ` +
-        `the session expects ${ticker}`,
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the ` +
+        `session wallet; the session expects ${ticker}`,
     };
   if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
     return {
       kind: 'failed',
       code: 'wrong_asset',
-      reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}`,
+      reason:
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} sends ${native} to the session wallet; the session ` +
+        `expects ${ticker}`,
     };
   }
   const elsewhere = tokenAddress ? transfers.find((t) => t.tokenAddress === tokenAddress) : undefined;
@@ -195,21 +201,23 @@ export function judgeBoundTransaction(
       kind: 'failed',
       code: 'wrong_recipient',
       reason:
-        `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session ` +
-        `wallet ${wallet}`,
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to ` +
+        `the session wallet ${wallet}`,
     };
   if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
     return {
       kind: 'failed',
       code: 'wrong_recipient',
       reason:
-        `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session ` +
-        `wallet ${wallet}`,
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to ` +
+        `the session wallet ${wallet}`,
     };
   }
   return {
     kind: 'failed',
     code: 'no_payment',
-    reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}`,
+    reason:
+      `${REJECTION_WORDS.no_payment} transaction ${hash} does not transfer ${ticker} ` +
+      `to the session wallet ${wallet}`,
   };
 }

@@ -82,3 +82,23 @@ export type RejectionCode = Extract<
   | 'tx_already_credited'
   | 'superseded'
 >;
+
+/**
+ * The words a rejected bound transaction's text begins with, one per code: the text is rendered from the code
+ * (`${REJECTION_WORDS[code]} transaction …`), and rows stored before reason_code existed were coded by them.
+ */
+export const REJECTION_WORDS: Record<RejectionCode, string> = {
+  not_mined: 'not mined:',
+  wrong_chain: 'wrong chain:',
+  dropped: 'dropped:',
+  reverted: 'reverted:',
+  tx_mined_before_session: 'mined before this checkout session was created:',
+  wrong_asset: 'wrong asset:',
+  wrong_sender: 'wrong sender:',
+  wrong_recipient: 'wrong recipient:',
+  no_payment: 'no payment:',
+  bind_too_small: 'too small:',
+  tx_contested: 'contested:',
+  tx_already_credited: 'already credited:',
+  superseded: 'superseded:',
+};

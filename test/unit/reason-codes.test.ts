@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
 import { DEFAULT_REASON, DomainError, conflict, type DomainErrorCode } from '../../src/domain/errors.js';
-import { REASON_CODE_LIST, REASON_CODES } from '../../src/domain/reason-codes.js';
+import { REASON_CODE_LIST, REASON_CODES, REJECTION_WORDS } from '../../src/domain/reason-codes.js';
 import { toGraphqlError } from '../../src/graphql/errors.js';
 import { restErrorAnswer, STATUS_BY_CODE } from '../../src/rest/error-handler.js';
 import { errorBodySchema, HttpError } from '../../src/rest/http-error.js';
@@ -49,5 +49,16 @@ describe('reason codes (docs/api/rest.md#error-codes)', () => {
       'unsupported_media_type',
     );
     expect(restErrorAnswer(new Error('boom')).body.code).toBe('internal_error');
+  });
+
+  it('rows rejected before reason_code existed were coded by the words REJECTION_WORDS renders', () => {
+    const sql = readFileSync(
+      path.join(PACKAGE_ROOT, 'prisma/migrations/20261205150000_bound_transaction_reason_code/migration.sql'),
+      'utf8',
+    );
+    const backfilled = Object.fromEntries(
+      [...sql.matchAll(/WHEN "reason" LIKE '([^%']+)%' THEN '([a-z_]+)'/g)].map((match) => [match[2], match[1]]),
+    );
+    expect(backfilled).toEqual(REJECTION_WORDS);
   });
 });
