@@ -106,17 +106,18 @@ function randomKey() {
 
 /**
  * Why the server refused the visit, in the page's language: the link went out of use since the page was loaded
- * (410, 409 used up), every unique amount of its price is held (409) or too many visits (429). A 400 names the
- * fields the server found wrong, in its own words.
+ * (410, 409 used up), every unique amount of its price is held (409) or too many visits (429), told apart by the
+ * body's `code` (docs/api/rest.md#error-codes). A 400 names the fields the server found wrong, in its own words.
  * @param {number} status
- * @param {{ message?: string | string[] } | null} answer
+ * @param {{ message?: string | string[]; code?: string } | null} answer
  * @returns {string}
  */
 function refusal(status, answer) {
   const message =
     answer && answer.message !== undefined ? /** @type {string[]} */ ([]).concat(answer.message).join('\n') : '';
-  if (status === 410) return t(/ expired at /.test(message) ? 'message.expiredTitle' : 'message.inactiveTitle');
-  if (status === 409) return t(/ used the most times /.test(message) ? 'message.usedUpTitle' : 'link.busy');
+  const code = answer && typeof answer.code === 'string' ? answer.code : '';
+  if (status === 410) return t(code === 'link_expired' ? 'message.expiredTitle' : 'message.inactiveTitle');
+  if (status === 409) return t(code === 'link_used_up' ? 'message.usedUpTitle' : 'link.busy');
   if (status === 429) return t('link.tooMany');
   if (status === 400 && message) return message;
   return t('error.server', { status });

@@ -1,6 +1,7 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import type { ChainTransfer } from '../domain/payment-ports.js';
+import { REJECTION_WORDS } from '../domain/reason-codes.js';
 import { releaseAmountClaims } from './amount-claims.js';
 import { supersedableSql } from './amount-owners.js';
 
@@ -9,9 +10,6 @@ import { supersedableSql } from './amount-owners.js';
 
 type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
-
-/** Why a bound part no longer counts once an exact payment in another asset superseded it (supersedeBoundLock). */
-export const SUPERSEDED = 'superseded:';
 
 /**
  * An exact payment of an amount a session asked in another asset than the one bound parts locked it to
@@ -33,7 +31,7 @@ export async function supersedeBoundLock(
      WHERE s.id = ${sessionId}::uuid AND s.status::text = ANY(${OPEN}) AND ${supersedableSql(transfer)}`;
   if (locked.length === 0) return false;
   const reason =
-    `${SUPERSEDED} transaction ${transfer.txHash} pays this checkout session's exact amount of ` +
+    `${REJECTION_WORDS.superseded} transaction ${transfer.txHash} pays this checkout session's exact amount of ` +
     `${transfer.amount.toFixed()} ${transfer.asset}, which outranks this part in another asset; this part no longer ` +
     'counts for the session and is left to the merchant to return';
   const parts = await tx.$queryRaw<Array<{ tx_hash: string; chain_id: string }>>`
@@ -58,7 +56,7 @@ export async function supersedeBoundLock(
      WHERE s.id = ${sessionId}::uuid`;
   await tx.$executeRaw`
     UPDATE checkout_session_transactions
-       SET state = 'rejected', reason = ${reason}, checked_at = ${at}, updated_at = ${at}
+       SET state = 'rejected', reason_code = 'superseded', reason = ${reason}, checked_at = ${at}, updated_at = ${at}
      WHERE session_id = ${sessionId}::uuid AND state = 'verified' AND (chain_id || ':' || tx_hash) = ANY(${hashes})`;
   // The amount it is paid with is held again (the bound part's lock had set it to lapse, maybe before this scan):
   // freed, another session could be given it while this transfer may still be reversed and come back.

@@ -2,6 +2,7 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { AssetTicker } from '../domain/assets.js';
 import { OPEN_STATUSES } from '../domain/checkout-session.js';
 import type { BoundTransaction } from '../domain/chain-ports.js';
+import type { RejectionCode } from '../domain/reason-codes.js';
 
 type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
@@ -15,6 +16,7 @@ interface BoundTransactionRow {
   crypto_currency: string;
   payer_wallet_address: string | null;
   state: string;
+  reason_code: string | null;
   reason: string | null;
   seen_on_chain_at: Date | null;
   client_address: string | null;
@@ -22,7 +24,7 @@ interface BoundTransactionRow {
 }
 
 const COLUMNS =
-  'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason, ' +
+  'id, session_id, network, chain_id, tx_hash, crypto_currency, payer_wallet_address, state, reason_code, reason, ' +
   'seen_on_chain_at, client_address, created_at';
 
 function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
@@ -35,6 +37,7 @@ function toBoundTransaction(row: BoundTransactionRow): BoundTransaction {
     cryptoCurrency: row.crypto_currency as AssetTicker,
     payerWalletAddress: row.payer_wallet_address,
     state: row.state as BoundTransaction['state'],
+    reasonCode: row.reason_code as RejectionCode | null,
     reason: row.reason,
     seenOnChainAt: row.seen_on_chain_at,
     clientAddress: row.client_address,
@@ -61,7 +64,7 @@ export const boundTransactions = {
   ): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
       SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
-        t.state, t.reason,
+        t.state, t.reason_code, t.reason,
              t.seen_on_chain_at, t.client_address, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.tx_hash = ${txHash} AND t.chain_id = ${chainId} AND t.session_id <> ${sessionId}::uuid
@@ -72,9 +75,10 @@ export const boundTransactions = {
   async insert(client: Client, bound: BoundTransaction): Promise<void> {
     await client.$executeRaw`
       INSERT INTO checkout_session_transactions (id, session_id, network, chain_id, tx_hash, crypto_currency,
-        payer_wallet_address, state, reason, seen_on_chain_at, client_address, created_at, updated_at)
+        payer_wallet_address, state, reason_code, reason, seen_on_chain_at, client_address, created_at, updated_at)
       VALUES (${bound.id}::uuid, ${bound.sessionId}::uuid, ${bound.network}, ${bound.chainId}, ${bound.txHash},
-        ${bound.cryptoCurrency}, ${bound.payerWalletAddress}, ${bound.state}, ${bound.reason}, ${bound.seenOnChainAt},
+        ${bound.cryptoCurrency}, ${bound.payerWalletAddress}, ${bound.state}, ${bound.reasonCode}, ${bound.reason},
+        ${bound.seenOnChainAt},
         ${bound.clientAddress}, ${bound.createdAt}, ${bound.createdAt})`;
   },
 
@@ -85,11 +89,18 @@ export const boundTransactions = {
   async update(
     client: Client,
     id: string,
-    patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },
+    patch: {
+      state?: BoundTransaction['state'];
+      reasonCode?: RejectionCode;
+      reason?: string;
+      seenOnChainAt?: Date;
+      checkedAt: Date;
+    },
   ): Promise<void> {
     await client.$executeRaw`
       UPDATE checkout_session_transactions
          SET state = COALESCE(${patch.state ?? null}, state), reason = COALESCE(${patch.reason ?? null}, reason),
+             reason_code = COALESCE(${patch.reasonCode ?? null}, reason_code),
              seen_on_chain_at = COALESCE(seen_on_chain_at, ${patch.seenOnChainAt ?? null}::timestamptz),
              checked_at = ${patch.checkedAt}, updated_at = ${patch.checkedAt}
        WHERE id = ${id}::uuid`;
@@ -103,7 +114,7 @@ export const boundTransactions = {
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
       SELECT t.id, t.session_id, t.network, t.chain_id, t.tx_hash, t.crypto_currency, t.payer_wallet_address,
-        t.state, t.reason,
+        t.state, t.reason_code, t.reason,
              t.seen_on_chain_at, t.client_address, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
        WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})

@@ -221,10 +221,7 @@ export class PrismaTxStore implements TxStore {
     return boundTransactions.remove(this.tx, id);
   }
 
-  updateBoundTransaction(
-    id: string,
-    patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },
-  ) {
+  updateBoundTransaction(id: string, patch: Parameters<TxStore['updateBoundTransaction']>[1]) {
     return boundTransactions.update(this.tx, id, patch);
   }
 

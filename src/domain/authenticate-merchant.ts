@@ -94,7 +94,7 @@ export async function authenticateMerchantDeferringReplayCheck(
 
 /** Records the signature as used; throws `unauthorised` when it was used before (a replay). */
 export async function recordSignature(ctx: DomainContext, signature: UnusedSignature): Promise<void> {
-  if (!(await rememberSignature(ctx, signature))) throw unauthorised(REPLAYED_MESSAGE);
+  if (!(await rememberSignature(ctx, signature))) throw unauthorised(REPLAYED_MESSAGE, 'signature_replayed');
 }
 
 /**
@@ -150,20 +150,23 @@ async function checkSignedRequest(
   request: SignedRequest,
 ): Promise<{ merchant: Merchant; signature: UnusedSignature }> {
   const { apiKey, timestamp, signature } = request;
-  if (!apiKey || !timestamp || !signature) throw unauthorised(MISSING_HEADERS_MESSAGE);
+  if (!apiKey || !timestamp || !signature) throw unauthorised(MISSING_HEADERS_MESSAGE, 'signature_missing');
 
   const now = ctx.clock();
   const key = apiKey.length <= MAX_PUBLIC_KEY_LENGTH ? await ctx.store.apiKeys.findByPublicKey(apiKey) : null;
-  if (!key) throw unauthorised('Invalid API key: X-Service-Key is not a known key');
+  if (!key) throw unauthorised('Invalid API key: X-Service-Key is not a known key', 'key_unknown');
   // Revoked is revoked, whatever time the revoking host's clock wrote.
-  if (key.revokedAt) throw unauthorised('API key has been revoked');
-  if (key.expiresAt && key.expiresAt <= now) throw unauthorised('API key has expired (it was rotated)');
+  if (key.revokedAt) throw unauthorised('API key has been revoked', 'key_revoked');
+  if (key.expiresAt && key.expiresAt <= now) throw unauthorised('API key has expired (it was rotated)', 'key_expired');
 
   const timestampMs = parseTimestampMs(timestamp);
   if (timestampMs === null)
-    throw unauthorised('Invalid X-Service-Timestamp: expected a Unix timestamp in milliseconds');
+    throw unauthorised('Invalid X-Service-Timestamp: expected a Unix timestamp in milliseconds', 'timestamp_invalid');
   if (!timestampWithinTolerance(timestampMs, now.getTime())) {
-    throw unauthorised('X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time');
+    throw unauthorised(
+      'X-Service-Timestamp is outside the allowed window of ±5 minutes from the server time',
+      'timestamp_stale',
+    );
   }
 
   const secret = openedSecret(ctx, key);
@@ -177,6 +180,7 @@ async function checkSignedRequest(
         ? 'Invalid signature: X-Service-Signature does not match the timestamp, method, path and query, and body of ' +
             'this request'
         : 'Invalid signature: X-Service-Signature does not match the request body and timestamp',
+      'signature_invalid',
     );
   }
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {

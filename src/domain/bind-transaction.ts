@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from './assets.js';
 import { judgeBoundTransaction } from './bound-transactions.js';
-import {
-  applyBoundTxVerdict,
-  shareOf,
-  TOO_SMALL,
-  tooSmallReason,
-  type TransferShare,
-} from './bound-transaction-verdicts.js';
+import { applyBoundTxVerdict, shareOf, tooSmallReason, type TransferShare } from './bound-transaction-verdicts.js';
 import { isTerminal, type CheckoutSession } from './checkout-session.js';
 import type { DomainContext } from './context.js';
 import { conflict, DomainError, invalid, notFound } from './errors.js';
@@ -98,7 +92,7 @@ async function bindChecked(
     // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
     const closed = isTerminal(session.status);
     if (closed && !(evidence?.kind === 'mined' && lateWindowOpen(session, now))) {
-      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`, 'session_closed');
     }
 
     const refusal = checkAgainstSession(ctx, session, bind);
@@ -114,6 +108,7 @@ async function bindChecked(
       cryptoCurrency: ticker,
       payerWalletAddress: bind.payerWalletAddress,
       state: 'unverified',
+      reasonCode: null,
       reason: null,
       seenOnChainAt: onNamedChain ? now : null,
       clientAddress: binder.clientAddress,
@@ -125,24 +120,23 @@ async function bindChecked(
       : ({ kind: 'wait', onChain: false } as const);
     if (binder.overLimit && verdict.kind !== 'valid') return binder.overLimit;
     // What the chain already proves cannot pay this session is refused, and nothing is written.
-    if (verdict.kind === 'failed') return conflict(verdict.reason);
+    if (verdict.kind === 'failed') return conflict(verdict.reason, verdict.code);
     let share: TransferShare | undefined;
     if (verdict.kind === 'valid') {
       // Mined and paying this wallet: each of its transfers is judged on its own (a batch pays several
       // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
       share = await shareOf(tx, session, bound, verdict.transfers, now);
       if (!share.alreadyMine && share.free.length === 0) {
-        if (share.tooSmall) return conflict(tooSmallReason(bound, share.tooSmall));
+        if (share.tooSmall) return conflict(tooSmallReason(bound, share.tooSmall), 'bind_too_small');
         if (share.contested && share.takenBy === null)
           return conflict(
             `Transaction ${bind.txHash} pays an amount other checkout sessions ask for; only one of them can bind it`,
+            'tx_contested',
           );
         const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
-        return conflict(
-          elsewhere.some((other) => other.state === 'verified')
-            ? `Transaction ${bind.txHash} is already bound to another checkout session`
-            : `Transaction ${bind.txHash} already paid another checkout session`,
-        );
+        return elsewhere.some((other) => other.state === 'verified')
+          ? conflict(`Transaction ${bind.txHash} is already bound to another checkout session`, 'tx_already_bound')
+          : conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere');
       }
     } else {
       // Only a transaction that can be judged now escapes these caps; hashes the chain does not know are counted apart
@@ -158,6 +152,7 @@ async function bindChecked(
       if (cap) {
         return conflict(
           `Checkout session already holds ${cap} transactions that are not verified yet; wait until they are checked`,
+          'too_many_unverified',
         );
       }
       // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
@@ -165,23 +160,23 @@ async function bindChecked(
       // Both stay candidates; the chain's evidence decides between them when it is mined.
       const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
       if (elsewhere.some((other) => other.state === 'verified')) {
-        return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`);
+        return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`, 'tx_already_bound');
       }
       const holders = await tx.transferHolders(bind.txHash, bind.chainId);
       if ([...holders.values()].some((holder) => holder !== session.id))
-        return conflict(`Transaction ${bind.txHash} already paid another checkout session`);
+        return conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere');
     }
     if (closed && verdict.kind !== 'valid')
-      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`);
+      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`, 'session_closed');
     if (replaced) await tx.removeBoundTransaction(replaced.id);
     await tx.insertBoundTransaction(bound);
     // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
     await tx.updateSession(session.id, { updatedAt: now });
     const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now, share);
     if (applied.state === 'rejected') {
-      return conflict(
-        applied.creditedTo ? `Transaction ${bind.txHash} already paid another checkout session` : applied.reason,
-      );
+      return applied.creditedTo
+        ? conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere')
+        : conflict(applied.reason, applied.code);
     }
     return bindResult(applied.state === 'verified' ? applied.session : session, ticker, bind.txHash, false);
   });
@@ -245,13 +240,18 @@ function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: strin
  * the transaction itself may still pay the session.
  */
 function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session: CheckoutSession): boolean {
-  if (bound.state !== 'rejected' || bind.chainId !== bound.chainId || !bound.reason) return false;
-  if (bound.reason.startsWith('wrong sender:')) return bind.payerWalletAddress !== bound.payerWalletAddress;
-  // Too small to select the asset when judged: once a larger part has selected it, the same transfer may pay a part.
-  if (bound.reason.startsWith(TOO_SMALL)) return session.cryptoCurrency === bound.cryptoCurrency;
-  if (bound.reason.startsWith('wrong asset:'))
-    return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
-  return false;
+  if (bound.state !== 'rejected' || bind.chainId !== bound.chainId) return false;
+  switch (bound.reasonCode) {
+    case 'wrong_sender':
+      return bind.payerWalletAddress !== bound.payerWalletAddress;
+    // Too small to select the asset when judged: once a larger part has selected it, the same transfer may pay a part.
+    case 'bind_too_small':
+      return session.cryptoCurrency === bound.cryptoCurrency;
+    case 'wrong_asset':
+      return (bind.ticker ?? session.cryptoCurrency ?? bound.cryptoCurrency) !== bound.cryptoCurrency;
+    default:
+      return false;
+  }
 }
 
 /**
@@ -266,16 +266,23 @@ function replayConflict(bound: BoundTransaction, bind: CheckedBind): DomainError
   if (bind.ticker && bind.ticker !== bound.cryptoCurrency) {
     return conflict(
       `crypto_currency ${bind.ticker} differs from ${bound.cryptoCurrency}, the asset this transaction was bound for`,
+      'currency_mismatch',
     );
   }
   if (bind.chainId !== bound.chainId) {
-    return conflict(`chain_id ${bind.chainId} differs from ${bound.chainId}, the chain this transaction was bound on`);
+    return conflict(
+      `chain_id ${bind.chainId} differs from ${bound.chainId}, the chain this transaction was bound on`,
+      'chain_mismatch',
+    );
   }
   if (bind.payerWalletAddress && bound.payerWalletAddress && bind.payerWalletAddress !== bound.payerWalletAddress) {
-    return conflict('payer_wallet_address differs from the one bound with this transaction');
+    return conflict('payer_wallet_address differs from the one bound with this transaction', 'payer_mismatch');
   }
   if (bound.state === 'rejected')
-    return conflict(`Transaction ${bound.txHash} was rejected for this checkout session: ${bound.reason}`);
+    return conflict(
+      `Transaction ${bound.txHash} was rejected for this checkout session: ${bound.reason}`,
+      bound.reasonCode ?? 'conflict',
+    );
   return null;
 }
 
@@ -283,11 +290,13 @@ function checkAgainstSession(ctx: DomainContext, session: CheckoutSession, bind:
   if (bind.ticker && session.cryptoCurrency && bind.ticker !== session.cryptoCurrency) {
     return conflict(
       `crypto_currency ${bind.ticker} differs from ${session.cryptoCurrency}, already locked for this session`,
+      'currency_mismatch',
     );
   }
   if (session.chainId && bind.chainId !== session.chainId) {
     return conflict(
       `chain_id ${bind.chainId} differs from ${session.chainId}, the chain this session is already paid on`,
+      'chain_mismatch',
     );
   }
   const ticker = bind.ticker ?? session.cryptoCurrency;

@@ -7,12 +7,18 @@ import type { ChainTransfer, Credit } from './payment-ports.js';
 import type { TxStore } from './ports.js';
 import { appendOutboxEvent, applySessionEvent } from './session-events.js';
 import type { BoundTxVerdict } from './bound-transactions.js';
+import { REJECTION_WORDS, type RejectionCode } from './reason-codes.js';
 
 /** What became of a bound transaction once a verdict was applied. */
 export type BoundTxOutcome =
   | { readonly state: 'unverified' }
   | { readonly state: 'verified'; readonly session: CheckoutSession }
-  | { readonly state: 'rejected'; readonly reason: string; readonly creditedTo: string | null };
+  | {
+      readonly state: 'rejected';
+      readonly code: RejectionCode;
+      readonly reason: string;
+      readonly creditedTo: string | null;
+    };
 
 /**
  * Applies a verdict to a bound transaction of a session locked in `tx`. A valid one is
@@ -38,7 +44,7 @@ export async function applyBoundTxVerdict(
     await tx.updateBoundTransaction(bound.id, { ...(seen && { seenOnChainAt: now }), checkedAt: now });
     return { state: 'unverified' };
   }
-  if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict.reason, null, now);
+  if (verdict.kind === 'failed') return reject(ctx, tx, session, bound, verdict, null, now);
 
   const share = known ?? (await shareOf(tx, session, bound, verdict.transfers, now));
   // Another session's exact amount goes to that session, as a scan would credit it.
@@ -59,12 +65,21 @@ export async function applyBoundTxVerdict(
   if (!credited) {
     // The reason is shown to whoever holds this session id (GraphQL `transactions`): it names no other session
     // (docs/decisions/0019); operators find the holder with `kassa payments list`.
-    const reason = share.tooSmall
-      ? tooSmallReason(bound, share.tooSmall)
+    const rejection: Rejection = share.tooSmall
+      ? { code: 'bind_too_small', reason: tooSmallReason(bound, share.tooSmall) }
       : share.takenBy === null && share.contested
-        ? `contested: transaction ${bound.txHash} pays an amount other checkout sessions ask for; one of them binds it`
-        : `already credited: transaction ${bound.txHash} pays another checkout session`;
-    return reject(ctx, tx, session, bound, reason, share.tooSmall ? null : share.takenBy, now);
+        ? {
+            code: 'tx_contested',
+            reason:
+              `${REJECTION_WORDS.tx_contested} transaction ${bound.txHash} pays an amount other checkout ` +
+              `sessions ask for; ` +
+              'one of them binds it',
+          }
+        : {
+            code: 'tx_already_credited',
+            reason: `${REJECTION_WORDS.tx_already_credited} transaction ${bound.txHash} pays another checkout session`,
+          };
+    return reject(ctx, tx, session, bound, rejection, share.tooSmall ? null : share.takenBy, now);
   }
   await tx.updateBoundTransaction(bound.id, {
     state: 'verified',
@@ -102,16 +117,22 @@ export async function applyBoundTxVerdict(
   return { state: 'verified', session: verified };
 }
 
+/** Why a bound transaction cannot pay the session: the code, and the text shown with it. */
+interface Rejection {
+  readonly code: RejectionCode;
+  readonly reason: string;
+}
+
 async function reject(
   ctx: DomainContext,
   tx: TxStore,
   session: CheckoutSession,
   bound: BoundTransaction,
-  reason: string,
+  { code, reason }: Rejection,
   creditedTo: string | null,
   now: Date,
 ): Promise<BoundTxOutcome> {
-  await tx.updateBoundTransaction(bound.id, { state: 'rejected', reason, checkedAt: now });
+  await tx.updateBoundTransaction(bound.id, { state: 'rejected', reasonCode: code, reason, checkedAt: now });
   // The payer's page learns the reason live (the session row's update notifies its subscribers).
   await tx.updateSession(session.id, { updatedAt: now });
   if (!isTerminal(session.status)) {
@@ -121,7 +142,7 @@ async function reject(
     const holds = await tx.expiryHolds(session, ctx.inflightGraceMinutes);
     await applySessionEvent(ctx, tx, session, { kind: 'clock', holds }, now);
   }
-  return { state: 'rejected', reason, creditedTo };
+  return { state: 'rejected', code, reason, creditedTo };
 }
 
 /** How a valid bound transaction's transfers stand for `session` before any is credited by this bind. */
@@ -220,14 +241,12 @@ function firstSeenAt(bound: BoundTransaction, transfers: readonly ChainTransfer[
   return new Date(Math.min(minedAt, (bound.seenOnChainAt ?? now).getTime()));
 }
 
-/** How a rejection for a part too small to select the session's asset begins (a bind of it is judged afresh later). */
-export const TOO_SMALL = 'too small:';
-
 /** Why a bind that would select the session's asset credits nothing: its transfer pays under half the quote. */
 export function tooSmallReason(bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency'>, share: TooSmall): string {
   const ticker = bound.cryptoCurrency;
   return (
-    `${TOO_SMALL} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ${ticker}, under half of the ` +
+    `${REJECTION_WORDS.bind_too_small} transaction ${bound.txHash} pays ${share.transfer.amount.toFixed()} ` +
+    `${ticker}, under half of the ` +
     `${share.asked.toFixed(8)} ${ticker} asked; the first payment in an asset pays at least half of it (bind this ` +
     'one again once a larger part has selected the asset)'
   );

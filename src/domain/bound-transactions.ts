@@ -3,11 +3,12 @@ import { fromBaseUnits } from './money.js';
 import { NATIVE_COIN_DECIMALS, type Network } from './networks.js';
 import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
 import type { ChainTransfer } from './payment-ports.js';
+import { REJECTION_WORDS, type RejectionCode } from './reason-codes.js';
 
 export type BoundTxVerdict =
   /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
   | { readonly kind: 'wait'; readonly onChain: boolean }
-  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly kind: 'failed'; readonly code: RejectionCode; readonly reason: string }
   /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
 
@@ -51,8 +52,9 @@ export function judgeBoundTransaction(
     const since = Math.round((now.getTime() - bound.createdAt.getTime()) / 60_000);
     return {
       kind: 'failed',
+      code: 'not_mined',
       reason:
-        `not mined: transaction ${hash} was still pending on ${network.slug} ${since} ` +
+        `${REJECTION_WORDS.not_mined} transaction ${hash} was still pending on ${network.slug} ${since} ` +
         `minute${since === 1 ? '' : 's'} after it was bound`,
     };
   }
@@ -60,27 +62,35 @@ export function judgeBoundTransaction(
     if (evidence.foundOn) {
       return {
         kind: 'failed',
+        code: 'wrong_chain',
         reason:
-          `wrong chain: transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
+          `${REJECTION_WORDS.wrong_chain} transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
           `${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
       };
     }
     if (!graceOver) return { kind: 'wait', onChain: false };
     return {
       kind: 'failed',
-      reason: `dropped: transaction ${hash} was not found on ${network.slug} within ${minutes} of binding`,
+      code: 'dropped',
+      reason:
+        `${REJECTION_WORDS.dropped} transaction ${hash} was not found on ${network.slug} ` +
+        `within ${minutes} of binding`,
     };
   }
   if (evidence.reverted)
     return {
       kind: 'failed',
-      reason: `reverted: transaction ${hash} reverted in block ${evidence.blockNumber} on ${network.slug}`,
+      code: 'reverted',
+      reason:
+        `${REJECTION_WORDS.reverted} transaction ${hash} reverted in block ${evidence.blockNumber} ` +
+        `on ${network.slug}`,
     };
   if (!minedWhileSessionExisted(evidence.blockTime, session.createdAt)) {
     return {
       kind: 'failed',
+      code: 'tx_mined_before_session',
       reason:
-        `mined before this checkout session was created: transaction ${hash} is in block ` +
+        `${REJECTION_WORDS.tx_mined_before_session} transaction ${hash} is in block ` +
         `${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ` +
         `${session.createdAt.toISOString()}`,
     };
@@ -89,17 +99,19 @@ export function judgeBoundTransaction(
   if (session.cryptoCurrency && session.cryptoCurrency !== ticker) {
     return {
       kind: 'failed',
+      code: 'wrong_asset',
       reason:
-        `wrong asset: the session has selected ${session.cryptoCurrency} since transaction ${hash} was bound ` +
-        `for ${ticker}`,
+        `${REJECTION_WORDS.wrong_asset} the session has selected ${session.cryptoCurrency} since transaction ` +
+        `${hash} was bound for ${ticker}`,
     };
   }
   if (session.chainId && session.chainId !== bound.chainId) {
     return {
       kind: 'failed',
+      code: 'wrong_chain',
       reason:
-        `wrong chain: the session is paid on chain ${session.chainId} since transaction ${hash} was bound on ` +
-        `chain ${bound.chainId}`,
+        `${REJECTION_WORDS.wrong_chain} the session is paid on chain ${session.chainId} since transaction ` +
+        `${hash} was bound on chain ${bound.chainId}`,
     };
   }
 
@@ -156,9 +168,10 @@ export function judgeBoundTransaction(
     if (payer && !paidBy) {
       return {
         kind: 'failed',
+        code: 'wrong_sender',
         reason:
-          `wrong sender: transaction ${hash} was sent by ${evidence.sender ?? 'an unknown account'}, not by ` +
-          `the payer wallet ${payer} named when it was bound`,
+          `${REJECTION_WORDS.wrong_sender} transaction ${hash} was sent by ` +
+          `${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
       };
     }
     return { kind: 'valid', transfers: paying };
@@ -168,34 +181,43 @@ export function judgeBoundTransaction(
   if (toWallet)
     return {
       kind: 'failed',
+      code: 'wrong_asset',
       reason:
-        `wrong asset: transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the session wallet; ` +
-        `the session expects ${ticker}`,
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the ` +
+        `session wallet; the session expects ${ticker}`,
     };
   if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
     return {
       kind: 'failed',
-      reason: `wrong asset: transaction ${hash} sends ${native} to the session wallet; the session expects ${ticker}`,
+      code: 'wrong_asset',
+      reason:
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} sends ${native} to the session wallet; the session ` +
+        `expects ${ticker}`,
     };
   }
   const elsewhere = tokenAddress ? transfers.find((t) => t.tokenAddress === tokenAddress) : undefined;
   if (elsewhere)
     return {
       kind: 'failed',
+      code: 'wrong_recipient',
       reason:
-        `wrong recipient: transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to the session ` +
-        `wallet ${wallet}`,
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to ` +
+        `the session wallet ${wallet}`,
     };
   if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
     return {
       kind: 'failed',
+      code: 'wrong_recipient',
       reason:
-        `wrong recipient: transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to the session ` +
-        `wallet ${wallet}`,
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to ` +
+        `the session wallet ${wallet}`,
     };
   }
   return {
     kind: 'failed',
-    reason: `no payment: transaction ${hash} does not transfer ${ticker} to the session wallet ${wallet}`,
+    code: 'no_payment',
+    reason:
+      `${REJECTION_WORDS.no_payment} transaction ${hash} does not transfer ${ticker} ` +
+      `to the session wallet ${wallet}`,
   };
 }

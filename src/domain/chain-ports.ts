@@ -1,4 +1,5 @@
 import type { AssetTicker } from './assets.js';
+import type { RejectionCode } from './reason-codes.js';
 import type { AttributionCandidates, ChainTransfer, Credit, PaymentRecord } from './payment-ports.js';
 
 /**
@@ -17,6 +18,8 @@ export interface BoundTransaction {
   readonly cryptoCurrency: AssetTicker;
   readonly payerWalletAddress: string | null;
   readonly state: 'unverified' | 'verified' | 'rejected';
+  /** Why it was rejected, as a code (what code branches on) and as text (what people read). */
+  readonly reasonCode: RejectionCode | null;
   readonly reason: string | null;
   /** When the chain first knew the transaction (pending or mined); null while it does not. */
   readonly seenOnChainAt: Date | null;
@@ -68,7 +71,13 @@ export interface BoundTransactionTxStore {
   removeBoundTransaction(id: string): Promise<void>;
   updateBoundTransaction(
     id: string,
-    patch: { state?: BoundTransaction['state']; reason?: string; seenOnChainAt?: Date; checkedAt: Date },
+    patch: {
+      state?: BoundTransaction['state'];
+      reasonCode?: RejectionCode;
+      reason?: string;
+      seenOnChainAt?: Date;
+      checkedAt: Date;
+    },
   ): Promise<void>;
 }
 

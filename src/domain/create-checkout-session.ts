@@ -178,7 +178,7 @@ async function signatureReplay(
     ]);
     if (made !== null && existing?.sessionId === made) return replay(ctx, made, existing.requestHash, requestHash);
   }
-  throw unauthorised(REPLAYED_MESSAGE);
+  throw unauthorised(REPLAYED_MESSAGE, 'signature_replayed');
 }
 
 async function replay(
@@ -188,7 +188,7 @@ async function replay(
   requestHash: string,
 ): Promise<CreateCheckoutResult> {
   if (storedHash !== requestHash) {
-    throw conflict('Idempotency-Key was already used with a different request body');
+    throw conflict('Idempotency-Key was already used with a different request body', 'idempotency_conflict');
   }
   // Through getCheckoutSession so a replay after expiry shows the settled status.
   return { session: await getCheckoutSession(ctx, sessionId), replayed: true };
@@ -208,5 +208,6 @@ function amountsTaken(ticker: string, maxSteps: number, lane: AmountLane) {
       `or by one that closed unpaid within its late-payment window (${lanes}, KASSA_UNIQUE_AMOUNT_STEPS), and so ` +
       `in every other asset it could be paid in: retry once one of them is paid or its time is up, or ask the ` +
       `operator to raise KASSA_UNIQUE_AMOUNT_STEPS`,
+    'amounts_exhausted',
   );
 }

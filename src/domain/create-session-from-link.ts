@@ -112,18 +112,18 @@ const LINK_SESSIONS_HAVE_NO_API_KEY = '';
 function refuseUnavailable(link: PaymentLink, now: Date): void {
   switch (paymentLinkState(link, now)) {
     case 'inactive':
-      throw gone(`Payment link ${link.id} is no longer active`);
+      throw gone(`Payment link ${link.id} is no longer active`, 'link_inactive');
     case 'expired':
-      throw gone(`Payment link ${link.id} expired at ${link.expiresAt!.toISOString()}`);
+      throw gone(`Payment link ${link.id} expired at ${link.expiresAt!.toISOString()}`, 'link_expired');
     case 'used_up':
       throw usedUp(link);
     default:
   }
 }
 
-// Without max_uses: the link's page hides its counts, and so does the API payers use. The error body has no code, so
-// the link page (web/link.js: refusal) tells them from other 409s, and "expired at" (above) from other 410s, by words.
-const usedUp = (link: PaymentLink) => conflict(`Payment link ${link.id} has been used the most times allowed`);
+// Without max_uses: the link's page hides its counts, and so does the API payers use; the code tells this 409 apart.
+const usedUp = (link: PaymentLink) =>
+  conflict(`Payment link ${link.id} has been used the most times allowed`, 'link_used_up');
 
 const AMOUNT = /^\d{1,13}(\.\d{1,8})?$/;
 

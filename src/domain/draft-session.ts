@@ -19,7 +19,7 @@ export async function draftSession(
 ): Promise<CheckoutSession> {
   const organisation = await ctx.store.organisations.findById(merchant.organisationId);
   if (!organisation) throw notFound(`Organisation ${merchant.organisationId} not found`);
-  if (organisation.deleted) throw unprocessable('Organisation has been deleted');
+  if (organisation.deleted) throw unprocessable('Organisation has been deleted', 'organisation_deleted');
 
   const currency = input.currency.trim().toUpperCase();
   if (!isIso4217(currency) || !ctx.rates.supportsCurrency(currency)) {
@@ -34,13 +34,17 @@ export async function draftSession(
     throw unprocessable(
       `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
         `set one with \`kassa wallets set\``,
+      'no_wallet',
     );
   }
 
   const now = ctx.clock();
   const rates = await ctx.rates.quoteRates(currency, assetsOnAny(payableNetworks), now);
   if (rates.length === 0)
-    throw unavailable(`No usable exchange rate for ${currency} right now; no session was created, try again shortly`);
+    throw unavailable(
+      `No usable exchange rate for ${currency} right now; no session was created, try again shortly`,
+      'rates_unavailable',
+    );
 
   return {
     id: randomUUID(),

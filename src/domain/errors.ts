@@ -1,3 +1,5 @@
+import type { ReasonCode } from './reason-codes.js';
+
 /**
  * The one error family of the domain. Transports map `code` to their own
  * status once (src/rest/error-handler.ts, src/graphql/errors.ts); a new code
@@ -24,26 +26,45 @@ export type DomainErrorCode =
   | 'rate_limited'
   | 'gone';
 
+/** The reason a refusal of each kind carries when it names none more precise. */
+export const DEFAULT_REASON: Record<DomainErrorCode, ReasonCode> = {
+  invalid: 'validation_failed',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  unprocessable: 'unprocessable',
+  unauthorised: 'unauthenticated',
+  forbidden: 'forbidden',
+  unavailable: 'unavailable',
+  rate_limited: 'rate_limited',
+  gone: 'gone',
+};
+
 export class DomainError extends Error {
   /** Messages meant for the caller; `invalid` may carry several, one per problem. */
   readonly messages: readonly string[];
+  /** The stable code a client branches on (REST `code`, GraphQL `extensions.reason`). */
+  readonly reason: ReasonCode;
 
   constructor(
     readonly code: DomainErrorCode,
     message: string | readonly string[],
+    reason?: ReasonCode,
   ) {
     const messages = typeof message === 'string' ? [message] : message;
     super(messages.join('; '));
     this.name = 'DomainError';
     this.messages = messages;
+    this.reason = reason ?? DEFAULT_REASON[code];
   }
 }
 
-export const invalid = (message: string | readonly string[]) => new DomainError('invalid', message);
-export const notFound = (message: string) => new DomainError('not_found', message);
-export const conflict = (message: string) => new DomainError('conflict', message);
-export const unprocessable = (message: string) => new DomainError('unprocessable', message);
-export const unauthorised = (message: string) => new DomainError('unauthorised', message);
-export const forbidden = (message: string) => new DomainError('forbidden', message);
-export const unavailable = (message: string) => new DomainError('unavailable', message);
-export const gone = (message: string) => new DomainError('gone', message);
+export const invalid = (message: string | readonly string[], reason?: ReasonCode) =>
+  new DomainError('invalid', message, reason);
+export const notFound = (message: string, reason?: ReasonCode) => new DomainError('not_found', message, reason);
+export const conflict = (message: string, reason?: ReasonCode) => new DomainError('conflict', message, reason);
+export const unprocessable = (message: string, reason?: ReasonCode) =>
+  new DomainError('unprocessable', message, reason);
+export const unauthorised = (message: string, reason?: ReasonCode) => new DomainError('unauthorised', message, reason);
+export const forbidden = (message: string, reason?: ReasonCode) => new DomainError('forbidden', message, reason);
+export const unavailable = (message: string, reason?: ReasonCode) => new DomainError('unavailable', message, reason);
+export const gone = (message: string, reason?: ReasonCode) => new DomainError('gone', message, reason);

@@ -50,7 +50,7 @@ export async function createPaymentLink(
 ): Promise<PaymentLink> {
   const organisation = await ctx.store.organisations.findById(organisationId);
   if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
-  if (organisation.deleted) throw unprocessable('Organisation has been deleted');
+  if (organisation.deleted) throw unprocessable('Organisation has been deleted', 'organisation_deleted');
   const now = ctx.clock();
   const currency = input.currency.trim().toUpperCase();
   const problems: string[] = [];
@@ -69,6 +69,7 @@ export async function createPaymentLink(
     throw unprocessable(
       `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
         `set one with \`kassa wallets set\``,
+      'no_wallet',
     );
   }
   const identityOptions = [...new Set(input.identityOptions ?? [])];

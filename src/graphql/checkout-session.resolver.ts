@@ -81,6 +81,7 @@ export class CheckoutSessionResolver {
       cryptoCurrency: t.cryptoCurrency as CryptoTicker,
       state: t.state.toUpperCase(),
       reason: t.reason,
+      reasonCode: t.reasonCode,
     }));
   }
 }

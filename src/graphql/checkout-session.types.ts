@@ -116,6 +116,14 @@ export class BoundTransaction {
 
   @Field(() => String, { nullable: true, description: 'Why a rejected transaction does not pay the session.' })
   reason!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The stable code of `reason` (wrong_sender, bind_too_small, …; docs/api/rest.md#error-codes): branch on it, ' +
+      'not on the text.',
+  })
+  reasonCode!: string | null;
 }
 
 @ObjectType({ description: 'A line of the basket being paid for.' })

@@ -33,12 +33,18 @@ export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
 /**
  * A domain refusal as a GraphQL error with REST's wording: `message` is the
  * REST message (several problems joined by "; "), and `extensions.messages`
- * lists them one by one, exactly as the REST 400 body's `message` array does.
+ * lists them one by one, exactly as the REST 400 body's `message` array does;
+ * `extensions.reason` is REST's `code` (docs/api/graphql.md#errors).
  */
 export function toGraphqlError(error: DomainError): GraphQLError {
   const retry = error instanceof RateLimitedError ? { retryAfterSeconds: error.retryAfterSeconds } : {};
   return new GraphQLError(error.message, {
-    extensions: { code: GRAPHQL_CODE_BY_DOMAIN_CODE[error.code], messages: [...error.messages], ...retry },
+    extensions: {
+      code: GRAPHQL_CODE_BY_DOMAIN_CODE[error.code],
+      reason: error.reason,
+      messages: [...error.messages],
+      ...retry,
+    },
   });
 }
 

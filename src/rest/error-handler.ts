@@ -6,7 +6,7 @@ import {
   DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
 } from '../db/database-errors.js';
-import { errorBody, HttpError, type ErrorBody } from './http-error.js';
+import { codeOfStatus, errorBody, HttpError, type ErrorBody } from './http-error.js';
 
 /** The one mapping of domain error codes to HTTP statuses; a new code that is missing here fails to compile. */
 export const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
@@ -41,28 +41,38 @@ export function restErrorAnswer(error: unknown): RestErrorAnswer {
     const message = error.code === 'invalid' ? error.messages : error.messages.join('; ');
     const headers: Record<string, string> =
       error instanceof RateLimitedError ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
-    return { status, headers, body: errorBody(status, message), unexpected: false };
+    return { status, headers, body: errorBody(status, message, error.reason), unexpected: false };
   }
   if (error instanceof HttpError) {
     return {
       status: error.statusCode,
       headers: error.headers,
-      body: errorBody(error.statusCode, error.body),
+      body: errorBody(error.statusCode, error.body, error.code),
       unexpected: false,
     };
   }
   const status = bodyParserStatus(error);
   if (status)
-    return { status: status.code, headers: {}, body: errorBody(status.code, status.message), unexpected: false };
+    return {
+      status: status.code,
+      headers: {},
+      body: errorBody(status.code, status.message, codeOfStatus(status.code)),
+      unexpected: false,
+    };
   // Logged as unexpected (an operator should see it), answered as what it is: the database is away, retry.
   if (isDatabaseUnavailable(error))
     return {
       status: 503,
       headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
-      body: errorBody(503, DATABASE_UNAVAILABLE_MESSAGE),
+      body: errorBody(503, DATABASE_UNAVAILABLE_MESSAGE, 'unavailable'),
       unexpected: true,
     };
-  return { status: 500, headers: {}, body: errorBody(500, 'Internal server error'), unexpected: true };
+  return {
+    status: 500,
+    headers: {},
+    body: errorBody(500, 'Internal server error', 'internal_error'),
+    unexpected: true,
+  };
 }
 
 /**

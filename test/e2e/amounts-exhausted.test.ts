@@ -3,7 +3,7 @@ import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createLink, visitLink } from '../factories/payment-link.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { expectErrorBody, postCreate } from '../support/rest-kassa.js';
+import { expectErrorCode, postCreate } from '../support/rest-kassa.js';
 
 /**
  * A busy price that runs out of unique amounts (docs/payment-rules.md, rule 4) is refused 409 with what to do: wait
@@ -24,7 +24,7 @@ describe('a price out of unique amounts', () => {
     const merchant = await createMerchant(kassa.ctx);
     for (let i = 0; i < 4; i += 1) expect((await postCreate(kassa, merchant, lamp)).status).toBe(201);
     const refused = await postCreate(kassa, merchant, lamp);
-    expectErrorBody(refused, 409);
+    expectErrorCode(refused, 409, 'amounts_exhausted');
     expect(refused.body.message).toMatch(/^Every unique amount of this total in \w+ is held by another open/);
     expect(refused.body.message).toContain('(4 amounts a price, KASSA_UNIQUE_AMOUNT_STEPS)');
     expect(refused.body.message).toContain('late-payment window');
@@ -37,7 +37,7 @@ describe('a price out of unique amounts', () => {
     for (let i = 0; i < 2; i += 1)
       expect((await visitLink(kassa, link.payment_link_id, { email: `p${i}@example.com` })).status).toBe(201);
     const refused = await visitLink(kassa, link.payment_link_id, { email: 'late@example.com' });
-    expectErrorBody(refused, 409);
+    expectErrorCode(refused, 409, 'amounts_exhausted');
     expect(refused.body.message).toContain('(2 of the 4 amounts a price for payment links, KASSA_UNIQUE_AMOUNT_STEPS)');
     expect(refused.body.message).toMatch(/raise KASSA_UNIQUE_AMOUNT_STEPS/);
   });

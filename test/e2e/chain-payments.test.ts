@@ -165,6 +165,7 @@ describe('payments credited from the chain', () => {
     });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toMatch(/^too small: transaction 0x[0-9a-f]{64} pays 10 USDT, under half of the/);
+    expect(refused.body.code).toBe('bind_too_small');
     // Pending at bind: judged once mined, rejected the same way; the session still waits, no asset selected.
     const pending = await chain.payPending(session.wallet, 'USDT', '5');
     await bind(session.id, pending.hash, 'USDT');
@@ -172,7 +173,10 @@ describe('payments credited from the chain', () => {
     await chain.mine(2);
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
-    expect((await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID })).status).toBe(409);
+    const stored = await postBind(node.kassa, session.id, { tx_hash: pending.hash, chain_id: CHAIN_ID });
+    expect(stored.status).toBe(409);
+    // Rejected and stored with its code: the same bind again answers that code.
+    expect(stored.body.code).toBe('bind_too_small');
 
     const larger = await chain.pay(session.wallet, 'USDT', '60');
     await bind(session.id, larger.hash, 'USDT');
@@ -318,11 +322,23 @@ describe('expiry and late payments', () => {
 });
 
 describe('bound transactions judged by receipt and Transfer logs', () => {
-  /** Binds and insists on a 409 whose message is `reason`. */
+  /** Each rejection's code (docs/api/rest.md#error-codes), by the words its text begins with. */
+  const CODE_BY_PREFIX: Record<string, string> = {
+    'reverted:': 'reverted',
+    'wrong recipient:': 'wrong_recipient',
+    'wrong asset:': 'wrong_asset',
+    'wrong sender:': 'wrong_sender',
+    'wrong chain:': 'wrong_chain',
+    'no payment:': 'no_payment',
+    'mined before': 'tx_mined_before_session',
+  };
+  /** Binds and insists on a 409 whose message is `reason`, with the code of its kind. */
   async function refused(id: string, body: Record<string, unknown>, reason: string) {
     const response = await postBind(node.kassa, id, { chain_id: CHAIN_ID, ...body });
     expect(response.status, JSON.stringify(response.body)).toBe(409);
     expect(response.body.message).toBe(reason);
+    const prefix = Object.keys(CODE_BY_PREFIX).find((words) => reason.startsWith(words));
+    if (prefix) expect(response.body.code).toBe(CODE_BY_PREFIX[prefix]);
     expect(await paymentsOf(id)).toEqual([]);
   }
 
@@ -540,6 +556,7 @@ describe('binds that try to claim what another payer sent', () => {
     expect(response.body.message).toBe(
       `wrong sender: transaction ${sent.hash} was sent by ${sent.from}, not by the payer wallet ${claimed} named when it was bound`,
     );
+    expect(response.body.code).toBe('wrong_sender');
     await tick();
     expect(await view(session.id)).toMatchObject({ status: 'waiting_payment', crypto_currency: null });
   });

@@ -119,13 +119,19 @@ describe("a stranger's bound part of another asset strands no payer's exact tran
     await pending.release();
     await chain.mine(1);
     await scanAt(t1 + 2_000);
-    const candidates = await node.kassa.http
-      .post('/graphql')
-      .send({ query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason } } }` });
+    const candidates = await node.kassa.http.post('/graphql').send({
+      query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason reasonCode } } }`,
+    });
     expect(candidates.body.data.checkoutSession).toMatchObject({
       status: 'WAITING_PAYMENT',
       cryptoCurrency: null,
-      transactions: [{ state: 'REJECTED', reason: expect.stringMatching(/^too small: .* pays 0.000002 USDC, under/) }],
+      transactions: [
+        {
+          state: 'REJECTED',
+          reason: expect.stringMatching(/^too small: .* pays 0.000002 USDC, under/),
+          reasonCode: 'bind_too_small',
+        },
+      ],
     });
 
     // V's payer sends exactly V's USDT amount; before the block is scanned, the stranger sends another unit of USDC
@@ -183,9 +189,9 @@ describe("a stranger's bound part of another asset strands no payer's exact tran
     expect((await paymentsOf(v.id)).map((p) => [p.txHash, p.attribution])).toEqual([[paid.hash, 'exact_amount']]);
     const unattributed = await node.kassa.ctx.store.chain.unattributedPayments(1000);
     expect(unattributed.find((p) => p.txHash === half.hash)?.reservedFor).toBe(v.id);
-    const candidates = await node.kassa.http
-      .post('/graphql')
-      .send({ query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason } } }` });
+    const candidates = await node.kassa.http.post('/graphql').send({
+      query: `{ checkoutSession(id: "${v.id}") { status cryptoCurrency transactions { state reason reasonCode } } }`,
+    });
     expect(candidates.body.data.checkoutSession).toMatchObject({
       status: 'PAID',
       cryptoCurrency: 'USDT',
@@ -195,6 +201,7 @@ describe("a stranger's bound part of another asset strands no payer's exact tran
           reason: expect.stringMatching(
             /^superseded: transaction 0x[0-9a-f]{64} pays this checkout session's exact amount of [0-9.]+ USDT/,
           ),
+          reasonCode: 'superseded',
         },
       ],
     });

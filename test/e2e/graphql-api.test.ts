@@ -153,8 +153,10 @@ describe('checkoutSession', () => {
     const malformed = await graphqlError(kassa, SESSION_QUERY, { id: 'not-a-uuid' }, 'BAD_USER_INPUT');
     expect(malformed.message).toBe('id must be a UUID');
     expect(malformed.extensions.messages).toEqual(['id must be a UUID']);
+    expect(malformed.extensions.reason).toBe('validation_failed');
     const unknown = await graphqlError(kassa, SESSION_QUERY, { id: UNKNOWN_ID }, 'NOT_FOUND');
     expect(unknown.message).toBe(`Checkout session ${UNKNOWN_ID} not found`);
+    expect(unknown.extensions.reason).toBe('not_found');
   });
 });
 
@@ -245,6 +247,7 @@ describe('bindTransaction', () => {
       'payer_wallet_address must match ^0x[a-fA-F0-9]{40}$ (0x and 40 hex characters)',
     ]);
     expect(invalid.message).toBe(invalid.extensions.messages.join('; '));
+    expect(invalid.extensions.reason).toBe('validation_failed');
 
     const unknown = await graphqlError(
       kassa,
@@ -266,6 +269,8 @@ describe('bindTransaction', () => {
       'CONFLICT',
     );
     expect(conflict.message).toBe('crypto_currency USDT differs from ETH, the asset this transaction was bound for');
+    // The same stable reason as REST's `code` (docs/api/graphql.md#errors).
+    expect(conflict.extensions.reason).toBe('currency_mismatch');
   });
 
   it('an unknown ticker is refused by the CryptoTicker enum itself, as BAD_USER_INPUT', async () => {

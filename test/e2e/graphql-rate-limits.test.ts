@@ -56,7 +56,15 @@ describe('GraphQL operations per address', () => {
     const message = `Too many GraphQL operations from this address: at most 3 per 60 s; retry after ${retryAfter} s`;
     expect(response.body).toEqual({
       errors: [
-        { message, extensions: { code: 'TOO_MANY_REQUESTS', messages: [message], retryAfterSeconds: retryAfter } },
+        {
+          message,
+          extensions: {
+            code: 'TOO_MANY_REQUESTS',
+            reason: 'rate_limited',
+            messages: [message],
+            retryAfterSeconds: retryAfter,
+          },
+        },
       ],
     });
     // REST reads are not GraphQL operations.

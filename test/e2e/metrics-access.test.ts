@@ -77,6 +77,7 @@ describe('GET /metrics', () => {
         statusCode: 401,
         message: 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>',
         error: 'Unauthorized',
+        code: 'unauthenticated',
       });
     }
     const allowed = await metrics(base, { Authorization: `Bearer ${TOKEN}` });

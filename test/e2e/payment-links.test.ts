@@ -3,7 +3,14 @@ import { createPaymentLink } from '../../src/domain/payment-links.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, paymentLinkRequest, visitLink } from '../factories/payment-link.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
-import { controllableClock, expectErrorBody, ISO_DATE, PUBLIC_FIELDS, UUID } from '../support/rest-kassa.js';
+import {
+  controllableClock,
+  expectErrorBody,
+  expectErrorCode,
+  ISO_DATE,
+  PUBLIC_FIELDS,
+  UUID,
+} from '../support/rest-kassa.js';
 
 /**
  * Issue 12, payment links over REST on a real PostgreSQL: the merchant's signed routes
@@ -132,7 +139,7 @@ describe('POST /payment-links', () => {
         extra: 1,
       }),
     );
-    expectErrorBody(both, 400);
+    expectErrorCode(both, 400, 'validation_failed');
     expect(both.body.message).toEqual(
       expect.arrayContaining([
         'property extra should not exist',
@@ -149,7 +156,10 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ items: undefined, name: '' }),
     );
-    expectErrorBody(neither, 400, ['name should not be empty', 'body must have exactly one of items and amount_fiat']);
+    expectErrorCode(neither, 400, 'validation_failed', [
+      'name should not be empty',
+      'body must have exactly one of items and amount_fiat',
+    ]);
     const contradicting = await linkCall(
       kassa,
       shop,
@@ -157,7 +167,7 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ anonymous: true }),
     );
-    expectErrorBody(contradicting, 400, ['identity_options must be empty when anonymous is true']);
+    expectErrorCode(contradicting, 400, 'validation_failed', ['identity_options must be empty when anonymous is true']);
     const nobody = await linkCall(
       kassa,
       shop,
@@ -165,7 +175,7 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ anonymous: false, identity_options: [] }),
     );
-    expectErrorBody(nobody, 400, [
+    expectErrorCode(nobody, 400, 'validation_failed', [
       'identity_options must name at least one of email, telegram, username unless anonymous is true',
     ]);
     const items = await linkCall(
@@ -175,12 +185,14 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ items: [{ name: 'x', quantity: 0, unit_price: -1 }] }),
     );
-    expectErrorBody(items, 400, [
+    expectErrorCode(items, 400, 'validation_failed', [
       'items.0.quantity must not be less than 1',
       'items.0.unit_price must not be less than 0',
     ]);
     const currency = await linkCall(kassa, shop, 'post', '/payment-links', paymentLinkRequest({ currency: 'XYZ' }));
-    expectErrorBody(currency, 400, [expect.stringMatching(/^currency XYZ is not supported/)] as never);
+    expectErrorCode(currency, 400, 'validation_failed', [
+      expect.stringMatching(/^currency XYZ is not supported/),
+    ] as never);
     const past = await linkCall(
       kassa,
       shop,
@@ -188,7 +200,7 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ expires_at: new Date(Date.now() - 60_000).toISOString() }),
     );
-    expectErrorBody(past, 400, ['expires_at must be in the future']);
+    expectErrorCode(past, 400, 'validation_failed', ['expires_at must be in the future']);
     // A basket that sums to 0 could never be paid (each visit would be refused): refused at creation.
     const free = await linkCall(
       kassa,
@@ -197,8 +209,10 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest({ items: [{ name: 'Gift', quantity: 2, unit_price: 0 }] }),
     );
-    expectErrorBody(free, 400, ['total amount must be greater than 0']);
-    expectErrorBody(await linkCall(kassa, shop, 'post', '/payment-links', '[]'), 400, ['body must be a JSON object']);
+    expectErrorCode(free, 400, 'validation_failed', ['total amount must be greater than 0']);
+    expectErrorCode(await linkCall(kassa, shop, 'post', '/payment-links', '[]'), 400, 'validation_failed', [
+      'body must be a JSON object',
+    ]);
   });
 
   it('is signed: 401 without or with a wrong signature, before the body is looked at', async () => {
@@ -215,7 +229,7 @@ describe('POST /payment-links', () => {
       '/payment-links',
       paymentLinkRequest(),
     );
-    expectErrorBody(wrong, 401, /^Invalid signature/);
+    expectErrorCode(wrong, 401, 'signature_invalid', /^Invalid signature/);
   });
 
   it('answers 422 for an organisation without a receiving wallet, 415 for a non-JSON body, 405 for other methods', async () => {
@@ -229,9 +243,9 @@ describe('POST /payment-links', () => {
       'Content-Type',
       'application/x-www-form-urlencoded',
     );
-    expectErrorBody(form, 415);
+    expectErrorCode(form, 415, 'unsupported_media_type');
     const put = await kassa.http.put('/payment-links');
-    expectErrorBody(put, 405);
+    expectErrorCode(put, 405, 'method_not_allowed');
     expect(put.headers.allow).toBe('GET, POST');
   });
 });
@@ -254,15 +268,22 @@ describe('GET and PATCH /payment-links', () => {
     const shown = await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`);
     expect(shown.status).toBe(200);
     expect(shown.body).toEqual(link);
-    expectErrorBody(
+    expectErrorCode(
       await linkCall(kassa, other, 'get', `/payment-links/${link.payment_link_id}`),
       404,
+      'not_found',
       `Payment link ${link.payment_link_id} not found`,
     );
-    expectErrorBody(await linkCall(kassa, shop, 'get', '/payment-links/00000000-0000-4000-8000-000000000000'), 404);
-    expectErrorBody(await linkCall(kassa, shop, 'get', '/payment-links/nope'), 400, ['id must be a UUID']);
+    expectErrorCode(
+      await linkCall(kassa, shop, 'get', '/payment-links/00000000-0000-4000-8000-000000000000'),
+      404,
+      'not_found',
+    );
+    expectErrorCode(await linkCall(kassa, shop, 'get', '/payment-links/nope'), 400, 'validation_failed', [
+      'id must be a UUID',
+    ]);
     expectErrorBody(await kassa.http.get(`/payment-links/${link.payment_link_id}`), 401);
-    expectErrorBody(await kassa.http.delete(`/payment-links/${link.payment_link_id}`), 405);
+    expectErrorCode(await kassa.http.delete(`/payment-links/${link.payment_link_id}`), 405, 'method_not_allowed');
   });
 
   it('renames, deactivates and changes the limits; refuses what cannot change', async () => {
@@ -287,19 +308,20 @@ describe('GET and PATCH /payment-links', () => {
     });
     expect(cleared.body).toMatchObject({ max_uses: null, active: true, state: 'active' });
     const immutable = await linkCall(kassa, shop, 'patch', `/payment-links/nope`, { currency: 'EUR', active: 'no' });
-    expectErrorBody(immutable, 400, [
+    expectErrorCode(immutable, 400, 'validation_failed', [
       'id must be a UUID',
       'active must be a boolean',
       'property currency should not exist',
     ]);
-    expectErrorBody(
+    expectErrorCode(
       await linkCall(kassa, other, 'patch', `/payment-links/${link.payment_link_id}`, { active: false }),
       404,
+      'not_found',
     );
     const past = await linkCall(kassa, shop, 'patch', `/payment-links/${link.payment_link_id}`, {
       expires_at: '2000-01-01T00:00:00Z',
     });
-    expectErrorBody(past, 400, ['expires_at must be in the future']);
+    expectErrorCode(past, 400, 'validation_failed', ['expires_at must be in the future']);
   });
 });
 
@@ -355,18 +377,29 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
 
   it('checks the identity against what the link asks: 400 naming each problem', async () => {
     const link = await createLink(kassa, shop, { identity_options: ['email', 'telegram'] });
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}), 400, ['one of email, telegram is required']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'not-an-email', telegram: '@ab' }), 400, [
-      'email must be an email address',
-      'telegram must be a Telegram username (@name, 5 to 32 letters, digits or _) or a numeric user id',
+    expectErrorCode(await visitLink(kassa, link.payment_link_id, {}), 400, 'validation_failed', [
+      'one of email, telegram is required',
     ]);
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, { email: 'not-an-email', telegram: '@ab' }),
+      400,
+      'validation_failed',
+      [
+        'email must be an email address',
+        'telegram must be a Telegram username (@name, 5 to 32 letters, digits or _) or a numeric user id',
+      ],
+    );
     // The body's shape is checked first, as for create; then the link's rules, all at once.
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', other: 1 }), 400, [
-      'property other should not exist',
-    ]);
-    expectErrorBody(
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', other: 1 }),
+      400,
+      'validation_failed',
+      ['property other should not exist'],
+    );
+    expectErrorCode(
       await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', username: 'bob', amount: '5' }),
       400,
+      'validation_failed',
       [
         'username is not asked for by this payment link',
         'amount is not asked for by this payment link (it has a fixed price)',
@@ -378,27 +411,36 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
   it('refuses markup and control, bidi or format characters in every identity field (400, every problem named)', async () => {
     const link = await createLink(kassa, shop, { identity_options: ['email', 'telegram', 'username'] });
     for (const email of ['"><svg/onload=alert(1)>@x.yz', '<b>@a.bc']) {
-      expectErrorBody(await visitLink(kassa, link.payment_link_id, { email }), 400, ['email must be an email address']);
+      expectErrorCode(await visitLink(kassa, link.payment_link_id, { email }), 400, 'validation_failed', [
+        'email must be an email address',
+      ]);
     }
-    expectErrorBody(
+    expectErrorCode(
       await visitLink(kassa, link.payment_link_id, {
         email: 'pay\u202eer@example.com',
         telegram: '\ufeff@alice_1',
         username: 'bob\u009b',
       }),
       400,
+      'validation_failed',
       [
         'email must not contain control or invisible formatting characters (found U+202E)',
         'telegram must not contain control or invisible formatting characters (found U+FEFF)',
         'username must not contain control or invisible formatting characters (found U+009B)',
       ],
     );
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }), 400, [
-      'username must not contain < or >',
-    ]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }), 400, [
-      'username must not contain control or invisible formatting characters (found U+202E)',
-    ]);
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, { username: '<img src=x onerror=alert(1)>' }),
+      400,
+      'validation_failed',
+      ['username must not contain < or >'],
+    );
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, { username: '\u202eevil' }),
+      400,
+      'validation_failed',
+      ['username must not contain control or invisible formatting characters (found U+202E)'],
+    );
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(0);
     const accepted = await visitLink(kassa, link.payment_link_id, { username: "  O'Brien & Söhne " });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
@@ -428,32 +470,37 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     expect(merchantView.map((item) => [item.name, item.quantity, item.unitPrice.toString()])).toEqual([
       ['Donation', 1, '12.34'],
     ]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '100.01' }), 400, [
+    expectErrorCode(await visitLink(kassa, link.payment_link_id, { amount: '100.01' }), 400, 'validation_failed', [
       'amount must be from 1 to 100 USD',
     ]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { amount: '1e3' }), 400, [
+    expectErrorCode(await visitLink(kassa, link.payment_link_id, { amount: '1e3' }), 400, 'validation_failed', [
       'amount must be a decimal number with at most 8 decimal places',
     ]);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}), 400, ['amount is required']);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', amount: 5 }), 400, [
-      'email is not asked for by this payment link',
-    ]);
+    expectErrorCode(await visitLink(kassa, link.payment_link_id, {}), 400, 'validation_failed', ['amount is required']);
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, { email: 'a@b.example', amount: 5 }),
+      400,
+      'validation_failed',
+      ['email is not asked for by this payment link'],
+    );
   });
 
   it('an inactive or expired link answers 410, a used-up one 409; unknown 404, malformed 400', async () => {
     const inactive = await createLink(kassa, shop, { active: false });
-    expectErrorBody(
+    expectErrorCode(
       await visitLink(kassa, inactive.payment_link_id, { email: 'a@b.example' }),
       410,
+      'link_inactive',
       `Payment link ${inactive.payment_link_id} is no longer active`,
     );
     const expiresAt = new Date(time.clock().getTime() + 60_000).toISOString();
     const expiring = await createLink(kassa, shop, { expires_at: expiresAt });
     time.freeze(Date.parse(expiresAt) + 1);
     try {
-      expectErrorBody(
+      expectErrorCode(
         await visitLink(kassa, expiring.payment_link_id, { email: 'a@b.example' }),
         410,
+        'link_expired',
         `Payment link ${expiring.payment_link_id} expired at ${expiresAt}`,
       );
     } finally {
@@ -462,23 +509,25 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     const once = await createLink(kassa, shop, { max_uses: 1 });
     expect((await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' })).status).toBe(201);
     // The page hides counts, and so does its API: the 409 does not say what max_uses is.
-    expectErrorBody(
+    expectErrorCode(
       await visitLink(kassa, once.payment_link_id, { email: 'a@b.example' }),
       409,
+      'link_used_up',
       `Payment link ${once.payment_link_id} has been used the most times allowed`,
     );
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${once.payment_link_id}`)).body).toMatchObject({
       uses: 1,
       state: 'used_up',
     });
-    expectErrorBody(
+    expectErrorCode(
       await visitLink(kassa, '00000000-0000-4000-8000-000000000000', {}),
       404,
+      'not_found',
       'Payment link 00000000-0000-4000-8000-000000000000 not found',
     );
-    expectErrorBody(await visitLink(kassa, 'nope', {}), 400, ['id must be a UUID']);
-    expectErrorBody(await visitLink(kassa, once.payment_link_id, '{'), 400);
-    expectErrorBody(await kassa.http.get(`/payment-links/${once.payment_link_id}/sessions`), 405);
+    expectErrorCode(await visitLink(kassa, 'nope', {}), 400, 'validation_failed', ['id must be a UUID']);
+    expectErrorCode(await visitLink(kassa, once.payment_link_id, '{'), 400, 'validation_failed');
+    expectErrorCode(await kassa.http.get(`/payment-links/${once.payment_link_id}/sessions`), 405, 'method_not_allowed');
   });
 
   it('honours Idempotency-Key: a retried visit answers the same session and counts no second use', async () => {
@@ -492,15 +541,23 @@ describe('POST /payment-links/:id/sessions (the payer, no key)', () => {
     expect(retry.body.session_id).toBe(first.body.session_id);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
     expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: KEY_2 }), 409);
-    expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }), 400, [
-      KEY_RULE,
-    ]);
+    expectErrorCode(
+      await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(256) }),
+      400,
+      'validation_failed',
+      [KEY_RULE],
+    );
   });
 
   it('takes only keys of at least 16 characters on this public route: a short one could be guessed', async () => {
     const link = await createLink(kassa, shop, { identity_options: undefined });
     for (const key of ['visit-1', '1', 'k'.repeat(15)])
-      expectErrorBody(await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }), 400, [KEY_RULE]);
+      expectErrorCode(
+        await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: key }),
+        400,
+        'validation_failed',
+        [KEY_RULE],
+      );
     expect((await visitLink(kassa, link.payment_link_id, {}, { idempotencyKey: 'k'.repeat(16) })).status).toBe(201);
     expect((await linkCall(kassa, shop, 'get', `/payment-links/${link.payment_link_id}`)).body.uses).toBe(1);
   });
@@ -680,7 +737,7 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
     expect(page.text).toContain(
       `<img class="merchant-logo" src="/brand/logo/${branding.logoSha256}" alt="" width="40" height="40">`,
     );
-    expectErrorBody(await kassa.http.get('/brand/logo/nope'), 400);
-    expectErrorBody(await kassa.http.get(`/brand/logo/${'0'.repeat(64)}`), 404);
+    expectErrorCode(await kassa.http.get('/brand/logo/nope'), 400, 'validation_failed');
+    expectErrorCode(await kassa.http.get(`/brand/logo/${'0'.repeat(64)}`), 404, 'not_found');
   });
 });

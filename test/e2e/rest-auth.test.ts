@@ -5,7 +5,7 @@ import { checkoutRequest } from '../factories/checkout-request.js';
 import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/domain/api-keys.js';
 import { signPayload } from '../../src/domain/signatures.js';
 import { createHmac } from 'node:crypto';
-import { createSession, expectErrorBody, postCreate, writtenRows } from '../support/rest-kassa.js';
+import { createSession, expectErrorBody, expectErrorCode, postCreate, writtenRows } from '../support/rest-kassa.js';
 
 /** docs/api/rest.md#signing-a-merchant-call: the signed headers of POST /checkout-sessions. */
 
@@ -99,7 +99,7 @@ describe('401 with a message that says which check failed', () => {
     const headers: Record<string, string> = signedHeaders(merchant);
     delete headers[missing];
     const response = await post(headers);
-    expectErrorBody(response, 401, MISSING);
+    expectErrorCode(response, 401, 'signature_missing', MISSING);
     expect(response.body.error).toBe('Unauthorized');
     for (const name of headerNames) expect(response.body.message).toContain(name);
   });
@@ -107,23 +107,24 @@ describe('401 with a message that says which check failed', () => {
   it.each(headerNames)('with an empty %s', async (empty) => {
     const headers: Record<string, string> = signedHeaders(merchant);
     headers[empty] = '';
-    expectErrorBody(await post(headers), 401, MISSING);
+    expectErrorCode(await post(headers), 401, 'signature_missing', MISSING);
   });
 
   it('without any of the three headers', async () => {
-    expectErrorBody(await post({}), 401, MISSING);
+    expectErrorCode(await post({}), 401, 'signature_missing', MISSING);
   });
 
   it('with an unknown key', async () => {
     const stranger = { apiKey: `pk_${'0'.repeat(32)}`, apiSecret: merchant.apiSecret };
-    expectErrorBody(await post(signedHeaders(stranger)), 401, UNKNOWN_KEY);
+    expectErrorCode(await post(signedHeaders(stranger)), 401, 'key_unknown', UNKNOWN_KEY);
   });
 
   it("with one organisation's key and another's secret", async () => {
     const other = await createMerchant(kassa.ctx);
-    expectErrorBody(
+    expectErrorCode(
       await post(signedHeaders({ apiKey: merchant.apiKey, apiSecret: other.apiSecret })),
       401,
+      'signature_invalid',
       BAD_SIGNATURE,
     );
   });
@@ -132,7 +133,7 @@ describe('401 with a message that says which check failed', () => {
     const victim = await createMerchant(kassa.ctx);
     expect((await post(signedHeaders(victim))).status).toBe(201);
     await revokeApiKey(kassa.ctx, victim.apiKey);
-    expectErrorBody(await post(signedHeaders(victim)), 401, REVOKED);
+    expectErrorCode(await post(signedHeaders(victim)), 401, 'key_revoked', REVOKED);
   });
 
   // Found by an attacker-minded review: revoked_at and a rotation's expires_at were the revoking host's clock, and a key
@@ -141,17 +142,17 @@ describe('401 with a message that says which check failed', () => {
     const fast = { ...kassa.ctx, clock: () => new Date(Date.now() + 10 * 60_000) };
     const revoked = await createMerchant(kassa.ctx);
     await revokeApiKey(fast, revoked.apiKey);
-    expectErrorBody(await post(signedHeaders(revoked)), 401, REVOKED);
+    expectErrorCode(await post(signedHeaders(revoked)), 401, 'key_revoked', REVOKED);
     const rotated = await createMerchant(kassa.ctx);
     const issued = await rotateApiKey(fast, rotated.apiKey, 0);
     expect(Math.abs(issued.oldKeyExpiresAt.getTime() - Date.now())).toBeLessThan(60_000);
-    expectErrorBody(await post(signedHeaders(rotated)), 401, EXPIRED);
+    expectErrorCode(await post(signedHeaders(rotated)), 401, 'key_expired', EXPIRED);
   });
 
   it('with a key rotated without grace; the new key works', async () => {
     const rotating = await createMerchant(kassa.ctx);
     const issued = await rotateApiKey(kassa.ctx, rotating.apiKey, 0);
-    expectErrorBody(await post(signedHeaders(rotating)), 401, EXPIRED);
+    expectErrorCode(await post(signedHeaders(rotating)), 401, 'key_expired', EXPIRED);
     const response = await post(signedHeaders({ apiKey: issued.apiKey, apiSecret: issued.apiSecret }));
     expect(response.status).toBe(201);
     expect(response.body.organisation_id).toBe(rotating.organisationId);
@@ -166,7 +167,7 @@ describe('401 with a message that says which check failed', () => {
     ['hexadecimal', `0x${Date.now().toString(16)}`],
     ['17 digits long', '1'.repeat(17)],
   ])('with a timestamp that is %s', async (_what, timestamp) => {
-    expectErrorBody(await post(signedHeaders(merchant, timestamp)), 401, BAD_TIMESTAMP);
+    expectErrorCode(await post(signedHeaders(merchant, timestamp)), 401, 'timestamp_invalid', BAD_TIMESTAMP);
   });
 
   it.each([
@@ -175,7 +176,7 @@ describe('401 with a message that says which check failed', () => {
     ['in seconds instead of milliseconds', () => Math.floor(Date.now() / 1000)],
     ['zero', () => 0],
   ])('with a timestamp %s', async (_what, timestamp) => {
-    expectErrorBody(await post(signedHeaders(merchant, String(timestamp()))), 401, OUTSIDE_WINDOW);
+    expectErrorCode(await post(signedHeaders(merchant, String(timestamp()))), 401, 'timestamp_stale', OUTSIDE_WINDOW);
   });
 
   it('with a signature that is wrong, truncated, not hex or over another timestamp', async () => {
@@ -190,19 +191,35 @@ describe('401 with a message that says which check failed', () => {
       'z'.repeat(64),
       `sha256=${good}`,
     ]) {
-      expectErrorBody(await post({ ...headers, 'X-Service-Signature': signature }), 401, BAD_SIGNATURE);
+      expectErrorCode(
+        await post({ ...headers, 'X-Service-Signature': signature }),
+        401,
+        'signature_invalid',
+        BAD_SIGNATURE,
+      );
     }
     const otherTimestamp = String(Number(headers['X-Service-Timestamp']) - 1);
-    expectErrorBody(await post({ ...headers, 'X-Service-Timestamp': otherTimestamp }), 401, BAD_SIGNATURE);
+    expectErrorCode(
+      await post({ ...headers, 'X-Service-Timestamp': otherTimestamp }),
+      401,
+      'signature_invalid',
+      BAD_SIGNATURE,
+    );
   });
 
   it('with a signature over a differently formatted body (the raw bytes count)', async () => {
     const compact = JSON.stringify(checkoutRequest());
     const spaced = JSON.stringify(checkoutRequest(), null, 1);
-    expectErrorBody(await post(signedHeaders(merchant, String(Date.now()), compact), spaced), 401, BAD_SIGNATURE);
-    expectErrorBody(
+    expectErrorCode(
+      await post(signedHeaders(merchant, String(Date.now()), compact), spaced),
+      401,
+      'signature_invalid',
+      BAD_SIGNATURE,
+    );
+    expectErrorCode(
       await post(signedHeaders(merchant, String(Date.now()), compact), `${compact}\n`),
       401,
+      'signature_invalid',
       BAD_SIGNATURE,
     );
   });
@@ -223,11 +240,11 @@ describe('authentication runs before anything looks at the body', () => {
 
   it('a bad signature with an invalid body → 401, not 400', async () => {
     const invalid = JSON.stringify({ items: [] });
-    expectErrorBody(await post(badSignature(), invalid), 401, BAD_SIGNATURE);
+    expectErrorCode(await post(badSignature(), invalid), 401, 'signature_invalid', BAD_SIGNATURE);
   });
 
   it('a bad signature with malformed JSON → 401, not 400', async () => {
-    expectErrorBody(await post(badSignature(), '{"user": '), 401, BAD_SIGNATURE);
+    expectErrorCode(await post(badSignature(), '{"user": '), 401, 'signature_invalid', BAD_SIGNATURE);
   });
 
   it('a bad signature with a non-JSON content type → 401, not 415', async () => {
@@ -236,11 +253,11 @@ describe('authentication runs before anything looks at the body', () => {
       .set('Content-Type', 'text/plain')
       .set(badSignature())
       .send('hello');
-    expectErrorBody(response, 401, BAD_SIGNATURE);
+    expectErrorCode(response, 401, 'signature_invalid', BAD_SIGNATURE);
   });
 
   it('missing headers with an empty body → 401', async () => {
-    expectErrorBody(await kassa.http.post('/checkout-sessions'), 401, MISSING);
+    expectErrorCode(await kassa.http.post('/checkout-sessions'), 401, 'signature_missing', MISSING);
   });
 
   it('a valid signature over an invalid body → 400 (then validation runs)', async () => {
@@ -265,7 +282,7 @@ describe('several keys and rotation', () => {
     }
     // Revoking one leaves the others working.
     await revokeApiKey(kassa.ctx, second.apiKey);
-    expectErrorBody(await postCreate(kassa, second, checkoutRequest()), 401, REVOKED);
+    expectErrorCode(await postCreate(kassa, second, checkoutRequest()), 401, 'key_revoked', REVOKED);
     expect((await postCreate(kassa, shop, checkoutRequest())).status).toBe(201);
     expect((await postCreate(kassa, third, checkoutRequest())).status).toBe(201);
   });

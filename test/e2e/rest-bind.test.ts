@@ -9,6 +9,7 @@ import {
   controllableClock,
   createSession,
   expectErrorBody,
+  expectErrorCode,
   expectedOption,
   postBind,
   uniqueOffset,
@@ -305,29 +306,40 @@ describe('400: the body', () => {
     ['an empty string', ''],
     ['a trailing newline', `0x${'a'.repeat(64)}\n`],
   ])('tx_hash with %s', async (_what, tx) => {
-    expectErrorBody(await postBind(kassa, id, { ...valid(), tx_hash: tx }), 400, [TX_PATTERN]);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), tx_hash: tx }), 400, 'validation_failed', [TX_PATTERN]);
   });
 
   it('tx_hash and chain_id are required and must be strings', async () => {
     const { tx_hash: _tx, ...noHash } = valid();
-    expectErrorBody(await postBind(kassa, id, noHash), 400, ['tx_hash is required']);
+    expectErrorCode(await postBind(kassa, id, noHash), 400, 'validation_failed', ['tx_hash is required']);
     const { chain_id: _chain, ...noChain } = valid();
-    expectErrorBody(await postBind(kassa, id, noChain), 400, ['chain_id is required']);
-    expectErrorBody(await postBind(kassa, id, { ...valid(), tx_hash: null }), 400, ['tx_hash is required']);
-    expectErrorBody(await postBind(kassa, id, { ...valid(), tx_hash: 12 }), 400, ['tx_hash must be a string']);
-    expectErrorBody(await postBind(kassa, id, { ...valid(), chain_id: 56 }), 400, ['chain_id must be a string']);
-    expectErrorBody(await postBind(kassa, id, {}), 400, ['tx_hash is required', 'chain_id is required']);
+    expectErrorCode(await postBind(kassa, id, noChain), 400, 'validation_failed', ['chain_id is required']);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), tx_hash: null }), 400, 'validation_failed', [
+      'tx_hash is required',
+    ]);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), tx_hash: 12 }), 400, 'validation_failed', [
+      'tx_hash must be a string',
+    ]);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), chain_id: 56 }), 400, 'validation_failed', [
+      'chain_id must be a string',
+    ]);
+    expectErrorCode(await postBind(kassa, id, {}), 400, 'validation_failed', [
+      'tx_hash is required',
+      'chain_id is required',
+    ]);
   });
 
   it.each([['abc'], ['0'], ['0x0'], ['-1'], ['56.0'], ['1e3'], ['0x'], ['0xzz'], ['']])(
     'chain_id %j',
     async (chainId) => {
-      expectErrorBody(await postBind(kassa, id, { ...valid(), chain_id: chainId }), 400, [CHAIN]);
+      expectErrorCode(await postBind(kassa, id, { ...valid(), chain_id: chainId }), 400, 'validation_failed', [CHAIN]);
     },
   );
 
   it.each([['DOGE'], ['eth'], ['Btc'], [''], ['WBTC']])('unknown ticker %j', async (ticker) => {
-    expectErrorBody(await postBind(kassa, id, { ...valid(), crypto_currency: ticker }), 400, [TICKER]);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), crypto_currency: ticker }), 400, 'validation_failed', [
+      TICKER,
+    ]);
   });
 
   it.each([
@@ -338,15 +350,19 @@ describe('400: the body', () => {
     ['a number', 7],
   ])('payer_wallet_address with %s', async (_what, payer) => {
     const message = typeof payer === 'string' ? PAYER_PATTERN : 'payer_wallet_address must be a string';
-    expectErrorBody(await postBind(kassa, id, { ...valid(), payer_wallet_address: payer }), 400, [message]);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), payer_wallet_address: payer }), 400, 'validation_failed', [
+      message,
+    ]);
   });
 
   it('an unknown property', async () => {
-    expectErrorBody(await postBind(kassa, id, { ...valid(), amount: '1' }), 400, ['property amount should not exist']);
+    expectErrorCode(await postBind(kassa, id, { ...valid(), amount: '1' }), 400, 'validation_failed', [
+      'property amount should not exist',
+    ]);
   });
 
   it('lists every problem at once', async () => {
-    expectErrorBody(
+    expectErrorCode(
       await postBind(kassa, id, {
         tx_hash: 'x',
         chain_id: 'y',
@@ -355,21 +371,22 @@ describe('400: the body', () => {
         foo: 1,
       }),
       400,
+      'validation_failed',
       ['property foo should not exist', TX_PATTERN, CHAIN, TICKER, PAYER_PATTERN],
     );
   });
 
   it.each([['[]'], ['"bind"'], ['null'], ['7']])('a body that is %s', async (text) => {
-    expectErrorBody(await postBind(kassa, id, text), 400, ['body must be a JSON object']);
+    expectErrorCode(await postBind(kassa, id, text), 400, 'validation_failed', ['body must be a JSON object']);
   });
 
   it('a malformed session id', async () => {
-    expectErrorBody(await postBind(kassa, 'not-a-uuid', valid()), 400, ['id must be a UUID']);
+    expectErrorCode(await postBind(kassa, 'not-a-uuid', valid()), 400, 'validation_failed', ['id must be a UUID']);
   });
 
   it("a malformed session id and a body that breaks rules: every problem at once, the path id's first", async () => {
     const refused = await postBind(kassa, 'not-a-uuid', { chain_id: '31337' });
-    expectErrorBody(refused, 400);
+    expectErrorCode(refused, 400, 'validation_failed');
     expect(refused.body.message[0]).toBe('id must be a UUID');
     expect(refused.body.message).toContain('tx_hash is required');
   });
@@ -384,17 +401,21 @@ describe('400: the body', () => {
 describe('400: the body does not fit the session', () => {
   it('crypto_currency is required while the session has none selected', async () => {
     const created = await session();
-    expectErrorBody(await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1' }), 400, [
-      'crypto_currency is required: this session has no crypto currency selected yet',
-    ]);
+    expectErrorCode(
+      await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1' }),
+      400,
+      'validation_failed',
+      ['crypto_currency is required: this session has no crypto currency selected yet'],
+    );
   });
 
   it('a ticker the session does not offer', async () => {
     const ethereumOnly = await createMerchant(kassa.ctx, { network: 'ethereum' });
     const created = await session(ethereumOnly);
-    expectErrorBody(
+    expectErrorCode(
       await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: '1', crypto_currency: 'BTC' }),
       400,
+      'validation_failed',
       ['crypto_currency BTC is not offered by this session (offered: ETH, USDT, USDC)'],
     );
   });
@@ -404,9 +425,10 @@ describe('400: the body does not fit the session', () => {
     const created = await session(localOnly);
     expect(created.supported_networks).toEqual(['local']);
     for (const chainId of ['1', '56', '137']) {
-      expectErrorBody(
+      expectErrorCode(
         await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: 'ETH' }),
         400,
+        'validation_failed',
         [`chain_id ${chainId} is not among this session's networks (local: 31337)`],
       );
     }
@@ -418,9 +440,10 @@ describe('400: the body does not fit the session', () => {
     ['SOL', '1', 'ethereum'],
   ])('a ticker not available on that chain (%s on chain %s)', async (ticker, chainId, network) => {
     const created = await session();
-    expectErrorBody(
+    expectErrorCode(
       await postBind(kassa, created.session_id, { tx_hash: newHash(), chain_id: chainId, crypto_currency: ticker }),
       400,
+      'validation_failed',
       [`${ticker} is not available on chain ${chainId} (${network})`],
     );
   });
@@ -449,7 +472,12 @@ describe('404 and 409', () => {
       chain_id: '31337',
       crypto_currency: 'ETH',
     });
-    expectErrorBody(again, 409, `Transaction ${sent.hash} is already bound to another checkout session`);
+    expectErrorCode(
+      again,
+      409,
+      'tx_already_bound',
+      `Transaction ${sent.hash} is already bound to another checkout session`,
+    );
     expect((await get(second.session_id)).bound_tx_hash).toBeNull();
   });
 
@@ -461,9 +489,10 @@ describe('404 and 409', () => {
       chain_id: '31337',
       crypto_currency: 'ETH',
     });
-    expectErrorBody(
+    expectErrorCode(
       refused,
       409,
+      'wrong_recipient',
       `wrong recipient: transaction ${elsewhere.hash} sends ETH to 0x${'e15e'.repeat(10)}, not to the session wallet ${merchant.wallet}`,
     );
     expect(await boundRows(created.session_id)).toEqual([]);
@@ -482,7 +511,12 @@ describe('404 and 409', () => {
       chain_id: '1',
       crypto_currency: 'USDT',
     });
-    expectErrorBody(differing, 409, 'crypto_currency USDT differs from ETH, already locked for this session');
+    expectErrorCode(
+      differing,
+      409,
+      'currency_mismatch',
+      'crypto_currency USDT differs from ETH, already locked for this session',
+    );
 
     const tx = newHash();
     const locked = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1' });
@@ -504,7 +538,7 @@ describe('404 and 409', () => {
     time.freeze(start + 5 * 60_000);
     const tx = newHash();
     const response = await postBind(kassa, created.session_id, { tx_hash: tx, chain_id: '1', crypto_currency: 'ETH' });
-    expectErrorBody(response, 409, 'Checkout session is expired; it no longer accepts a transaction');
+    expectErrorCode(response, 409, 'session_closed', 'Checkout session is expired; it no longer accepts a transaction');
 
     const read = await get(created.session_id);
     expect([read.status, read.bound_tx_hash, read.crypto_currency]).toEqual(['expired', null, null]);

@@ -4,7 +4,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import type { RatesProvider } from '../../src/domain/rates-ports.js';
-import { UUID, createSession, expectErrorBody, postBind, postCreate } from '../support/rest-kassa.js';
+import { UUID, createSession, expectErrorBody, expectErrorCode, postBind, postCreate } from '../support/rest-kassa.js';
 
 /** docs/api/rest.md#errors: every error on every route has the error body; transport refusals; health; request ids. */
 
@@ -57,7 +57,7 @@ describe('unknown routes and methods', () => {
     ['put', '/checkout-sessions/0f8fad5b-d9cb-469f-a165-70867728950e/bind-tx', 'POST'],
   ] as const)('%s %s → 405 with Allow: %s', async (method, path, allow) => {
     const response = await kassa.http[method](path);
-    expectErrorBody(response, 405, `Method ${method.toUpperCase()} is not allowed on ${path}`);
+    expectErrorCode(response, 405, 'method_not_allowed', `Method ${method.toUpperCase()} is not allowed on ${path}`);
     expect(response.headers.allow).toBe(allow);
   });
 
@@ -66,7 +66,7 @@ describe('unknown routes and methods', () => {
   it('a path that is not valid percent-encoding → 400 that blames the path, not the body', async () => {
     for (const path of ['/checkout-sessions/%E0%A4%A', '/checkout-sessions/%zz/bind-tx']) {
       const response = await kassa.http.get(path);
-      expectErrorBody(response, 400);
+      expectErrorCode(response, 400, 'validation_failed');
       // A 400 always lists its problems.
       expect(response.body.message).toEqual([expect.stringMatching(/path|URL|percent|decode/i)]);
       expect(response.body.message[0]).not.toMatch(/body/i);
@@ -75,7 +75,7 @@ describe('unknown routes and methods', () => {
 
   it('405 comes before authentication and body checks', async () => {
     const response = await kassa.http.delete('/checkout-sessions').set('Content-Type', 'text/plain').send('x');
-    expectErrorBody(response, 405, 'Method DELETE is not allowed on /checkout-sessions');
+    expectErrorCode(response, 405, 'method_not_allowed', 'Method DELETE is not allowed on /checkout-sessions');
   });
 });
 
@@ -92,14 +92,14 @@ describe('malformed JSON → 400', () => {
 
   it.each(malformed)('on bind: %s', async (_what, text) => {
     const response = await postBind(kassa, sessionId, text);
-    expectErrorBody(response, 400);
+    expectErrorCode(response, 400, 'validation_failed');
     expect(response.body.message).toHaveLength(1);
     expect(response.body.message[0]).toMatch(/^Malformed JSON: /);
   });
 
   it.each(malformed)('on a signed create: %s', async (_what, text) => {
     const response = await postCreate(kassa, merchant, text);
-    expectErrorBody(response, 400);
+    expectErrorCode(response, 400, 'validation_failed');
     expect(response.body.message[0]).toMatch(/^Malformed JSON: /);
   });
 
@@ -107,8 +107,10 @@ describe('malformed JSON → 400', () => {
     const response = await kassa.http
       .post(`/checkout-sessions/${sessionId}/bind-tx`)
       .set('Content-Type', 'application/json');
-    expectErrorBody(response, 400, ['Request body must be a JSON object']);
-    expectErrorBody(await postCreate(kassa, merchant, ''), 400, ['Request body must be a JSON object']);
+    expectErrorCode(response, 400, 'validation_failed', ['Request body must be a JSON object']);
+    expectErrorCode(await postCreate(kassa, merchant, ''), 400, 'validation_failed', [
+      'Request body must be a JSON object',
+    ]);
   });
 });
 
@@ -127,18 +129,23 @@ describe('content types', () => {
       .post(`/checkout-sessions/${sessionId}/bind-tx`)
       .set('Content-Type', type)
       .send(body);
-    expectErrorBody(response, 415, UNSUPPORTED);
+    expectErrorCode(response, 415, 'unsupported_media_type', UNSUPPORTED);
   });
 
   it('bind without any content type → 415', async () => {
-    expectErrorBody(await kassa.http.post(`/checkout-sessions/${sessionId}/bind-tx`), 415, UNSUPPORTED);
+    expectErrorCode(
+      await kassa.http.post(`/checkout-sessions/${sessionId}/bind-tx`),
+      415,
+      'unsupported_media_type',
+      UNSUPPORTED,
+    );
   });
 
   it('a signed create whose valid signature covers a text/plain body → 415', async () => {
     const response = await postCreate(kassa, merchant, JSON.stringify(checkoutRequest()), {
       contentType: 'text/plain',
     });
-    expectErrorBody(response, 415, UNSUPPORTED);
+    expectErrorCode(response, 415, 'unsupported_media_type', UNSUPPORTED);
   });
 
   it.each([['application/json; charset=utf-8'], ['Application/JSON'], ['application/vnd.kassa+json']])(
@@ -158,28 +165,30 @@ describe('body size', () => {
   };
 
   it('a bind body over 100 KB → 413', async () => {
-    expectErrorBody(
+    expectErrorCode(
       await postBind(kassa, sessionId, padded(BODY_LIMIT + 1)),
       413,
+      'body_too_large',
       'Request body is larger than the limit of 100 KB',
     );
   });
 
   it('a create body over 100 KB → 413, signed or not', async () => {
-    expectErrorBody(
+    expectErrorCode(
       await postCreate(kassa, merchant, padded(BODY_LIMIT + 1)),
       413,
+      'body_too_large',
       'Request body is larger than the limit of 100 KB',
     );
     const unsigned = await kassa.http
       .post('/checkout-sessions')
       .set('Content-Type', 'application/json')
       .send(padded(2 * BODY_LIMIT));
-    expectErrorBody(unsigned, 413, 'Request body is larger than the limit of 100 KB');
+    expectErrorCode(unsigned, 413, 'body_too_large', 'Request body is larger than the limit of 100 KB');
   });
 
   it('exactly 100 KB is read (and then judged on its content)', async () => {
-    expectErrorBody(await postBind(kassa, sessionId, padded(BODY_LIMIT)), 400, [
+    expectErrorCode(await postBind(kassa, sessionId, padded(BODY_LIMIT)), 400, 'validation_failed', [
       'property foo should not exist',
       'tx_hash is required',
       'chain_id is required',
@@ -190,7 +199,7 @@ describe('body size', () => {
 describe('500', () => {
   it('an unexpected failure is a generic 500 that shows no internals', async () => {
     const response = await postCreate(kassa, merchant, checkoutRequest({ currency: 'CHF' }));
-    expectErrorBody(response, 500, 'Internal server error');
+    expectErrorCode(response, 500, 'internal_error', 'Internal server error');
     expect(JSON.stringify(response.body)).not.toContain('hunter2');
     expect(JSON.stringify(response.body)).not.toContain('rates-db');
     expect(response.headers['x-request-id']).toMatch(UUID);

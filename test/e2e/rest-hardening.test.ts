@@ -80,6 +80,7 @@ describe('body encoding', () => {
       statusCode: 400,
       message: ['Request body is not valid UTF-8'],
       error: 'Bad Request',
+      code: 'validation_failed',
     });
   });
 

@@ -10,6 +10,7 @@ import {
   controllableClock,
   createSession,
   expectErrorBody,
+  expectErrorCode,
   isEmbedded,
   postBind,
   postCreate,
@@ -55,7 +56,7 @@ afterEach(async () => {
 
 /** The 429 with the error body (docs/api/rest.md#errors) and a Retry-After in whole seconds within the window. */
 function expectTooMany(response: Response, message: RegExp, windowSeconds = 60): number {
-  expectErrorBody(response, 429, message);
+  expectErrorCode(response, 429, 'rate_limited', message);
   expect(response.body.error).toBe('Too Many Requests');
   const retryAfter = Number(response.headers['retry-after']);
   expect(Number.isInteger(retryAfter), `Retry-After: ${response.headers['retry-after']}`).toBe(true);
@@ -150,9 +151,9 @@ describe('failed signature checks per client address and per key id named', () =
         })
         .send(JSON.stringify(checkoutRequest()));
     const unknownKey = 'Invalid API key: X-Service-Key is not a known key';
-    expectErrorBody(await call('pk_' + 'a'.repeat(200)), 401, unknownKey);
+    expectErrorCode(await call('pk_' + 'a'.repeat(200)), 401, 'key_unknown', unknownKey);
     expect(lookups).not.toHaveBeenCalled();
-    for (let i = 0; i < 3; i++) expectErrorBody(await call(`pk_${'0'.repeat(32)}`), 401, unknownKey);
+    for (let i = 0; i < 3; i++) expectErrorCode(await call(`pk_${'0'.repeat(32)}`), 401, 'key_unknown', unknownKey);
     const missing = lookups.mock.results.map((result) => result.value as Promise<unknown>);
     expect(await Promise.all(missing)).toEqual([null, null, null]);
     // What reaches the database is counted in test/integration/remembered-misses.test.ts: one lookup of the three.

@@ -4,7 +4,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
-import { controllableClock, expectErrorBody, isEmbedded, writtenRows } from '../support/rest-kassa.js';
+import { controllableClock, expectErrorBody, expectErrorCode, isEmbedded, writtenRows } from '../support/rest-kassa.js';
 
 /**
  * Issue 11 A: every signed route but create signs `{ts}.{METHOD}.{path?query}.{body}`,
@@ -210,7 +210,7 @@ describe('one instance', () => {
     it('the same GET replayed verbatim → 401; a freshly signed one → 200', async () => {
       const signed = signRequest(merchant, 'GET', '/webhook-endpoints');
       expect((await send(kassa, 'get', '/webhook-endpoints', signed)).status).toBe(200);
-      expectErrorBody(await send(kassa, 'get', '/webhook-endpoints', signed), 401, REPLAYED);
+      expectErrorCode(await send(kassa, 'get', '/webhook-endpoints', signed), 401, 'signature_replayed', REPLAYED);
       expect(
         (await send(kassa, 'get', '/webhook-endpoints', signRequest(merchant, 'GET', '/webhook-endpoints'))).status,
       ).toBe(200);
@@ -222,7 +222,7 @@ describe('one instance', () => {
       const first = await send(kassa, 'post', rotate, signed);
       expect(first.status).toBe(200);
       const replay = await send(kassa, 'post', rotate, signed);
-      expectErrorBody(replay, 401, REPLAYED);
+      expectErrorCode(replay, 401, 'signature_replayed', REPLAYED);
       expect(JSON.stringify(replay.body)).not.toContain('whsec_');
       const row = await kassa.runtime.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
       expect(row.previousSecretExpiresAt).not.toBeNull();
@@ -234,7 +234,7 @@ describe('one instance', () => {
       const shouted = {
         headers: { ...signed.headers, 'X-Service-Signature': signed.headers['X-Service-Signature']!.toUpperCase() },
       };
-      expectErrorBody(await send(kassa, 'get', '/events', shouted), 401, REPLAYED);
+      expectErrorCode(await send(kassa, 'get', '/events', shouted), 401, 'signature_replayed', REPLAYED);
     });
 
     it("a create sent again verbatim with its Idempotency-Key → the same 201 (the spec's idempotent replay); without it, or with another key → 401, nothing written", async () => {
@@ -250,9 +250,19 @@ describe('one instance', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
       // Create's headers are not signed: a key added to (or changed on) a captured request proves nothing.
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signed, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(kassa, 'post', '/checkout-sessions', signed, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
       const otherKey = { headers: { ...signed.headers, 'Idempotency-Key': 'order-78' } };
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', otherKey, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(kassa, 'post', '/checkout-sessions', otherKey, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
       expect(await writtenRows(kassa, shop.organisationId)).toEqual(rows);
       // Another session's key, same body: not the session this signature made.
       const other = signCreate(shop, body);
@@ -265,7 +275,12 @@ describe('one instance', () => {
       );
       expect(otherFirst.status).toBe(201);
       const borrowed = { headers: { ...signed.headers, 'Idempotency-Key': 'order-79' } };
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', borrowed, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(kassa, 'post', '/checkout-sessions', borrowed, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
       const resigned = { headers: { ...signCreate(shop, body).headers, 'Idempotency-Key': 'order-77' } };
       const third = await send(kassa, 'post', '/checkout-sessions', resigned, body);
       expect(third.status).toBe(201);
@@ -291,14 +306,24 @@ describe('one instance', () => {
       const signed = signCreate(merchant, body);
       const withKey = { headers: { ...signed.headers, 'Idempotency-Key': 'order-80' } };
       expectErrorBody(await send(kassa, 'post', '/checkout-sessions', withKey, body), 400);
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', withKey, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(kassa, 'post', '/checkout-sessions', withKey, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
     });
 
     it('a request refused after the signature check (a bad body → 400) has used its signature', async () => {
       const body = JSON.stringify({ items: [] });
       const signed = signCreate(merchant, body);
       expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signed, body), 400);
-      expectErrorBody(await send(kassa, 'post', '/checkout-sessions', signed, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(kassa, 'post', '/checkout-sessions', signed, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
     });
 
     it('a wrong signature is not remembered', async () => {
@@ -333,12 +358,17 @@ describe('the replay cache is in the database', () => {
       const merchant = await createMerchant(first.ctx);
       const signed = signRequest(merchant, 'GET', '/events');
       expect((await send(first, 'get', '/events', signed)).status).toBe(200);
-      expectErrorBody(await send(second, 'get', '/events', signed), 401, REPLAYED);
+      expectErrorCode(await send(second, 'get', '/events', signed), 401, 'signature_replayed', REPLAYED);
 
       const body = JSON.stringify(checkoutRequest());
       const create = signCreate(merchant, body);
       expect((await send(second, 'post', '/checkout-sessions', create, body)).status).toBe(201);
-      expectErrorBody(await send(first, 'post', '/checkout-sessions', create, body), 401, REPLAYED);
+      expectErrorCode(
+        await send(first, 'post', '/checkout-sessions', create, body),
+        401,
+        'signature_replayed',
+        REPLAYED,
+      );
       expect((await writtenRows(first, merchant.organisationId)).sessions).toBe(1);
     },
   );
@@ -367,7 +397,8 @@ describe('the replay cache is in the database', () => {
         Array.from({ length: 10 }, (_, i) => send(i % 2 ? first : second, 'post', '/checkout-sessions', create, body)),
       );
       expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(401)]);
-      for (const refused of answers.filter((answer) => answer.status === 401)) expectErrorBody(refused, 401, REPLAYED);
+      for (const refused of answers.filter((answer) => answer.status === 401))
+        expectErrorCode(refused, 401, 'signature_replayed', REPLAYED);
       expect(await writtenRows(first, merchant.organisationId)).toMatchObject({ sessions: 1, history: 1, outbox: 1 });
     },
   );
@@ -379,7 +410,7 @@ describe('the replay cache is in the database', () => {
     expect((await send(before, 'get', '/events', signed)).status).toBe(200);
     await opened.pop()!.close();
     const after = await open();
-    expectErrorBody(await send(after, 'get', '/events', signed), 401, REPLAYED);
+    expectErrorCode(await send(after, 'get', '/events', signed), 401, 'signature_replayed', REPLAYED);
   });
 
   it('an entry lives as long as its timestamp is acceptable, and is then deleted', async () => {
@@ -395,7 +426,7 @@ describe('the replay cache is in the database', () => {
     expect(await signatures()).toBe(1);
     // Five minutes on, the timestamp is still acceptable: still a replay.
     time.freeze(start + 5 * 60_000);
-    expectErrorBody(await send(kassa, 'get', '/events', signed), 401, REPLAYED);
+    expectErrorCode(await send(kassa, 'get', '/events', signed), 401, 'signature_replayed', REPLAYED);
     // Past the window (and the minute allowed for clocks of instances that differ), the entry goes with the next signed call.
     time.freeze(start + 6 * 60_000 + 1_000);
     expect(

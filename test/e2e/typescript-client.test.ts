@@ -46,6 +46,11 @@ describe('KassaClient', () => {
     // The same key again: the same session, not a second one.
     const replay = await client.createCheckoutSession(input, { idempotencyKey: 'order-1001' });
     expect(replay.session_id).toBe(created.session_id);
+    // The same key with another body: refused with a code to branch on (docs/api/rest.md#error-codes).
+    const reused = await client
+      .createCheckoutSession(checkoutRequest({ currency: 'EUR' }) as never, { idempotencyKey: 'order-1001' })
+      .catch((e: unknown) => e);
+    expect(reused).toMatchObject({ status: 409, code: 'idempotency_conflict' });
     // Without a key of the caller's, each create gets a fresh one.
     const other = await client.createCheckoutSession(input);
     expect(other.session_id).not.toBe(created.session_id);
@@ -88,12 +93,15 @@ describe('KassaClient', () => {
     expect(error).toBeInstanceOf(KassaError);
     expect((error as KassaError).status).toBe(400);
     expect((error as KassaError).messages.length).toBeGreaterThan(1);
+    expect((error as KassaError).code).toBe('validation_failed');
     const missing = await client.getCheckoutSession('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, name: 'KassaError' });
+    expect((missing as KassaError).code).toBe('not_found');
     const wrongSecret = new KassaClient({ baseUrl: kassa.url, apiKey: merchant.apiKey, apiSecret: 'sk_wrong' });
     const unauthorised = await wrongSecret.listEvents().catch((e: unknown) => e);
     expect(unauthorised).toMatchObject({ status: 401 });
     expect((unauthorised as KassaError).messages[0]).toMatch(/Invalid signature/);
+    expect((unauthorised as KassaError).code).toBe('signature_invalid');
   });
 
   it('wraps a failed connection in KassaNetworkError (a KassaError with status 0), after its retries', async () => {
@@ -114,6 +122,7 @@ describe('KassaClient', () => {
     expect(error).toBeInstanceOf(KassaNetworkError);
     expect(error).toBeInstanceOf(KassaError);
     expect(error).toMatchObject({ name: 'KassaNetworkError', status: 0, body: null, method: 'GET' });
+    expect((error as KassaNetworkError).code).toBeNull();
     expect((error as KassaNetworkError).cause).toBeInstanceOf(TypeError);
     expect((error as KassaNetworkError).messages[0]).toMatch(
       new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/checkout-sessions/\\S+ failed: fetch failed \\(ECONNREFUSED\\)$`),

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { Decimal as DecimalJs } from 'decimal.js';
 import type { Response, Test } from 'supertest';
 import { expect } from 'vitest';
+import { REASON_CODE_LIST, type ReasonCode } from '../../src/domain/reason-codes.js';
 import { freshTimestamp, signed, type TestMerchant } from '../factories/merchant.js';
 import { testDatabaseMode } from './databases.js';
 import type { TestKassa } from './kassa.js';
@@ -203,13 +204,15 @@ const INTERNALS =
   /\bat [\w.<>]+ \(|node_modules|\.[cm]?[jt]s:\d+|Prisma|"stack"|ECONN|\bSELECT |\bINSERT |\bUPDATE |\bP\d{4}\b/;
 
 /**
- * Asserts the error body (docs/api/rest.md#errors): exactly statusCode, message and error, JSON,
- * the given status, its standard name, and nothing internal.
+ * Asserts the error body (docs/api/rest.md#errors): exactly statusCode, message, error and a documented code (none
+ * on answers made before routing), JSON, the given status, its standard name, and nothing internal.
  */
 export function expectErrorBody(response: Response, status: number, message?: string | string[] | RegExp): void {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
-  expect(Object.keys(response.body).sort()).toEqual(['error', 'message', 'statusCode']);
+  const keys = Object.keys(response.body).sort();
+  expect(keys.filter((key) => key !== 'code')).toEqual(['error', 'message', 'statusCode']);
+  if (keys.includes('code')) expect(REASON_CODE_LIST).toContain(response.body.code);
   expect(response.body.statusCode).toBe(status);
   expect(response.body.error).toBe(STATUS_CODES[status]);
   const text = response.body.message;
@@ -223,6 +226,17 @@ export function expectErrorBody(response: Response, status: number, message?: st
   } else if (message !== undefined) {
     expect(text).toEqual(message);
   }
+}
+
+/** Asserts the error body (expectErrorBody) and its stable reason code (docs/api/rest.md#error-codes). */
+export function expectErrorCode(
+  response: Response,
+  status: number,
+  code: ReasonCode,
+  message?: string | string[] | RegExp,
+): void {
+  expectErrorBody(response, status, message);
+  expect(response.body.code, JSON.stringify(response.body)).toBe(code);
 }
 
 /** A clock tests can stop at an exact instant; it runs with the wall clock otherwise. */

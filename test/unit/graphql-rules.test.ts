@@ -51,11 +51,16 @@ describe('GraphQL error mapping', () => {
     });
     const error = toGraphqlError(new DomainError('invalid', ['a is wrong', 'b is wrong']));
     expect(error.message).toBe('a is wrong; b is wrong');
-    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', messages: ['a is wrong', 'b is wrong'] });
+    expect(error.extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      reason: 'validation_failed',
+      messages: ['a is wrong', 'b is wrong'],
+    });
     // A rate limit also says when to retry (docs/api/rest.md#rate-limits).
     const limited = toGraphqlError(new RateLimitedError('graphql', 12, { limit: 600, windowSeconds: 60 }));
     expect(limited.extensions).toEqual({
       code: 'TOO_MANY_REQUESTS',
+      reason: 'rate_limited',
       messages: [limited.message],
       retryAfterSeconds: 12,
     });
@@ -89,7 +94,7 @@ describe('GraphQL error mapping', () => {
         ),
       ).toEqual({
         message: 'Checkout session x not found',
-        extensions: { code: 'NOT_FOUND', messages: ['Checkout session x not found'] },
+        extensions: { code: 'NOT_FOUND', reason: 'not_found', messages: ['Checkout session x not found'] },
       });
     }
   });

@@ -5,6 +5,7 @@ import { Decimal } from '../../src/domain/money.js';
 import type { Network } from '../../src/domain/networks.js';
 import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
 import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
+import type { RejectionCode } from '../../src/domain/reason-codes.js';
 import { amountDue, attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
 
 // docs/payment-rules.md, rules 2 and 3: who a scanned transfer pays, and how a bound transaction is judged.
@@ -121,6 +122,7 @@ function bound(overrides: Partial<BoundTransaction> = {}): BoundTransaction {
     cryptoCurrency: 'USDT',
     payerWalletAddress: PAYER,
     state: 'unverified',
+    reasonCode: null,
     reason: null,
     seenOnChainAt: null,
     clientAddress: null,
@@ -188,7 +190,20 @@ const judge = (
 type Verdict = BoundTxVerdict | 'VALID';
 const WAIT: Verdict = { kind: 'wait', onChain: false };
 const VALID = 'VALID' as const;
-const failed = (reason: string): Verdict => ({ kind: 'failed', reason });
+/** Each rejection's code, by the words its text begins with (the table states the text; the code must agree). */
+const CODE_BY_PREFIX: ReadonlyArray<readonly [string, RejectionCode]> = [
+  ['not mined:', 'not_mined'],
+  ['wrong chain:', 'wrong_chain'],
+  ['dropped:', 'dropped'],
+  ['reverted:', 'reverted'],
+  ['mined before', 'tx_mined_before_session'],
+  ['wrong asset:', 'wrong_asset'],
+  ['wrong sender:', 'wrong_sender'],
+  ['wrong recipient:', 'wrong_recipient'],
+  ['no payment:', 'no_payment'],
+];
+const codeOf = (reason: string): RejectionCode => CODE_BY_PREFIX.find(([prefix]) => reason.startsWith(prefix))![1];
+const failed = (reason: string): Verdict => ({ kind: 'failed', code: codeOf(reason), reason });
 /** Valid verdicts carry the paying transfers; the table only asks that it is valid. */
 const outcome = (verdict: BoundTxVerdict): Verdict => (verdict.kind === 'valid' ? VALID : verdict);
 
@@ -265,6 +280,7 @@ describe('judgeBoundTransaction: before the receipt', () => {
   it('rejects a transaction still pending when the grace after binding is over: it may not hold the session or its quote for ever', () => {
     expect(judge(session(), { kind: 'pending' }, LOCAL, minutesAfterBinding(30))).toEqual({
       kind: 'failed',
+      code: 'not_mined',
       reason: `not mined: transaction ${HASH} was still pending on local 30 minutes after it was bound`,
     });
   });

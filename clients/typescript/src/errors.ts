@@ -1,14 +1,21 @@
+import type { Error as ErrorBody } from './types.js';
+
 /** What the client throws: Kassa's error answers, no answer at all, and a webhook that does not verify. */
+
+/** The stable reason of a refusal, to branch on (docs/api/rest.md#error-codes); messages may change. */
+export type KassaErrorCode = NonNullable<ErrorBody['code']>;
 
 /** An answer other than 2xx, with Kassa's error body (docs/api/rest.md#errors); status 0 for a KassaNetworkError. */
 export class KassaError extends Error {
   override readonly name: string = 'KassaError';
   /** Every problem (a 400 lists several). */
   readonly messages: string[];
+  /** The body's `code`; null when the answer had none (no answer at all, or a body that is not Kassa's). */
+  readonly code: KassaErrorCode | null;
 
   constructor(
     readonly status: number,
-    readonly body: { statusCode?: number; message?: string | string[]; error?: string } | null,
+    readonly body: { statusCode?: number; message?: string | string[]; error?: string; code?: KassaErrorCode } | null,
     options?: { cause?: unknown; messages?: string[] },
   ) {
     const given = body?.message;
@@ -17,6 +24,7 @@ export class KassaError extends Error {
     const summary = `${status} ${body?.error ?? ''}: ${messages.join('; ')}`.replace(/ +:/, ':');
     super(summary, options?.cause === undefined ? undefined : { cause: options.cause });
     this.messages = messages;
+    this.code = typeof body?.code === 'string' ? body.code : null;
   }
 }
 

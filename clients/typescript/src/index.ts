@@ -8,7 +8,7 @@
  * client:types` in the Kassa checkout); the names below are this package's own.
  */
 export { KassaClient, type KassaClientOptions } from './client.js';
-export { KassaError, KassaNetworkError, WebhookVerificationError } from './errors.js';
+export { KassaError, KassaNetworkError, WebhookVerificationError, type KassaErrorCode } from './errors.js';
 export { sign, signRequest, verifyWebhook, type VerifyWebhookInput } from './signing.js';
 export type {
   CheckoutStatus,
