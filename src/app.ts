@@ -2,16 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
-import { notStored } from './rest/cache-control.js';
+import { notStored } from './http/cache-control.js';
 import { requestLog } from './request-log.js';
 import type { GraphqlLane, LaneAnswer } from './graphql/graphql-lane.js';
 import { answerAtOnce, createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { countRateLimitRefusals } from './rate-limit-metrics.js';
 import { checkoutPageRouter, type CheckoutPageOptions } from './rest/checkout-page.routes.js';
 import { checkoutSessionsRouter } from './rest/checkout-sessions.routes.js';
-import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
+import { errorHandler, methodNotAllowed, notFoundHandler } from './http/error-handler.js';
 import { healthRouter, type Readiness } from './rest/health.routes.js';
-import { rawBody } from './rest/json-body.js';
+import { rawBody } from './http/json-body.js';
 import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
 import { eventsRouter } from './rest/events.routes.js';
 import { openApiRouter } from './rest/openapi.js';
@@ -22,7 +22,7 @@ import { cachedSessionReads } from './rest/cached-session-reads.js';
 import { createCheckoutLane } from './rest/create-lane.js';
 import { dashboardRouter } from './rest/dashboard.routes.js';
 import { merchantGraphqlRouter } from './graphql/merchant/http.js';
-import type { DashboardCookieOptions } from './rest/dashboard-session.js';
+import type { DashboardCookieOptions } from './http/dashboard-session.js';
 
 export interface AppDependencies {
   readonly ctx: DomainContext;

@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import type { DomainContext } from './domain/context.js';
-import { expireDueSessions, purgeIdempotencyKeys } from './domain/expire-sessions.js';
-import { requoteDueSessions } from './domain/requote-sessions.js';
+import { expireDueSessions, purgeIdempotencyKeys } from './domain/sessions/expire-sessions.js';
+import { requoteDueSessions } from './domain/sessions/requote-sessions.js';
 import { purgeDashboardRecords } from './domain/dashboard/purge.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';

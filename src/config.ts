@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Network } from './domain/networks.js';
+import type { Network } from './domain/shared/networks.js';
 import { EnvReader, type Env } from './config/env-reader.js';
 import { readDeploymentConfig, unsafeCombinations, type DeploymentConfig } from './config/deployment.js';
 import { readGraphqlConfig, type GraphqlConfig } from './config/graphql.js';

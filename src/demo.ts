@@ -2,9 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from './config.js';
-import { createApiKey } from './domain/api-keys.js';
+import { createApiKey } from './domain/organisations/api-keys.js';
 import type { DomainContext } from './domain/context.js';
-import { createOrganisation } from './domain/organisations.js';
+import { createOrganisation } from './domain/organisations/organisations.js';
 import { createSignInLink } from './domain/dashboard/sign-in.js';
 import { dashboardLinkUrl } from './domain/dashboard/tokens.js';
 

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HttpDurations } from './http-durations.js';
-import { errorHandler, methodNotAllowed, notFoundHandler } from './rest/error-handler.js';
-import { HttpError } from './rest/http-error.js';
+import { errorHandler, methodNotAllowed, notFoundHandler } from './http/error-handler.js';
+import { HttpError } from './http/http-error.js';
 import type { Logger } from './logging.js';
 import { finishRequestLog, identifyRequest, startRequestLog } from './request-log.js';
 

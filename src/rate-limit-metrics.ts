@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { Throttle } from './domain/throttle.js';
+import type { Throttle } from './domain/organisations/throttle.js';
 
 /** `kassa_rate_limit_refusals_total{limit}`: requests answered 429 (or refused at a WebSocket upgrade), by limit. */
 export function countRateLimitRefusals(registry: Registry, throttle: Throttle): void {

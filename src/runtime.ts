@@ -1,18 +1,18 @@
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createPrismaStore } from './db/prisma-store.js';
-import { SILENT_FEED, type ChangeFeed } from './db/change-feed.js';
-import { openChangeFeed } from './db/open-change-feed.js';
-import { openRequestGuard } from './db/request-guard.store.js';
+import { SILENT_FEED, type ChangeFeed } from './db/change-feed/change-feed.js';
+import { openChangeFeed } from './db/change-feed/open-change-feed.js';
+import { openRequestGuard } from './db/organisations/request-guard.store.js';
 import type { EmbeddedRole } from './db/embedded.js';
 import type { DomainContext } from './domain/context.js';
 import type { Logger } from './logging.js';
 import { createRateBook } from './rates/rate-book.js';
-import { verifyMasterKey } from './domain/api-keys.js';
-import { verifyNoV1Secrets } from './domain/master-key-rotation.js';
-import { createStoredSecretsStore } from './db/stored-secrets.js';
+import { verifyMasterKey } from './domain/organisations/api-keys.js';
+import { verifyNoV1Secrets } from './domain/organisations/master-key-rotation.js';
+import { createStoredSecretsStore } from './db/organisations/stored-secrets.js';
 import { createChainReader } from './chain/chain-reader.js';
-import { unavailable } from './domain/errors.js';
+import { unavailable } from './domain/shared/errors.js';
 import { migrationStatus } from './db/migration-status.js';
 import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
 

@@ -1,7 +1,7 @@
-import { fromBaseUnits } from '../domain/money.js';
-import { NATIVE_COIN_DECIMALS } from '../domain/networks.js';
-import { attributeTransfer } from '../domain/payments.js';
-import type { ChainTransfer } from '../domain/payment-ports.js';
+import { fromBaseUnits } from '../domain/shared/money.js';
+import { NATIVE_COIN_DECIMALS } from '../domain/shared/networks.js';
+import { attributeTransfer } from '../domain/payments/payments.js';
+import type { ChainTransfer } from '../domain/payments/payment-ports.js';
 import { isRangeTooLarge, type RpcBlock } from './rpc.js';
 import { addressTopic, blocksOf, decodeTransferLogs, TRANSFER_TOPIC } from './transfer-logs.js';
 import type { RawLog, TokenInfo } from './transfer-logs.js';

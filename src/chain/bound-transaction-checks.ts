@@ -1,6 +1,6 @@
-import { applyBoundTxVerdict } from '../domain/bound-transaction-verdicts.js';
-import { judgeBoundTransaction } from '../domain/bound-transactions.js';
-import type { BoundTxEvidence } from '../domain/chain-ports.js';
+import { applyBoundTxVerdict } from '../domain/payments/bound-transaction-verdicts.js';
+import { judgeBoundTransaction } from '../domain/payments/bound-transactions.js';
+import type { BoundTxEvidence } from '../domain/payments/chain-ports.js';
 import { readEvidence } from './transaction-evidence.js';
 import type { WatchedNetwork } from './watched-network.js';
 

@@ -1,5 +1,5 @@
-import type { Network } from '../domain/networks.js';
-import type { ChainReader } from '../domain/chain-ports.js';
+import type { Network } from '../domain/shared/networks.js';
+import type { ChainReader } from '../domain/payments/chain-ports.js';
 import { ChainRpc } from './rpc.js';
 import { readEvidence } from './transaction-evidence.js';
 import { withTimeout } from '../with-timeout.js';

@@ -1,12 +1,12 @@
-import { isAssetTicker, type AssetTicker } from '../domain/assets.js';
-import { bindTransaction } from '../domain/bind-transaction.js';
-import { isTerminal } from '../domain/checkout-session.js';
+import { isAssetTicker, type AssetTicker } from '../domain/shared/assets.js';
+import { bindTransaction } from '../domain/payments/bind-transaction.js';
+import { isTerminal } from '../domain/sessions/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
-import { DomainError, invalid, notFound, unavailable } from '../domain/errors.js';
-import { checkSessionId } from '../domain/get-checkout-session.js';
-import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/money.js';
-import { amountDue } from '../domain/payments.js';
-import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/networks.js';
+import { DomainError, invalid, notFound, unavailable } from '../domain/shared/errors.js';
+import { checkSessionId } from '../domain/sessions/get-checkout-session.js';
+import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/shared/money.js';
+import { amountDue } from '../domain/sessions/session-amounts.js';
+import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/shared/networks.js';
 import { rpcChainId } from './anvil.js';
 import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
 

@@ -1,4 +1,4 @@
-import type { Network } from '../domain/networks.js';
+import type { Network } from '../domain/shared/networks.js';
 import type { ChainRpc } from './rpc.js';
 
 /**

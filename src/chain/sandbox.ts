@@ -13,7 +13,7 @@ import {
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { anvil } from 'viem/chains';
 import { PACKAGE_ROOT } from '../config.js';
-import type { Network } from '../domain/networks.js';
+import type { Network } from '../domain/shared/networks.js';
 import type { Logger } from '../logging.js';
 import { rpcChainId, startAnvil, type AnvilProcess } from './anvil.js';
 import { deployDepositFactory, ensureMulticall3 } from './deposit-contracts.js';

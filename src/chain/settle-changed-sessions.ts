@@ -1,5 +1,5 @@
 import type { DomainContext } from '../domain/context.js';
-import { settleSessionPayments } from '../domain/payments.js';
+import { settleSessionPayments } from '../domain/payments/payments.js';
 import type { Logger } from '../logging.js';
 
 /** Sessions settled per transaction, and transactions settling at once (each takes its own batch: SKIP LOCKED). */

@@ -1,4 +1,4 @@
-import type { BoundTxEvidence } from '../domain/chain-ports.js';
+import type { BoundTxEvidence } from '../domain/payments/chain-ports.js';
 import type { ChainRpc } from './rpc.js';
 import { isErc20Transfer, topicAddress, transferValue } from './transfer-logs.js';
 

@@ -1,7 +1,7 @@
-import type { AssetTicker } from '../domain/assets.js';
-import { fromBaseUnits } from '../domain/money.js';
-import type { Network } from '../domain/networks.js';
-import type { ChainTransfer } from '../domain/payment-ports.js';
+import type { AssetTicker } from '../domain/shared/assets.js';
+import { fromBaseUnits } from '../domain/shared/money.js';
+import type { Network } from '../domain/shared/networks.js';
+import type { ChainTransfer } from '../domain/payments/payment-ports.js';
 
 /** keccak256("Transfer(address,address,uint256)"). */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';

@@ -1,5 +1,5 @@
 import type { DomainContext } from '../domain/context.js';
-import type { Network } from '../domain/networks.js';
+import type { Network } from '../domain/shared/networks.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import type { ChainRpc } from './rpc.js';

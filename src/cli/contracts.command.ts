@@ -12,7 +12,7 @@ import {
 } from '../chain/deposit-contracts.js';
 import { DEPLOYER_ACCOUNT, sandboxAccount } from '../chain/sandbox.js';
 import { loadConfig } from '../config.js';
-import { invalid, unavailable } from '../domain/errors.js';
+import { invalid, unavailable } from '../domain/shared/errors.js';
 import { printJson, printLine } from './output.js';
 import { terminal } from './terminal.js';
 

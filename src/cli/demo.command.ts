@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { DEMO_BODY, readDemoCredentials } from '../demo.js';
-import { signPayload } from '../domain/signatures.js';
+import { signPayload } from '../domain/organisations/signatures.js';
 import { printJson, printLine } from './output.js';
 import { terminal } from './terminal.js';
 

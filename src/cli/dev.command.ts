@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { devPay } from '../chain/dev-pay.js';
-import { toPublicView } from '../domain/checkout-session.views.js';
-import { invalid } from '../domain/errors.js';
-import { getCheckoutSession } from '../domain/get-checkout-session.js';
+import { toPublicView } from '../domain/sessions/checkout-session.views.js';
+import { invalid } from '../domain/shared/errors.js';
+import { getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import { printJson, printLine, printProblem } from './output.js';
 import { commandRun } from './terminal.js';
 import { withRuntime } from './with-runtime.js';

@@ -1,8 +1,14 @@
 import type { Command } from 'commander';
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type IssuedApiKey } from '../domain/api-keys.js';
-import { invalid } from '../domain/errors.js';
-import { rotateMasterKey } from '../domain/master-key-rotation.js';
-import { createStoredSecretsStore } from '../db/stored-secrets.js';
+import {
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  rotateApiKey,
+  type IssuedApiKey,
+} from '../domain/organisations/api-keys.js';
+import { invalid } from '../domain/shared/errors.js';
+import { rotateMasterKey } from '../domain/organisations/master-key-rotation.js';
+import { createStoredSecretsStore } from '../db/organisations/stored-secrets.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 

@@ -1,10 +1,15 @@
 import type { Command } from 'commander';
-import { invalid, notFound } from '../domain/errors.js';
-import { isUuid } from '../domain/uuid.js';
-import { Decimal } from '../domain/money.js';
-import type { PaymentLink } from '../domain/payment-link.js';
-import { toPaymentLinkView } from '../domain/payment-link.views.js';
-import { createPaymentLink, getPaymentLink, listPaymentLinks, updatePaymentLink } from '../domain/payment-links.js';
+import { invalid, notFound } from '../domain/shared/errors.js';
+import { isUuid } from '../domain/shared/uuid.js';
+import { Decimal } from '../domain/shared/money.js';
+import type { PaymentLink } from '../domain/payment-links/payment-link.js';
+import { toPaymentLinkView } from '../domain/payment-links/payment-link.views.js';
+import {
+  createPaymentLink,
+  getPaymentLink,
+  listPaymentLinks,
+  updatePaymentLink,
+} from '../domain/payment-links/payment-links.js';
 import { parseCreatePaymentLink } from '../rest/payment-links.schema.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';

@@ -1,10 +1,15 @@
 import type { Command } from 'commander';
-import { createOrganisation, listOrganisations, setPaymentPolicy, setWallet } from '../domain/organisations.js';
-import type { Organisation } from '../domain/organisation-ports.js';
+import {
+  createOrganisation,
+  listOrganisations,
+  setPaymentPolicy,
+  setWallet,
+} from '../domain/organisations/organisations.js';
+import type { Organisation } from '../domain/organisations/organisation-ports.js';
 import { printJson, printLine } from './output.js';
 import { readFile } from 'node:fs/promises';
-import { logoPath, setBranding } from '../domain/branding.js';
-import { invalid } from '../domain/errors.js';
+import { logoPath, setBranding } from '../domain/organisations/branding.js';
+import { invalid } from '../domain/shared/errors.js';
 import { withRuntime } from './with-runtime.js';
 
 /** The JSON shape of an organisation in CLI output (a contract other tools rely on). */

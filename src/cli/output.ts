@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/shared/errors.js';
 import { CommanderError } from 'commander';
 import { commandRun, terminal } from './terminal.js';
 

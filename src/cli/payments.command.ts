@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { isUuid } from '../domain/uuid.js';
-import { describeAmount } from '../domain/payments.js';
-import type { PaymentRecord } from '../domain/payment-ports.js';
-import { invalid, notFound } from '../domain/errors.js';
+import { isUuid } from '../domain/shared/uuid.js';
+import { describeAmount } from '../domain/payments/payments.js';
+import type { PaymentRecord } from '../domain/payments/payment-ports.js';
+import { invalid, notFound } from '../domain/shared/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../domain/webhook-ports.js';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../domain/webhooks/webhook-ports.js';
 import {
   createWebhookEndpoint,
   listWebhookDeliveries,
@@ -7,9 +7,9 @@ import {
   redeliverWebhook,
   removeWebhookEndpoint,
   rotateWebhookSecret,
-} from '../domain/webhook-endpoints.js';
-import { toDeliveryView, toEndpointView } from '../domain/webhook.views.js';
-import { invalid } from '../domain/errors.js';
+} from '../domain/webhooks/webhook-endpoints.js';
+import { toDeliveryView, toEndpointView } from '../domain/webhooks/webhook.views.js';
+import { invalid } from '../domain/shared/errors.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 

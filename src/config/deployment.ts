@@ -1,5 +1,5 @@
-import type { Network } from '../domain/networks.js';
-import type { TrustProxySetting } from '../domain/request-guard-ports.js';
+import type { Network } from '../domain/shared/networks.js';
+import type { TrustProxySetting } from '../domain/organisations/request-guard-ports.js';
 import type { EnvReader } from './env-reader.js';
 import type { KassaEnv } from './kassa-env.js';
 import type { RatesSourceName } from './rates.js';

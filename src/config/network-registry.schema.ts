@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ASSET_TICKERS } from '../domain/assets.js';
-import type { Network } from '../domain/networks.js';
+import { ASSET_TICKERS } from '../domain/shared/assets.js';
+import type { Network } from '../domain/shared/networks.js';
 
 /**
  * The network registry file (KASSA_NETWORKS_FILE, config/networks.json): the one source of its

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Network } from '../domain/networks.js';
+import type { Network } from '../domain/shared/networks.js';
 import type { EnvReader } from './env-reader.js';
 import {
   asNetwork,

@@ -1,5 +1,5 @@
 import type { EnvReader } from './env-reader.js';
-import { UNIQUE_AMOUNT_MAX_STEPS } from '../domain/quotes.js';
+import { UNIQUE_AMOUNT_MAX_STEPS } from '../domain/rates/quotes.js';
 
 /** Payment rules an operator may tune (docs/payment-rules.md). */
 export interface PaymentsConfig {

@@ -1,12 +1,12 @@
 import { isIP } from 'node:net';
-import type { TrustProxySetting } from '../domain/request-guard-ports.js';
+import type { TrustProxySetting } from '../domain/organisations/request-guard-ports.js';
 import {
   RATE_LIMIT_NAMES,
   rateLimitVariable,
   type RateLimitName,
   type RateLimitRule,
   type RateLimitRules,
-} from '../domain/throttle.js';
+} from '../domain/organisations/throttle.js';
 import type { EnvReader } from './env-reader.js';
 
 /** Rate limits and the client-address rule (docs/api/rest.md#rate-limits). */

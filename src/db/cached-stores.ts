@@ -1,7 +1,12 @@
-import type { ApiKeyRecord, ApiKeyStore, Organisation, OrganisationStore } from '../domain/organisation-ports.js';
-import type { Branding, BrandingStore, StoredLogo } from '../domain/branding-ports.js';
-import type { ChangeFeed } from './change-feed.js';
-import { ReadCache } from './read-cache.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyStore,
+  Organisation,
+  OrganisationStore,
+} from '../domain/organisations/organisation-ports.js';
+import type { Branding, BrandingStore, StoredLogo } from '../domain/organisations/branding-ports.js';
+import type { ChangeFeed } from './change-feed/change-feed.js';
+import { ReadCache } from './sessions/read-cache.js';
 import { RecentMisses } from './recent-misses.js';
 
 /**

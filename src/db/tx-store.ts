@@ -1,15 +1,20 @@
 import { Prisma } from '../generated/prisma/client.js';
-import type { AssetTicker } from '../domain/assets.js';
-import type { CheckoutSession, CryptoQuote } from '../domain/checkout-session.js';
-import type { BoundTransaction } from '../domain/chain-ports.js';
-import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payment-ports.js';
+import type { AssetTicker } from '../domain/shared/assets.js';
+import type { CheckoutSession, CryptoQuote } from '../domain/sessions/checkout-session.js';
+import type { BoundTransaction } from '../domain/payments/chain-ports.js';
+import type { AmountClaimRequest, ChainTransfer, Credit } from '../domain/payments/payment-ports.js';
 import type { TxStore } from '../domain/ports.js';
-import type { IdempotencyRecord, SessionPatch } from '../domain/session-ports.js';
-import { claimRestAmount, claimUniqueAmounts, reclaimExactAmounts, releaseAmountClaims } from './amount-claims.js';
-import { amountClaimant, amountContenders, exactAmountOwner } from './amount-owners.js';
-import { boundTransactions } from './bound-transaction.store.js';
-import { readSession } from './checkout-session.read.js';
-import { expiryHolds } from './expiry-holds.js';
+import type { IdempotencyRecord, SessionPatch } from '../domain/sessions/session-ports.js';
+import {
+  claimRestAmount,
+  claimUniqueAmounts,
+  reclaimExactAmounts,
+  releaseAmountClaims,
+} from './payments/amount-claims.js';
+import { amountClaimant, amountContenders, exactAmountOwner } from './payments/amount-owners.js';
+import { boundTransactions } from './payments/bound-transaction.store.js';
+import { readSession } from './sessions/checkout-session.read.js';
+import { expiryHolds } from './payments/expiry-holds.js';
 import {
   confirmExactCredit,
   lockAsset,
@@ -17,9 +22,9 @@ import {
   quoteAt,
   recordTransfer,
   transferHolders,
-} from './payment-credits.js';
-import { replaceQuotes } from './quote-changes.js';
-import { requoteHeld } from './requote-holds.js';
+} from './payments/payment-credits.js';
+import { replaceQuotes } from './sessions/quote-changes.js';
+import { requoteHeld } from './payments/requote-holds.js';
 
 type Tx = Prisma.TransactionClient;
 

@@ -1,12 +1,12 @@
-import type { Network } from './networks.js';
-import type { ChainReader } from './chain-ports.js';
+import type { Network } from './shared/networks.js';
+import type { ChainReader } from './payments/chain-ports.js';
 import type { Store } from './ports.js';
-import type { SignatureReplayCache, TrustProxySetting } from './request-guard-ports.js';
-import type { RatesProvider } from './rates-ports.js';
-import type { WebhookSettings } from './webhook-settings.js';
-import type { HostResolver } from './webhook-url.js';
-import type { MasterKeys } from './secret-box.js';
-import type { Throttle } from './throttle.js';
+import type { SignatureReplayCache, TrustProxySetting } from './organisations/request-guard-ports.js';
+import type { RatesProvider } from './rates/rates-ports.js';
+import type { WebhookSettings } from './webhooks/webhook-settings.js';
+import type { HostResolver } from './webhooks/webhook-url.js';
+import type { MasterKeys } from './shared/secret-box.js';
+import type { Throttle } from './organisations/throttle.js';
 
 /** Everything a domain use-case depends on, wired once in src/app.ts. */
 export interface DomainContext {

@@ -1,11 +1,11 @@
-import type { BrandingStore } from './branding-ports.js';
-import type { BoundTransactionTxStore, ChainLedger } from './chain-ports.js';
-import type { CheckoutSession } from './checkout-session.js';
-import type { ApiKeyStore, OrganisationStore } from './organisation-ports.js';
-import type { PaymentLinkStore } from './payment-link.js';
-import type { AmountClaimRequest, PaymentTxStore } from './payment-ports.js';
-import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore } from './session-ports.js';
-import type { WebhookStore } from './webhook-ports.js';
+import type { BrandingStore } from './organisations/branding-ports.js';
+import type { BoundTransactionTxStore, ChainLedger } from './payments/chain-ports.js';
+import type { CheckoutSession } from './sessions/checkout-session.js';
+import type { ApiKeyStore, OrganisationStore } from './organisations/organisation-ports.js';
+import type { PaymentLinkStore } from './payment-links/payment-link.js';
+import type { AmountClaimRequest, PaymentTxStore } from './payments/payment-ports.js';
+import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore } from './sessions/session-ports.js';
+import type { WebhookStore } from './webhooks/webhook-ports.js';
 import type { DashboardStore } from './dashboard/dashboard-ports.js';
 
 /**

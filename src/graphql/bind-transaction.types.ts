@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { ArgsType, Field, ID, InputType, ObjectType } from 'type-graphql';
 import { CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';
 import { DecimalScalar } from './scalars.js';
-import type { Decimal } from '../domain/money.js';
+import type { Decimal } from '../domain/shared/money.js';
 
 /** bindTransaction's input and result, as GraphQL types (src/graphql/checkout-session.types.ts says how). */
 

@@ -1,10 +1,10 @@
 import { Kind, type OperationDefinitionNode } from 'graphql';
-import type { CheckoutSession } from '../domain/checkout-session.js';
+import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
-import { secondsUntilExpiry } from '../domain/checkout-page.js';
-import { cachedCheckoutSession, stillCached } from '../domain/get-checkout-session.js';
+import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
+import { cachedCheckoutSession, stillCached } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
-import { weakEtag } from '../rest/weak-etag.js';
+import { weakEtag } from '../http/weak-etag.js';
 
 /**
  * Answers of `checkoutSession` queries kept per instance (issue 10: GraphQL at least as fast as

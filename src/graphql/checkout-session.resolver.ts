@@ -1,8 +1,8 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { SubscribeResolverData } from 'type-graphql';
-import { bindPayerTransaction } from '../domain/bind-transaction.js';
-import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
-import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/get-checkout-session.js';
+import { bindPayerTransaction } from '../domain/payments/bind-transaction.js';
+import type { CheckoutSession as DomainSession } from '../domain/sessions/checkout-session.js';
+import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
 import { BindResult, BindTransactionArgs } from './bind-transaction.types.js';
 import { BoundTransaction, CheckoutSession, type CryptoTicker } from './checkout-session.types.js';

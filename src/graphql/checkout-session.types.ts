@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
-import type { AssetTicker } from '../domain/assets.js';
-import type { CheckoutSessionStatus as DomainStatus } from '../domain/checkout-session.js';
-import type { Decimal } from '../domain/money.js';
+import type { AssetTicker } from '../domain/shared/assets.js';
+import type { CheckoutSessionStatus as DomainStatus } from '../domain/sessions/checkout-session.js';
+import type { Decimal } from '../domain/shared/money.js';
 import { sameValues } from './same-values.js';
 
 /**

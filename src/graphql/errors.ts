@@ -1,8 +1,8 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { DomainError, type DomainErrorCode } from '../domain/errors.js';
-import { RateLimitedError } from '../domain/throttle.js';
+import { DomainError, type DomainErrorCode } from '../domain/shared/errors.js';
+import { RateLimitedError } from '../domain/organisations/throttle.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/database-errors.js';
 
 /**

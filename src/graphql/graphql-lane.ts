@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
-import { rateLimit } from '../domain/throttle.js';
+import { rateLimit } from '../domain/organisations/throttle.js';
 import type { FlatHeaders } from '../metrics.js';
 import type { CachedQueries } from './cached-queries.js';
 import type { GraphqlThrottle } from './throttle.js';
-import { readWholeBody } from '../rest/lane.js';
+import { readWholeBody } from '../http/lane.js';
 import { DOCUMENT_ID } from './page-documents.js';
 
 /** Sends a kept answer, its request logged and counted (src/app.ts: src/metrics.ts's answerAtOnce). */

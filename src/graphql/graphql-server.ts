@@ -8,12 +8,12 @@ import express, { Router, type ErrorRequestHandler, type RequestHandler } from '
 import type { ExecutionResult } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
-import type { ChangeFeed } from '../db/change-feed.js';
+import type { ChangeFeed } from '../db/change-feed/change-feed.js';
 import type { DomainContext } from '../domain/context.js';
-import { getCheckoutSession } from '../domain/get-checkout-session.js';
-import { clientAddressOf } from '../rest/client-address.js';
-import { takeUpgrades } from '../rest/plain-upgrades.js';
-import { errorBody } from '../rest/http-error.js';
+import { getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
+import { clientAddressOf } from '../http/client-address.js';
+import { takeUpgrades } from '../http/plain-upgrades.js';
+import { errorBody } from '../http/http-error.js';
 import type { Logger } from '../logging.js';
 import type { GraphqlContext } from './context.js';
 import { formatGraphqlError, rateLimitedStatus, type FormatErrorOptions } from './errors.js';

@@ -1,5 +1,5 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
-import { listPayableNetworks } from '../domain/checkout-page.js';
+import { listPayableNetworks } from '../domain/sessions/checkout-page.js';
 import type { GraphqlContext } from './context.js';
 import type { CryptoTicker } from './checkout-session.types.js';
 import { Network } from './network.types.js';

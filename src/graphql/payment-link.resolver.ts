@@ -1,9 +1,9 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
-import { brandingOf, logoPath } from '../domain/branding.js';
-import type { Branding } from '../domain/branding-ports.js';
-import { fixedTotal, requiresPayerIdentity } from '../domain/payment-link.js';
-import { paymentLinkForPayer } from '../domain/payment-links.js';
-import { formatAmount } from '../domain/money.js';
+import { brandingOf, logoPath } from '../domain/organisations/branding.js';
+import type { Branding } from '../domain/organisations/branding-ports.js';
+import { fixedTotal, requiresPayerIdentity } from '../domain/payment-links/payment-link.js';
+import { paymentLinkForPayer } from '../domain/payment-links/payment-links.js';
+import { formatAmount } from '../domain/shared/money.js';
 import type { GraphqlContext } from './context.js';
 import { CheckoutSession } from './checkout-session.types.js';
 import { Merchant, PaymentLink, PaymentLinkState } from './payment-link.types.js';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { PaymentLinkState as DomainLinkState } from '../domain/payment-link.js';
+import type { PaymentLinkState as DomainLinkState } from '../domain/payment-links/payment-link.js';
 import { sameValues } from './same-values.js';
 import { DecimalScalar } from './scalars.js';
 

@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
-import { Decimal, formatAmount } from '../domain/money.js';
+import { Decimal, formatAmount } from '../domain/shared/money.js';
 
 /** A plain decimal number as text: no exponent, no float ever. */
 const DECIMAL_TEXT = /^-?\d{1,30}(\.\d{1,8})?$/;

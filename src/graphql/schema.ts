@@ -5,7 +5,7 @@ import { CheckoutSessionResolver } from './checkout-session.resolver.js';
 import { NetworkResolver } from './network.resolver.js';
 import { CheckoutSessionMerchantResolver, PaymentLinkResolver } from './payment-link.resolver.js';
 import { DateTimeScalar, DecimalScalar } from './scalars.js';
-import { Decimal } from '../domain/money.js';
+import { Decimal } from '../domain/shared/money.js';
 
 let built: Promise<GraphQLSchema> | null = null;
 

@@ -1,6 +1,6 @@
-import { isTerminal, type CheckoutSession } from '../domain/checkout-session.js';
-import { toPublicView } from '../domain/checkout-session.views.js';
-import type { ChangeFeed } from '../db/change-feed.js';
+import { isTerminal, type CheckoutSession } from '../domain/sessions/checkout-session.js';
+import { toPublicView } from '../domain/sessions/checkout-session.views.js';
+import type { ChangeFeed } from '../db/change-feed/change-feed.js';
 
 type SessionChanges = Pick<ChangeFeed, 'watch'>;
 

@@ -3,9 +3,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import { COUNTED } from './graphql-lane.js';
 import type { GraphQLError } from 'graphql';
 import type { DomainContext } from '../domain/context.js';
-import { rateLimit, RateLimitedError } from '../domain/throttle.js';
-import { clientAddressOf, compileTrustProxy, upgradeClientAddress } from '../rest/client-address.js';
-import { errorBody } from '../rest/http-error.js';
+import { rateLimit, RateLimitedError } from '../domain/organisations/throttle.js';
+import { clientAddressOf, compileTrustProxy, upgradeClientAddress } from '../http/client-address.js';
+import { errorBody } from '../http/http-error.js';
 import { toGraphqlError } from './errors.js';
 
 /**

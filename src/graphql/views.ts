@@ -1,10 +1,10 @@
-import type { BindResult as DomainBindResult } from '../domain/bind-transaction.js';
-import type { CheckoutSession as DomainSession } from '../domain/checkout-session.js';
-import { toBindResponse, toPublicView } from '../domain/checkout-session.views.js';
-import { secondsUntilExpiry } from '../domain/checkout-page.js';
-import { Decimal, formatAmount } from '../domain/money.js';
-import { amountDue, pendingCoversDue } from '../domain/payments.js';
-import { paymentOptions } from '../domain/payment-instructions.js';
+import type { BindResult as DomainBindResult } from '../domain/payments/bind-transaction.js';
+import type { CheckoutSession as DomainSession } from '../domain/sessions/checkout-session.js';
+import { toBindResponse, toPublicView } from '../domain/sessions/checkout-session.views.js';
+import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
+import { Decimal, formatAmount } from '../domain/shared/money.js';
+import { amountDue, pendingCoversDue } from '../domain/sessions/session-amounts.js';
+import { paymentOptions } from '../domain/payments/payment-instructions.js';
 import type { DomainContext } from '../domain/context.js';
 import type { BindResult } from './bind-transaction.types.js';
 import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';

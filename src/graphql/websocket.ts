@@ -3,7 +3,7 @@ import { GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema, t
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../logging.js';
-import { errorBody } from '../rest/http-error.js';
+import { errorBody } from '../http/http-error.js';
 import { GRAPHQL_PARSE_OPTIONS } from './protection.js';
 import type { GraphqlThrottle } from './throttle.js';
 

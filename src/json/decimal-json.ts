@@ -1,5 +1,5 @@
 import { parse } from 'lossless-json';
-import { Decimal } from '../domain/money.js';
+import { Decimal } from '../domain/shared/money.js';
 
 // Plain decimal notation only: decimal.js would also accept "0x1f", "Infinity" and "NaN".
 const DECIMAL_TEXT = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;

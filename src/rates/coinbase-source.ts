@@ -1,5 +1,5 @@
-import type { AssetTicker } from '../domain/assets.js';
-import { Decimal } from '../domain/money.js';
+import type { AssetTicker } from '../domain/shared/assets.js';
+import { Decimal } from '../domain/shared/money.js';
 import { describeJsonValue, isJsonObject, readDecimal } from '../json/decimal-json.js';
 import { COINBASE_FIAT_CURRENCIES } from './fiat-currencies.js';
 import { fetchJsonExact, RatesSourceError } from './http-json.js';

@@ -1,5 +1,5 @@
-import { ASSET_IDS, type AssetTicker } from '../domain/assets.js';
-import type { Decimal } from '../domain/money.js';
+import { ASSET_IDS, type AssetTicker } from '../domain/shared/assets.js';
+import type { Decimal } from '../domain/shared/money.js';
 import { describeJsonValue, isJsonObject, readDecimal } from '../json/decimal-json.js';
 import { COINGECKO_FIAT_CURRENCIES } from './fiat-currencies.js';
 import { fetchJsonExact, RatesSourceError } from './http-json.js';

@@ -1,9 +1,9 @@
 import type { RatesConfig, RatesSourceName } from '../config.js';
-import { ASSET_TICKERS, type AssetTicker } from '../domain/assets.js';
-import { Decimal } from '../domain/money.js';
+import { ASSET_TICKERS, type AssetTicker } from '../domain/shared/assets.js';
+import { Decimal } from '../domain/shared/money.js';
 import { CoinbaseRatesSource } from './coinbase-source.js';
 import { CoinGeckoRatesSource } from './coingecko-source.js';
-import type { QuotedRate, RatesProvider } from '../domain/rates-ports.js';
+import type { QuotedRate, RatesProvider } from '../domain/rates/rates-ports.js';
 import type { RatesSource, SourceRate } from './rates-source.js';
 import { StaticRatesSource } from './static-source.js';
 

@@ -1,5 +1,5 @@
-import type { AssetTicker } from '../domain/assets.js';
-import type { Decimal } from '../domain/money.js';
+import type { AssetTicker } from '../domain/shared/assets.js';
+import type { Decimal } from '../domain/shared/money.js';
 
 /** The price of one unit of an asset in a fiat currency, as one source saw it. */
 export interface SourceRate {

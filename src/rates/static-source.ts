@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ASSET_TICKERS, isAssetTicker, type AssetTicker } from '../domain/assets.js';
-import type { Decimal } from '../domain/money.js';
+import { ASSET_TICKERS, isAssetTicker, type AssetTicker } from '../domain/shared/assets.js';
+import type { Decimal } from '../domain/shared/money.js';
 import { describeJsonValue, isJsonObject, parseJsonExact, readDecimal } from '../json/decimal-json.js';
 import type { RatesSource, SourceRate } from './rates-source.js';
 

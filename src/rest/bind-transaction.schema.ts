@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { bindTransactionFields, type BindTransactionInput } from '../domain/bind-transaction.schema.js';
-import { invalid } from '../domain/errors.js';
-import { problemsOf } from '../domain/input-problems.js';
+import { bindTransactionFields, type BindTransactionInput } from '../domain/payments/bind-transaction.schema.js';
+import { invalid } from '../domain/shared/errors.js';
+import { problemsOf } from '../domain/shared/input-problems.js';
 import { isJsonObject } from '../json/decimal-json.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { methodNotAllowed } from './error-handler.js';
-import { HttpError } from './http-error.js';
+import { methodNotAllowed } from '../http/error-handler.js';
+import { HttpError } from '../http/http-error.js';
 
 /**
  * Organisations' logos, served by Kassa itself so the hosted pages load nothing from elsewhere

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
-import { cachedCheckoutSession } from '../domain/get-checkout-session.js';
+import { cachedCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import type { Logger } from '../logging.js';
 import { answerAtOnce, type Metrics } from '../metrics.js';
 import { publicViewResponse } from './public-view-response.js';

@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { Router, type Response } from 'express';
 import QRCode from 'qrcode';
 import type { DomainContext } from '../domain/context.js';
-import { brandingOf } from '../domain/branding.js';
-import type { Branding } from '../domain/branding-ports.js';
-import { DomainError } from '../domain/errors.js';
-import { getCheckoutSession } from '../domain/get-checkout-session.js';
-import { paymentInstructions } from '../domain/payment-instructions.js';
+import { brandingOf } from '../domain/organisations/branding.js';
+import type { Branding } from '../domain/organisations/branding-ports.js';
+import { DomainError } from '../domain/shared/errors.js';
+import { getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
+import { paymentInstructions } from '../domain/payments/payment-instructions.js';
 import { PAGE_DOCUMENT_DATA } from '../graphql/page-documents.js';
-import { methodNotAllowed } from './error-handler.js';
-import { clientAddressOf } from './client-address.js';
-import { rateLimit } from '../domain/throttle.js';
+import { methodNotAllowed } from '../http/error-handler.js';
+import { clientAddressOf } from '../http/client-address.js';
+import { rateLimit } from '../domain/organisations/throttle.js';
 import {
   brandColors,
   catalogue,

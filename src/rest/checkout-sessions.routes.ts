@@ -1,16 +1,16 @@
 import { Router } from 'express';
-import { DomainError, invalid } from '../domain/errors.js';
-import { isUuid } from '../domain/uuid.js';
+import { DomainError, invalid } from '../domain/shared/errors.js';
+import { isUuid } from '../domain/shared/uuid.js';
 import type { DomainContext } from '../domain/context.js';
-import { readCheckoutSession } from '../domain/get-checkout-session.js';
-import { bindPayerTransaction } from '../domain/bind-transaction.js';
-import { toBindResponse } from '../domain/checkout-session.views.js';
+import { readCheckoutSession } from '../domain/sessions/get-checkout-session.js';
+import { bindPayerTransaction } from '../domain/payments/bind-transaction.js';
+import { toBindResponse } from '../domain/sessions/checkout-session.views.js';
 import { publicViewResponse } from './public-view-response.js';
-import { CHECKED_EACH_TIME } from './cache-control.js';
-import { methodNotAllowed } from './error-handler.js';
-import { rawBytes, readJsonBody } from './json-body.js';
+import { CHECKED_EACH_TIME } from '../http/cache-control.js';
+import { methodNotAllowed } from '../http/error-handler.js';
+import { rawBytes, readJsonBody } from '../http/json-body.js';
 import { answerCreate } from './create-checkout.answer.js';
-import { clientAddressOf } from './client-address.js';
+import { clientAddressOf } from '../http/client-address.js';
 import { readBindBody } from './bind-transaction.schema.js';
 
 /**

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { errorBody } from './http-error.js';
+import { errorBody } from '../http/http-error.js';
 
 /**
  * Requests Node's HTTP parser refuses before Express sees them (oversized

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
-import { createSignedCheckoutSession } from '../domain/create-checkout-session.js';
-import { toMerchantView } from '../domain/checkout-session.views.js';
-import { invalid } from '../domain/errors.js';
+import { createSignedCheckoutSession } from '../domain/sessions/create-checkout-session.js';
+import { toMerchantView } from '../domain/sessions/checkout-session.views.js';
+import { invalid } from '../domain/shared/errors.js';
 import { parseCreateCheckout } from './create-checkout.schema.js';
-import { readJsonBytes } from './json-body.js';
+import { readJsonBytes } from '../http/json-body.js';
 import { signedRequestFrom } from './signed-request.js';
 
 /** A create request as either transport holds it: headers, the body's bytes, and the caller's address. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { Decimal } from '../domain/money.js';
+import { Decimal } from '../domain/shared/money.js';
 import { isJsonObject } from '../json/decimal-json.js';
-import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput } from '../domain/create-checkout-session.js';
-import { problemsOf, required } from '../domain/input-problems.js';
+import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput } from '../domain/sessions/create-checkout-session.js';
+import { problemsOf, required } from '../domain/shared/input-problems.js';
 
 // The limits of docs/api/rest.md#create-rules-and-limits.
 export const LIMITS = {

@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DomainContext } from '../domain/context.js';
 import type { Logger } from '../logging.js';
 import { trackLaneRequest, type Metrics } from '../metrics.js';
-import { compileTrustProxy, upgradeClientAddress } from './client-address.js';
+import { compileTrustProxy, upgradeClientAddress } from '../http/client-address.js';
 import { answerCreate } from './create-checkout.answer.js';
-import { BODY_LIMIT_BYTES } from './json-body.js';
-import { readWholeBody, sendError, sendJson } from './lane.js';
+import { BODY_LIMIT_BYTES } from '../http/json-body.js';
+import { readWholeBody, sendError, sendJson } from '../http/lane.js';
 
 const PATH = '/checkout-sessions';
 const REPLAYED = { 'Idempotent-Replayed': 'true' } as const;

@@ -1,9 +1,9 @@
 import type { Request } from 'express';
-import { isAssetTicker } from '../domain/assets.js';
-import { CHECKOUT_SESSION_STATUSES, type CheckoutSessionStatus } from '../domain/checkout-session.js';
+import { isAssetTicker } from '../domain/shared/assets.js';
+import { CHECKOUT_SESSION_STATUSES, type CheckoutSessionStatus } from '../domain/sessions/checkout-session.js';
 import type { SessionFilter } from '../domain/dashboard/session-list.js';
-import { invalid } from '../domain/errors.js';
-import { Decimal } from '../domain/money.js';
+import { invalid } from '../domain/shared/errors.js';
+import { Decimal } from '../domain/shared/money.js';
 
 /**
  * The sessions list's filters as the dashboard's pages keep them in the URL (docs/dashboard.md#the-pages):

@@ -1,13 +1,13 @@
 import { Router, type Request, type Response } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { DomainError } from '../domain/errors.js';
-import { formatAmount } from '../domain/money.js';
+import { DomainError } from '../domain/shared/errors.js';
+import { formatAmount } from '../domain/shared/money.js';
 import { exportPayments, exportSessions, type PaymentExportRow } from '../domain/dashboard/session-list.js';
 import type { SessionListRow } from '../domain/dashboard/session-list-ports.js';
 import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
 import { requirePermission, roleAllows } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
-import { principalOf, type DashboardCookieOptions } from './dashboard-session.js';
+import { principalOf, type DashboardCookieOptions } from '../http/dashboard-session.js';
 import { languageOf, sessionPage, sessionsPage, webhooksPage } from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
-import { ASSET_TICKERS } from '../domain/assets.js';
-import { CHECKOUT_SESSION_STATUSES } from '../domain/checkout-session.js';
+import { ASSET_TICKERS } from '../domain/shared/assets.js';
+import { CHECKOUT_SESSION_STATUSES } from '../domain/sessions/checkout-session.js';
 import type { Principal } from '../domain/dashboard/sign-in.js';
 import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';

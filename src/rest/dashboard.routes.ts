@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/shared/errors.js';
 import { readAuditLog, readOrganisation } from '../domain/dashboard/audit-log.js';
 import {
   acceptInvite,
@@ -14,7 +14,7 @@ import {
   type StartedSession,
 } from '../domain/dashboard/sign-in.js';
 import { inviteUser, listUsers } from '../domain/dashboard/users.js';
-import { clientAddressOf } from './client-address.js';
+import { clientAddressOf } from '../http/client-address.js';
 import { DASHBOARD_CSP, homePage, invitePage, signInLinkPage, signInPage } from './dashboard-pages.js';
 import {
   clearSessionCookie,
@@ -25,9 +25,9 @@ import {
   requireSameOrigin,
   setSessionCookie,
   type DashboardCookieOptions,
-} from './dashboard-session.js';
+} from '../http/dashboard-session.js';
 import { WEB_DIR } from './hosted-page.js';
-import { methodNotAllowed, STATUS_BY_CODE } from './error-handler.js';
+import { methodNotAllowed, STATUS_BY_CODE } from '../http/error-handler.js';
 import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
 function sendPage(res: Response, status: number, html: string): void {

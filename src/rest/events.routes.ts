@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { invalid } from '../domain/errors.js';
-import { listEvents } from '../domain/events-feed.js';
-import { problemsOf } from '../domain/input-problems.js';
-import { methodNotAllowed } from './error-handler.js';
+import { invalid } from '../domain/shared/errors.js';
+import { listEvents } from '../domain/webhooks/events-feed.js';
+import { problemsOf } from '../domain/shared/input-problems.js';
+import { methodNotAllowed } from '../http/error-handler.js';
 import { listEventsQuerySchema } from './webhook-endpoints.schema.js';
 import { authenticate } from './webhook-endpoints.routes.js';
 

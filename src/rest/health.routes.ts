@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { errorBody } from './http-error.js';
-import { methodNotAllowed } from './error-handler.js';
+import { errorBody } from '../http/http-error.js';
+import { methodNotAllowed } from '../http/error-handler.js';
 import { withTimeout } from '../with-timeout.js';
 
 export interface Readiness {

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Request, RequestHandler } from 'express';
-import { logoPath, textColorOn } from '../domain/branding.js';
-import type { Branding } from '../domain/branding-ports.js';
+import { logoPath, textColorOn } from '../domain/organisations/branding.js';
+import type { Branding } from '../domain/organisations/branding-ports.js';
 
 /**
  * What the hosted pages (/pay and /l) share: the text catalogues (one per language,

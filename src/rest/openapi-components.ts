@@ -9,16 +9,16 @@ import {
   lineItemSchema,
   merchantSessionViewSchema,
   publicSessionViewSchema,
-} from '../domain/checkout-session.views.js';
-import { paymentLinkViewSchema } from '../domain/payment-link.views.js';
+} from '../domain/sessions/checkout-session.views.js';
+import { paymentLinkViewSchema } from '../domain/payment-links/payment-link.views.js';
 import {
   eventEnvelopeSchema,
   eventPageSchema,
   eventTypeSchema,
   webhookEndpointViewSchema,
   webhookEndpointWithSecretSchema,
-} from '../domain/webhook.views.js';
-import { errorBodySchema } from './http-error.js';
+} from '../domain/webhooks/webhook.views.js';
+import { errorBodySchema } from '../http/http-error.js';
 import { componentSchemasOf, type Json } from './openapi-json-schema.js';
 
 /**

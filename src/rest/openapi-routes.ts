@@ -4,13 +4,13 @@ import {
   linkSessionViewSchema,
   merchantSessionViewSchema,
   publicSessionViewSchema,
-} from '../domain/checkout-session.views.js';
-import { paymentLinkViewSchema } from '../domain/payment-link.views.js';
+} from '../domain/sessions/checkout-session.views.js';
+import { paymentLinkViewSchema } from '../domain/payment-links/payment-link.views.js';
 import {
   eventPageSchema,
   webhookEndpointViewSchema,
   webhookEndpointWithSecretSchema,
-} from '../domain/webhook.views.js';
+} from '../domain/webhooks/webhook.views.js';
 import { bindTransactionBodySchema } from './bind-transaction.schema.js';
 import { createCheckoutSchema } from './create-checkout.schema.js';
 import { paymentLinkListSchema, webhookEndpointListSchema } from './openapi-components.js';

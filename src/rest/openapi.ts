@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { methodNotAllowed } from './error-handler.js';
+import { methodNotAllowed } from '../http/error-handler.js';
 import { componentName, components, ref } from './openapi-components.js';
 import { jsonSchemaOf, type Json } from './openapi-json-schema.js';
 import { ROUTES, type RouteDoc } from './openapi-routes.js';

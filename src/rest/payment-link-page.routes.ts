@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { brandingOf } from '../domain/branding.js';
-import { DomainError } from '../domain/errors.js';
-import { formatAmount } from '../domain/money.js';
+import { brandingOf } from '../domain/organisations/branding.js';
+import { DomainError } from '../domain/shared/errors.js';
+import { formatAmount } from '../domain/shared/money.js';
 import {
   fixedTotal,
   paymentLinkState,
   requiresPayerIdentity,
   type PaymentLink,
   type PaymentLinkState,
-} from '../domain/payment-link.js';
-import { findPaymentLink } from '../domain/payment-links.js';
-import { methodNotAllowed } from './error-handler.js';
+} from '../domain/payment-links/payment-link.js';
+import { findPaymentLink } from '../domain/payment-links/payment-links.js';
+import { methodNotAllowed } from '../http/error-handler.js';
 import {
   brandColors,
   catalogue,

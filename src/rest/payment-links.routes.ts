@@ -1,15 +1,23 @@
 import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { createSessionFromLink, PAYER_IDEMPOTENCY_KEY_MIN_LENGTH } from '../domain/create-session-from-link.js';
-import { toLinkSessionView } from '../domain/checkout-session.views.js';
-import { invalid } from '../domain/errors.js';
-import { toPaymentLinkView } from '../domain/payment-link.views.js';
-import { createPaymentLink, getPaymentLink, listPaymentLinks, updatePaymentLink } from '../domain/payment-links.js';
-import { rateLimit } from '../domain/throttle.js';
-import { isUuid } from '../domain/uuid.js';
-import { clientAddressOf } from './client-address.js';
-import { methodNotAllowed } from './error-handler.js';
-import { readJsonBody } from './json-body.js';
+import {
+  createSessionFromLink,
+  PAYER_IDEMPOTENCY_KEY_MIN_LENGTH,
+} from '../domain/payment-links/create-session-from-link.js';
+import { toLinkSessionView } from '../domain/sessions/checkout-session.views.js';
+import { invalid } from '../domain/shared/errors.js';
+import { toPaymentLinkView } from '../domain/payment-links/payment-link.views.js';
+import {
+  createPaymentLink,
+  getPaymentLink,
+  listPaymentLinks,
+  updatePaymentLink,
+} from '../domain/payment-links/payment-links.js';
+import { rateLimit } from '../domain/organisations/throttle.js';
+import { isUuid } from '../domain/shared/uuid.js';
+import { clientAddressOf } from '../http/client-address.js';
+import { methodNotAllowed } from '../http/error-handler.js';
+import { readJsonBody } from '../http/json-body.js';
 import { parseCreatePaymentLink, parseLinkSession, parseUpdatePaymentLink } from './payment-links.schema.js';
 import { authenticate } from './webhook-endpoints.routes.js';
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { Decimal } from '../domain/money.js';
-import { IDENTITY_OPTIONS } from '../domain/payment-link.js';
-import type { CreatePaymentLinkInput } from '../domain/payment-links.js';
-import type { PaymentLinkPatch } from '../domain/payment-link.js';
-import type { LinkSessionInput } from '../domain/create-session-from-link.js';
+import { Decimal } from '../domain/shared/money.js';
+import { IDENTITY_OPTIONS } from '../domain/payment-links/payment-link.js';
+import type { CreatePaymentLinkInput } from '../domain/payment-links/payment-links.js';
+import type { PaymentLinkPatch } from '../domain/payment-links/payment-link.js';
+import type { LinkSessionInput } from '../domain/payment-links/create-session-from-link.js';
 import { isJsonObject } from '../json/decimal-json.js';
-import { problemsOf, required } from '../domain/input-problems.js';
+import { problemsOf, required } from '../domain/shared/input-problems.js';
 import { createCheckoutFields, jsonNumber, LIMITS } from './create-checkout.schema.js';
 
 /** The REST bodies of /payment-links (docs/hosted-pages.md#payment-links); also the source of their OpenAPI schemas. */

@@ -1,9 +1,9 @@
-import type { CheckoutSession } from '../domain/checkout-session.js';
-import { toPublicView } from '../domain/checkout-session.views.js';
+import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
+import { toPublicView } from '../domain/sessions/checkout-session.views.js';
 import type { FlatHeaders } from '../metrics.js';
-import { CHECKED_EACH_TIME } from './cache-control.js';
-import { jsonHeaders } from './lane.js';
-import { weakEtag } from './weak-etag.js';
+import { CHECKED_EACH_TIME } from '../http/cache-control.js';
+import { jsonHeaders } from '../http/lane.js';
+import { weakEtag } from '../http/weak-etag.js';
 
 /** GET /checkout-sessions/:id's body and its ETag. */
 export interface PublicViewResponse {

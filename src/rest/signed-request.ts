@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Request } from 'express';
-import type { SignedRequest } from '../domain/authenticate-merchant.js';
-import { clientAddressOf } from './client-address.js';
-import { rawBytes } from './json-body.js';
+import type { SignedRequest } from '../domain/organisations/authenticate-merchant.js';
+import { clientAddressOf } from '../http/client-address.js';
+import { rawBytes } from '../http/json-body.js';
 
 /**
  * The signed parts of a merchant call. `covers: 'body'` is create's

@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { DomainContext } from '../domain/context.js';
-import { authenticateMerchant, type Merchant } from '../domain/authenticate-merchant.js';
-import { invalid } from '../domain/errors.js';
+import { authenticateMerchant, type Merchant } from '../domain/organisations/authenticate-merchant.js';
+import { invalid } from '../domain/shared/errors.js';
 import {
   createWebhookEndpoint,
   getWebhookEndpoint,
@@ -9,12 +9,12 @@ import {
   removeWebhookEndpoint,
   rotateWebhookSecret,
   updateWebhookEndpoint,
-} from '../domain/webhook-endpoints.js';
-import { webhookUrlAddressProblems } from '../domain/webhook-endpoint.schema.js';
-import { toEndpointView } from '../domain/webhook.views.js';
-import { isUuid } from '../domain/uuid.js';
-import { methodNotAllowed } from './error-handler.js';
-import { readJsonBody } from './json-body.js';
+} from '../domain/webhooks/webhook-endpoints.js';
+import { webhookUrlAddressProblems } from '../domain/webhooks/webhook-endpoint.schema.js';
+import { toEndpointView } from '../domain/webhooks/webhook.views.js';
+import { isUuid } from '../domain/shared/uuid.js';
+import { methodNotAllowed } from '../http/error-handler.js';
+import { readJsonBody } from '../http/json-body.js';
 import { signedRequestOf } from './signed-request.js';
 import {
   createWebhookEndpointBodySchema,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { EVENT_CURSOR_PATTERN } from '../domain/event-cursor.js';
-import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX } from '../domain/events-feed.js';
-import { problemsOf } from '../domain/input-problems.js';
-import { webhookEndpointFields } from '../domain/webhook-endpoint.schema.js';
+import { EVENT_CURSOR_PATTERN } from '../domain/webhooks/event-cursor.js';
+import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX } from '../domain/webhooks/events-feed.js';
+import { problemsOf } from '../domain/shared/input-problems.js';
+import { webhookEndpointFields } from '../domain/webhooks/webhook-endpoint.schema.js';
 import { isJsonObject } from '../json/decimal-json.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { DomainContext } from '../domain/context.js';
-import { signPayload } from '../domain/signatures.js';
-import { toEventEnvelope } from '../domain/webhook.views.js';
-import { activeSecrets } from '../domain/webhook-secrets.js';
-import type { ClaimedDelivery } from '../domain/webhook-ports.js';
-import type { WebhookSettings } from '../domain/webhook-settings.js';
+import { signPayload } from '../domain/organisations/signatures.js';
+import { toEventEnvelope } from '../domain/webhooks/webhook.views.js';
+import { activeSecrets } from '../domain/webhooks/webhook-secrets.js';
+import type { ClaimedDelivery } from '../domain/webhooks/webhook-ports.js';
+import type { WebhookSettings } from '../domain/webhooks/webhook-settings.js';
 import type { Logger } from '../logging.js';
 import { postJson } from './http-post.js';
 

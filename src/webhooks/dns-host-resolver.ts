@@ -1,5 +1,5 @@
 import { lookup, Resolver } from 'node:dns/promises';
-import { HOST_RESOLUTION_TIMEOUT_MS, type HostResolver, type ResolvedAddress } from '../domain/webhook-url.js';
+import { HOST_RESOLUTION_TIMEOUT_MS, type HostResolver, type ResolvedAddress } from '../domain/webhooks/webhook-url.js';
 
 /**
  * Webhook hosts are named by merchants, so a merchant chooses how their name server behaves: one that never

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { DomainError } from '../domain/errors.js';
-import { HTTPS_ONLY_PROBLEM } from '../domain/webhook-endpoint.schema.js';
-import { resolveWebhookHost, type HostResolver } from '../domain/webhook-url.js';
+import { DomainError } from '../domain/shared/errors.js';
+import { HTTPS_ONLY_PROBLEM } from '../domain/webhooks/webhook-endpoint.schema.js';
+import { resolveWebhookHost, type HostResolver } from '../domain/webhooks/webhook-url.js';
 
 /** At most this much of a receiver's answer is kept in the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
-import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { MAX_UNVERIFIED_BINDS } from '../../src/domain/payments/bind-transaction.js';
+import { expireDueSessions } from '../../src/domain/sessions/expire-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';

@@ -6,7 +6,7 @@ import { createPublicClient, createWalletClient, encodeFunctionData, http, parse
 import { anvil as anvilChain } from 'viem/chains';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { PACKAGE_ROOT } from '../../src/config.js';
-import { Decimal } from '../../src/domain/money.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createLink, visitLink } from '../factories/payment-link.js';

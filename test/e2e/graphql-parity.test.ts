@@ -3,7 +3,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
 import { PUBLIC_FIELDS, controllableClock, createSession, postBind } from '../support/rest-kassa.js';
-import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
+import { MAX_UNVERIFIED_BINDS } from '../../src/domain/payments/bind-transaction.js';
 import {
   BIND_MUTATION,
   SESSION_QUERY,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setBranding } from '../../src/domain/branding.js';
+import { setBranding } from '../../src/domain/organisations/branding.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
 import { graphqlData, graphqlError } from '../support/graphql-kassa.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expireDueSessions } from '../../src/domain/expire-sessions.js';
-import { setPaymentPolicy } from '../../src/domain/organisations.js';
-import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import { expireDueSessions } from '../../src/domain/sessions/expire-sessions.js';
+import { setPaymentPolicy } from '../../src/domain/organisations/organisations.js';
+import { requoteDueSessions } from '../../src/domain/sessions/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';

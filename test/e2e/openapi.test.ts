@@ -10,7 +10,7 @@ import { createSession, postCreate } from '../support/rest-kassa.js';
 import { PUBLIC_FIELDS, MERCHANT_ONLY_FIELDS } from '../support/spec-fields.js';
 import { signedRequest } from '../support/webhooks.js';
 import { paymentLinkRequest } from '../factories/payment-link.js';
-import { setBranding } from '../../src/domain/branding.js';
+import { setBranding } from '../../src/domain/organisations/branding.js';
 
 /** /openapi.json documents every route Express serves, with every status the probes below get back. */
 

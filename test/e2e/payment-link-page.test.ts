@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
-import { setBranding } from '../../src/domain/branding.js';
+import { setBranding } from '../../src/domain/organisations/branding.js';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, visitLink } from '../factories/payment-link.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPaymentLink } from '../../src/domain/payment-links.js';
+import { createPaymentLink } from '../../src/domain/payment-links/payment-links.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, paymentLinkRequest, visitLink } from '../factories/payment-link.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
@@ -720,7 +720,7 @@ describe('GET /l/:id and GET /brand/logo/:sha256 over HTTP', () => {
   });
 
   it('serves a logo as the image it is, from Kassa, cacheable for good; 400 and 404 otherwise', async () => {
-    const { setBranding } = await import('../../src/domain/branding.js');
+    const { setBranding } = await import('../../src/domain/organisations/branding.js');
     const png = Buffer.concat([
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
       Buffer.from('rest of a png'),

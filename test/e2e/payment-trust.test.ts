@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devPay } from '../../src/chain/dev-pay.js';
 import { settleChangedSessions } from '../../src/chain/settle-changed-sessions.js';
-import { expireDueSessions } from '../../src/domain/expire-sessions.js';
+import { expireDueSessions } from '../../src/domain/sessions/expire-sessions.js';
 import { createLogger } from '../../src/logging.js';
-import { createOrganisation, setWallet } from '../../src/domain/organisations.js';
-import { Decimal } from '../../src/domain/money.js';
+import { createOrganisation, setWallet } from '../../src/domain/organisations/organisations.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
@@ -679,7 +679,7 @@ describe('6. quotes are honoured for KASSA_QUOTE_TTL_MINUTES, then re-priced', (
     };
   };
   const requote = async () => {
-    const { requoteDueSessions } = await import('../../src/domain/requote-sessions.js');
+    const { requoteDueSessions } = await import('../../src/domain/sessions/requote-sessions.js');
     return requoteDueSessions(priced.kassa.ctx);
   };
   const read = async (id: string) => (await priced.kassa.http.get(`/checkout-sessions/${id}`)).body;

@@ -4,9 +4,13 @@ import path from 'node:path';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChangeChannel, ChangeFeed } from '../../src/db/change-feed.js';
+import type { ChangeChannel, ChangeFeed } from '../../src/db/change-feed/change-feed.js';
 import { createPrismaStore } from '../../src/db/prisma-store.js';
-import { cachedCheckoutSession, getCheckoutSession, settleExpiry } from '../../src/domain/get-checkout-session.js';
+import {
+  cachedCheckoutSession,
+  getCheckoutSession,
+  settleExpiry,
+} from '../../src/domain/sessions/get-checkout-session.js';
 import { CachedQueries } from '../../src/graphql/cached-queries.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
 import { checkoutRequest } from '../factories/checkout-request.js';

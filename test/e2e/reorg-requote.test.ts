@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Decimal } from '../../src/domain/money.js';
-import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import { requoteDueSessions } from '../../src/domain/sessions/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';

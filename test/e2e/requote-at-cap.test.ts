@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AssetTicker } from '../../src/domain/assets.js';
-import type { RatesProvider } from '../../src/domain/rates-ports.js';
-import { requoteDueSessions } from '../../src/domain/requote-sessions.js';
+import type { AssetTicker } from '../../src/domain/shared/assets.js';
+import type { RatesProvider } from '../../src/domain/rates/rates-ports.js';
+import { requoteDueSessions } from '../../src/domain/sessions/requote-sessions.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import type { TestKassa } from '../support/kassa.js';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
-import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/domain/api-keys.js';
-import { signPayload } from '../../src/domain/signatures.js';
+import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/domain/organisations/api-keys.js';
+import { signPayload } from '../../src/domain/organisations/signatures.js';
 import { createHmac } from 'node:crypto';
 import { createSession, expectErrorBody, expectErrorCode, postCreate, writtenRows } from '../support/rest-kassa.js';
 

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
-import { setWallet } from '../../src/domain/organisations.js';
+import { setWallet } from '../../src/domain/organisations/organisations.js';
 import { startTestChain, type TestChain } from '../support/chain.js';
 import {
   PUBLIC_FIELDS,

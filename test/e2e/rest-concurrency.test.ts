@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
-import { MAX_UNVERIFIED_BINDS } from '../../src/domain/bind-transaction.js';
+import { MAX_UNVERIFIED_BINDS } from '../../src/domain/payments/bind-transaction.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
-import { createApiKey } from '../../src/domain/api-keys.js';
+import { createApiKey } from '../../src/domain/organisations/api-keys.js';
 import {
   controllableClock,
   createSession,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
-import type { RatesProvider } from '../../src/domain/rates-ports.js';
+import type { RatesProvider } from '../../src/domain/rates/rates-ports.js';
 import {
   AMOUNT,
   ASSET_IDS,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, PAYER } from '../factories/checkout-request.js';
-import type { RatesProvider } from '../../src/domain/rates-ports.js';
+import type { RatesProvider } from '../../src/domain/rates/rates-ports.js';
 import { UUID, createSession, expectErrorBody, expectErrorCode, postBind, postCreate } from '../support/rest-kassa.js';
 
 /** docs/api/rest.md#errors: every error on every route has the error body; transport refusals; health; request ids. */

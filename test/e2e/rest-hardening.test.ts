@@ -64,7 +64,7 @@ describe('body encoding', () => {
       Buffer.from('","email":"a@b.co"},"items":[],"currency":"USD"}'),
     ]);
     const timestamp = String(Date.now());
-    const { signPayload } = await import('../../src/domain/signatures.js');
+    const { signPayload } = await import('../../src/domain/organisations/signatures.js');
     const raw = await fetch(`${kassa.url}/checkout-sessions`, {
       method: 'POST',
       headers: {

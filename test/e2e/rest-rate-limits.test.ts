@@ -5,7 +5,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
-import { createApiKey } from '../../src/domain/api-keys.js';
+import { createApiKey } from '../../src/domain/organisations/api-keys.js';
 import {
   controllableClock,
   createSession,

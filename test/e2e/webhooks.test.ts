@@ -7,8 +7,8 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession, expectErrorBody, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
-import { WEBHOOK_EVENT_TYPES } from '../../src/domain/event-types.js';
-import type { ClaimedDelivery } from '../../src/domain/webhook-ports.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/shared/event-types.js';
+import type { ClaimedDelivery } from '../../src/domain/webhooks/webhook-ports.js';
 
 let kassa: TestKassa;
 let merchant: TestMerchant;
@@ -38,7 +38,7 @@ async function addEndpoint(owner: TestMerchant, body: Record<string, unknown>) {
 }
 
 async function deliveries(owner: TestMerchant, endpointId: string) {
-  const { listWebhookDeliveries } = await import('../../src/domain/webhook-endpoints.js');
+  const { listWebhookDeliveries } = await import('../../src/domain/webhooks/webhook-endpoints.js');
   return listWebhookDeliveries(kassa.ctx, owner.organisationId, endpointId);
 }
 
@@ -181,7 +181,7 @@ describe('retries', () => {
         .body as { id: string };
       loop = startDeliveryLoop(quick.ctx);
       await createSession(quick, owner, checkoutRequest());
-      const { listWebhookDeliveries } = await import('../../src/domain/webhook-endpoints.js');
+      const { listWebhookDeliveries } = await import('../../src/domain/webhooks/webhook-endpoints.js');
       await expect
         .poll(async () => (await listWebhookDeliveries(quick.ctx, null, endpoint.id))[0]?.status, { timeout: 10_000 })
         .toBe('failed');
@@ -222,7 +222,7 @@ describe('secret rotation', () => {
 describe('secret rotations at once', () => {
   it('each issued secret signs: the later rotation keeps the earlier one as the previous secret', async () => {
     const { owner, endpoint } = await freshMerchantWithReceiver();
-    const { rotateWebhookSecret } = await import('../../src/domain/webhook-endpoints.js');
+    const { rotateWebhookSecret } = await import('../../src/domain/webhooks/webhook-endpoints.js');
     // Two rotations that both read the endpoint before either writes (two instances, or two requests at once): the
     // real store, its writes held until both have read.
     const webhooks = kassa.ctx.store.webhooks;

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { Test } from 'supertest';
-import { createApiKey } from '../../src/domain/api-keys.js';
+import { createApiKey } from '../../src/domain/organisations/api-keys.js';
 import type { DomainContext } from '../../src/domain/context.js';
-import { createOrganisation } from '../../src/domain/organisations.js';
+import { createOrganisation } from '../../src/domain/organisations/organisations.js';
 
 export interface TestMerchant {
   readonly organisationId: string;

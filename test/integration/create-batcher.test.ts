@@ -2,7 +2,7 @@ import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { adapterStatements, type AdapterStatement } from '../../src/db/database.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBatcher, MAX_BATCH } from '../../src/db/create-batcher.js';
+import { CreateBatcher, MAX_BATCH } from '../../src/db/sessions/create-batcher.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 /**

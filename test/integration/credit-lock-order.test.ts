@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Decimal } from '../../src/domain/money.js';
-import type { ChainTransfer } from '../../src/domain/payment-ports.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import type { ChainTransfer } from '../../src/domain/payments/payment-ports.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';

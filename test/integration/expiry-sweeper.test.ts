@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expireDueSessions, purgeIdempotencyKeys } from '../../src/domain/expire-sessions.js';
+import { expireDueSessions, purgeIdempotencyKeys } from '../../src/domain/sessions/expire-sessions.js';
 import type { DomainContext } from '../../src/domain/context.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, signed, type TestMerchant } from '../factories/merchant.js';

@@ -1,10 +1,10 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { DomainError } from '../../src/domain/errors.js';
-import { keyId, openSecret } from '../../src/domain/secret-box.js';
-import { createWebhookEndpoint, rotateWebhookSecret } from '../../src/domain/webhook-endpoints.js';
-import { activeSecrets } from '../../src/domain/webhook-secrets.js';
+import { DomainError } from '../../src/domain/shared/errors.js';
+import { keyId, openSecret } from '../../src/domain/shared/secret-box.js';
+import { createWebhookEndpoint, rotateWebhookSecret } from '../../src/domain/webhooks/webhook-endpoints.js';
+import { activeSecrets } from '../../src/domain/webhooks/webhook-secrets.js';
 import { createLogger } from '../../src/logging.js';
 import { openRuntime } from '../../src/runtime.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrismaRateLimitBuckets } from '../../src/db/rate-buckets.store.js';
-import type { BucketTake } from '../../src/domain/request-guard-ports.js';
+import { PrismaRateLimitBuckets } from '../../src/db/organisations/rate-buckets.store.js';
+import type { BucketTake } from '../../src/domain/organisations/request-guard-ports.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { isEmbedded } from '../support/rest-kassa.js';
 

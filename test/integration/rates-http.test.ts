@@ -9,7 +9,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Decimal } from '../../src/domain/money.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { CoinbaseRatesSource } from '../../src/rates/coinbase-source.js';
 import { CoinGeckoRatesSource, coingeckoApiKeyHeader } from '../../src/rates/coingecko-source.js';
 import { RateBook } from '../../src/rates/rate-book.js';

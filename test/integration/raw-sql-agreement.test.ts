@@ -8,9 +8,9 @@ import {
   quoteRows,
   ROW_COLUMNS_FILLED_BY_SQL,
   sessionRow,
-} from '../../src/db/create-session.store.js';
-import type { CheckoutSession } from '../../src/domain/checkout-session.js';
-import { Decimal } from '../../src/domain/money.js';
+} from '../../src/db/sessions/create-session.store.js';
+import type { CheckoutSession } from '../../src/domain/sessions/checkout-session.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { getDmmf } from '../support/schema-dmmf.js';
 import { expectedShape } from '../support/schema-shape.js';
 

@@ -18,7 +18,7 @@ describe('updateSession', () => {
     const second = (await createSession(kassa, merchant, checkoutRequest())).session_id as string;
     const hash = txHash(7);
     const at = new Date('2026-11-25T10:00:00.123Z');
-    const { Decimal } = await import('../../src/domain/money.js');
+    const { Decimal } = await import('../../src/domain/shared/money.js');
     await kassa.ctx.store.transaction((tx) =>
       tx.updateSession(first, {
         boundTxHash: hash,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookEndpoint, listWebhookDeliveries } from '../../src/domain/webhook-endpoints.js';
+import { createWebhookEndpoint, listWebhookDeliveries } from '../../src/domain/webhooks/webhook-endpoints.js';
 import { createLogger } from '../../src/logging.js';
 import { runWebhookRound } from '../../src/webhooks/dispatcher.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';

@@ -1,5 +1,5 @@
-import { Decimal } from '../../src/domain/money.js';
-import type { RatesProvider } from '../../src/domain/rates-ports.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import type { RatesProvider } from '../../src/domain/rates/rates-ports.js';
 
 /** The USD prices fixedRates starts with. */
 export const FIXED_USD_PRICES: Readonly<Record<string, string>> = {

@@ -14,6 +14,8 @@ export interface ImportEdge {
   /** A repository-relative `.ts` path for a relative import; the package specifier otherwise (`node:dns`). */
   readonly to: string;
   readonly line: number;
+  /** `import type …` or `export type … from`: a contract, gone at run time. */
+  readonly typeOnly: boolean;
 }
 
 // Comments are blanked first (keeping line breaks) so an example in a comment is not an import.
@@ -26,17 +28,18 @@ const SPECIFIERS = [
 ];
 
 /** The specifiers `source` imports, with their line numbers. */
-export function importSpecifiers(source: string): Array<{ specifier: string; line: number }> {
+export function importSpecifiers(source: string): Array<{ specifier: string; line: number; typeOnly: boolean }> {
   const blank = (match: string, lead = '') => lead + match.slice(lead.length).replace(/[^\n]/g, ' ');
   const code = source.replace(COMMENTS, blank);
-  const found: Array<{ specifier: string; line: number; at: number }> = [];
+  const found: Array<{ specifier: string; line: number; at: number; typeOnly: boolean }> = [];
   for (const pattern of SPECIFIERS) {
     for (const match of code.matchAll(pattern)) {
       const at = match.index + match[0].lastIndexOf(match[1]!);
-      found.push({ specifier: match[1]!, line: code.slice(0, at).split('\n').length, at });
+      const typeOnly = /^(?:import|export)\s+type\b/.test(match[0]);
+      found.push({ specifier: match[1]!, line: code.slice(0, at).split('\n').length, at, typeOnly });
     }
   }
-  return found.sort((a, b) => a.at - b.at).map(({ specifier, line }) => ({ specifier, line }));
+  return found.sort((a, b) => a.at - b.at).map(({ specifier, line, typeOnly }) => ({ specifier, line, typeOnly }));
 }
 
 /** Every `.ts` file under `dir` (repository-relative), generated code left out. */
@@ -65,7 +68,12 @@ export function resolveSpecifier(from: string, specifier: string): string {
 export function importGraph(root: string, files: readonly string[]): ImportEdge[] {
   return files.flatMap((from) => {
     const specifiers = importSpecifiers(readFileSync(path.join(root, from), 'utf8'));
-    return specifiers.map(({ specifier, line }) => ({ from, to: resolveSpecifier(from, specifier), line }));
+    return specifiers.map(({ specifier, line, typeOnly }) => ({
+      from,
+      to: resolveSpecifier(from, specifier),
+      line,
+      typeOnly,
+    }));
   });
 }
 

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { Decimal as DecimalJs } from 'decimal.js';
 import type { Response, Test } from 'supertest';
 import { expect } from 'vitest';
-import { REASON_CODE_LIST, type ReasonCode } from '../../src/domain/reason-codes.js';
+import { REASON_CODE_LIST, type ReasonCode } from '../../src/domain/shared/reason-codes.js';
 import { freshTimestamp, signed, type TestMerchant } from '../factories/merchant.js';
 import { testDatabaseMode } from './databases.js';
 import type { TestKassa } from './kassa.js';

@@ -6,9 +6,8 @@ import { typescriptFiles } from '../support/import-graph.js';
 import type { ImportEdge } from '../support/import-graph.js';
 
 /**
- * The layering of docs/decisions/0018, checked on every `npm test`: the domain is a leaf (it
- * defines ports; the outer layers implement them), the transports never reach the generated
- * Prisma client (src/db is the only code that does), and the domain has no import cycle.
+ * The layering of docs/decisions/0018 and the areas of docs/architecture.md, checked on every `npm test`: the domain
+ * is a leaf, the transports never reach the generated Prisma client, and areas import only the areas below them.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,7 +54,45 @@ const RULES: readonly Rule[] = [
     from: under('src/rest', 'src/graphql'),
     forbidden: (target) => under(GENERATED)(target) || oneOf('@prisma/client')(packageOf(target)),
   },
+  {
+    name: 'src/graphql and src/http do not import src/rest (shared HTTP helpers live in src/http)',
+    from: under('src/graphql', 'src/http'),
+    forbidden: under('src/rest'),
+  },
 ];
+
+/** The areas of src/domain and src/db, lowest first: an area imports values only from itself and the ones before it. */
+export const AREAS = [
+  'shared',
+  'organisations',
+  'rates',
+  'sessions',
+  'payments',
+  'payment-links',
+  'webhooks',
+  'dashboard',
+] as const;
+
+/** `src/domain/payments/x.ts` → { layer: 'src/domain', area: 'payments' }; files outside an area → null. */
+function areaOf(file: string): { layer: string; area: string } | null {
+  const match = /^(src\/domain|src\/db)\/([^/]+)\/[^/]+\.ts$/.exec(file);
+  if (!match || !(AREAS as readonly string[]).includes(match[2]!)) return null;
+  return { layer: match[1]!, area: match[2]! };
+}
+
+/**
+ * Value imports that go up the order of AREAS, as "file:line → target". A type-only import may cross in any direction:
+ * a session's view names the payment types it shows, and types are gone at run time.
+ */
+function areaViolations(edges: readonly ImportEdge[]): string[] {
+  const rank = (area: string) => (AREAS as readonly string[]).indexOf(area);
+  return edges.flatMap((edge) => {
+    const from = areaOf(edge.from);
+    const to = areaOf(edge.to);
+    if (!from || !to || edge.typeOnly || rank(to.area) <= rank(from.area)) return [];
+    return [`${edge.from}:${edge.line} → ${edge.to} (${from.area} may not import ${to.area})`];
+  });
+}
 
 /** The imports that break a rule, as "file:line → target (rule)". */
 function violations(edges: readonly ImportEdge[], rules: readonly Rule[] = RULES): string[] {
@@ -83,6 +120,25 @@ describe('architecture', () => {
     expect(violations(edges)).toEqual([]);
   });
 
+  it('keeps the areas of src/domain and src/db in their order, each folder at most 15 files', () => {
+    expect(areaViolations(edges)).toEqual([]);
+    const perFolder = new Map<string, number>();
+    for (const file of sources.filter(under('src/domain', 'src/db')))
+      perFolder.set(path.posix.dirname(file), (perFolder.get(path.posix.dirname(file)) ?? 0) + 1);
+    expect([...perFolder].filter(([, count]) => count > 15)).toEqual([]);
+    expect([...perFolder.keys()].length).toBeGreaterThan(8);
+  });
+
+  it('catches a value import up the order of areas, and lets a type-only one through', () => {
+    const edge = { from: 'src/domain/sessions/a.ts', to: 'src/domain/payments/b.ts', line: 1 };
+    expect(areaViolations([{ ...edge, typeOnly: false }])).toHaveLength(1);
+    expect(areaViolations([{ ...edge, typeOnly: true }])).toEqual([]);
+    expect(areaViolations([{ from: edge.to, to: edge.from, line: 1, typeOnly: false }])).toEqual([]);
+    expect(violations([{ from: 'src/graphql/x.ts', to: 'src/rest/lane.ts', line: 1, typeOnly: false }])).toHaveLength(
+      1,
+    );
+  });
+
   it('has no import cycle inside src/domain', () => {
     const domain = sources.filter(under('src/domain'));
     expect(importCycles(domain, edges)).toEqual([]);
@@ -97,26 +153,29 @@ describe('architecture', () => {
       "const prisma = await import('../generated/prisma/client.js');",
     ].join('\n');
     const from = 'src/domain/x.ts';
-    const fromDomain = importSpecifiers(planted).map(({ specifier, line }) => ({
+    const fromDomain = importSpecifiers(planted).map(({ specifier, line, typeOnly }) => ({
       from,
       line,
+      typeOnly,
       to: resolveSpecifier(from, specifier),
     }));
     expect(violations(fromDomain)).toHaveLength(5);
     const prisma = 'src/generated/prisma/client.ts';
-    expect(violations([{ from: 'src/graphql/x.resolver.ts', to: prisma, line: 1 }])).toHaveLength(1);
-    expect(violations([{ from: 'src/rest/x.routes.ts', to: '@prisma/client', line: 1 }])).toHaveLength(1);
-    expect(violations([{ from: 'src/db/x.store.ts', to: prisma, line: 1 }])).toEqual([]);
+    expect(violations([{ from: 'src/graphql/x.resolver.ts', to: prisma, line: 1, typeOnly: false }])).toHaveLength(1);
+    expect(violations([{ from: 'src/rest/x.routes.ts', to: '@prisma/client', line: 1, typeOnly: false }])).toHaveLength(
+      1,
+    );
+    expect(violations([{ from: 'src/db/x.store.ts', to: prisma, line: 1, typeOnly: false }])).toEqual([]);
     const files = ['src/domain/a.ts', 'src/domain/b.ts'];
     const cycle = [
-      { from: files[0]!, to: files[1]!, line: 1 },
-      { from: files[1]!, to: files[0]!, line: 1 },
+      { from: files[0]!, to: files[1]!, line: 1, typeOnly: false },
+      { from: files[1]!, to: files[0]!, line: 1, typeOnly: false },
     ];
     expect(importCycles(files, cycle)).toEqual([files]);
   });
 
   it('ignores imports written in comments', () => {
     const source = "// import x from 'express';\n/* import('pg') */\nimport { a } from './a.js';";
-    expect(importSpecifiers(source)).toEqual([{ specifier: './a.js', line: 3 }]);
+    expect(importSpecifiers(source)).toEqual([{ specifier: './a.js', line: 3, typeOnly: false }]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindInputProblems, type BindTransactionInput } from '../../src/domain/bind-transaction.schema.js';
+import { bindInputProblems, type BindTransactionInput } from '../../src/domain/payments/bind-transaction.schema.js';
 
 // docs/api/rest.md#bind-rules: the well-formedness of the bind fields.
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../src/json/decimal-json.js';
-import { Decimal } from '../../src/domain/money.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { LIMITS, parseCreateCheckout } from '../../src/rest/create-checkout.schema.js';
 
 // docs/api/rest.md#create-rules-and-limits and #errors: every problem, named by field path.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
+import { DomainError } from '../../src/domain/shared/errors.js';
 import { hashPassword, UNUSABLE_HASH, verifyPassword } from '../../src/domain/dashboard/passwords.js';
 import {
   DASHBOARD_ROLES,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeEventCursor, encodeEventCursor, EVENT_CURSOR_PATTERN } from '../../src/domain/event-cursor.js';
+import { decodeEventCursor, encodeEventCursor, EVENT_CURSOR_PATTERN } from '../../src/domain/webhooks/event-cursor.js';
 
 describe('the events feed cursor (src/domain/event-cursor.ts)', () => {
   const key = randomBytes(32);

@@ -7,9 +7,9 @@ import { GraphQLError, parse } from 'graphql';
 import { DateTimeScalar, DecimalScalar } from '../../src/graphql/scalars.js';
 import { formatGraphqlError, GRAPHQL_CODE_BY_DOMAIN_CODE, toGraphqlError } from '../../src/graphql/errors.js';
 import { GRAPHQL_PARSE_OPTIONS } from '../../src/graphql/protection.js';
-import { Decimal } from '../../src/domain/money.js';
-import { DomainError } from '../../src/domain/errors.js';
-import { RateLimitedError } from '../../src/domain/throttle.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import { DomainError } from '../../src/domain/shared/errors.js';
+import { RateLimitedError } from '../../src/domain/organisations/throttle.js';
 import { loadConfig } from '../../src/config.js';
 
 describe('Decimal scalar', () => {

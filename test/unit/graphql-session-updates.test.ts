@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { CheckoutSession } from '../../src/domain/checkout-session.js';
-import type { ChangeFeed } from '../../src/db/change-feed.js';
+import type { CheckoutSession } from '../../src/domain/sessions/checkout-session.js';
+import type { ChangeFeed } from '../../src/db/change-feed/change-feed.js';
 import { sessionUpdatesFeed } from '../../src/graphql/session-updates.js';
 
 // The public view of these stand-in sessions is their status and bound hash.
-vi.mock('../../src/domain/checkout-session.views.js', () => ({
+vi.mock('../../src/domain/sessions/checkout-session.views.js', () => ({
   toPublicView: (session: { status: string; boundTxHash: string | null }) => ({
     status: session.status,
     bound_tx_hash: session.boundTxHash,

@@ -12,7 +12,7 @@ import {
   roundUpTo8,
   toBaseUnitsCeil,
   toDecimal,
-} from '../../src/domain/money.js';
+} from '../../src/domain/shared/money.js';
 
 const d = (value: string | number) => new Decimal(value);
 

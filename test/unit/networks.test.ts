@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ASSET_IDS, ASSET_TICKERS } from '../../src/domain/assets.js';
-import { assetsOn, assetsOnAny, normaliseChainId, type Network } from '../../src/domain/networks.js';
+import { ASSET_IDS, ASSET_TICKERS } from '../../src/domain/shared/assets.js';
+import { assetsOn, assetsOnAny, normaliseChainId, type Network } from '../../src/domain/shared/networks.js';
 
 // docs/payment-rules.md#networks-and-wallets, with the registry as shipped in config/networks.json.
 

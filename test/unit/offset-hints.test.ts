@@ -1,8 +1,8 @@
-import { Decimal } from '../../src/domain/money.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { describe, expect, it } from 'vitest';
-import { OffsetHints } from '../../src/db/create-session.store.js';
-import type { AmountClaimRequest } from '../../src/domain/payment-ports.js';
-import { amountLane, laneSize } from '../../src/domain/quotes.js';
+import { OffsetHints } from '../../src/db/sessions/create-session.store.js';
+import type { AmountClaimRequest } from '../../src/domain/payments/payment-ports.js';
+import { amountLane, laneSize } from '../../src/domain/rates/quotes.js';
 
 const wallets = [
   { network: 'ethereum', walletAddress: '0x00000000000000000000000000000000000000AA' },

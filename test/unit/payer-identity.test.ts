@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPayerIdentity, type PayerIdentityInput } from '../../src/domain/payer-identity.js';
+import { checkPayerIdentity, type PayerIdentityInput } from '../../src/domain/sessions/payer-identity.js';
 import { parseCreateCheckout } from '../../src/rest/create-checkout.schema.js';
 
 // docs/hosted-pages.md#payment-links: what a payer types on a link's page ends up in webhooks, events and

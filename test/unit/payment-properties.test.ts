@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { amountStep, Decimal, fromBaseUnits, roundUpToStep, toBaseUnitsCeil } from '../../src/domain/money.js';
-import { attributeTransfer } from '../../src/domain/payments.js';
-import { NO_HOLDS, transition, type SessionState } from '../../src/domain/status-machine.js';
-import type { CheckoutSessionStatus } from '../../src/domain/checkout-session.js';
+import { amountStep, Decimal, fromBaseUnits, roundUpToStep, toBaseUnitsCeil } from '../../src/domain/shared/money.js';
+import { attributeTransfer } from '../../src/domain/payments/payments.js';
+import { NO_HOLDS, transition, type SessionState } from '../../src/domain/sessions/status-machine.js';
+import type { CheckoutSessionStatus } from '../../src/domain/sessions/checkout-session.js';
 
 /**
  * docs/payment-rules.md (rules 4 and 5), as properties over random quotes, token decimals (0, 6, 8, 18)

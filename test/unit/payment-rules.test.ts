@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { AssetTicker } from '../../src/domain/assets.js';
-import type { CheckoutSession } from '../../src/domain/checkout-session.js';
-import { Decimal } from '../../src/domain/money.js';
-import type { Network } from '../../src/domain/networks.js';
-import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/bound-transactions.js';
-import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/chain-ports.js';
-import type { RejectionCode } from '../../src/domain/reason-codes.js';
-import { amountDue, attributeTransfer, pendingCoversDue } from '../../src/domain/payments.js';
+import type { AssetTicker } from '../../src/domain/shared/assets.js';
+import type { CheckoutSession } from '../../src/domain/sessions/checkout-session.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import type { Network } from '../../src/domain/shared/networks.js';
+import { judgeBoundTransaction, type BoundTxVerdict } from '../../src/domain/payments/bound-transactions.js';
+import type { BoundTransaction, BoundTxEvidence } from '../../src/domain/payments/chain-ports.js';
+import type { RejectionCode } from '../../src/domain/shared/reason-codes.js';
+import { attributeTransfer } from '../../src/domain/payments/payments.js';
+import { amountDue, pendingCoversDue } from '../../src/domain/sessions/session-amounts.js';
 
 // docs/payment-rules.md, rules 2 and 3: who a scanned transfer pays, and how a bound transaction is judged.
 

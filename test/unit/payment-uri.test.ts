@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal } from '../../src/domain/money.js';
-import { eip681Uri, paymentBaseUnits } from '../../src/domain/payment-uri.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import { eip681Uri, paymentBaseUnits } from '../../src/domain/payments/payment-uri.js';
 
 const WALLET = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 const USDT_ETHEREUM = '0xdAC17F958D2ee523a2206206994597C13D831ec7';

@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { EnvReader } from '../../src/config/env-reader.js';
 import { DEFAULT_RATE_LIMITS, readRequestGuardConfig } from '../../src/config/request-guard.js';
-import { MemoryRateLimitCounters } from '../../src/db/request-guard.store.js';
-import { RateLimitedError, Throttle, type RateLimitRules } from '../../src/domain/throttle.js';
-import { addressKey, compileTrustProxy, upgradeClientAddress } from '../../src/rest/client-address.js';
+import { MemoryRateLimitCounters } from '../../src/db/organisations/request-guard.store.js';
+import { RateLimitedError, Throttle, type RateLimitRules } from '../../src/domain/organisations/throttle.js';
+import { addressKey, compileTrustProxy, upgradeClientAddress } from '../../src/http/client-address.js';
 
 /** Issue 11 B: the limiter's rules, its configuration and whose address counts. */
 

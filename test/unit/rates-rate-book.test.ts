@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { RatesConfig } from '../../src/config.js';
-import type { AssetTicker } from '../../src/domain/assets.js';
-import { Decimal } from '../../src/domain/money.js';
+import type { AssetTicker } from '../../src/domain/shared/assets.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { RateBook, createRateBook, median } from '../../src/rates/rate-book.js';
 import type { RatesSource, SourceRate } from '../../src/rates/rates-source.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChangeFeed } from '../../src/db/change-feed.js';
-import { ReadCache } from '../../src/db/read-cache.js';
+import type { ChangeFeed } from '../../src/db/change-feed/change-feed.js';
+import { ReadCache } from '../../src/db/sessions/read-cache.js';
 
 /** src/db/read-cache.ts: what it keeps and, above all, what it must never put back. */
 

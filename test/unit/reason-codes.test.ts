@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
-import { DEFAULT_REASON, DomainError, conflict, type DomainErrorCode } from '../../src/domain/errors.js';
-import { REASON_CODE_LIST, REASON_CODES, REJECTION_WORDS } from '../../src/domain/reason-codes.js';
+import { DEFAULT_REASON, DomainError, conflict, type DomainErrorCode } from '../../src/domain/shared/errors.js';
+import { REASON_CODE_LIST, REASON_CODES, REJECTION_WORDS } from '../../src/domain/shared/reason-codes.js';
 import { toGraphqlError } from '../../src/graphql/errors.js';
-import { restErrorAnswer, STATUS_BY_CODE } from '../../src/rest/error-handler.js';
-import { errorBodySchema, HttpError } from '../../src/rest/http-error.js';
+import { restErrorAnswer, STATUS_BY_CODE } from '../../src/http/error-handler.js';
+import { errorBodySchema, HttpError } from '../../src/http/http-error.js';
 
 /** The rows of docs/api/rest.md's "Error codes" table: code and status. */
 function documentedCodes(): Array<{ code: string; status: number }> {

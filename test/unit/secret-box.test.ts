@@ -1,6 +1,12 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isSealedUnderCurrentKey, keyId, openSecret, sealSecret, type SecretRow } from '../../src/domain/secret-box.js';
+import {
+  isSealedUnderCurrentKey,
+  keyId,
+  openSecret,
+  sealSecret,
+  type SecretRow,
+} from '../../src/domain/shared/secret-box.js';
 
 // docs/decisions/0014: API secrets stored with AES-256-GCM under KASSA_MASTER_KEY;
 // docs/operations.md#running-in-production: key ids and row binding for master-key rotation.

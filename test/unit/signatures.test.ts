@@ -7,7 +7,7 @@ import {
   signRequest,
   signatureMatches,
   timestampWithinTolerance,
-} from '../../src/domain/signatures.js';
+} from '../../src/domain/organisations/signatures.js';
 
 // docs/api/rest.md#signing-a-merchant-call: hex HMAC-SHA256 of `{timestamp}.{rawBody}` keyed with the API secret.
 

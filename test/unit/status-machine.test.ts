@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckoutSessionStatus } from '../../src/domain/checkout-session.js';
-import { Decimal } from '../../src/domain/money.js';
+import type { CheckoutSessionStatus } from '../../src/domain/sessions/checkout-session.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import {
   isExpiredAt,
   NO_HOLDS,
@@ -10,7 +10,7 @@ import {
   type SessionState,
   type StatusPolicy,
   type Transition,
-} from '../../src/domain/status-machine.js';
+} from '../../src/domain/sessions/status-machine.js';
 
 // docs/payment-rules.md (its rules and #statuses), one row per rule.
 

@@ -9,8 +9,8 @@ import {
   TRANSFER_TOPIC,
   type RawLog,
 } from '../../src/chain/transfer-logs.js';
-import { Decimal } from '../../src/domain/money.js';
-import type { Network } from '../../src/domain/networks.js';
+import { Decimal } from '../../src/domain/shared/money.js';
+import type { Network } from '../../src/domain/shared/networks.js';
 
 // The watcher's hand-written ERC-20 Transfer decoder, and how it recognises a
 // provider refusing an eth_getLogs range.

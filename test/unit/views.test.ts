@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { receivingWallet, type CheckoutSession } from '../../src/domain/checkout-session.js';
+import { receivingWallet, type CheckoutSession } from '../../src/domain/sessions/checkout-session.js';
 import {
   merchantSessionViewSchema,
   publicSessionViewSchema,
   toMerchantView,
   toPublicView,
-} from '../../src/domain/checkout-session.views.js';
-import { Decimal } from '../../src/domain/money.js';
+} from '../../src/domain/sessions/checkout-session.views.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { MERCHANT_ONLY_FIELDS, PUBLIC_FIELDS } from '../support/spec-fields.js';
 
 // docs/api/rest.md#the-public-view and #the-merchant-view.

@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress, resolveWebhookHost, webhookUrlProblems } from '../../src/domain/webhook-url.js';
+import { isPublicAddress, resolveWebhookHost, webhookUrlProblems } from '../../src/domain/webhooks/webhook-url.js';
 import { leaseMs, retryDelayMs } from '../../src/webhooks/dispatcher.js';
 import { createHostResolver, resolveHostByDns } from '../../src/webhooks/dns-host-resolver.js';
 

@@ -1,12 +1,12 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import type { CheckoutSessionStatus } from '../../domain/checkout-session.js';
-import { OPEN_STATUSES } from '../../domain/checkout-session.js';
+import type { CheckoutSessionStatus } from '../../domain/sessions/checkout-session.js';
+import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import type {
   DashboardSessionReader,
   SessionFilter,
   SessionListRow,
 } from '../../domain/dashboard/session-list-ports.js';
-import { Decimal } from '../../domain/money.js';
+import { Decimal } from '../../domain/shared/money.js';
 import { timeline } from './session-timeline.store.js';
 
 const OPEN: readonly string[] = OPEN_STATUSES;

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { SessionListRow, TimelineEntry } from '../../domain/dashboard/session-list-ports.js';
-import { Decimal } from '../../domain/money.js';
+import { Decimal } from '../../domain/shared/money.js';
 
 /** One entry of a session's dashboard timeline, every field it does not name null. */
 function entry(at: Date, kind: TimelineEntry['kind'], fields: Partial<TimelineEntry>): TimelineEntry {

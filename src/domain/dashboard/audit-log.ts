@@ -1,5 +1,5 @@
 import type { DomainContext } from '../context.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../shared/errors.js';
 import type { AuditRecord } from './dashboard-ports.js';
 import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';

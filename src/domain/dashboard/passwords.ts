@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { invalid } from '../errors.js';
+import { invalid } from '../shared/errors.js';
 
 /**
  * Dashboard passwords: scrypt (node:crypto) with a random 16-byte salt per password, stored as

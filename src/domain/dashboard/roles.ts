@@ -1,4 +1,4 @@
-import { forbidden } from '../errors.js';
+import { forbidden } from '../shared/errors.js';
 
 /** The roles a person may hold in an organisation, least to most (docs/dashboard.md#roles). */
 export const DASHBOARD_ROLES = ['viewer', 'support', 'developer', 'admin', 'owner'] as const;

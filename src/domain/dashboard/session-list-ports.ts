@@ -1,6 +1,6 @@
-import type { CheckoutSessionStatus } from '../checkout-session.js';
-import type { Decimal } from '../money.js';
-import type { AssetTicker } from '../assets.js';
+import type { CheckoutSessionStatus } from '../sessions/checkout-session.js';
+import type { Decimal } from '../shared/money.js';
+import type { AssetTicker } from '../shared/assets.js';
 
 /** The filters of the dashboard's sessions list (docs/dashboard.md#sessions-list); every one optional. */
 export interface SessionFilter {

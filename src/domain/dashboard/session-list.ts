@@ -1,7 +1,7 @@
 import type { DomainContext } from '../context.js';
-import { invalid, notFound } from '../errors.js';
-import { isUuid } from '../uuid.js';
-import type { Decimal } from '../money.js';
+import { invalid, notFound } from '../shared/errors.js';
+import { isUuid } from '../shared/uuid.js';
+import type { Decimal } from '../shared/money.js';
 import type {
   SessionCursor,
   SessionFilter,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../context.js';
-import { DomainError, notFound, unauthorised } from '../errors.js';
-import { isUuid } from '../uuid.js';
+import { DomainError, notFound, unauthorised } from '../shared/errors.js';
+import { isUuid } from '../shared/uuid.js';
 import type { DashboardLinkKind, DashboardWrites, MembershipRecord } from './dashboard-ports.js';
 import { checkPasswordRules, hashPassword, UNUSABLE_HASH, verifyPassword } from './passwords.js';
 import type { DashboardRole } from './roles.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../context.js';
-import { conflict, forbidden, invalid, notFound } from '../errors.js';
-import { isUuid } from '../uuid.js';
+import { conflict, forbidden, invalid, notFound } from '../shared/errors.js';
+import { isUuid } from '../shared/uuid.js';
 import { actorAddress, actorUserId, type DashboardActor } from './actors.js';
 import type { DashboardUserRecord, MembershipRecord } from './dashboard-ports.js';
 import { isDashboardRole, requirePermission, roleRank, DASHBOARD_ROLES, type DashboardRole } from './roles.js';

@@ -1,7 +1,7 @@
 import type { DomainContext } from '../context.js';
-import { notFound } from '../errors.js';
-import { isUuid } from '../uuid.js';
-import { getWebhookEndpoint } from '../webhook-endpoints.js';
+import { notFound } from '../shared/errors.js';
+import { isUuid } from '../shared/uuid.js';
+import { getWebhookEndpoint } from '../webhooks/webhook-endpoints.js';
 import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';
 

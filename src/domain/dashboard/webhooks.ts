@@ -1,6 +1,6 @@
 import type { DomainContext } from '../context.js';
-import { listWebhookEndpoints } from '../webhook-endpoints.js';
-import type { WebhookDeliveryStatus } from '../webhook-ports.js';
+import { listWebhookEndpoints } from '../webhooks/webhook-endpoints.js';
+import type { WebhookDeliveryStatus } from '../webhooks/webhook-ports.js';
 import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';
 

@@ -1,12 +1,12 @@
 import { Router } from 'express';
 import { execute, GraphQLError, parse, validate, type DocumentNode } from 'graphql';
 import type { DomainContext } from '../../domain/context.js';
-import { principalOf, requireCsrfToken, requireSameOrigin } from '../../rest/dashboard-session.js';
-import type { DashboardCookieOptions } from '../../rest/dashboard-session.js';
-import { methodNotAllowed } from '../../rest/error-handler.js';
-import { clientAddressOf } from '../../rest/client-address.js';
-import { HttpError } from '../../rest/http-error.js';
-import { rawBytes } from '../../rest/json-body.js';
+import { principalOf, requireCsrfToken, requireSameOrigin } from '../../http/dashboard-session.js';
+import type { DashboardCookieOptions } from '../../http/dashboard-session.js';
+import { methodNotAllowed } from '../../http/error-handler.js';
+import { clientAddressOf } from '../../http/client-address.js';
+import { HttpError } from '../../http/http-error.js';
+import { rawBytes } from '../../http/json-body.js';
 import { formatGraphqlError } from '../errors.js';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { specifiedRules } from 'graphql';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { Decimal } from '../../domain/money.js';
+import type { Decimal } from '../../domain/shared/money.js';
 import { CheckoutSessionStatus, CryptoTicker } from '../checkout-session.types.js';
 import { DateTimeScalar, DecimalScalar } from '../scalars.js';
 

@@ -1,0 +1,263 @@
+import { Prisma } from '../../generated/prisma/client.js';
+import type { AssetTicker } from '../../domain/shared/assets.js';
+import type { Decimal } from '../../domain/shared/money.js';
+import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
+import type { AmountClaimRequest } from '../../domain/payments/payment-ports.js';
+import { chainBehindSql } from './expiry-holds.js';
+
+type Client = Prisma.TransactionClient;
+const OPEN: readonly string[] = OPEN_STATUSES;
+
+/**
+ * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps of the request's lane such that
+ * baseAmount + k × step is held by no other session on any of the session's wallets,
+ * claimed with the table's primary key so two instances never hand out one amount.
+ * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
+ * runs too: one statement for all assets. The claims are taken at `at` (re-pricing: the session's
+ * earlier claims were released just before, so its unreleased ones are these): a claim covers only
+ * transfers mined from then on (claimCoversSql).
+ */
+export async function claimUniqueAmounts(
+  tx: Client,
+  sessionId: string,
+  requests: readonly AmountClaimRequest[],
+  maxSteps: number,
+  at: Date,
+): Promise<Map<AssetTicker, number | null>> {
+  if (requests.length === 0) return new Map();
+  const claims = requests.map((request) => ({
+    ticker: request.ticker,
+    base: request.baseAmount.toFixed(),
+    step: request.step.toFixed(),
+    networks: request.wallets.map((wallet) => wallet.network),
+    wallets: request.wallets.map((wallet) => wallet.walletAddress.toLowerCase()),
+    first: request.lane?.first ?? 0,
+    stride: request.lane?.stride ?? 1,
+  }));
+  const rows = await tx.$queryRaw<Array<{ ticker: AssetTicker; offset: number | null }>>`
+    SELECT c.ticker, kassa_claim_amount(${sessionId}::uuid, c.ticker, c.networks, c.wallets, c.base, c.step,
+      ${maxSteps}::integer, c.first, c.stride) AS "offset"
+      FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS c(ticker TEXT, base NUMERIC, step NUMERIC,
+        networks TEXT[], wallets TEXT[], first INTEGER, stride INTEGER)`;
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (block times are judged by it).
+  await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
+    WHERE session_id = ${sessionId}::uuid AND released_at IS NULL AND held_since IS NULL`;
+  return new Map(rows.map((row) => [row.ticker, row.offset]));
+}
+
+/** How many windows of KASSA_UNIQUE_AMOUNT_STEPS amounts a rest looks through for a free one. */
+const REST_WINDOWS = 100;
+
+/**
+ * docs/payment-rules.md, rule 4 (the rest after a partial payment): gives up the session's previous rest amount
+ * (`previous`, released at `at` like any claim: it still covers a transfer mined before) and, when `rest` is given,
+ * claims the smallest `rest.base + k × rest.step` no session holds on the wallet, taken at `at` (searched maxSteps
+ * at a time, REST_WINDOWS times at most). The session's other claims (its quote's amount) stay. Returns the amount
+ * claimed; null when none is asked, or (REST_WINDOWS × maxSteps amounts held) none is free.
+ */
+export async function claimRestAmount(
+  tx: Client,
+  sessionId: string,
+  previous: { asset: AssetTicker; network: string; amount: Decimal } | null,
+  rest: { asset: AssetTicker; network: string; wallet: string; base: Decimal; step: Decimal } | null,
+  maxSteps: number,
+  at: Date,
+): Promise<Decimal | null> {
+  if (previous)
+    await tx.$executeRaw`
+      WITH shares AS (
+        UPDATE payment_amount_shares SET released_at = ${at}
+         WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
+           AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL)
+      UPDATE payment_amount_claims SET released_at = ${at}
+       WHERE session_id = ${sessionId}::uuid AND asset = ${previous.asset} AND network = ${previous.network}
+         AND amount = ${previous.amount.toFixed()}::numeric AND released_at IS NULL`;
+  if (!rest) return null;
+  // Window after window of maxSteps amounts: a rest is never shared with another session (a share would let whoever
+  // holds the other side bind that session's payer's exact transfer), so it goes as far up as it must.
+  let amount: Decimal | null = null;
+  for (let window = 0; amount === null && window < REST_WINDOWS; window++) {
+    const base = rest.base.plus(rest.step.times(window * maxSteps));
+    const rows = await tx.$queryRaw<Array<{ offset: number | null }>>`
+      SELECT kassa_claim_amount(${sessionId}::uuid, ${rest.asset}, ARRAY[${rest.network}]::text[],
+        ARRAY[${rest.wallet.toLowerCase()}]::text[], ${base.toFixed()}::numeric, ${rest.step.toFixed()}::numeric,
+        ${maxSteps}::integer) AS "offset"`;
+    const offset = rows[0]?.offset ?? null;
+    if (offset !== null) amount = base.plus(rest.step.times(offset));
+  }
+  if (amount === null) return null;
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
+  await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
+    WHERE session_id = ${sessionId}::uuid AND asset = ${rest.asset} AND network = ${rest.network}
+      AND amount = ${amount.toFixed()}::numeric AND released_at IS NULL`;
+  return amount;
+}
+
+/** Rows `x` and `y` (aliases) of payment_amount_claims or _shares are of one amount on one wallet. */
+export function sameKey(x: string, y: string): Prisma.Sql {
+  return Prisma.raw(
+    `${x}.network = ${y}.network AND ${x}.wallet_address = ${y}.wallet_address AND ${x}.asset = ${y}.asset ` +
+      `AND ${x}.amount = ${y}.amount`,
+  );
+}
+
+/**
+ * Gives the session's claims and shares up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
+ * (`released_at`): it still matches a transfer mined before `at`, which may not be scanned yet, and its
+ * amount is no other session's until purgeReleasedAmountClaims deletes it. A released share, likewise, still makes
+ * a transfer mined before `at` ambiguous. `at` may be a moment to come, as SQL (a bound part's lock keeps the other
+ * amounts for its quote's lifetime: lockAsset).
+ */
+export async function releaseAmountClaims(
+  tx: Client,
+  sessionId: string,
+  at: Date | Prisma.Sql,
+  keep?: { asset: AssetTicker; network: string },
+): Promise<void> {
+  const kept = keep ? Prisma.sql`AND NOT (asset = ${keep.asset} AND network = ${keep.network})` : Prisma.empty;
+  // A claim set to lapse later than `at` (a bound part's lock) is given up at `at`.
+  await tx.$executeRaw`
+    WITH shares AS (
+      UPDATE payment_amount_shares SET released_at = ${at}
+       WHERE session_id = ${sessionId}::uuid AND (released_at IS NULL OR released_at > ${at}) ${kept})
+    UPDATE payment_amount_claims SET released_at = ${at}
+     WHERE session_id = ${sessionId}::uuid AND (released_at IS NULL OR released_at > ${at}) ${kept}`;
+}
+
+/**
+ * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique amount it
+ * was paid with exactly (its quote's: the amount it was locked at, total_amount_crypto; a rest amount it was
+ * paid with is not asked again, the session asks for a new one: claimRestAmount), released when it was paid:
+ * its payer may send that amount again (its own claim, if still reserved after the release, is taken back).
+ * An amount another session was given in between stays that session's (the primary key), and this session
+ * shares it (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it
+ * pays neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
+ * session still comes back to it when re-included (src/db/payment-credits.ts).
+ */
+export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
+  await tx.$executeRaw`
+    WITH paid AS (
+      SELECT DISTINCT p.network, p.to_address AS wallet_address, p.asset, p.amount FROM payments p
+        JOIN checkout_sessions s ON s.id = p.session_id AND s.total_amount_crypto = p.amount
+       WHERE p.session_id = ${sessionId}::uuid AND p.attribution = 'exact_amount'),
+    reclaimed AS (
+      INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at)
+      SELECT network, wallet_address, asset, amount, ${sessionId}::uuid, ${at} FROM paid
+      ON CONFLICT (network, wallet_address, asset, amount) DO UPDATE SET released_at = NULL
+       WHERE payment_amount_claims.session_id = EXCLUDED.session_id
+      RETURNING network, wallet_address, asset, amount)
+    INSERT INTO payment_amount_shares (network, wallet_address, asset, amount, session_id, created_at)
+    SELECT p.network, p.wallet_address, p.asset, p.amount, ${sessionId}::uuid, ${at} FROM paid p
+     WHERE NOT EXISTS (SELECT 1 FROM reclaimed r
+                        WHERE r.network = p.network AND r.wallet_address = p.wallet_address
+                          AND r.asset = p.asset AND r.amount = p.amount)
+    ON CONFLICT (network, wallet_address, asset, amount, session_id) DO UPDATE
+      SET released_at = NULL,
+          created_at = CASE WHEN payment_amount_shares.released_at IS NULL THEN payment_amount_shares.created_at
+                            ELSE EXCLUDED.created_at END`;
+}
+
+/**
+ * docs/payment-rules.md, rule 4: deletes the released claims (their amounts free for other sessions
+ * again) that no unscanned transfer can still be meant for: their session is closed and every network of it that
+ * a watcher scanned in its life is scanned past its last release, the condition expiry waits for
+ * (src/db/expiry-holds.ts); or, its session open, `keepOpenMinutes` (the quote lifetime) have passed since the release
+ * and the networks are scanned past that time (its payer's page may still show the amount, rule 2); or
+ * KASSA_INFLIGHT_GRACE_MINUTES have passed since the release. Released shares go once scanned past their own
+ * release. An amount a share still stands on is not freed: its claim goes to
+ * the oldest such share's session (whose page asks for it), held from the previous holder's release on
+ * (`held_since`); a share left with no claim (a reclaim that committed while this round deleted the
+ * claim it shares) becomes its session's claim from now on. An heir's session is locked first (it cannot
+ * close meanwhile and keep a claim nobody releases; one locked by other work waits for the next round),
+ * and a share is deleted only with the claim it took. Run in one transaction (the caller's): an amount
+ * deleted here stays locked until a share left on it has been made a claim, so no create takes it.
+ */
+export async function purgeReleasedAmountClaims(
+  tx: Client,
+  now: Date,
+  graceMinutes: number,
+  keepOpenMinutes: number = graceMinutes,
+): Promise<number> {
+  const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
+  const keepOpen = Math.min(keepOpenMinutes, graceMinutes);
+  const keptOpenFor = new Date(now.getTime() - keepOpen * 60_000);
+  const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
+  const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
+  // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's for
+  // `keepOpenMinutes` (the quote lifetime, at most the in-flight grace: a session re-priced every lifetime holds one
+  // amount more per asset, not one per re-pricing) and until scanned past that time: a payer on a page not yet updated
+  // may send that amount, and it is reserved for this session (amountClaimant) once a scan records it, so the claim
+  // waits for that scan. Once the session is closed, its claims go when
+  // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
+  // close. `last` (CTE): each session's last release.
+  const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
+  // A session closed unpaid (expired, failed) keeps every claim until its late-payment window ends: its payer may
+  // still send the amount their page showed, and that transfer must pay no newer session (it is reserved for this
+  // one, whose bind takes it as a late payment). A paid session's payer has paid: its claims go as before.
+  const lateWindowOver = Prisma.sql`(s.status::text = 'paid' OR s.expires_at + make_interval(mins =>
+    (SELECT o.late_payment_window_minutes FROM organisations o WHERE o.id = s.organisation_id)) <= ${now})`;
+  const claimDone = Prisma.sql`((s.status::text = ANY(${OPEN}) AND (a.released_at <= ${graceEndedFor}
+        OR (a.released_at <= ${keptOpenFor}
+            AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})))
+    OR (s.status::text <> ALL(${OPEN}) AND ${lateWindowOver}
+        AND (a.released_at <= ${graceEndedFor} OR ${scannedPast(Prisma.sql`last.at`)})))`;
+  const lastRelease = Prisma.sql`last AS MATERIALIZED (
+      SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
+       WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;
+  // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
+  const openHeirs = (from: string) =>
+    Prisma.sql`open_heirs AS MATERIALIZED (
+      SELECT r.id FROM checkout_sessions r
+       WHERE r.id IN (SELECT session_id FROM ${Prisma.raw(from)}) AND r.status::text = ANY(${OPEN})
+         FOR SHARE SKIP LOCKED)`;
+  await tx.$executeRaw`
+    DELETE FROM payment_amount_shares a USING checkout_sessions s
+     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}`;
+  // Almost always no share stands (they come only from reorganisations): the hand-over, which reads every released
+  // claim again, is skipped then. A share written after this look keeps its claim from the freeing below (its own
+  // check) and is handed it next round.
+  const standing = await tx.$queryRaw<Array<{ any: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM payment_amount_shares WHERE released_at IS NULL) AS any`;
+  if (standing[0]?.any) {
+    await tx.$executeRaw`
+    WITH heirs AS MATERIALIZED (
+      SELECT DISTINCT ON (a.network, a.wallet_address, a.asset, a.amount)
+             a.network, a.wallet_address, a.asset, a.amount, h.session_id
+        FROM payment_amount_claims a
+        JOIN checkout_sessions s ON s.id = a.session_id
+        JOIN payment_amount_shares h ON ${sameKey('h', 'a')} AND h.released_at IS NULL
+       WHERE a.released_at IS NOT NULL AND ${done}
+       ORDER BY a.network, a.wallet_address, a.asset, a.amount, h.created_at, h.session_id),
+    ${openHeirs('heirs')},
+    handed AS (
+      UPDATE payment_amount_claims a
+         SET session_id = heirs.session_id, held_since = a.released_at, released_at = NULL, created_at = ${now}
+        FROM heirs JOIN open_heirs ON open_heirs.id = heirs.session_id
+       WHERE a.released_at IS NOT NULL AND ${sameKey('a', 'heirs')}
+      RETURNING a.network, a.wallet_address, a.asset, a.amount, a.session_id)
+    DELETE FROM payment_amount_shares h USING handed
+     WHERE ${sameKey('h', 'handed')} AND h.session_id = handed.session_id`;
+  }
+  const freed = await tx.$executeRaw`
+    WITH ${lastRelease}
+    DELETE FROM payment_amount_claims a USING checkout_sessions s, last
+     WHERE s.id = a.session_id AND last.session_id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
+  await tx.$executeRaw`
+    WITH orphans AS MATERIALIZED (
+      SELECT DISTINCT ON (h.network, h.wallet_address, h.asset, h.amount)
+             h.network, h.wallet_address, h.asset, h.amount, h.session_id
+        FROM payment_amount_shares h
+       WHERE h.released_at IS NULL AND NOT EXISTS (SELECT 1 FROM payment_amount_claims a WHERE ${sameKey('a', 'h')})
+       ORDER BY h.network, h.wallet_address, h.asset, h.amount, h.created_at, h.session_id),
+    ${openHeirs('orphans')},
+    claimed AS (
+      INSERT INTO payment_amount_claims (network, wallet_address, asset, amount, session_id, created_at, held_since)
+      SELECT o.network, o.wallet_address, o.asset, o.amount, o.session_id, ${now}, ${now}
+        FROM orphans o JOIN open_heirs ON open_heirs.id = o.session_id
+      ON CONFLICT DO NOTHING
+      RETURNING network, wallet_address, asset, amount, session_id)
+    DELETE FROM payment_amount_shares h USING claimed
+     WHERE ${sameKey('h', 'claimed')} AND h.session_id = claimed.session_id`;
+  return freed;
+}

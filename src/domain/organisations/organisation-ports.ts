@@ -1,0 +1,68 @@
+import type { Decimal } from '../shared/money.js';
+import type { StoredSecret } from '../shared/secret-box.js';
+
+/**
+ * Merchants as storage keeps them: organisations with their wallets and payment policy, and
+ * their API keys. Implemented in src/db (organisation.store.ts, api-key.store.ts, both read
+ * through the caches of cached-stores.ts).
+ */
+
+export interface Organisation {
+  readonly id: string;
+  readonly name: string;
+  readonly deleted: boolean;
+  readonly underpaymentTolerancePercent: Decimal;
+  readonly latePaymentWindowMinutes: number;
+  /** Receiving wallet per network slug (lower-case addresses). */
+  readonly wallets: Readonly<Record<string, string>>;
+  readonly createdAt: Date;
+}
+
+export interface OrganisationStore {
+  create(input: { id: string; name: string; wallets: Record<string, string> }): Promise<Organisation>;
+  findById(id: string): Promise<Organisation | null>;
+  list(): Promise<Organisation[]>;
+  /** Throws the conflict of `walletTaken` when another organisation holds the wallet on that network. */
+  setWallet(organisationId: string, network: string, address: string): Promise<void>;
+  /** The organisation whose receiving wallet `address` is on `network`, if any. */
+  walletOwner(network: string, address: string): Promise<string | null>;
+  setPaymentPolicy(
+    organisationId: string,
+    policy: { underpaymentTolerancePercent?: Decimal; latePaymentWindowMinutes?: number },
+  ): Promise<void>;
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly organisationId: string;
+  readonly publicKey: string;
+  /** The sealed secret with the row it belongs to (src/domain/secret-box.ts). */
+  readonly secretCiphertext: StoredSecret;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly revokedAt: Date | null;
+  readonly lastUsedAt: Date | null;
+}
+
+export interface ApiKeyStore {
+  create(input: {
+    id: string;
+    organisationId: string;
+    publicKey: string;
+    secretCiphertext: string;
+    rotatedFromId?: string;
+  }): Promise<ApiKeyRecord>;
+  findByPublicKey(publicKey: string): Promise<ApiKeyRecord | null>;
+  listForOrganisation(organisationId: string): Promise<ApiKeyRecord[]>;
+  /** Sets revoked_at (if not yet set); false when the key does not exist. Any revoked_at revokes, whatever its time. */
+  revoke(publicKey: string, at: Date): Promise<boolean>;
+  /**
+   * Sets expires_at to the database's clock plus `graceMinutes`, if the key has neither (one rotation per key); the
+   * new expires_at, or null when it had one. The database's clock: a CLI on a host whose clock runs fast must not
+   * lengthen the grace.
+   */
+  expire(publicKey: string, graceMinutes: number): Promise<Date | null>;
+  touch(id: string, at: Date): Promise<void>;
+  /** Any one stored key (the newest), to check the master key against; null when there is none. */
+  sample(): Promise<ApiKeyRecord | null>;
+}

@@ -1,0 +1,223 @@
+import type { CheckoutSession } from '../sessions/checkout-session.js';
+import { fromBaseUnits } from '../shared/money.js';
+import { NATIVE_COIN_DECIMALS, type Network } from '../shared/networks.js';
+import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
+import type { ChainTransfer } from './payment-ports.js';
+import { REJECTION_WORDS, type RejectionCode } from '../shared/reason-codes.js';
+
+export type BoundTxVerdict =
+  /** Nothing to decide yet; `onChain` when the chain knows the transaction. */
+  | { readonly kind: 'wait'; readonly onChain: boolean }
+  | { readonly kind: 'failed'; readonly code: RejectionCode; readonly reason: string }
+  /** It pays the session: these are its transfers to the session's wallet in the bound asset. */
+  | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
+
+/**
+ * Whether a transfer mined at `blockTime` may be credited through a bind to a session created at `createdAt`: the
+ * session existed when the block was mined, to the second (a block's time has no finer unit), with no clock skew
+ * (docs/payment-rules.md, rule 1). A skew would let a session opened seconds after a payer's non-exact transfer (from
+ * a public payment link) take it by binding its hash.
+ */
+export function minedWhileSessionExisted(blockTime: Date, createdAt: Date): boolean {
+  return blockTime.getTime() >= Math.floor(createdAt.getTime() / 1000) * 1000;
+}
+
+/**
+ * docs/payment-rules.md, rules 1 and 3: judges a bound transaction by its own receipt and Transfer logs
+ * (so payments sent through contracts count). It pays the session only when it was mined
+ * after the session was created, moved the bound asset to the session's wallet on the
+ * bound chain, and came from the payer wallet named at bind (when one was named).
+ * Every rejection carries a precise reason.
+ */
+export function judgeBoundTransaction(
+  session: CheckoutSession,
+  bound: Pick<BoundTransaction, 'txHash' | 'chainId' | 'cryptoCurrency' | 'payerWalletAddress' | 'createdAt'>,
+  network: Network,
+  evidence: BoundTxEvidence,
+  now: Date,
+  droppedAfterMinutes: number,
+): BoundTxVerdict {
+  const hash = bound.txHash;
+  const grace = droppedAfterMinutes * 60_000;
+  const graceOver = now.getTime() - bound.createdAt.getTime() >= grace;
+  const minutes = `${droppedAfterMinutes} minute${droppedAfterMinutes === 1 ? '' : 's'}`;
+  // A transaction the node keeps pending (a nonce gap, a fee too low) may not hold a session, or its quote, for
+  // ever: it waits the grace after binding, or, when expires_at falls inside that time, the grace after expires_at.
+  if (evidence.kind === 'pending') {
+    const waitedUntil =
+      bound.createdAt.getTime() + grace > session.expiresAt.getTime()
+        ? session.expiresAt.getTime() + grace
+        : bound.createdAt.getTime() + grace;
+    if (now.getTime() < waitedUntil) return { kind: 'wait', onChain: true };
+    const since = Math.round((now.getTime() - bound.createdAt.getTime()) / 60_000);
+    return {
+      kind: 'failed',
+      code: 'not_mined',
+      reason:
+        `${REJECTION_WORDS.not_mined} transaction ${hash} was still pending on ${network.slug} ${since} ` +
+        `minute${since === 1 ? '' : 's'} after it was bound`,
+    };
+  }
+  if (evidence.kind === 'missing') {
+    if (evidence.foundOn) {
+      return {
+        kind: 'failed',
+        code: 'wrong_chain',
+        reason:
+          `${REJECTION_WORDS.wrong_chain} transaction ${hash} is on ${evidence.foundOn.slug} (chain id ` +
+          `${evidence.foundOn.chainId}), not on ${network.slug} (chain id ${network.chainId}) it was bound with`,
+      };
+    }
+    if (!graceOver) return { kind: 'wait', onChain: false };
+    return {
+      kind: 'failed',
+      code: 'dropped',
+      reason:
+        `${REJECTION_WORDS.dropped} transaction ${hash} was not found on ${network.slug} ` +
+        `within ${minutes} of binding`,
+    };
+  }
+  if (evidence.reverted)
+    return {
+      kind: 'failed',
+      code: 'reverted',
+      reason:
+        `${REJECTION_WORDS.reverted} transaction ${hash} reverted in block ${evidence.blockNumber} ` +
+        `on ${network.slug}`,
+    };
+  if (!minedWhileSessionExisted(evidence.blockTime, session.createdAt)) {
+    return {
+      kind: 'failed',
+      code: 'tx_mined_before_session',
+      reason:
+        `${REJECTION_WORDS.tx_mined_before_session} transaction ${hash} is in block ` +
+        `${evidence.blockNumber} of ${evidence.blockTime.toISOString()}, the session was created at ` +
+        `${session.createdAt.toISOString()}`,
+    };
+  }
+  const ticker = bound.cryptoCurrency;
+  if (session.cryptoCurrency && session.cryptoCurrency !== ticker) {
+    return {
+      kind: 'failed',
+      code: 'wrong_asset',
+      reason:
+        `${REJECTION_WORDS.wrong_asset} the session has selected ${session.cryptoCurrency} since transaction ` +
+        `${hash} was bound for ${ticker}`,
+    };
+  }
+  if (session.chainId && session.chainId !== bound.chainId) {
+    return {
+      kind: 'failed',
+      code: 'wrong_chain',
+      reason:
+        `${REJECTION_WORDS.wrong_chain} the session is paid on chain ${session.chainId} since transaction ` +
+        `${hash} was bound on chain ${bound.chainId}`,
+    };
+  }
+
+  const wallet = session.networks.find((n) => n.network === network.slug)?.walletAddress.toLowerCase() ?? '';
+  const token = network.tokens.find((t) => t.ticker === ticker);
+  const tokenAddress = token?.address.toLowerCase() ?? null;
+  const nameOf = (address: string) =>
+    network.tokens.find((t) => t.address.toLowerCase() === address)?.ticker ?? `token ${address}`;
+  const native = network.nativeAsset;
+
+  // Zero-value transfers (address-poisoning spam) prove nothing and are ignored throughout.
+  const transfers = evidence.transfers.filter((t) => t.baseUnits > 0n);
+  const at = {
+    network: network.slug,
+    chainId: bound.chainId,
+    txHash: hash,
+    blockNumber: evidence.blockNumber,
+    blockHash: evidence.blockHash,
+    blockTime: evidence.blockTime,
+  };
+  const paying: ChainTransfer[] = [];
+  if (native === ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n && evidence.sender) {
+    const units = evidence.nativeValue;
+    paying.push({
+      ...at,
+      logIndex: -1,
+      from: evidence.sender,
+      to: wallet,
+      asset: ticker,
+      tokenAddress: null,
+      baseUnits: units,
+      amount: fromBaseUnits(units, NATIVE_COIN_DECIMALS),
+    });
+  }
+  if (token && tokenAddress) {
+    for (const t of transfers.filter((t) => t.tokenAddress === tokenAddress && t.to === wallet)) {
+      paying.push({
+        ...at,
+        logIndex: t.logIndex,
+        from: t.from,
+        to: wallet,
+        asset: ticker,
+        tokenAddress,
+        baseUnits: t.baseUnits,
+        amount: fromBaseUnits(t.baseUnits, token.decimals),
+      });
+    }
+  }
+  if (paying.length > 0) {
+    // A payer wallet named at bind must be the one that paid: otherwise anyone could bind a
+    // stranger's transaction with their own session and claim that wallet's later transfers.
+    const payer = bound.payerWalletAddress;
+    const paidBy = evidence.sender === payer || paying.some((t) => t.from === payer);
+    if (payer && !paidBy) {
+      return {
+        kind: 'failed',
+        code: 'wrong_sender',
+        reason:
+          `${REJECTION_WORDS.wrong_sender} transaction ${hash} was sent by ` +
+          `${evidence.sender ?? 'an unknown account'}, not by the payer wallet ${payer} named when it was bound`,
+      };
+    }
+    return { kind: 'valid', transfers: paying };
+  }
+
+  const toWallet = transfers.find((t) => t.to === wallet);
+  if (toWallet)
+    return {
+      kind: 'failed',
+      code: 'wrong_asset',
+      reason:
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} transfers ${nameOf(toWallet.tokenAddress)} to the ` +
+        `session wallet; the session expects ${ticker}`,
+    };
+  if (native && native !== ticker && evidence.nativeTo === wallet && evidence.nativeValue > 0n) {
+    return {
+      kind: 'failed',
+      code: 'wrong_asset',
+      reason:
+        `${REJECTION_WORDS.wrong_asset} transaction ${hash} sends ${native} to the session wallet; the session ` +
+        `expects ${ticker}`,
+    };
+  }
+  const elsewhere = tokenAddress ? transfers.find((t) => t.tokenAddress === tokenAddress) : undefined;
+  if (elsewhere)
+    return {
+      kind: 'failed',
+      code: 'wrong_recipient',
+      reason:
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} transfers ${ticker} to ${elsewhere.to}, not to ` +
+        `the session wallet ${wallet}`,
+    };
+  if (native === ticker && evidence.nativeValue > 0n && evidence.nativeTo) {
+    return {
+      kind: 'failed',
+      code: 'wrong_recipient',
+      reason:
+        `${REJECTION_WORDS.wrong_recipient} transaction ${hash} sends ${ticker} to ${evidence.nativeTo}, not to ` +
+        `the session wallet ${wallet}`,
+    };
+  }
+  return {
+    kind: 'failed',
+    code: 'no_payment',
+    reason:
+      `${REJECTION_WORDS.no_payment} transaction ${hash} does not transfer ${ticker} ` +
+      `to the session wallet ${wallet}`,
+  };
+}

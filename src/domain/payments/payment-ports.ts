@@ -1,0 +1,173 @@
+import type { AssetTicker } from '../shared/assets.js';
+import type { CheckoutSession } from '../sessions/checkout-session.js';
+import type { Decimal } from '../shared/money.js';
+import type { ReceivedTotals } from '../sessions/status-machine.js';
+
+/**
+ * Payments as storage keeps them: transfers seen on chain, who they are credited to, the
+ * unique amounts that tell open sessions apart, and each session's totals. Implemented in
+ * src/db (payment-credits.ts, amount-claims.ts, chain-ledger.ts).
+ */
+
+/** A transfer to a watched wallet, decoded from a Transfer log or a native-coin transaction. */
+export interface ChainTransfer {
+  readonly network: string;
+  readonly chainId: string;
+  /** Lower-case 0x hashes and addresses. */
+  readonly txHash: string;
+  /** The log's index in its block; -1 for a native-coin transfer (one per transaction). */
+  readonly logIndex: number;
+  readonly from: string;
+  readonly to: string;
+  readonly asset: AssetTicker;
+  /** Lower-case token contract; null for the native coin. */
+  readonly tokenAddress: string | null;
+  readonly baseUnits: bigint;
+  /** baseUnits / 10^decimals, exact. */
+  readonly amount: Decimal;
+  readonly blockNumber: bigint;
+  readonly blockHash: string;
+  /** The block's own timestamp. */
+  readonly blockTime: Date;
+}
+
+export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount';
+
+/**
+ * Sessions a scanned transfer could belong to, as the data layer found them. Each already
+ * satisfies the crediting rules: the session's wallet on the transfer's network, the
+ * session's asset (or none selected yet), created before the block.
+ */
+export interface AttributionCandidates {
+  /** The open session whose unique amount this transfer is, exactly. */
+  readonly exactAmountSessionId: string | null;
+}
+
+/** Who a transfer is credited to, and why. */
+export interface Credit {
+  readonly sessionId: string;
+  readonly attribution: Attribution;
+}
+
+/** A session's confirmed and pending money in its asset on its chain. */
+export interface PaymentTotals extends ReceivedTotals {
+  /** Credited, seen on chain, not confirmed yet. */
+  readonly pending: Decimal;
+}
+
+/** One asset's amount to make unique among the open sessions on the same wallets. */
+export interface AmountClaimRequest {
+  readonly ticker: AssetTicker;
+  readonly baseAmount: Decimal;
+  readonly step: Decimal;
+  /** The session's wallets on the networks that carry the asset. */
+  readonly wallets: ReadonlyArray<{ readonly network: string; readonly walletAddress: string }>;
+  /** The steps it may take (amountLane): the first and the stride; every step when absent. */
+  readonly lane?: AmountLane;
+}
+
+/** The steps `first`, `first + stride`, ... below KASSA_UNIQUE_AMOUNT_STEPS (docs/payment-rules.md, rule 4). */
+export interface AmountLane {
+  readonly first: number;
+  readonly stride: number;
+}
+
+/** A payment row, as operators see it. */
+export interface PaymentRecord extends ChainTransfer {
+  readonly id: string;
+  readonly state: 'seen' | 'confirmed' | 'reversed';
+  readonly confirmations: number;
+  readonly sessionId: string | null;
+  readonly attribution: Attribution | null;
+  /** Unattributed, of an amount this session was asked for (docs/payment-rules.md, rule 2): only its bind takes it. */
+  readonly reservedFor: string | null;
+  readonly late: boolean;
+  readonly createdAt: Date;
+}
+
+/** The payment part of storage inside one transaction (TxStore, src/domain/ports.ts). */
+export interface PaymentTxStore {
+  /** Confirmed money in `asset` on `chainId` split at expires_at, and what is credited but not confirmed. */
+  paymentTotals(session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals>;
+  /**
+   * Claims at `at`, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
+   * open session holds on any of the wallets. Returns k per ticker, or null when all are taken. A claim
+   * covers only transfers mined from `at` on (less the clock skew): docs/payment-rules.md, rule 4.
+   */
+  claimUniqueAmounts(
+    sessionId: string,
+    requests: readonly AmountClaimRequest[],
+    maxSteps: number,
+    at: Date,
+  ): Promise<Map<AssetTicker, number | null>>;
+  /**
+   * Gives up the session's amount claims at `at`, except the one for (`keep.asset`, `keep.network`)
+   * if given. A released amount still pays the session for a transfer mined before `at`, is reserved for it
+   * (rule 2), and goes to no other session until purgeReleasedAmountClaims frees it (docs/payment-rules.md, rule 4).
+   */
+  releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
+  /**
+   * After a partial payment (docs/payment-rules.md, rule 4): releases the session's `previous` rest amount, and
+   * claims `rest.base` raised by whole `rest.step`s to an amount no other session holds on the wallet, taken at
+   * `at`. Returns the amount claimed; null when `rest` is null or every amount up to `maxSteps` is held.
+   */
+  claimRestAmount(
+    sessionId: string,
+    previous: { asset: AssetTicker; network: string; amount: Decimal } | null,
+    rest: { asset: AssetTicker; network: string; wallet: string; base: Decimal; step: Decimal } | null,
+    maxSteps: number,
+    at: Date,
+  ): Promise<Decimal | null>;
+  /**
+   * Claims again the unique amounts a session was paid with exactly (a reorganisation reopened it:
+   * docs/payment-rules.md, rule 4); where another session holds one now, shares it from `at`, so a
+   * transfer of it pays neither by amount.
+   */
+  reclaimExactAmounts(sessionId: string, at: Date): Promise<void>;
+  /**
+   * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
+   * created before the block (less the clock skew), asset and chain not locked to others,
+   * holding the amount when the block was mined, and no other session sharing it then.
+   */
+  exactAmountOwner(transfer: ChainTransfer): Promise<string | null>;
+  /**
+   * The sessions that ask for `transfer`'s amount when it is shared (exactAmountOwner then gives it to
+   * none of them): its holder and the sessions sharing it. Only they may bind it. Empty when not shared.
+   */
+  amountContenders(transfer: ChainTransfer): Promise<string[]>;
+  /**
+   * The session a transfer is reserved for (docs/payment-rules.md, rule 2): the one whose unique amount it is, asked
+   * for before its block whatever has changed since (a lock to another asset, a new rest, a re-pricing, a close), or
+   * the one its scan recorded. Only that session's bind may take it when no session is paid by it by amount.
+   */
+  amountClaimant(transfer: ChainTransfer): Promise<string | null>;
+  /**
+   * Records transfers as seen (or finds them recorded) and credits each to its `Credit`
+   * unless it is already credited. Returns, per transfer, the session it is now credited to.
+   * Every session credited here is marked for settlement.
+   */
+  creditTransfers(
+    transfers: readonly ChainTransfer[],
+    credits: ReadonlyArray<Credit | null>,
+    at: Date,
+  ): Promise<Array<string | null>>;
+  /**
+   * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
+   * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
+   * Keeps the session's other amount claims until `keepOthersMinutes` after its quote was made (a payer's exact
+   * transfer of one outranks the bound part: docs/decisions/0026). Returns the required amount.
+   */
+  lockAsset(
+    sessionId: string,
+    asset: AssetTicker,
+    network: string,
+    chainId: string,
+    firstSeenAt: Date,
+    at: Date,
+    keepOthersMinutes: number,
+  ): Promise<Decimal>;
+  /** What the session asked in `asset` at `at` (the quote lockAsset would lock at), null if never quoted in it. */
+  quoteAt(sessionId: string, asset: AssetTicker, at: Date): Promise<Decimal | null>;
+  /** The session each transfer of a transaction is credited to on `chainId` (not reversed), by log index. */
+  transferHolders(txHash: string, chainId: string): Promise<ReadonlyMap<number, string>>;
+}

@@ -1,0 +1,152 @@
+import { ASSET_IDS, type AssetTicker } from '../shared/assets.js';
+import type { CryptoQuote, SessionNetwork } from '../sessions/checkout-session.js';
+import { amountStep, ceilQuotient, stepPlaces, type Decimal } from '../shared/money.js';
+import { NATIVE_COIN_DECIMALS, type Network } from '../shared/networks.js';
+import type { AmountClaimRequest, AmountLane } from '../payments/payment-ports.js';
+import type { TxStore } from '../ports.js';
+import type { QuotedRate } from './rates-ports.js';
+
+export const AMOUNT_ROUNDING =
+  'amount = total_amount_fiat / unit_price_fiat, rounded up (ceiling) to the smallest unit every network of the ' +
+  'session can carry, plus offset_steps of that unit to be unique on the wallet';
+
+/**
+ * The default of KASSA_UNIQUE_AMOUNT_STEPS (DomainContext.uniqueAmountSteps): most units of
+ * `amount_step` added to make an amount unique among the open sessions on one wallet
+ * (docs/payment-rules.md, rule 4). 100 units of the coarsest step: at most 0.0001 USDT or
+ * 0.000001 BTC. A create that finds them all held is refused.
+ */
+export const UNIQUE_AMOUNT_MAX_STEPS = 100;
+
+/**
+ * Decimals of `ticker` on a network (the chain's own coin or its ERC-20 token); null when the network does not carry
+ * it.
+ */
+export function decimalsOn(network: Network, ticker: AssetTicker): number | null {
+  if (network.nativeAsset === ticker) return NATIVE_COIN_DECIMALS;
+  return network.tokens.find((token) => token.ticker === ticker)?.decimals ?? null;
+}
+
+type Carrier = SessionNetwork & { readonly decimals: number };
+
+/** The session's networks that carry `ticker`, with its decimals there. */
+function carriers(registry: readonly Network[], networks: readonly SessionNetwork[], ticker: AssetTicker) {
+  // Sessions of one organisation share their networks array (src/domain/draft-session.ts): worked out once for it.
+  let known = carriersOf.get(networks);
+  if (known?.registry !== registry) carriersOf.set(networks, (known = { registry, byTicker: new Map() }));
+  let found = known.byTicker.get(ticker);
+  if (found === undefined) {
+    found = networks.flatMap((sessionNetwork) => {
+      const network = registry.find((n) => n.slug === sessionNetwork.network);
+      const decimals = network ? decimalsOn(network, ticker) : null;
+      return decimals === null ? [] : [{ ...sessionNetwork, decimals }];
+    });
+    known.byTicker.set(ticker, found);
+  }
+  return found;
+}
+
+const carriersOf = new WeakMap<
+  readonly SessionNetwork[],
+  { registry: readonly Network[]; byTicker: Map<AssetTicker, readonly Carrier[]> }
+>();
+
+/**
+ * One quote per rate: the amount is the fiat total at the unit price, rounded up to a
+ * whole number of the asset's step on these networks, so a wallet can send it exactly
+ * on each of them. Not unique yet: see {@link amountClaims} and {@link claimUniqueQuotes}.
+ */
+export function priceQuotes(
+  totalFiat: Decimal,
+  rates: readonly QuotedRate[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+): CryptoQuote[] {
+  return rates.map((rate) => {
+    const decimals = carriers(registry, networks, rate.ticker).map((c) => c.decimals);
+    const baseAmount = ceilQuotient(totalFiat, rate.unitPriceFiat, stepPlaces(decimals));
+    const step = amountStep(decimals);
+    return {
+      ticker: rate.ticker,
+      assetId: ASSET_IDS[rate.ticker],
+      unitPriceFiat: rate.unitPriceFiat,
+      amount: baseAmount,
+      baseAmount,
+      amountStep: step,
+      offsetSteps: 0,
+      rateSource: rate.source,
+      ratedAt: rate.ratedAt,
+      rounding: AMOUNT_ROUNDING,
+    };
+  });
+}
+
+/** Every step of a price: a merchant's API create may take any free amount. */
+export const EVERY_STEP: AmountLane = { first: 0, stride: 1 };
+/** The odd steps: anyone may open a payment link's sessions, so they never hold more than half of a price's amounts. */
+const LINK_STEPS: AmountLane = { first: 1, stride: 2 };
+
+/**
+ * docs/payment-rules.md, rule 4: the unique amounts a session may take. A payment link's sessions take the odd steps
+ * only (with a single step there is no lane to keep apart, and they take it): 100 visits of a public link at one
+ * price never leave the merchant's own creates of that price without an amount. An API create takes any step.
+ */
+export function amountLane(fromPaymentLink: boolean, maxSteps: number): AmountLane {
+  return fromPaymentLink && maxSteps >= 2 ? LINK_STEPS : EVERY_STEP;
+}
+
+/** How many steps below `maxSteps` the lane has. */
+export function laneSize(lane: AmountLane, maxSteps: number): number {
+  return Math.max(0, Math.ceil((maxSteps - lane.first) / lane.stride));
+}
+
+/** One claim per quote, at the quote's position: the asset's amount on the session's wallets that carry it. */
+export function amountClaims(
+  quotes: readonly CryptoQuote[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+  lane: AmountLane = EVERY_STEP,
+): Array<AmountClaimRequest & { readonly position: number }> {
+  return quotes.map((quote, position) => ({
+    position,
+    ticker: quote.ticker,
+    baseAmount: quote.baseAmount,
+    step: quote.amountStep,
+    // The carriers themselves (their network and wallet), shared by every session of the organisation.
+    wallets: carriers(registry, networks, quote.ticker),
+    lane,
+  }));
+}
+
+/** The quotes with the claimed offsets applied; an asset with none (no wallet carries it) stays at step 0. */
+export function withOffsets(
+  quotes: readonly CryptoQuote[],
+  offsetAt: (position: number) => number | null | undefined,
+): CryptoQuote[] {
+  return quotes.map((quote, position) => {
+    const offset = offsetAt(position) ?? 0;
+    return { ...quote, offsetSteps: offset, amount: quote.baseAmount.plus(quote.amountStep.times(offset)) };
+  });
+}
+
+/**
+ * Makes each quote's amount unique among the open sessions that share a wallet with this
+ * one on a network carrying the asset, by claiming it (so two instances never hand out
+ * the same amount). Null when every amount of an asset's price is taken: the caller gives
+ * up its transaction (no amount is ever asked for by two sessions, docs/payment-rules.md, rule 4).
+ */
+export async function claimUniqueQuotes(
+  tx: TxStore,
+  sessionId: string,
+  quotes: readonly CryptoQuote[],
+  registry: readonly Network[],
+  networks: readonly SessionNetwork[],
+  maxSteps: number,
+  at: Date,
+  lane: AmountLane = EVERY_STEP,
+): Promise<CryptoQuote[] | null> {
+  const claims = amountClaims(quotes, registry, networks, lane);
+  const offsets = await tx.claimUniqueAmounts(sessionId, claims, maxSteps, at);
+  if ([...offsets.values()].some((offset) => offset === null)) return null;
+  return withOffsets(quotes, (position) => offsets.get(quotes[position]!.ticker));
+}
