@@ -52,7 +52,7 @@ function payerIdempotencyKey(req: Request): string | undefined {
 }
 
 /**
- * Payment links (issue 12, docs/hosted-pages.md#payment-links): the merchant's signed management routes,
+ * Payment links (docs/hosted-pages.md#payment-links): the merchant's signed management routes,
  * and the payer's public POST /payment-links/:id/sessions, throttled per client address.
  */
 export function paymentLinksRouter(ctx: DomainContext): Router {

@@ -97,7 +97,7 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
   throw new Error('Unknown sealed secret format');
 }
 
-/** Whether a stored secret is in the v1 format of before key ids (no key id, no row binding). */
+/** Whether a stored secret is in the v1 format (no key id, no row binding). */
 export function isV1Sealed(sealed: string): boolean {
   return sealed.startsWith('v1.');
 }
