@@ -124,7 +124,7 @@ async function startOwner(
     chmodSync(pgdata, 0o700);
     const db = await PGlite.create(pgdata, PGLITE_OPTIONS);
     // PGlite is one session shared by every socket connection: NOTIFY does not reach the other
-    // connections, so changes are also logged for the server to poll (src/db/change-feed.ts).
+    // connections, so changes are also logged for the server to poll (src/db/change-feed/change-feed.ts).
     await db.exec("SET kassa.change_log = 'on'");
     const socket = socketDirectory(dataDir);
     const socketPath = path.join(socket.dir, SOCKET_NAME);

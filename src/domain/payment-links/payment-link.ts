@@ -75,7 +75,7 @@ export interface PaymentLinkPatch {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
-/** Storage of payment links (src/db/payment-link.store.ts). */
+/** Storage of payment links (src/db/payment-links/payment-link.store.ts). */
 export interface PaymentLinkStore {
   insert(link: PaymentLink): Promise<void>;
   findById(id: string): Promise<PaymentLink | null>;

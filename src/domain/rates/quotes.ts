@@ -29,7 +29,7 @@ type Carrier = SessionNetwork & { readonly decimals: number };
 
 /** The session's networks that carry `ticker`, with its decimals there. */
 function carriers(registry: readonly Network[], networks: readonly SessionNetwork[], ticker: AssetTicker) {
-  // Sessions of one organisation share their networks array (src/domain/draft-session.ts): worked out once for it.
+  // One organisation's sessions share their networks array (src/domain/sessions/draft-session.ts): worked out once.
   let known = carriersOf.get(networks);
   if (known?.registry !== registry) carriersOf.set(networks, (known = { registry, byTicker: new Map() }));
   let found = known.byTicker.get(ticker);

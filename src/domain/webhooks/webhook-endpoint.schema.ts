@@ -10,7 +10,9 @@ import { resolveWebhookHost, webhookUrlProblems } from './webhook-url.js';
  * and messages, for the CLI and REST alike.
  */
 
-/** http(s), no credentials, a host (src/domain/webhook-url.ts); the address rule needs config and DNS (below). */
+/**
+ * http(s), no credentials, a host (src/domain/webhooks/webhook-url.ts); the address rule needs config and DNS (below).
+ */
 const url = z
   .string({ error: required('an http(s) URL') })
   .min(1, { error: 'must be an http(s) URL', abort: true })

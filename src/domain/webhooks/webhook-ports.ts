@@ -1,5 +1,5 @@
 import type { StoredSecret } from '../shared/secret-box.js';
-/** What the webhook use-cases and the delivery worker need from storage (implemented in src/db/webhook.store.ts). */
+/** What the webhook use-cases and the delivery worker need from storage (src/db/webhooks/webhook.store.ts). */
 
 export interface WebhookEndpointRecord {
   readonly id: string;
@@ -8,7 +8,7 @@ export interface WebhookEndpointRecord {
   /** Event types delivered here; empty = every type. */
   readonly events: readonly string[];
   readonly enabled: boolean;
-  /** The sealed secrets with the row they belong to (src/domain/secret-box.ts). */
+  /** The sealed secrets with the row they belong to (src/domain/shared/secret-box.ts). */
   readonly secretCiphertext: StoredSecret;
   readonly previousSecretCiphertext: StoredSecret | null;
   readonly previousSecretExpiresAt: Date | null;
@@ -122,8 +122,8 @@ export interface WebhookStore {
     sessionId?: string;
   }): Promise<StoredEvent[]>;
   /**
-   * The key of the events feed's cursors (src/domain/event-cursor.ts): a random secret of the installation, made on
-   * first use and the same for every instance on the database.
+   * The key of the events feed's cursors (src/domain/webhooks/event-cursor.ts): a random secret of the installation,
+   * made on first use and the same for every instance on the database.
    */
   eventsCursorKey(): Promise<Buffer>;
   /**
