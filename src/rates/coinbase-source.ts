@@ -31,7 +31,6 @@ export class CoinbaseRatesSource implements RatesSource {
     return COINBASE_FIAT_CURRENCIES.has(fiat.toUpperCase());
   }
 
-  /** The request URL for a currency. */
   ratesUrl(fiat: string): string {
     return `${this.baseUrl}/v2/exchange-rates?currency=${fiat.toUpperCase()}`;
   }
