@@ -12,9 +12,8 @@ export interface BackgroundJobs {
 }
 
 /**
- * Periodic work of a running instance. Each job is safe with several instances
- * on one database (row locks with SKIP LOCKED, idempotent deletes), so no
- * leader election is needed.
+ * Periodic work of a running instance; every job is safe with several instances on one database
+ * (SKIP LOCKED row locks, idempotent deletes), so no leader election is needed.
  */
 export function startBackgroundJobs(
   ctx: DomainContext,

@@ -22,12 +22,8 @@ interface ExportedValue {
 }
 
 /**
- * `kassa_http_request_duration_seconds`: a histogram by method, route and status, exported exactly as prom-client's
- * Histogram exports one (same lines, labels and order), but counted without what Histogram.observe does on every
- * call — a label object checked key by key, a key string built and hashed, each bound turned into a string — which
- * was about an eighth of what a cached read cost (docs/benchmarks.md). A series is found through three maps keyed by
- * the values themselves. Labels stay bounded: methods are those Node's parser accepts, routes are patterns (never
- * raw paths), statuses are three digits.
+ * `kassa_http_request_duration_seconds`, exported as prom-client's Histogram would, but counted without its per-call
+ * label checks and string building (docs/benchmarks.md). Labels are bounded: methods, route patterns, statuses.
  */
 export class HttpDurations {
   readonly type = 'histogram';

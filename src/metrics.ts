@@ -88,9 +88,8 @@ export function createMetrics(): Metrics {
 }
 
 /**
- * GET /metrics. With a token (KASSA_METRICS_TOKEN) only `Authorization: Bearer <token>` is
- * answered; anything else gets 401. Where it is served at all is config's decision
- * (src/config/deployment.ts): never on the main port in production without a token.
+ * GET /metrics: with a token (KASSA_METRICS_TOKEN) only `Authorization: Bearer <token>` is answered, else 401. Where it
+ * is served is src/config/deployment.ts's decision (never on the main port in production without a token).
  */
 export function serveMetrics(metrics: Metrics, token: string | null): RequestHandler {
   const expected = token === null ? null : digest(token);
@@ -148,11 +147,8 @@ export function trackLaneRequest(
 export type FlatHeaders = readonly string[];
 
 /**
- * Answers a request outside Express (the cached-read lanes of src/app.ts) whole, at once: X-Request-Id and `headers`
- * in one `writeHead`, then `body`; then counts it in the metrics and writes its log line, as trackLaneRequest would
- * on 'finish'. The answer is in the socket's hands when end() returns (a cached read's body is one short write), so it
- * is counted then: no listener, closure or header map per request, which together were about a fifth of a cached
- * read's cost (docs/benchmarks.md). Nothing may have set a header on `res` before.
+ * Answers a request outside Express (the cached-read lanes) whole, in one writeHead and `body`, then counts and logs
+ * it, with no per-request listener (docs/benchmarks.md). Nothing may have set a header on `res` before.
  */
 export function answerAtOnce(
   metrics: Metrics,

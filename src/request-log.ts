@@ -29,11 +29,8 @@ Object.defineProperty(IncomingMessage.prototype, 'log', {
 });
 
 /**
- * One JSON line per request when it ends ("request completed", with the request, the
- * status and the time taken; warn for 4xx, error for 5xx), under the request's id, which
- * is echoed in X-Request-Id. What pino-http did, at a fraction of its cost: a request's
- * child logger is made only when something logs through `req.log`, and nothing is
- * serialised for a level that is off (docs/benchmarks.md).
+ * One JSON line per request when it ends (warn for 4xx, error for 5xx), under its X-Request-Id. A child logger is made
+ * only when something logs through `req.log`, and nothing is serialised for a level that is off (docs/benchmarks.md).
  */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
@@ -58,9 +55,8 @@ export function startRequestLog(logger: Logger, req: IncomingMessage, res: Serve
 }
 
 /**
- * Gives the request its id (the client's X-Request-Id when it is a safe token, else a new UUID) and its logger;
- * returns the id, for the caller to send as X-Request-Id (startRequestLog sets it; src/metrics.ts's answerAtOnce
- * sends it among the answer's headers).
+ * Gives the request its id (the client's X-Request-Id when a safe token, else a new UUID) and its logger; returns
+ * the id for the caller to send as X-Request-Id.
  */
 export function identifyRequest(logger: Logger, req: IncomingMessage): string {
   const given = req.headers['x-request-id'];

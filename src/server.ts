@@ -51,13 +51,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   answerClientErrors(server);
   graphql.attach(server);
   server.keepAliveTimeout = 65_000;
-  // A request has 30 s to arrive whole, its headers 20 s (Node's defaults are 300 s and 60 s: found by a review, a
-  // body sent a byte every 5 s held its connection for minutes).
+  // A request has 30 s to arrive whole, its headers 20 s: Node's 300 s and 60 s let a body sent a byte at a time hold
+  // its connection for minutes.
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
-  // The sandbox chain runs, funded, and the demo organisation exists, its key printed, before the server answers
-  // anything: a script that waits for /ready finds the key and can pay (found by a review: /ready answered while the
-  // demo was still being made, and `kassa dev pay` right after the printed key found the tokens not yet funded).
+  // The sandbox chain is funded and the demo organisation made before the server answers anything, so a script that
+  // waits for /ready finds the printed key and can pay at once.
   const sandbox = config.sandbox ? await startSandbox(config, logger) : null;
   let demo: Awaited<ReturnType<typeof ensureDemo>> | null = null;
   let demoSignIn: string | null = null;
@@ -132,8 +131,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     watchers,
     stop() {
       stopping ??= (async () => {
-        // The listener closes first: nothing new is taken on while the rest stops (found by a review: with the
-        // database stalled, the background jobs' stop waited on it and the instance kept accepting requests).
+        // The listener closes first, so nothing new is taken on while the rest stops (even when a stalled database
+        // holds up the background jobs' stop).
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // In-flight requests get a moment to finish; then the rest are cut.

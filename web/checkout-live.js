@@ -1,7 +1,6 @@
 // @ts-check
-// The checkout page's line to Kassa: GraphQL over HTTP, the session kept current (a newer view
-// applied, the countdown on the server's clock), the graphql-ws subscription over the browser's
-// WebSocket, and polling when that fails.
+// The checkout page's line to Kassa: GraphQL over HTTP, the session kept current (on the server's clock), the
+// graphql-ws subscription over the browser's WebSocket, and polling when that fails.
 
 /** @import { PageDocument, PaymentOption, PolledSession, Session } from './types.js' */
 
@@ -9,11 +8,8 @@ import { $, t } from './page.js';
 import { isOpen, page, POLL_MS, render, state } from './checkout-view.js';
 
 // ---- GraphQL over HTTP ----
-// Each document goes by its id (a trusted document the server knows): queries as GET, the query string about 100
-// bytes and answered from the server's kept answers without reading a body; the mutation as a JSON POST. A 400 to
-// a request by id sends the text: the server does not know the id (PERSISTED_QUERY_NOT_FOUND: another release,
-// mid-deploy), or knows no ids at all (an earlier release refuses the GET as a possible CSRF and the POST for its
-// missing query). The text goes as a GET with Apollo's preflight header past its CSRF prevention.
+// Each document goes by its trusted id (queries as short GETs, the mutation as a JSON POST); a 400 to one by id
+// (another release, mid-deploy) sends the text instead, as a GET with Apollo's CSRF preflight header.
 
 /**
  * @typedef {object} Answer
@@ -117,10 +113,8 @@ export function apply(session) {
 }
 
 /**
- * A refresh asks only what can change (CheckoutPoll: under a quarter of the whole session's bytes, every POLL_MS on a
- * phone without the WebSocket). A payment option is given by its network, asset and amount: while those are the ones
- * shown, the rest of each option (wallet, contract, base units, URI) is what the page holds; when they differ (an
- * asset selected, a partial payment's rest, a new quote) it reads the whole session again.
+ * A refresh asks only what can change (CheckoutPoll): while the options' network, asset and amount are those shown, the
+ * rest is what the page holds; when they differ it reads the whole session again.
  */
 export async function refresh() {
   try {

@@ -1,8 +1,6 @@
 // @ts-check
-// The checkout page's view: what it holds (its page data, the session as last read, the payer's
-// choice, the live channel) and drawing it: status, basket, outcome, the asset and network
-// choices with exactly what to send, and the bound transactions. Amounts stay the server's
-// strings: the page does no arithmetic on money.
+// The checkout page's view: its state (page data, the session as last read, the payer's choice, the live channel) and
+// drawing it. Amounts stay the server's strings: the page does no arithmetic on money.
 
 /** @import { ChosenOption, Network, PaymentOption, PayPageData, Session } from './types.js' */
 

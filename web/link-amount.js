@@ -36,12 +36,8 @@ function ungroup(whole) {
 }
 
 /**
- * The amount the payer typed, as the API's plain decimal, never guessed
- * (docs/hosted-pages.md#payment-links). The page's own decimal mark is always the decimal
- * mark. With both "." and ",", the last one is. The other mark alone groups thousands only in
- * groups of three; otherwise it is a decimal mark typed the other way round ("7.5" on a German
- * page is 7,5; "7,5" on an English page is 7.5). "1,234" on an English page (or "1.234" on a
- * German one) reads two ways: the page asks instead of choosing.
+ * The amount typed as the API's plain decimal, never guessed (docs/hosted-pages.md#payment-links): the page's mark is
+ * decimal; the other groups thousands only in threes, else it is decimal too; an ambiguous "1,234" is asked about.
  * @param {string} text
  * @param {AmountRange} range
  * @returns {Reading}

@@ -1,8 +1,6 @@
 // @ts-check
-// Kassa's payment link page (/l/<id>), the entry module: shows the basket or asks for an amount,
-// asks for the payer's identity when the link wants one, then starts a checkout session through
-// POST /payment-links/<id>/sessions and goes to /pay/<session id>. Plain browser JavaScript in
-// ES modules, no build step and no third-party code.
+// Kassa's payment link page (/l/<id>), the entry module: the basket or an amount, the payer's identity when the link
+// wants one, then POST /payment-links/<id>/sessions and on to /pay/<session id>.
 
 /** @import { IdentityOption, LinkPageData } from './types.js' */
 
@@ -90,9 +88,8 @@ function showAmount() {
 }
 
 /**
- * A random UUID (v4) for the Idempotency-Key. crypto.randomUUID exists only in secure contexts
- * (HTTPS or loopback): on plain HTTP from another host (a shop's LAN) it is undefined, while
- * crypto.getRandomValues exists everywhere.
+ * A random UUID (v4) for the Idempotency-Key: crypto.randomUUID exists only in secure contexts, so plain HTTP from
+ * another host (a shop's LAN) gets one from crypto.getRandomValues.
  * @returns {string}
  */
 function randomKey() {
@@ -105,9 +102,8 @@ function randomKey() {
 }
 
 /**
- * Why the server refused the visit, in the page's language: the link went out of use since the page was loaded
- * (410, 409 used up), every unique amount of its price is held (409) or too many visits (429), told apart by the
- * body's `code` (docs/api/rest.md#error-codes). A 400 names the fields the server found wrong, in its own words.
+ * Why the server refused the visit, in the page's language, told apart by the body's `code`
+ * (docs/api/rest.md#error-codes); a 400 names the fields the server found wrong, in its own words.
  * @param {number} status
  * @param {{ message?: string | string[]; code?: string } | null} answer
  * @returns {string}

@@ -1,7 +1,6 @@
 // @ts-check
-// What both hosted pages share: elements by id, text cells, the page data, the merchant's colour,
-// and the page's language: texts from the catalogue the server chose (web/i18n/<lang>.json) and
-// number and date formats. Amounts stay the server's exact digit strings.
+// What both hosted pages share: elements by id, text cells, the page data, the merchant's colour, and the page's
+// language (the catalogue the server chose, number and date formats). Amounts stay the server's exact digit strings.
 
 /** @import { CommonPageData, Texts } from './types.js' */
 

@@ -1,9 +1,6 @@
 // @ts-check
-// Kassa's hosted checkout page, the entry module. Plain browser JavaScript in ES modules, no build step and no
-// third-party code: it reads the session over GraphQL (/graphql), follows it live over a graphql-ws WebSocket
-// (polling when that fails) and binds the payer's transaction. Amounts stay strings, exactly as the server computes
-// them (paymentOptions: amount in the token's own units, base units, payment URI; amountDue; pendingCoversDue): the
-// page does no arithmetic on money. The modules, by job, are listed in docs/hosted-pages.md#the-page-scripts.
+// Kassa's hosted checkout page, the entry module; no build step, no third-party code, and no arithmetic on money:
+// amounts stay the server's strings. Its modules, by job: docs/hosted-pages.md#the-page-scripts.
 
 /** @import { BindResult, Paid } from './types.js' */
 
@@ -40,10 +37,8 @@ async function copy(button) {
 }
 
 /**
- * Binds a transaction hash to the session with the asset and network it was paid in: `paid`
- * ({ ticker, chainId }) as chosen when the payment was sent (the wallet captures it then: the
- * payer may look at another asset while the wallet is open), else the current choice (the form).
- * Shows it as being checked.
+ * Binds a hash with the asset and network it was paid in: `paid` as chosen when the wallet sent it (the payer may look
+ * at another asset meanwhile), else the form's current choice; shows it as being checked.
  * @param {string} txHash
  * @param {string} payerWalletAddress
  * @param {Paid} [paid]

@@ -1,10 +1,6 @@
 // @ts-check
-// "Pay with wallet" on Kassa's hosted checkout page: when the browser has an EIP-1193 wallet
-// (found by EIP-6963 discovery, or the classic window.ethereum), one button connects it,
-// switches (or, for the development sandbox, adds) the chain, sends exactly the base units
-// the server computed — a native transfer or an ERC-20 transfer(wallet, baseUnits) — and
-// binds the transaction hash by itself. Without a wallet nothing of this is shown.
-// An ES module of the checkout page (web/pay.js starts it): no build step, no third-party code.
+// "Pay with wallet": with an EIP-1193 wallet in the browser (EIP-6963 or window.ethereum), one button connects it,
+// switches (or adds) the chain, sends exactly the server's base units and binds the hash; without one, nothing shows.
 
 /** @import { AddChainParameter, BindResult, ChosenOption, Paid } from './types.js' */
 

@@ -4,10 +4,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 /**
- * The anvil binary from Foundry's per-platform npm package (no download, no install
- * script). Only the linux-amd64 package is an (optional) dependency: the registry this
- * project installs from carries no other platform's, and `npm ci` needs a lock file
- * that lists every optional package it names. On other platforms, install
+ * The anvil binary from Foundry's linux-amd64 npm package, the only platform our registry carries; elsewhere install
  * `@foundry-rs/anvil-<os>-<arch>` yourself, or point KASSA_RPC_URLS_LOCAL at your own anvil.
  */
 export function anvilBinaryPath(): string {

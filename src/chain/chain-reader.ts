@@ -8,12 +8,8 @@ import { withTimeout } from '../with-timeout.js';
 export const UNREACHABLE_PAUSE_MS = 5_000;
 
 /**
- * The bind use-case's view of the chains: one RPC client per enabled network with an
- * RPC URL, asked once (no retries: a bind is a hint the watcher checks again anyway).
- * A network that does not answer within `timeoutMs` is as good as unknown (null): the
- * bind is then kept as an unverified candidate for the watcher, and for
- * UNREACHABLE_PAUSE_MS binds do not ask that network again, so an outage costs
- * neither every payer's wait nor the server's time.
+ * The bind's view of the chains, asked once (the watcher checks a bind again anyway). A network silent past `timeoutMs`
+ * is unknown and left alone for UNREACHABLE_PAUSE_MS, so an outage costs no payer a wait.
  */
 export function createChainReader(
   networks: readonly Network[],

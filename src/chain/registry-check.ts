@@ -2,10 +2,8 @@ import type { Network } from '../domain/shared/networks.js';
 import type { ChainRpc } from './rpc.js';
 
 /**
- * docs/payment-detection.md (Registry check): the registry's chain id and token decimals,
- * checked against the chain before the first scan (a wrong decimals value would credit
- * amounts off by powers of ten).
- * Returns every disagreement; empty when the chain is the one the registry describes.
+ * The registry's chain id and token decimals checked against the chain before the first scan (wrong decimals would
+ * credit amounts off by powers of ten): every disagreement, empty when they agree (docs/payment-detection.md).
  */
 export async function registryMismatches(rpc: ChainRpc, network: Network): Promise<string[]> {
   const chainId = await rpc.chainId();

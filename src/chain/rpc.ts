@@ -30,9 +30,8 @@ export interface LogFilter {
 }
 
 /**
- * JSON-RPC access to one EVM network through viem's transport (retries, and
- * fallback across the configured URLs). Raw methods, lower-case hex out, so
- * the watcher decodes what it needs and nothing more.
+ * JSON-RPC to one EVM network through viem's transport (retries, fallback across the URLs): raw methods, lower-case hex
+ * out, so the watcher decodes only what it needs.
  */
 export class ChainRpc {
   private readonly client: PublicClient;
@@ -155,10 +154,8 @@ function hex(value: bigint): string {
 }
 
 /**
- * Whether a provider refused an eth_getLogs range as too large (wording
- * differs: Infura "query returned more than 10000 results", Alchemy "Log
- * response size exceeded", QuickNode "eth_getLogs is limited to a 10,000
- * range", geth "exceed maximum block range", code -32005).
+ * Whether a provider refused an eth_getLogs range as too large; the wording differs (Infura, Alchemy, QuickNode, geth
+ * "exceed maximum block range", code -32005).
  */
 export function isRangeTooLarge(error: unknown): boolean {
   const text = collectMessages(error).toLowerCase();

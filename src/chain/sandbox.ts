@@ -54,10 +54,8 @@ function clients(url: string, account: HDAccount, chainId: number = anvil.id) {
 }
 
 /**
- * Deploys the `local` network's tokens from account 0, in registry order, so
- * that each lands at the address the registry names (nonce 0, 1, …), then
- * funds the payer accounts. Does nothing for tokens already there, so it is
- * safe to run against a chain another Kassa already prepared.
+ * Deploys the `local` network's tokens from account 0 in registry order, so each lands at the address the registry
+ * names (nonce 0, 1, …), then funds the payers; skips what exists, so a chain another Kassa prepared is fine.
  */
 export async function ensureSandboxTokens(url: string, network: Network, logger?: Logger): Promise<void> {
   const deployer = sandboxAccount(DEPLOYER_ACCOUNT);
@@ -105,9 +103,8 @@ export async function ensureSandboxTokens(url: string, network: Network, logger?
 }
 
 /**
- * Deploys the deposit factory (through the deterministic deployer, at its address on every chain) and Multicall3
- * (by its canonical pre-signed transaction) from account 0, after the tokens so their addresses stay where the
- * registry names them. Does nothing for what is already there.
+ * Deploys the deposit factory (deterministic deployer) and Multicall3 (its pre-signed transaction) from account 0,
+ * after the tokens so their addresses stay where the registry names them; skips what exists.
  */
 export async function ensureDepositContracts(url: string, network: Network, logger?: Logger): Promise<void> {
   const { publicClient, walletClient } = clients(url, sandboxAccount(DEPLOYER_ACCOUNT), network.chainId);
@@ -126,9 +123,8 @@ export interface SandboxChain {
 }
 
 /**
- * Development mode's offline chain: reuses a chain already answering at the
- * `local` network's RPC URL (another Kassa's sandbox, or your own anvil),
- * otherwise starts anvil there; then makes sure the tokens and the deposit contracts exist.
+ * Development's offline chain: reuses one already answering at the `local` RPC URL, else starts anvil there; then makes
+ * sure the tokens and deposit contracts exist.
  */
 export async function startSandboxChain(network: Network, logger: Logger, stateFile?: string): Promise<SandboxChain> {
   const url = network.rpcUrls[0];

@@ -51,12 +51,8 @@ export function transferValue(data: string): bigint | null {
 }
 
 /**
- * Decodes ERC-20 Transfer logs of the network's tokens to watched wallets.
- * Hand-written rather than a generic ABI decoder: the layout is fixed (two
- * indexed addresses, one uint256), and this runs on every log of every block
- * (see `npm run bench`). ERC-721 transfers (three indexed topics), removed
- * logs, unknown contracts and zero-value transfers (address-poisoning spam)
- * are skipped.
+ * Decodes ERC-20 Transfer logs of the network's tokens to watched wallets, by hand since this runs on every log (`npm
+ * run bench`); skips ERC-721 transfers, removed logs, unknown contracts and zero-value (address-poisoning) transfers.
  */
 export function decodeTransferLogs(
   logs: readonly RawLog[],

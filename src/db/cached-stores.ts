@@ -22,9 +22,8 @@ const DIRECTORY_CACHE_CAPACITY = 10_000;
 export const UNKNOWN_KEY_MEMORY_MS = 60_000;
 
 /**
- * API keys by public key, cached for authentication (docs/decisions/0010). A revoke, expiry or
- * rotation on any instance drops the key at once through the feed (the trigger of
- * migration 20261123140000_hot_paths), this instance's own at once on commit.
+ * API keys by public key, cached for authentication (docs/decisions/0010): a revoke, expiry or rotation on any instance
+ * drops the key through the change feed, this instance's own at once on commit.
  */
 export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore {
   const cache = new ReadCache<ApiKeyRecord>({
@@ -79,9 +78,8 @@ export function cachedApiKeys(inner: ApiKeyStore, feed: ChangeFeed): ApiKeyStore
 }
 
 /**
- * Organisations by id (name, payment policy, wallets), cached for create. Any change of
- * an organisation or its wallets drops it, and every cached session with it (sessions
- * show the organisation's name and policy): `onChange` is told.
+ * Organisations by id (name, payment policy, wallets), cached for create; any change of one or its wallets drops it
+ * and, through `onChange`, every cached session showing it.
  */
 export function cachedOrganisations(
   inner: OrganisationStore & BrandingStore,

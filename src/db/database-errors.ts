@@ -4,11 +4,8 @@ export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is not reachable right
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Whether `error` says the database could not be reached or did not answer in time (not that a statement was
- * wrong): the transports answer it 503 with Retry-After instead of 500, so a load balancer and a client's retry tell
- * an outage from a bug (found by a review of production defaults: a database that refused connections made every
- * request a 500). Reads a Prisma error's driver-adapter cause, a pg error's SQLSTATE, a socket error's code and
- * pg-pool's connection timeout, along the `cause` chain.
+ * Whether `error` says the database could not be reached or did not answer in time, along the `cause` chain: the
+ * transports answer it 503 with Retry-After, not 500, so retries and load balancers tell an outage from a bug.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;
@@ -45,9 +42,8 @@ const UNREACHABLE_KINDS = new Set([
 ]);
 
 /**
- * Whether a SQLSTATE says the server is unavailable: class 08 (connection exception), 53300 (too many connections),
- * 57P01–57P03 (shutting down, crashed, starting up), and 57014 only for a statement cancelled by statement_timeout
- * (57014 is also pg_cancel_backend's: an operator's cancel is no outage).
+ * Whether a SQLSTATE says the server is unavailable: class 08, 53300, 57P01–57P03, and 57014 only for a
+ * statement_timeout (pg_cancel_backend's 57014 is an operator's cancel, no outage).
  */
 function unavailableState(code: string, message: unknown): boolean {
   if (code === '57014') return typeof message === 'string' && /statement timeout/.test(message);
@@ -70,9 +66,8 @@ const UNAVAILABLE_SQLSTATES = new Set([
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
- * Prisma's own: can't reach (P1001), timed out (P1002, P1008), server closed (P1017), pool timeout (P2024). P2028
- * (transaction API errors) only by its message (TRANSACTION_TIMEOUT): it also means a transaction used after its
- * end, a bug to answer 500.
+ * Prisma's own connection codes. P2028 counts only by its message (TRANSACTION_TIMEOUT): it also means a transaction
+ * used after its end, a bug to answer 500.
  */
 const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 

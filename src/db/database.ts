@@ -32,12 +32,8 @@ export const STATEMENT_TIMEOUT_MS = 30_000;
 export async function openDatabase(config: Config, options: OpenDatabaseOptions): Promise<Database> {
   const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, options.role);
   const connectionString = config.databaseUrl ?? embedded!.url;
-  // pglite-socket can interleave queries of concurrent connections outside a
-  // transaction (electric-sql/pglite#1046), so the embedded database gets one.
-  // Bounded waits (found by a review of production defaults: with the database stalled, every request hung and
-  // requests piled up on the pool): a connection is made within CONNECT_TIMEOUT_MS or the request answers 503; a
-  // served statement runs at most STATEMENT_TIMEOUT_MS on PostgreSQL (a lock wait included; the CLI's, such as
-  // migrations, are not limited); dead peers are found by TCP keep-alive.
+  // One connection for the embedded database: pglite-socket interleaves connections' queries outside a transaction
+  // (electric-sql/pglite#1046). Bounded waits make a stalled database a 503 (docs/operations.md#data-and-operations).
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? (embedded ? 1 : 10),
@@ -83,11 +79,8 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions)
 export type AdapterStatement = (sql: string, args: readonly string[]) => Promise<unknown[][]>;
 
 /**
- * Statements sent through `factory`'s adapter (`queryRaw`, the call Prisma's client makes for `$queryRaw`, over
- * the same pool), without the client's own handling of parameters: the client turns every raw query's parameters
- * into one JSON text and back before the adapter sees them, which for create's statement is two copies of a text of
- * about 6 KB per create, kept alive while the statement runs (docs/benchmarks.md). For a statement of text
- * parameters whose answer the caller reads itself (src/db/create-batcher.ts).
+ * Statements through `factory`'s adapter, skipping the client's JSON round trip of raw-query parameters (two ~6 KB
+ * copies per create, docs/benchmarks.md): for text parameters whose answer the caller reads itself (create-batcher.ts).
  */
 export function adapterStatements(factory: PrismaPg): AdapterStatement {
   let connected: ReturnType<PrismaPg['connect']> | undefined;

@@ -2,17 +2,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /**
- * The order in which the embedded database's socket runs its clients' protocol messages.
- *
- * PGlite is one backend session shared by every socket connection. pglite-socket's own queue
- * keeps one client's messages together only inside a transaction; outside one it interleaves
- * single messages, so client A's Parse, client B's Parse, A's Bind… run against each other's
- * unnamed statement and portal: wrong rows or `portal "" does not exist` (electric-sql/pglite
- * #1046; seen here as a CLI command answering "Organisation not found" beside `kassa serve`).
- *
- * This queue gives the session to one client from the first message of an extended-protocol
- * exchange (Parse, Bind, Describe, Execute, Close, Flush) until its Sync, and for as long as
- * that client has a transaction open. Other clients wait their turn; nothing interleaves.
+ * PGlite is one session shared by every socket connection, and pglite-socket interleaves messages outside transactions
+ * (electric-sql/pglite#1046): so one client holds it from a Parse/Bind/… to its Sync and while its transaction is open.
  */
 interface QueuedMessage {
   handlerId: number;

@@ -20,14 +20,8 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { installOrderedQueue } from './embedded-socket-queue.js';
 
 /**
- * The embedded database: PGlite in `<dataDir>/pgdata` (mode 0700), served on a Unix socket so the ordinary pg
- * driver and Prisma adapter work unchanged. The socket has no password (PGlite takes any): only its owner may reach
- * it, the socket being 0600 in a 0700 directory, `<dataDir>/socket/.s.PGSQL.5432` (docs/decisions/0002). No TCP port
- * is opened.
- *
- * Only one process may open a PGlite directory. The owner writes
- * `<dataDir>/embedded.json` (pid, socket directory, role); every other Kassa process
- * (the CLI beside a running `kassa serve`) connects through that socket instead.
+ * The embedded database: PGlite in `<dataDir>/pgdata` on a Unix socket (0600 in a 0700 directory, no TCP port) for the
+ * pg driver (docs/decisions/0002). One process owns it; the others connect via `<dataDir>/embedded.json`.
  */
 export interface EmbeddedDatabase {
   readonly url: string;
@@ -89,17 +83,14 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
 }
 
 /**
- * PGlite's settings, applied at every start (nothing is stored in the data directory). A
- * 16 MB buffer pool instead of 128 MB: the operating system's page cache holds the rest, and
- * a process serving under load stays far smaller (docs/benchmarks.md). `startParams`
- * replaces PGlite's own defaults, so they are kept.
+ * PGlite's settings, applied at every start: a 16 MB buffer pool, since the OS page cache holds the rest and the
+ * process stays far smaller (docs/benchmarks.md). `startParams` replaces PGlite's defaults, so they are kept.
  */
 export const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
 
 /**
- * Creates a new data directory in a child process: PGlite's initdb leaves some 450 MB of
- * WebAssembly garbage behind in the process that runs it, which V8 is slow to give back.
- * Made in a staging directory and renamed, so a killed start never leaves half a database.
+ * Creates a new data directory in a child process, since initdb leaves some 450 MB of WebAssembly garbage behind; made
+ * in a staging directory and renamed, so a killed start never leaves half a database.
  */
 async function initialiseInChild(pgdata: string): Promise<void> {
   if (existsSync(pgdata)) return;
@@ -133,7 +124,7 @@ async function startOwner(
     chmodSync(pgdata, 0o700);
     const db = await PGlite.create(pgdata, PGLITE_OPTIONS);
     // PGlite is one session shared by every socket connection: NOTIFY does not reach the other
-    // connections, so changes are also logged for the server to poll (src/db/change-feed.ts).
+    // connections, so changes are also logged for the server to poll (src/db/change-feed/change-feed.ts).
     await db.exec("SET kassa.change_log = 'on'");
     const socket = socketDirectory(dataDir);
     const socketPath = path.join(socket.dir, SOCKET_NAME);

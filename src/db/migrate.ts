@@ -46,10 +46,8 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
 }
 
 /**
- * Applies every pending migration, each in its own transaction as Prisma does,
- * while holding an advisory lock, so two processes starting at once apply each
- * migration exactly once. A failing migration is rolled back, not recorded,
- * and named in the error; the ones before it stay applied.
+ * Applies every pending migration, each in its own transaction, under an advisory lock so concurrent starts apply each
+ * once. A failing one is rolled back, not recorded, and named in the error; the ones before it stay applied.
  */
 export async function applyMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DIR): Promise<MigrationResult> {
   const migrations = readMigrations(dir);

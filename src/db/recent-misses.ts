@@ -1,7 +1,6 @@
 /**
- * Keys a store looked up and found nothing for, remembered for `ttlMs` (at most `capacity` of them, the oldest
- * forgotten first), so that asking again for the same unknown key costs no round trip. Only for keys nobody can
- * know before the row exists (random ids the server makes): a remembered miss then never hides a row.
+ * Keys a store found nothing for, remembered for `ttlMs` (at most `capacity`, oldest forgotten first), so asking again
+ * costs no round trip. Only for keys nobody can know before the row exists, so a remembered miss never hides a row.
  */
 export class RecentMisses {
   /** Key → when it is forgotten (epoch ms), oldest first. */

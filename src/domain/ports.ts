@@ -9,10 +9,8 @@ import type { WebhookStore } from './webhooks/webhook-ports.js';
 import type { DashboardStore } from './dashboard/dashboard-ports.js';
 
 /**
- * What the domain needs from storage, gathered in one object. Implemented over Prisma in
- * src/db (src/db/prisma-store.ts); the domain never sees the Prisma client. Each area's
- * ports live beside this file: sessions, payments, chains, organisations, branding, payment
- * links and webhooks.
+ * What the domain needs from storage, in one object, implemented over Prisma in src/db (the domain never sees the
+ * client); each area's ports live beside this file.
  */
 export interface Store {
   readonly sessions: SessionReader;
@@ -26,25 +24,20 @@ export interface Store {
   /** Dashboard accounts, sessions and audit log (docs/dashboard.md). */
   readonly dashboard: DashboardStore;
   /**
-   * Writes a new session with everything that goes with it in one atomic step
-   * (docs/benchmarks.md: one round trip): its Idempotency-Key, a payment link's use, its unique
-   * amounts, its items, quotes, networks, history row and outbox event.
+   * Writes a new session with everything that goes with it (key, link use, unique amounts, items, quotes, history,
+   * outbox event) in one atomic step and one round trip (docs/benchmarks.md).
    */
   createSession(write: NewSessionWrite): Promise<NewSessionOutcome>;
   /**
-   * Per claim, in the claims' order, the step (below `maxSteps`) of its unique amount most likely
-   * free: a guess from this instance's own past tries, made without a round trip (0 when it has
-   * none), and handed out (the next create at the same price is given the step after it).
-   * createSession claims it, or the smallest free step when it is taken.
+   * Per claim, the step (below `maxSteps`) of its unique amount most likely free, guessed from this instance's past
+   * tries without a round trip; createSession claims it, or the smallest free step when it is taken.
    */
   offsetsToTry(claims: readonly AmountClaimRequest[], maxSteps: number): number[];
   /** Runs `work` in one database transaction; everything it writes commits or nothing does. */
   transaction<T>(work: (tx: TxStore) => Promise<T>): Promise<T>;
   /**
-   * Locks up to `limit` open sessions that are past expiry (and past the in-flight grace when
-   * a transaction was bound in time), each for this caller only (SKIP LOCKED, so several
-   * instances can sweep at once), and runs `work` on each in the same transaction.
-   * Returns how many it locked; what happens to them is `work`'s business.
+   * Locks up to `limit` open sessions past expiry (and past the in-flight grace of a bind in time) with SKIP LOCKED, so
+   * instances sweep at once, and runs `work` on each in the same transaction; returns how many it locked.
    */
   lockSessionsDueForExpiry(
     now: Date,
@@ -53,9 +46,8 @@ export interface Store {
     work: (tx: TxStore, session: CheckoutSession) => Promise<void>,
   ): Promise<number>;
   /**
-   * Open sessions whose quotes were made `ttlMinutes` or more before `now`, with no
-   * payment credited, no bound transaction known to the chain and every network they can
-   * be paid on scanned past the end of the quote (or `graceMinutes` after it): due for re-pricing.
+   * Open sessions due for re-pricing: quoted `ttlMinutes` or more before `now`, nothing credited, no bound transaction
+   * on chain, and every network scanned past the quote's end (or `graceMinutes` after it).
    */
   sessionsDueForRequote(
     now: Date,
@@ -71,16 +63,13 @@ export interface Store {
   /** The fiat currencies of the sessions due for re-pricing (as sessionsDueForRequote finds them, rates aside). */
   currenciesDueForRequote(now: Date, ttlMinutes: number, graceMinutes: number): Promise<string[]>;
   /**
-   * Frees the unique amounts released (docs/payment-rules.md, rule 4) that no unscanned transfer
-   * can still be meant for: their session is closed and its networks are scanned past its close, or
-   * `graceMinutes` passed since the release; an open session keeps what it gave up for `keepOpenMinutes` (the quote
-   * lifetime; at most, and by default, `graceMinutes`) and until its networks are scanned past that time (rule 2).
+   * Frees released amounts no transfer can still be meant for (docs/payment-rules.md#2-who-a-scanned-transfer-pays);
+   * an open session keeps them for `keepOpenMinutes` and until its networks are scanned past that.
    */
   purgeReleasedAmountClaims(now: Date, graceMinutes: number, keepOpenMinutes?: number): Promise<number>;
   /**
-   * Locks up to `limit` sessions whose payments changed since they were last settled, each
-   * for this caller only (SKIP LOCKED), and runs `work` on each in the same transaction.
-   * Returns how many it locked; settling them is `work`'s business.
+   * Locks up to `limit` sessions whose payments changed since last settled (SKIP LOCKED) and runs `work` on each in the
+   * same transaction; returns how many it locked.
    */
   lockSessionsWithChangedPayments(
     limit: number,

@@ -105,8 +105,7 @@ export const bodyReadByLane: RequestHandler = (req, _res, next) => {
 
 /**
  * The query string of a request target (from its `?`, or empty), whatever its form: `new URL` throws on an
- * absolute-form target whose authority is no valid URL (`GET http://h:99999/graphql?…`), which Node's parser and
- * Express's router accept.
+ * absolute-form target with an invalid authority (`GET http://h:99999/graphql?…`), which Node and Express accept.
  */
 function searchOf(target: string): string {
   const at = target.indexOf('?');

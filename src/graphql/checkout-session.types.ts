@@ -7,11 +7,8 @@ import type { Decimal } from '../domain/shared/money.js';
 import { sameValues } from './same-values.js';
 
 /**
- * The GraphQL schema's types, code-first, one file per area (this one: the checkout session
- * and its enums; network.types.ts, bind-transaction.types.ts, payment-link.types.ts). Every
- * field names its GraphQL type explicitly, so the schema does not depend on emitted
- * decorator metadata. Values are the domain's own (statuses in lower case, amounts as
- * Decimal); the enums and scalars turn them into GraphQL's convention on the wire.
+ * The checkout session's GraphQL types, code-first; each field names its GraphQL type, so no emitted decorator metadata
+ * is needed. Values are the domain's own; the enums and scalars turn them into GraphQL's convention.
  */
 
 /** GraphQL names (PENDING) over the domain's values (pending). */

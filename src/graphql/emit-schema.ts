@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PACKAGE_ROOT } from '../config.js';
 import { printGraphqlSchema } from './schema.js';
 
-/** `npm run schema:graphql`: writes the SDL that test/graphql/schema-drift.test.ts compares with the code. */
+/** `npm run schema:graphql`: writes the SDL that test/unit/graphql-schema-drift.test.ts compares with the code. */
 export const SCHEMA_FILE = path.join(PACKAGE_ROOT, 'schema.graphql');
 
 writeFileSync(SCHEMA_FILE, await printGraphqlSchema());

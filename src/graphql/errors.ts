@@ -6,17 +6,8 @@ import { RateLimitedError } from '../domain/organisations/throttle.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/database-errors.js';
 
 /**
- * The one mapping of domain error codes to GraphQL `extensions.code` (the REST
- * twin is STATUS_BY_CODE in src/rest/error-handler.ts); a new domain code that
- * is missing here fails to compile.
- *
- * - unprocessable → CONFLICT: the request is well-formed but clashes with the
- *   organisation's state (REST 422). No payer operation raises it today.
- * - unavailable → SERVICE_UNAVAILABLE: a dependency is down and a retry may
- *   succeed (REST 503); INTERNAL_SERVER_ERROR is kept for our own failures.
- * - rate_limited → TOO_MANY_REQUESTS (REST 429), with `extensions.retryAfterSeconds`;
- *   over HTTP the answer is 429 with Retry-After (src/graphql/throttle.ts).
- * - gone → GONE (REST 410): a payment link that is inactive or expired.
+ * The one mapping of domain error codes to GraphQL `extensions.code` (REST's twin: STATUS_BY_CODE in
+ * src/http/error-handler.ts); a domain code missing here fails to compile (docs/api/graphql.md#errors).
  */
 export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
   invalid: 'BAD_USER_INPUT',
@@ -31,10 +22,8 @@ export const GRAPHQL_CODE_BY_DOMAIN_CODE: Record<DomainErrorCode, string> = {
 };
 
 /**
- * A domain refusal as a GraphQL error with REST's wording: `message` is the
- * REST message (several problems joined by "; "), and `extensions.messages`
- * lists them one by one, exactly as the REST 400 body's `message` array does;
- * `extensions.reason` is REST's `code` (docs/api/graphql.md#errors).
+ * A domain refusal as a GraphQL error with REST's wording: `message` joins the problems with "; ",
+ * `extensions.messages` lists them, and `extensions.reason` is REST's `code` (docs/api/graphql.md#errors).
  */
 export function toGraphqlError(error: DomainError): GraphQLError {
   const retry = error instanceof RateLimitedError ? { retryAfterSeconds: error.retryAfterSeconds } : {};
@@ -49,10 +38,8 @@ export function toGraphqlError(error: DomainError): GraphQLError {
 }
 
 /**
- * The Apollo plugin that makes a rate-limit refusal in any field answer HTTP 429 with
- * Retry-After: the fields that ran keep their data, the whole HTTP answer says 429. (Over a
- * WebSocket there is no status: the error's `retryAfterSeconds` says it.) Runs before the
- * status is settled, so a status an error asks for itself would still win.
+ * Makes a rate-limit refusal in any field answer HTTP 429 with Retry-After (the fields that ran keep their data; over a
+ * WebSocket, `retryAfterSeconds` says it). Runs before the status is settled, so a status an error asks for still wins.
  */
 export const rateLimitedStatus: ApolloServerPlugin<BaseContext> = {
   async requestDidStart() {
@@ -70,10 +57,8 @@ export const rateLimitedStatus: ApolloServerPlugin<BaseContext> = {
 };
 
 /**
- * A domain refusal raised in any resolver or subscription, as the caller sees it: the code
- * and messages of toGraphqlError in place of Apollo's INTERNAL_SERVER_ERROR. This is where
- * every resolver's domain errors are mapped, once; what else the formatted error carries
- * (a stack trace in development) stays.
+ * A domain refusal raised in any resolver or subscription, with toGraphqlError's code and messages in place of Apollo's
+ * INTERNAL_SERVER_ERROR: every resolver's domain errors are mapped here, once.
  */
 function withDomainCode(formatted: GraphQLFormattedError, error: DomainError): GraphQLFormattedError {
   const { code: _unmapped, ...others } = formatted.extensions ?? {};
@@ -105,11 +90,8 @@ export interface FormatErrorOptions {
 }
 
 /**
- * Apollo's `formatError` and the WebSocket server's: domain refusals get their code
- * (withDomainCode); errors we raised on purpose go out as they are; anything unexpected (a
- * driver error, a bug) becomes INTERNAL_SERVER_ERROR "Internal server error" and is logged
- * instead, except in development, where it keeps its message. No answer carries a stack
- * trace, in any mode (as no REST answer does): the log has it.
+ * Apollo's and the WebSocket server's `formatError`: domain refusals get their code; anything unexpected becomes a
+ * logged "Internal server error" (its message kept in development). No answer carries a stack trace.
  */
 export function formatGraphqlError(
   formatted: GraphQLFormattedError,

@@ -50,18 +50,8 @@ const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight'] as const;
 
 /**
- * GraphQL queries answered from kept answers (src/graphql/cached-queries.ts) before Express sees
- * the request (issue 10: GraphQL as fast as REST GET for the same data). It takes a plain JSON
- * POST of known length within the body limit, and a GET of /graphql with a query string (the
- * hosted page's queries: no body to read), no body, no Content-Type, no conditional header and
- * Apollo's CSRF preflight header (so it is a request Apollo's CSRF prevention lets through).
- * A GET is answered when a kept answer is still the answer now, uncounted: it costs what a REST
- * GET of the session costs, and no limit counts those (docs/api/rest.md#rate-limits). Any other
- * GET, and every POST before its body is read, is counted against the caller's GraphQL limit as
- * throttle.http would count it; a POST is then answered when its kept answer is still the
- * answer now. Whatever is not answered goes on to Express (a POST's body already parsed:
- * body-parser skips a body already read), marked as counted: nothing is counted twice, and
- * Express answers exactly as before.
+ * GraphQL queries answered from kept answers before Express, counted as throttle.http counts them (a GET of a current
+ * answer uncounted, as a REST GET is); the rest goes on to Express, marked counted.
  */
 export function graphqlQueryLane(
   ctx: DomainContext,
@@ -93,10 +83,8 @@ export function graphqlQueryLane(
   };
 
   /**
-   * Counts the request against the caller's GraphQL limit, then goes on. Far from the limit the count is answered in
-   * memory, at once: the common case takes no promise at all. Over the limit (or with the counters unreachable) the
-   * request goes to the route, which counts it again and answers as it always does (a POST's body still unread).
-   * A counted request is marked so (throttle.http does not count it again).
+   * Counts the request against the caller's GraphQL limit, in memory when far from it; over the limit (or with the
+   * counters unreachable) the route counts it again and answers as it always does. A counted request is marked so.
    */
   function counted(req: LaneRequest, handOn: () => void, goOn: () => void): true {
     let counting: Promise<void> | undefined;
@@ -148,10 +136,8 @@ export function graphqlQueryLane(
 }
 
 /**
- * A GET the lane may answer: /graphql with a query string; no body, no Content-Type (Apollo refuses some and would
- * let others past its CSRF check), no conditional header (Express answers those 304 when they match), and one of the
- * headers Apollo's CSRF prevention asks a GET for (CSRF_PREFLIGHT_HEADERS), non-empty, unless it names a trusted
- * document first.
+ * A GET the lane may answer: /graphql with a query string, no body, no Content-Type, no conditional header, and a CSRF
+ * preflight header Apollo asks a GET for (CSRF_PREFLIGHT_HEADERS), unless it names a trusted document.
  */
 function takesGet(req: IncomingMessage): boolean {
   const { url, headers } = req;

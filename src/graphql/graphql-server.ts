@@ -37,7 +37,7 @@ export interface GraphqlDependencies {
     Config,
     'env' | 'graphqlIntrospection' | 'graphqlSandbox' | 'graphqlMaxConnections' | 'graphqlMaxConnectionsPerAddress'
   >;
-  /** The runtime's change feed (src/db/change-feed.ts): live updates re-read a session when it changes. */
+  /** The runtime's change feed (src/db/change-feed/change-feed.ts): live updates re-read a session when it changes. */
   readonly changes: Pick<ChangeFeed, 'watch'>;
   readonly logger: Logger;
 }
@@ -134,7 +134,7 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
       const wss = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: GRAPHQL_BODY_LIMIT_BYTES });
       wsServer = wss;
       // Only WebSocket handshakes to GRAPHQL_PATH are upgrades; any other request with an Upgrade header (h2c) is
-      // served as plain HTTP/1.1 (src/rest/plain-upgrades.ts).
+      // served as plain HTTP/1.1 (src/http/plain-upgrades.ts).
       takeUpgrades(server, isGraphqlWebSocket, (req, socket, head) =>
         wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req)),
       );

@@ -2,21 +2,8 @@ import { createHash } from 'node:crypto';
 import { Kind, parse } from 'graphql';
 
 /**
- * The hosted page's GraphQL documents (web/checkout-live.js sends them) and the trusted documents the server knows by
- * id.
- *
- * The page sends its queries and its mutation by `documentId` rather than by their text (the GraphQL-over-HTTP
- * convention for trusted documents): a poll of the session is a URL of about 100 bytes, not 450–650 bytes, and the
- * server reads the text it knows. The id is the first 16 hex digits of the text's SHA-256, so a page of one release
- * never names another release's different text with the same id (while instances of two releases serve side by
- * side, an unknown id is answered PERSISTED_QUERY_NOT_FOUND and the page sends the text instead).
- *
- * Only these documents are known: Apollo's automatic persisted queries stay off (graphql-server.ts), nobody can
- * register one, and the text the server substitutes goes through Apollo's parsing, validation and graphql-armor's
- * limits like any other. A trusted query sent over GET needs no CSRF preflight header (decision in
- * docs/api/graphql.md#trusted-documents): every one of them reads a session by its unguessable id, Kassa reads no
- * cookie or other credential a browser would attach on its own, so a cross-site page that makes a payer's browser
- * send it learns nothing it could not fetch itself.
+ * The hosted page's GraphQL documents, sent by `documentId` (the first 16 hex digits of the text's SHA-256): a short
+ * poll URL, and no text but these is ever substituted (docs/api/graphql.md#trusted-documents).
  */
 
 const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending
@@ -26,10 +13,8 @@ const SESSION_FIELDS = `sessionId status cryptoCurrency totalAmountCrypto amount
     items { name quantity unitPrice totalPrice } expiresAt`;
 
 /**
- * What of a session can change while the page is open (the rest is fixed at creation). A payment option is fully
- * given by its network, asset and amount (the wallet, contract, decimals and chain are the session's network snapshot
- * and the registry's; base units and URI follow from the amount): the poll asks only those three, and the page reads
- * the whole session again when they differ from what it shows.
+ * What of a session can change while the page is open: an option is fully given by its network, asset and amount, so
+ * the poll asks only those, and the page reads the whole session again when they differ.
  */
 const CHANGING_FIELDS = `status cryptoCurrency totalAmountCrypto amountReceived amountDue amountPending paymentDetected
     pendingCoversDue secondsUntilExpiry boundTxHash chainId paymentOptions { network ticker amount }
@@ -84,10 +69,8 @@ export type TrustedRequest =
   | { readonly refused: { readonly code: string; readonly message: string } };
 
 /**
- * The request with a `documentId` replaced by the document's text: in the query string of a GET (`search`, from its
- * `?`), in the JSON body of a POST. A request without one is returned as it is. A request naming an unknown document,
- * naming one twice, or naming one and sending a `query` too, is refused. `trustedQuery` is true for a GET of a
- * trusted query (it needs no CSRF preflight header).
+ * The request with a `documentId` replaced by its text (GET query string, POST JSON body); an unknown or doubly named
+ * document, or one sent with a `query`, is refused. `trustedQuery`: a GET of a trusted query.
  */
 export function withTrustedDocument(method: string, search: string, body: unknown): TrustedRequest {
   if (method === 'GET') {

@@ -2,11 +2,8 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule, specifiedRules, type ParseOptions, type ValidationRule } from 'graphql';
 
 /**
- * Limits on what one GraphQL operation may ask for, over HTTP and WebSocket
- * alike (graphql-armor's validation rules). The hosted page's largest query
- * (a session with every field, its items and the networks) has depth 4, no
- * aliases and a cost of about 130 (15 aliased full sessions would cost about
- * 1,000); Apollo Sandbox's introspection query is exempt from depth and cost.
+ * Limits on one GraphQL operation over HTTP and WebSocket (graphql-armor's rules): the hosted page's largest query has
+ * depth 4, no aliases and a cost of about 130. Apollo Sandbox's introspection is exempt from depth and cost.
  */
 export const GRAPHQL_LIMITS = {
   maxDepth: 10,
@@ -17,13 +14,8 @@ export const GRAPHQL_LIMITS = {
 } as const;
 
 /**
- * How every operation is parsed, over HTTP (Apollo's `parseOptions`) and
- * WebSocket alike: GraphQL's own parser stops at the token limit, and its
- * refusal is a syntax error like any other (GRAPHQL_PARSE_FAILED, HTTP 400).
- *
- * graphql-armor's max-tokens plugin is not used: it parses the query a second
- * time in Apollo's `parsingDidStart` hook, where a throw is an unexpected
- * error, so every syntax error (not only the token limit) became an HTTP 500.
+ * How every operation is parsed: GraphQL's own parser stops at the token limit with a syntax error (HTTP 400), not
+ * graphql-armor's max-tokens plugin, whose second parse in `parsingDidStart` turns every syntax error into a 500.
  */
 export const GRAPHQL_PARSE_OPTIONS: ParseOptions = { maxLexicalTokens: GRAPHQL_LIMITS.maxTokens };
 

@@ -2,9 +2,8 @@
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 /**
- * A compile-time check that a GraphQL enum holds exactly the values of the domain's list:
- * `sameValues<`${GraphqlEnum}`, DomainUnion>(true)` does not compile when one has a value the
- * other lacks. Does nothing at run time.
+ * Compile-time check that a GraphQL enum holds exactly the domain's values: `sameValues<`${GraphqlEnum}`,
+ * DomainUnion>(true)` does not compile when one has a value the other lacks.
  */
 export function sameValues<A extends string, B extends string>(same: Same<A, B>): void {
   void same;

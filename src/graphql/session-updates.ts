@@ -10,32 +10,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const EXPIRY_MARGIN_MS = 50;
 
 /**
- * The streams behind the `checkoutSessionUpdated` subscription: the session as
- * it is now, then the session again each time its public view changes.
- *
- * `read` is the same domain read the query uses (it settles expiry too). The
- * change feed only says "look again". Every subscriber of one session in this
- * process shares one watch of it: a change is read once, however many
- * subscribers there are, and the result fanned out to all of them. Reads of a
- * session never overlap; notifications that arrive during a read are
- * coalesced into one more read. Each subscriber drops a result whose public
- * view, amounts and last change equal the last one it was sent, so repeated or
- * unrelated notifications send nothing.
- *
- * A new subscriber asks for one more read and gets the first read that starts
- * after it joined (its "now"); results of reads that started earlier are not
- * sent to it, so it never sees an older state after a newer one.
- *
- * When an open session's `expires_at` comes, it is read once more: that read
- * settles the expiry (as any read does) and every subscriber, on every
- * instance, hears of it at once rather than at the next expiry sweep. (The
- * timer runs on the wall clock; the read itself decides by the domain clock.)
+ * The `checkoutSessionUpdated` streams: one shared watch per session re-reads it on each change hint and at its expiry;
+ * a subscriber gets only reads begun after it joined that differ from the last it was sent.
  */
 export interface SessionUpdates {
   /**
-   * Starts a stream once the session has been read; rejects with that read's
-   * error (unknown session, database down). The stream ends when the caller
-   * returns it (unsubscribes, disconnects), or with the error of a failed re-read.
+   * Starts a stream once the session has been read; rejects with that read's error. The stream ends when the caller
+   * returns it, or with the error of a failed re-read.
    */
   subscribe(sessionId: string): Promise<AsyncIterableIterator<CheckoutSession>>;
   /** Ends every stream; call before closing the change feed. */
@@ -162,9 +143,8 @@ class SessionWatch {
 }
 
 /**
- * One subscriber's stream, a plain AsyncIterator rather than an async
- * generator, so that `return()` (the client unsubscribing or disconnecting)
- * ends it at once even while it waits for the next change.
+ * A plain AsyncIterator rather than an async generator, so that `return()` (unsubscribe, disconnect) ends it at once
+ * even while it waits for the next change.
  */
 class SubscriberStream {
   readonly started: Promise<void>;

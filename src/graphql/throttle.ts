@@ -9,12 +9,8 @@ import { errorBody } from '../http/http-error.js';
 import { toGraphqlError } from './errors.js';
 
 /**
- * Rate limits of the payer's GraphQL surface at the transport (docs/api/rest.md#rate-limits): every
- * HTTP request to /graphql and every operation sent over a WebSocket counts against the
- * caller's address, whatever it holds (malformed JSON, a syntax error, an invalid operation
- * included), and every WebSocket upgrade against the connection limit. Binds are counted
- * where they run, once per executed `bindTransaction` with its resolved arguments
- * (bindPayerTransaction in src/domain/bind-transaction.ts, the call REST bind-tx makes too).
+ * Rate limits of the payer's GraphQL surface (docs/api/rest.md#rate-limits): every HTTP request and WebSocket
+ * operation, however malformed, counts against the caller's address; binds are counted where they run, as REST's are.
  */
 export interface GraphqlThrottle {
   /**

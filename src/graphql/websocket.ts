@@ -45,25 +45,8 @@ function refusal(error: GraphQLError, code: string): GraphQLError {
 }
 
 /**
- * graphql-ws on a `ws` server, like graphql-ws's own `useServer`, but with
- * Kassa's parsing, limits and logging:
- *
- * - the operation is parsed with GRAPHQL_PARSE_OPTIONS and validated here, so a
- *   syntax error or a broken limit is that operation's `error` message
- *   (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED), as over HTTP; the socket
- *   and its other subscriptions carry on (graphql-ws would throw, close the
- *   socket with 4500 and print the stack to stderr);
- * - at most MAX_SUBSCRIPTIONS_PER_SOCKET operations run at once on a socket;
- *   one more is refused with TOO_MANY_SUBSCRIPTIONS and the socket stays open;
- * - at most `maxConnections` sockets are open at once on this instance; the
- *   upgrade request of one more is answered 503 (KASSA_GRAPHQL_MAX_CONNECTIONS);
- * - with `throttle`, an upgrade over the per-address connection limit is
- *   answered 429, and an operation (counted before it is parsed, so a broken
- *   one counts too) over the per-address operation limit is refused with
- *   TOO_MANY_REQUESTS; the socket stays open (binds are counted as they run);
- * - a frame `ws` refuses (over maxPayload, invalid UTF-8, a bad opcode) closes
- *   the socket with the WebSocket code `ws` chose (1009 for an oversized
- *   message) and is logged as a warning; nothing is written to stderr.
+ * graphql-ws on a `ws` server with Kassa's parsing, limits and logging: a broken operation gets an `error` message and
+ * the socket carries on, and every limit (subscriptions, connections, rate) refuses one thing, not the socket.
  */
 export function serveGraphqlOverWebSocket<Context extends object>(
   wss: WebSocketServer,
@@ -109,8 +92,7 @@ export function serveGraphqlOverWebSocket<Context extends object>(
     onError: options.onError,
   });
 
-  // Sockets open per client address (found by an attacker-minded review: one address could hold every slot of
-  // maxConnections, 60 a minute, and leave every payer's page polling).
+  // Sockets open per client address, so one address cannot hold every slot of maxConnections.
   const openFrom = new Map<string, number>();
   const perAddress = options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY;
   const addressOf = (request: IncomingMessage) =>
@@ -138,8 +120,8 @@ export function serveGraphqlOverWebSocket<Context extends object>(
       );
       refuse(429, 'Too many GraphQL WebSocket connections from this address; close one first');
     };
-    // Counted as it is let through (not when the socket opens: handshakes in flight at once all passed the check, a
-    // review found), and given back when its connection closes, opened or not.
+    // Counted as it is let through, not when the socket opens (handshakes in flight at once would all pass the check),
+    // and given back when its connection closes, opened or not.
     const admit = () => {
       // Gone while its rate limit was checked: its 'close' has fired already, so it is not counted.
       if (info.req.socket.destroyed) return accept(false, 400);

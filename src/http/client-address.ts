@@ -4,9 +4,8 @@ import express, { type Request } from 'express';
 import type { TrustProxySetting } from '../domain/organisations/request-guard-ports.js';
 
 /**
- * The client's address as rate limits count it. Which address that is depends
- * on TRUST_PROXY (Express's `trust proxy`, set in src/app.ts): off, the TCP
- * peer; on, the address the trusted proxies put in X-Forwarded-For.
+ * The client's address as rate limits count it: with TRUST_PROXY (Express's `trust proxy`), the address the trusted
+ * proxies put in X-Forwarded-For; else the TCP peer.
  */
 export function clientAddressOf(req: Request): string {
   return addressKey(req.ip ?? req.socket.remoteAddress ?? '');
@@ -22,9 +21,8 @@ export function compileTrustProxy(setting: TrustProxySetting): TrustFunction {
 }
 
 /**
- * The client's address of a raw request, by Express's rule (proxy-addr): walk
- * from the TCP peer back through X-Forwarded-For (right to left) while the hop
- * is trusted; the first untrusted one is the client.
+ * The client's address of a raw request by Express's rule (proxy-addr): walk from the TCP peer back through
+ * X-Forwarded-For while the hop is trusted; the first untrusted one is the client.
  */
 export function upgradeClientAddress(req: IncomingMessage, trust: TrustFunction): string {
   const header = req.headers['x-forwarded-for'];
@@ -42,9 +40,8 @@ export function upgradeClientAddress(req: IncomingMessage, trust: TrustFunction)
 }
 
 /**
- * IPv4 as it is (an IPv4-mapped IPv6 form becomes plain IPv4); IPv6 by its
- * /64 network, since one subscriber usually holds a whole /64 and could
- * otherwise step around any per-address limit; anything else cut to 64 characters.
+ * IPv4 as it is (mapped IPv6 too); IPv6 by its /64, since one subscriber usually holds a whole /64 and could otherwise
+ * step around any per-address limit; anything else cut to 64 characters.
  */
 export function addressKey(address: string): string {
   let key = addressKeys.get(address);

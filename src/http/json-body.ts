@@ -9,9 +9,8 @@ export const BODY_LIMIT_BYTES = 100 * 1024;
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * Keeps the body as raw bytes for every content type: the signature covers
- * them exactly as sent, so compressed bodies are refused (415) rather than
- * inflated. Routes then ask for JSON with `readJsonBody`.
+ * Keeps the body as raw bytes for every content type: the signature covers them as sent, so compressed bodies are
+ * refused (415) rather than inflated. Routes then ask for JSON with `readJsonBody`.
  */
 export const rawBody: RequestHandler = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, inflate: false });
 
@@ -22,10 +21,8 @@ export function rawBytes(req: Request): Buffer {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The request's JSON body, with numbers kept exact (as Decimal). 415 for a
- * non-JSON content type or a charset other than UTF-8; 400 for bytes that are
- * not UTF-8, malformed or too deeply nested JSON, an empty body, and strings
- * PostgreSQL cannot store (NUL, unpaired surrogates).
+ * The request's JSON body, numbers kept exact (Decimal): 415 for a non-JSON type or non-UTF-8 charset; 400 for bad
+ * UTF-8, malformed or too deep JSON, an empty body, and strings PostgreSQL cannot store (NUL, unpaired surrogates).
  */
 export function readJsonBody(req: Request): unknown {
   return readJsonBytes(req.headers['content-type'], rawBytes(req));

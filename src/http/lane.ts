@@ -4,9 +4,8 @@ import { restErrorAnswer } from './error-handler.js';
 import { weakEtag } from './weak-etag.js';
 
 /**
- * What the routes answered before Express (src/rest/create-lane.ts, src/rest/cached-session-reads.ts,
- * src/graphql/graphql-lane.ts) share: the whole body of a request, and a JSON answer with the headers Express's
- * `res.json` gives it (Content-Type, Content-Length, its weak ETag), so either way a request is answered the same.
+ * What the routes answered before Express share: the whole body of a request, and a JSON answer with the headers
+ * Express's `res.json` gives (Content-Type, Content-Length, weak ETag), so either way a request is answered the same.
  */
 
 /** The request's body, all of it; rejects when the client goes away before it arrived. */

@@ -6,14 +6,8 @@ import type { Duplex } from 'node:stream';
 const PLAIN_REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * Node hands every request that asks to switch protocols (`Connection: Upgrade` with an `Upgrade` header) to the
- * server's 'upgrade' listeners instead of its request handler, whatever its path, once any listener exists: the
- * GraphQL WebSocket server's. A client that offers HTTP/2 over plain `http://` (`Upgrade: h2c`, as `curl --http2`
- * and other HTTP/2-capable clients send it) would then get the WebSocket library's refusal (405 or 400, HTML, no
- * error body) for a create or a read. `takeUpgrades` gives `isOurs` upgrades to `upgrade`; every other request is
- * served as the HTTP/1.1 request it also is, its Upgrade header ignored (RFC 9110 §7.8 lets a server ignore it):
- * through the server's own request handler (every lane and route, logs and metrics), on that connection, which is
- * closed after the answer (Node's parser has let go of it).
+ * Node hands every `Connection: Upgrade` request to the 'upgrade' listeners, so an `Upgrade: h2c` create would get the
+ * WebSocket library's refusal: `isOurs` upgrades go to `upgrade`, the rest are served as HTTP/1.1 (RFC 9110 §7.8).
  */
 export function takeUpgrades(
   server: Server,
@@ -60,9 +54,8 @@ function servePlainly(server: Server, upgrade: IncomingMessage, duplex: Duplex, 
 }
 
 /**
- * Node's parser stops at an upgrade request's headers: its body, if any, follows in `head` and on the socket. A body
- * of known length is handed to `req` as it arrives; a request that claims a chunked one is ended where it stands (its
- * reader then answers the body as incomplete, or without one), and so is one whose length is not a number.
+ * Node's parser stops at an upgrade request's headers: a body of known length is fed to `req` as it arrives; a chunked
+ * or unparsable length ends the request where it stands (its reader answers the body as incomplete).
  */
 function feedBody(req: IncomingMessage, socket: Socket, head: Buffer): void {
   const declared = req.headers['content-length'];

@@ -5,9 +5,8 @@ import { Decimal } from '../domain/shared/money.js';
 const DECIMAL_TEXT = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
- * Parses JSON text with every JSON number turned straight into an exact Decimal,
- * so a price like 97250.123456789012 never passes through a JS float.
- * Throws a SyntaxError on malformed JSON and on duplicate keys.
+ * Parses JSON with every number turned straight into an exact Decimal, never a JS float;
+ * throws a SyntaxError on malformed JSON and on duplicate keys.
  */
 export function parseJsonExact(text: string): unknown {
   return parse(text, null, (digits) => new Decimal(digits));

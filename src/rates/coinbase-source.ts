@@ -14,10 +14,8 @@ export interface CoinbaseOptions {
 }
 
 /**
- * Prices from Coinbase's public `/v2/exchange-rates?currency=XXX`, which gives units of
- * each asset per 1 unit of the currency; the price is 1 / rate, divided in Decimal
- * (80 significant digits). Coinbase does not say when a rate was observed, so `asOf`
- * is the time of the request.
+ * Prices from Coinbase's `/v2/exchange-rates?currency=XXX` (units of asset per unit of currency): 1 / rate in Decimal.
+ * Coinbase gives no observation time, so `asOf` is the time of the request.
  */
 export class CoinbaseRatesSource implements RatesSource {
   readonly name = 'coinbase';
@@ -33,7 +31,6 @@ export class CoinbaseRatesSource implements RatesSource {
     return COINBASE_FIAT_CURRENCIES.has(fiat.toUpperCase());
   }
 
-  /** The request URL for a currency. */
   ratesUrl(fiat: string): string {
     return `${this.baseUrl}/v2/exchange-rates?currency=${fiat.toUpperCase()}`;
   }

@@ -1,7 +1,6 @@
 /**
- * Fiat currencies (ISO 4217, upper case) that CoinGecko's `vs_currencies` prices in.
- * Kept to fiat on purpose: CoinGecko also accepts "btc", "eth", "xau", … which are not
- * currencies a merchant invoices in.
+ * Fiat currencies (ISO 4217, upper case) CoinGecko's `vs_currencies` prices in: fiat only, since it also accepts
+ * "btc", "xau", … which no merchant invoices in.
  */
 export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
   'USD',
@@ -51,9 +50,8 @@ export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Fiat currencies Coinbase's `/v2/exchange-rates?currency=` is relied on for: the widely
- * traded ones. Coinbase lists more; the exotic ones (and RUB, whose availability varies
- * with sanctions) are left out until someone checks them against the live API.
+ * Fiat currencies relied on from Coinbase's `/v2/exchange-rates`: the widely traded ones. The exotic ones (and RUB,
+ * whose availability varies) stay out until checked against the live API.
  */
 export const COINBASE_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
   'USD',

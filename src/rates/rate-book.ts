@@ -35,16 +35,8 @@ export const UNIT_PRICE_DECIMALS = 8;
 type Rates = ReadonlyMap<AssetTicker, SourceRate>;
 
 /**
- * The rates provider of the domain: asks every configured source that supports the
- * currency, caches each answer per (source, currency) for `refreshSeconds`, shares one
- * in-flight request per (source, currency) between concurrent callers, skips failing
- * sources, and quotes the median of the fresh prices: the middle one of an odd count, the
- * lower of the middle two of an even count (the payer never sends less than either asks). An
- * asset priced by fewer than `minSources`, or whose prices spread wider than
- * `maxSpreadPercent`, is not quoted: production refuses rather than trusting one voice.
- *
- * Cache age is measured against the `now` given to {@link RateBook.quoteRates}, so the
- * book has no clock of its own. A failure is not cached: the next quote asks again.
+ * The domain's rates provider: answers cached per source and currency for `refreshSeconds`, one request shared, and the
+ * median of fresh prices quoted, none under `minSources` or over `maxSpreadPercent` (docs/payment-rules.md#8-rates).
  */
 export class RateBook implements RatesProvider {
   private readonly cache = new Map<string, { readonly fetchedAtMs: number; readonly rates: Rates }>();
@@ -213,9 +205,8 @@ export class RateBook implements RatesProvider {
 }
 
 /**
- * The median of a non-empty list: the middle value of an odd count; of an even count, the
- * lower of the middle two (a lower unit price asks the payer for more crypto, so the merchant
- * never receives less than either middle source values the basket at).
+ * The middle value of an odd count, the lower of the middle two of an even one: a lower unit price asks the payer
+ * for more crypto, so the merchant never receives less than either middle source values the basket at.
  */
 export function median(values: readonly Decimal[]): Decimal {
   if (values.length === 0) throw new Error('median of no values');

@@ -17,13 +17,8 @@ export interface StaticRatesOptions {
 export type StaticRates = ReadonlyMap<string, ReadonlyMap<AssetTicker, Decimal>>;
 
 /**
- * Fixed rates from a file or a JSON string, the default source in development and tests.
- *
- * Prices may be JSON strings ("97250.12") or JSON numbers (97250.12): the document is
- * parsed with lossless-json, so numbers become Decimals exactly as written and never pass
- * through a float. Every price must be greater than 0; currency codes are 3 letters
- * (stored upper case); tickers must be ones Kassa knows. Keys starting with "$" at the
- * top level (e.g. "$comment") are ignored.
+ * Fixed rates from a file or a JSON string, the default in development and tests. Prices (strings or numbers) are read
+ * exactly with lossless-json and must be > 0; top-level keys starting with "$" (e.g. "$comment") are ignored.
  */
 export class StaticRatesSource implements RatesSource {
   readonly name = 'static';

@@ -5,7 +5,7 @@ import { problemsOf } from '../domain/shared/input-problems.js';
 import { isJsonObject } from '../json/decimal-json.js';
 
 /**
- * The bind-tx body (docs/api/rest.md#bind-rules): the domain's fields (src/domain/bind-transaction.schema.ts)
+ * The bind-tx body (docs/api/rest.md#bind-rules): the domain's fields (src/domain/payments/bind-transaction.schema.ts)
  * with no other property allowed; also the source of its OpenAPI schema.
  */
 export const bindTransactionBodySchema = z

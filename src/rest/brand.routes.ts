@@ -4,9 +4,8 @@ import { methodNotAllowed } from '../http/error-handler.js';
 import { HttpError } from '../http/http-error.js';
 
 /**
- * Organisations' logos, served by Kassa itself so the hosted pages load nothing from elsewhere
- * (docs/hosted-pages.md#branding-and-languages). A logo's URL is its sha256: a new logo is a new URL, so
- * it may be cached for good, and the URL says nothing about the organisation.
+ * Logos served by Kassa so hosted pages load nothing from elsewhere (docs/hosted-pages.md#branding-and-languages); the
+ * URL is the logo's sha256: a new logo is a new URL, cached for good, and it says nothing of the organisation.
  */
 export function brandRouter(ctx: DomainContext): Router {
   const router = Router();

@@ -99,9 +99,8 @@ const fallbackBranding = (name: string | null): Branding | null =>
   name ? { organisationName: name, brandColor: null, logoSha256: null } : null;
 
 /**
- * EIP-3085 parameters for chains a wallet may not know: only the development sandbox
- * (`local`) on a loopback RPC URL. Mainnets are known to wallets, and their configured
- * RPC URLs may carry API keys, so they are never shown.
+ * EIP-3085 parameters only for the development sandbox (`local`) on a loopback RPC URL: wallets know mainnets, and
+ * their configured RPC URLs may carry API keys, so they are never shown.
  */
 function addableChains(ctx: DomainContext): Record<string, unknown> {
   const chains: Record<string, unknown> = {};

@@ -3,9 +3,8 @@ import type { Socket } from 'node:net';
 import { errorBody } from '../http/http-error.js';
 
 /**
- * Requests Node's HTTP parser refuses before Express sees them (oversized
- * headers, a garbage request line) get the spec's error body too, not an empty
- * response.
+ * Requests Node's HTTP parser refuses before Express sees them (oversized headers, a garbage request line) get the
+ * spec's error body too, not an empty response.
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {

@@ -1,14 +1,8 @@
 import type { Json } from './openapi-json-schema.js';
 
 /**
- * The TypeScript types of the client (clients/typescript/src/types.ts), rendered from the
- * OpenAPI document: one per component schema and one per request body (named by its `title`).
- * `npm run client:types` writes the file (emit-client-types.ts); a drift test
- * (test/unit/client-types-drift.test.ts) fails when the committed file differs from what the document renders.
- *
- * Only the JSON Schema the document uses is understood ($ref, enum, const, type, properties,
- * required, items, additionalProperties, oneOf/anyOf); anything else fails loudly rather than
- * becoming a silently wrong type.
+ * The client's TypeScript types (clients/typescript/src/types.ts), rendered from the OpenAPI document; only the JSON
+ * Schema it uses is understood, anything else fails loudly rather than become a silently wrong type.
  */
 
 const HEADER = `// Generated from Kassa's OpenAPI document (GET /openapi.json) by \`npm run client:types\`

@@ -23,9 +23,8 @@ export interface CreateAnswer {
 }
 
 /**
- * POST /checkout-sessions from the request's parts to the 201's body (docs/api/rest.md#endpoints): the Express
- * route and the lane that answers before Express (src/rest/create-lane.ts) both call this, and send what it throws
- * through the one error mapping (restErrorAnswer).
+ * POST /checkout-sessions from the request's parts to the 201's body (docs/api/rest.md#endpoints), shared by the
+ * Express route and the create lane; what it throws goes through the one error mapping (restErrorAnswer).
  */
 export async function answerCreate(ctx: DomainContext, call: CreateCall): Promise<CreateAnswer> {
   // Authentication runs before any look at the body; create keeps `{timestamp}.{rawBody}`

@@ -25,9 +25,8 @@ const text = (max: number) =>
     .max(max, { error: `must be shorter than or equal to ${max} characters` });
 
 /**
- * A JSON number, parsed exactly (src/json/decimal-json.ts turns JSON numbers into Decimal).
- * JSON Schema cannot see inside a refinement: each number schema states its bounds for
- * OpenAPI with `.meta`, from the same values it checks.
+ * A JSON number, parsed exactly as Decimal. JSON Schema cannot see inside a refinement, so each number schema states
+ * its bounds for OpenAPI with `.meta`, from the same values it checks.
  */
 export const jsonNumber = z.custom<Decimal>((value) => value instanceof Decimal, { error: required('a number') });
 

@@ -11,11 +11,8 @@ const PATH = '/checkout-sessions';
 const REPLAYED = { 'Idempotent-Replayed': 'true' } as const;
 
 /**
- * POST /checkout-sessions answered before Express sees the request (docs/benchmarks.md): Express's router, its
- * middleware and body parser cost more CPU than the rest of a create. It takes a request the route would read the
- * same way — this exact path, a body of known length within the limit, not compressed — with the same request log
- * line and metrics, calls the route's own answerCreate, and answers errors through the one error mapping. Anything
- * else returns false and goes through Express, whose route calls answerCreate too.
+ * POST /checkout-sessions answered before Express, whose router and body parser cost more than the rest of a create
+ * (docs/benchmarks.md); anything the route would not read the same way returns false and goes through Express.
  */
 export function createCheckoutLane(
   ctx: DomainContext,

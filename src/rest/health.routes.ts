@@ -19,7 +19,7 @@ export function healthRouter(readiness: Readiness): Router {
   });
   router.get('/ready', async (req, res) => {
     try {
-      // A stalled database is not ready either (found by a review: /ready waited as long as the database did).
+      // A stalled database is not ready either: /ready answers within READY_TIMEOUT_MS.
       await withTimeout(readiness.checkDatabase(), READY_TIMEOUT_MS);
       res.json({ status: 'ready' });
     } catch (error) {

@@ -5,31 +5,24 @@ import { logoPath, textColorOn } from '../domain/organisations/branding.js';
 import type { Branding } from '../domain/organisations/branding-ports.js';
 
 /**
- * What the hosted pages (/pay and /l) share: the text catalogues (one per language,
- * web/i18n/<lang>.json), the choice of language, the merchant's header and the strict
- * headers. Pages are plain HTML templates whose `{{key}}` placeholders are filled from the
- * catalogue on the server, so even the no-JavaScript notice is in the payer's language.
+ * What /pay and /l share: text catalogues (web/i18n/<lang>.json), language choice, the merchant's header, strict
+ * headers. `{{key}}` placeholders are filled on the server, so even the no-JavaScript notice is translated.
  */
 
 // web/ sits beside src/ and dist/, so the same path works from tsc output and from vitest.
 export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 
 /**
- * The pages load nothing from elsewhere and run no inline code: scripts and styles are
- * files from here, data comes from /graphql (HTTP and WebSocket) and the page's own routes.
- * `connect-src 'self'` covers the page's own WebSocket too (CSP Level 3 matches ws: to an http:
- * page's host and port, wss: to an https: one); a bare `ws: wss:` would allow sockets to any host.
+ * The pages load nothing from elsewhere and run no inline code. `connect-src 'self'` covers the page's own WebSocket
+ * too (CSP Level 3 matches ws: and wss: to the page's host); a bare `ws: wss:` would allow any host.
  */
 export const HOSTED_PAGE_CSP =
   "default-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; " +
   "frame-ancestors 'none'";
 
 /**
- * The pages' scripts: ES modules served as they are written (no build step), each page's entry
- * (pay.js, link.js) and the modules they import. Each page names every module it needs in a
- * `<link rel="modulepreload">`, so the browser fetches them in one round trip, not one per level
- * of imports; the checkout page's five scripts and its styles fit the six connections a browser
- * opens to a host over HTTP/1.1 (docs/hosted-pages.md#the-page-scripts).
+ * The pages' ES modules, served as written; each page preloads every module it needs, so the browser fetches them in
+ * one round trip (docs/hosted-pages.md#the-page-scripts).
  */
 export const PAGE_SCRIPTS: readonly string[] = [
   'pay.js',

@@ -22,9 +22,8 @@ import { errorBodySchema } from '../http/http-error.js';
 import { componentSchemasOf, type Json } from './openapi-json-schema.js';
 
 /**
- * The named response schemas of the OpenAPI document (`#/components/schemas/<name>`), each
- * generated from the zod schema its view is typed by: the domain's views
- * (src/domain/*.views.ts) and the error body. A route answers with one of them (openapi-routes.ts).
+ * The OpenAPI document's named response schemas, each generated from the zod schema its view is typed by (the domain's
+ * views and the error body).
  */
 
 export const webhookEndpointListSchema = z.strictObject({ data: z.array(webhookEndpointViewSchema) });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 
 /**
- * zod → the JSON Schema of the OpenAPI document (`z.toJSONSchema`), taught the custom pieces of
- * our schemas and tidied to the subset the document uses (test/e2e/openapi.test.ts checks real
- * responses against it, src/rest/client-types.ts turns it into TypeScript).
+ * zod → the OpenAPI document's JSON Schema (`z.toJSONSchema`), taught our custom pieces and tidied to the subset the
+ * document uses.
  */
 
 export type Json = Record<string, unknown>;
@@ -14,9 +13,8 @@ type ZodDef = { type: string; in?: z.ZodType; out?: z.ZodType; keyType?: z.ZodTy
 const defOf = (schema: unknown): ZodDef => (schema as { _zod: { def: ZodDef } })._zod.def;
 
 /**
- * Request bodies guard their objects and arrays with a custom check before the real schema
- * (`z.custom(isJsonObject).pipe(...)`, for the messages): the document shows the real schema.
- * A free-form record is a plain object. Custom numbers carry their JSON Schema as `.meta`.
+ * Request bodies guard objects and arrays with a custom check before the real schema (for the messages): the document
+ * shows the real schema. A free-form record is a plain object; custom numbers carry their JSON Schema as `.meta`.
  */
 function override(ctx: { zodSchema: unknown; jsonSchema: Json }): void {
   const def = defOf(ctx.zodSchema);
@@ -52,9 +50,8 @@ export function componentSchemasOf(registry: z.core.$ZodRegistry<{ id: string }>
 const SAFE_INTEGER_BOUNDS = new Set([Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
 
 /**
- * Removes what only zod needs: `$schema` and `$id`; the regular expressions zod writes beside
- * `format: uuid` and `date-time` (the format says it); the ±2^53 bounds of `z.int()`. Unions
- * are written as `oneOf`: ours are disjoint (a value and null, a string and a number).
+ * Removes what only zod needs (`$schema`, `$id`, the patterns beside `format: uuid` and `date-time`, `z.int()`'s ±2^53
+ * bounds); unions become `oneOf`, since ours are disjoint.
  */
 function tidy(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(tidy);

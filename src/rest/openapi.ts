@@ -8,12 +8,8 @@ import { ROUTES, type RouteDoc } from './openapi-routes.js';
 export { ROUTES, type RouteDoc } from './openapi-routes.js';
 
 /**
- * The OpenAPI 3.1 document of the REST API (docs/api/webhooks.md#openapi: version 1.0.0), assembled
- * from the route table (openapi-routes.ts) and generated from the zod schemas the
- * routes validate with and the views are typed by (openapi-components.ts), and its
- * plain HTML page. test/e2e/openapi.test.ts checks that every route Express serves
- * is here with the statuses it answers; the TypeScript client's types are generated
- * from it (client-types.ts).
+ * The REST API's OpenAPI 3.1 document (docs/api/webhooks.md#openapi), assembled from the route table and the zod
+ * schemas the routes validate with, and its HTML page; test/e2e/openapi.test.ts checks it against what Express serves.
  */
 
 const json = (schema: Json) => ({ 'application/json': { schema } });

@@ -36,9 +36,8 @@ function linkId(req: Request): string {
   return (req.params.id as string).toLowerCase();
 }
 
-// As for create (docs/api/rest.md#create-rules-and-limits), printable characters up to 255, but at least 16 of
-// them: on this public route a key is all that tells two anonymous payers' visits apart
-// (docs/hosted-pages.md#payment-links).
+// As for create (docs/api/rest.md#create-rules-and-limits), but at least 16 characters: on this public route the key is
+// all that tells two anonymous payers' visits apart (docs/hosted-pages.md#payment-links).
 const PAYER_KEY = new RegExp(`^[\\x21-\\x7e][\\x20-\\x7e]{${PAYER_IDEMPOTENCY_KEY_MIN_LENGTH - 1},254}$`);
 function payerIdempotencyKey(req: Request): string | undefined {
   const key = req.get('idempotency-key');
@@ -53,7 +52,7 @@ function payerIdempotencyKey(req: Request): string | undefined {
 }
 
 /**
- * Payment links (issue 12, docs/hosted-pages.md#payment-links): the merchant's signed management routes,
+ * Payment links (docs/hosted-pages.md#payment-links): the merchant's signed management routes,
  * and the payer's public POST /payment-links/:id/sessions, throttled per client address.
  */
 export function paymentLinksRouter(ctx: DomainContext): Router {

@@ -5,9 +5,8 @@ import { clientAddressOf } from '../http/client-address.js';
 import { rawBytes } from '../http/json-body.js';
 
 /**
- * The signed parts of a merchant call. `covers: 'body'` is create's
- * scheme (`{timestamp}.{rawBody}`); `'request'` adds the method and the request
- * target, the path and query exactly as in the request line, not decoded.
+ * The signed parts of a merchant call: `'body'` is create's scheme (`{timestamp}.{rawBody}`); `'request'` adds the
+ * method and the request target exactly as in the request line, not decoded.
  */
 export function signedRequestOf(req: Request, covers: 'body' | 'request'): SignedRequest {
   return signedRequestFrom(
@@ -38,9 +37,8 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 /**
- * `req.originalUrl` is the request line's target as Node received it. A client
- * talking to a proxy may send the absolute form (`http://host/path?q`): its
- * path and query are what the merchant signed.
+ * The request line's target as Node received it: a client talking to a proxy may send the absolute form
+ * (`http://host/path?q`), whose path and query are what the merchant signed.
  */
 export function requestTarget(req: Request): string {
   const target = req.originalUrl;

@@ -40,9 +40,8 @@ function endpointId(req: Request): string {
 }
 
 /**
- * The parsed body, or a 400 listing every problem at once: the path id's, the
- * body's and, when the URL's syntax is fine but something else is wrong, the
- * URL's address check too (it would otherwise only show up on the next try).
+ * The parsed body, or a 400 listing every problem at once, the URL's address check included when its syntax is fine
+ * (else it would only show up on the next try).
  */
 async function body<T extends { url?: unknown }>(
   ctx: DomainContext,

@@ -6,9 +6,8 @@ import { webhookEndpointFields } from '../domain/webhooks/webhook-endpoint.schem
 import { isJsonObject } from '../json/decimal-json.js';
 
 /**
- * The REST bodies and query of /webhook-endpoints and /events: the domain's fields
- * (src/domain/webhook-endpoint.schema.ts) with no other property allowed; also the source
- * of their OpenAPI schemas.
+ * The REST bodies and query of /webhook-endpoints and /events: the domain's fields with no other property allowed; also
+ * the source of their OpenAPI schemas.
  */
 
 const { url, events, enabled } = webhookEndpointFields;

@@ -10,15 +10,13 @@ import { postJson } from './http-post.js';
 /** Endpoints served at once by one instance. */
 const CLAIM_ENDPOINTS = 20;
 /**
- * Endpoints of one organisation in flight at once, on all instances: found by an attacker-minded review, a merchant's
- * 20 endpoints that accept and never answer took all of an instance's slots, and every other merchant's webhooks
- * waited a timeout for one to free. Organisations also take turns for the slots (fewest in flight first).
+ * Endpoints of one organisation in flight at once on all instances, so one merchant's endpoints that never answer
+ * cannot take every slot; organisations take turns for the slots (fewest in flight first).
  */
 const CLAIM_PER_ORGANISATION = CLAIM_ENDPOINTS / 2;
 /**
- * Deliveries of one endpoint leased together and attempted one after another, in event order
- * (docs/api/webhooks.md#how-delivery-works): a backlog drains without a claim per delivery. A failed
- * attempt gives the rest of its batch back, so a receiver that is down costs one timeout per pass.
+ * Deliveries of one endpoint leased together and attempted in event order (docs/api/webhooks.md#how-delivery-works); a
+ * failed attempt gives the rest of its batch back, so a receiver that is down costs one timeout per pass.
  */
 const CLAIM_PER_ENDPOINT = 25;
 const ROUND_BUDGET_MS = 5_000;
@@ -34,9 +32,8 @@ export function retryDelayMs(
 }
 
 /**
- * Lease of an endpoint's batch, renewed before each attempt (docs/api/webhooks.md#how-delivery-works): an attempt
- * (at most a timeout) and its record fit in it, so a live instance keeps its batch however long it runs, and a
- * killed one's deliveries are attempted again by another instance within about two timeouts.
+ * Lease of an endpoint's batch, renewed before each attempt (docs/api/webhooks.md#how-delivery-works): an attempt and
+ * its record fit in it, and a killed instance's deliveries are attempted again elsewhere within about two timeouts.
  */
 export function leaseMs(config: Pick<WebhookSettings, 'timeoutMs'>): number {
   return config.timeoutMs + Math.max(config.timeoutMs, 5_000);
@@ -92,9 +89,8 @@ async function attempt(ctx: DomainContext, claim: ClaimedDelivery, logger: Logge
 }
 
 /**
- * One endpoint's batch, in order, its lease renewed before each attempt after the first (which the claim just
- * leased); after a failure, or once the round's time is up, the rest is given back for a later pass. A batch whose
- * lease was lost (this instance stalled past it and another took the deliveries over) stops there.
+ * One endpoint's batch in order, its lease renewed before each attempt after the first; after a failure or once the
+ * round's time is up, the rest is given back. A batch whose lease was lost to another instance stops there.
  */
 async function attemptInOrder(
   ctx: DomainContext,
@@ -123,9 +119,8 @@ async function attemptInOrder(
     try {
       ok = await attempt(ctx, claim, logger);
     } catch (error) {
-      // Not recorded (the database refused it or is away): the rest of the batch is given back at once, for a later
-      // pass, rather than left leased until their leases lapse, and other endpoints go on. This one stays leased: it
-      // may have been sent, and its lease is what holds off the next try.
+      // Not recorded: the rest of the batch is given back at once rather than left leased. This one stays leased: it
+      // may have been sent, and its lease holds off the next try.
       logger.error({ err: error, deliveryId: claim.deliveryId }, 'webhook attempt could not be recorded');
       await ctx.store.webhooks.releaseClaims(claims.slice(index + 1)).catch(() => undefined);
       return index + 1;
@@ -139,16 +134,8 @@ async function attemptInOrder(
 }
 
 /**
- * One round of webhook work: fan new outbox events out to deliveries, lease the due ones (a batch per endpoint, up to
- * CLAIM_ENDPOINTS endpoints at once) and attempt them, each endpoint's batch in order, the endpoints in parallel.
- * Each database step is a short transaction; the HTTP calls run outside any of them. Returns how many attempts were
- * made.
- *
- * A slot is filled again as soon as its endpoint's batch ends, not when the slowest of the round does: found by an
- * attacker-minded review, a merchant's endpoints that accept and never answer held each round for the whole
- * attempt timeout, and every other merchant's webhooks waited with them. While attempts are in flight and nothing
- * else is due, the queue is asked again every KASSA_WEBHOOK_POLL_MS. New batches are claimed for ROUND_BUDGET_MS,
- * and while the round's last attempts run for at most a timeout more (so shutdown waits a bounded time).
+ * One round: fan new outbox events out to deliveries, lease due batches (up to CLAIM_ENDPOINTS endpoints) and attempt
+ * them in parallel, HTTP outside any transaction; a slot refills as soon as its batch ends. Returns the attempts made.
  */
 export async function runWebhookRound(ctx: DomainContext, logger: Logger, stop?: AbortSignal): Promise<number> {
   const config = ctx.webhooks;
@@ -162,9 +149,8 @@ export async function runWebhookRound(ctx: DomainContext, logger: Logger, stop?:
   let askAgainAt = 0;
   for (;;) {
     const now = Date.now();
-    // Once stopped (the instance shuts down), nothing more is claimed and each batch hands its rest back after the
-    // attempt it is in (found by a review: a round that went on claiming was cut at exit with its batches leased,
-    // their endpoints' events held for the leases' length, up to about 10 minutes).
+    // Once stopped, nothing more is claimed and each batch hands its rest back after its current attempt, so no
+    // endpoint's events stay held by leases after exit.
     const claiming = failure === null && !stop?.aborted && (now < deadline || (inFlight.size > 0 && now < claimUntil));
     if (claiming && inFlight.size < CLAIM_ENDPOINTS && now >= askAgainAt) {
       let claims: ClaimedDelivery[];

@@ -2,17 +2,8 @@ import { lookup, Resolver } from 'node:dns/promises';
 import { HOST_RESOLUTION_TIMEOUT_MS, type HostResolver, type ResolvedAddress } from '../domain/webhooks/webhook-url.js';
 
 /**
- * Webhook hosts are named by merchants, so a merchant chooses how their name server behaves: one that never
- * answers must cost Kassa nothing but the wait. The system resolver (`dns.lookup`, getaddrinfo) runs on libuv's
- * pool of 4 threads, shared with everything else in the process that resolves a name (chain RPC, rates) and with
- * file system work; a lookup keeps its thread until the system gives up (10 s and more), whatever Kassa's own
- * timeout. Found by an attacker-minded review: eight endpoints on a silent name server held every thread, and
- * another merchant's webhooks to `localhost` failed "could not be resolved within 5 s".
- *
- * So a name is first asked of the name servers directly (c-ares: no thread of the pool), each query at most
- * RESOLVER_TIMEOUT_MS, twice. Only when they answer that the name has no address (or refuse to answer) is the
- * system resolver asked, for what only it knows: /etc/hosts (`localhost`), search domains, mDNS. A name server that
- * does not answer is never handed to the system resolver.
+ * Merchant-named hosts are asked of the name servers directly (c-ares), never tying up libuv's 4 shared threads on a
+ * silent server; only "no address" or a refusal falls back to the system resolver (/etc/hosts, search domains, mDNS).
  */
 const RESOLVER_TIMEOUT_MS = 2_000;
 
@@ -62,10 +53,8 @@ async function resolveHost(resolver: Resolver, host: string): Promise<ResolvedAd
 }
 
 /**
- * The system resolver is asked for one merchant-named host at a time, at most FALLBACK_QUEUE in all (the one asked and
- * those waiting; more are refused at once): a name server that says "no such name" to the name-server query and then
- * goes silent sends the next query to the system resolver (found by a review), and so may hold one of libuv's 4
- * threads, not all of them. One that waited longer than its caller waits (HOST_RESOLUTION_TIMEOUT_MS) is not asked.
+ * The system resolver gets one merchant-named host at a time, at most FALLBACK_QUEUE waiting (more are refused), so a
+ * name server that goes silent after "no such name" holds one of libuv's threads, not all of them.
  */
 const FALLBACK_QUEUE = 8;
 let systemLookupRunning: Promise<unknown> = Promise.resolve();

@@ -16,9 +16,8 @@ export interface PostResult {
 }
 
 /**
- * One delivery attempt: resolves the host once, applies the SSRF rule to that
- * address and connects to exactly it (TLS still verifies the host name), sends
- * the body, never follows redirects, and gives up after `timeoutMs` in total.
+ * One delivery attempt: resolves the host once, applies the SSRF rule to that address and connects to exactly it (TLS
+ * still verifies the name); never follows redirects, and gives up after `timeoutMs` in total.
  */
 export async function postJson(
   target: string,
@@ -115,9 +114,8 @@ export async function postJson(
 }
 
 /**
- * `text` as PostgreSQL can store it: its text type holds no NUL character, and a receiver's answer (UTF-16 text, a
- * binary body) may hold one. Unstorable, it failed the attempt's record and left the delivery leased and retried
- * forever. Each NUL becomes U+FFFD, as invalid UTF-8 already does.
+ * `text` as PostgreSQL's text type can store it (no NUL): each NUL becomes U+FFFD, as invalid UTF-8 already does, so a
+ * receiver's binary answer cannot fail the attempt's record.
  */
 function storable(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;

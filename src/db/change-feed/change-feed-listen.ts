@@ -4,9 +4,8 @@ import { CHANGE_CHANNELS, ChangeListeners, type ChangeFeed } from './change-feed
 
 const RECONNECT_MS = [100, 500, 1000, 2000, 5000];
 /**
- * The LISTEN connection is asked `SELECT 1` this often; no answer within the same time
- * counts as lost. A connection that died without closing (a network partition) stops
- * caches serving within twice this.
+ * The LISTEN connection is asked `SELECT 1` this often, and no answer within the same time counts as lost, so a
+ * connection dead without closing stops caches serving within twice this.
  */
 export const HEARTBEAT_MS = 5_000;
 

@@ -8,9 +8,8 @@ export const CHANGE_LOG_POLL_MS = 100;
 const CHANGE_LOG_KEEP_MS = 60_000;
 
 /**
- * The embedded server's feed: reads `kassa_change_log` past the last entry it read, every
- * CHANGE_LOG_POLL_MS, on the shared pool outside any transaction (docs/decisions/0002). Live from
- * the first successful read until a read fails.
+ * The embedded server's feed: reads `kassa_change_log` past its last entry every CHANGE_LOG_POLL_MS, outside any
+ * transaction (docs/decisions/0002); live from the first successful read until a read fails.
  */
 export function pollChangeLog(db: Database, logger: Logger, intervalMs = CHANGE_LOG_POLL_MS): ChangeFeed {
   const listeners = new ChangeListeners();

@@ -1,17 +1,6 @@
 /**
- * Tells this process what changed in the database, whoever changed it (this
- * instance, another instance, the CLI): migration 20261123140000_hot_paths
- * announces every change of a session row, of an API key's authentication
- * fields and of an organisation or its wallets, after it commits.
- *
- * PostgreSQL: one LISTEN connection per process (change-feed-listen.ts). The
- * embedded database: its socket connections do not share notifications, so the
- * server polls `kassa_change_log` instead (change-feed-poll.ts; the owner turns
- * the log on, src/db/embedded.ts). open-change-feed.ts picks one.
- *
- * An announcement says only "look again". While the feed is not `live` (not yet
- * connected, or the connection was lost) changes may go unheard: caches must not
- * serve, and every `onReset` listener is called when that starts and when it ends.
+ * Tells this process that something changed in the database, whoever changed it: only "look again". While not `live`
+ * changes may go unheard, so caches must not serve; `onReset` listeners hear when that starts and ends.
  */
 export interface ChangeFeed {
   /** True while every change is being heard. */

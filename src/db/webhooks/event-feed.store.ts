@@ -6,9 +6,8 @@ import { EVENT_COLUMNS, toEvent, type EventRow } from './webhook-rows.js';
 type EventFeed = Pick<WebhookStore, 'findEvent' | 'listEvents' | 'eventsCursorKey'>;
 
 /**
- * The events feed over the outbox: reads only. A page never reaches past the outbox horizon
- * (src/db/outbox-horizon.store.ts), below which no transaction still in flight can add an event,
- * so paging never steps over one; moving the horizon is the caller's step before reading.
+ * The events feed, reads only: a page stops at the outbox horizon (docs/api/webhooks.md#outbox-horizon), so paging
+ * never steps over an event; the caller moves the horizon before reading.
  */
 export function eventFeedStore(prisma: PrismaClient): EventFeed {
   return {

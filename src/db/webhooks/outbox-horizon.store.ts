@@ -9,15 +9,8 @@ interface DispatchState {
 }
 
 /**
- * Fan-out and the horizon, under the one state row of webhook_dispatch_state (SKIP LOCKED:
- * one instance at a time, the others carry on). Outbox `seq` comes from a sequence, so a
- * transaction still in flight can commit an event whose seq is below events already
- * visible. The horizon is the highest seq below which the outbox is final: it advances over
- * consecutive seqs only. A hole means an in-flight or rolled-back transaction; once the same
- * hole has been seen for `gapSeconds` (longer than any transaction may run: Prisma's limit
- * is 30 s) it is taken as rolled back and stepped over. Deliveries are created for every
- * visible event above the horizon at once (ON CONFLICT DO NOTHING makes the rescans
- * harmless), so a hole delays the feed, never a webhook.
+ * Fan-out and the horizon under webhook_dispatch_state's one row (SKIP LOCKED); deliveries are made for every visible
+ * event at once, so a hole in `seq` delays the feed, never a webhook (docs/api/webhooks.md#outbox-horizon).
  */
 export function outboxFanOut(prisma: PrismaClient): WebhookStore['fanOut'] {
   return async (options) => {
@@ -59,9 +52,8 @@ export function outboxFanOut(prisma: PrismaClient): WebhookStore['fanOut'] {
 }
 
 /**
- * The new horizon over the visible seqs above `horizon` (ascending): consecutive seqs move
- * it; the first hole stops it, unless that same hole has been open for `gapSeconds`. Returns
- * the hole it stopped at (null when none is open) and whether that hole is new (its clock starts).
+ * Consecutive seqs move the horizon; the first hole stops it unless open for `gapSeconds`. Returns the hole it stopped
+ * at (null when none) and whether it is new (its clock starts).
  */
 function advanceHorizon(
   horizon: bigint,

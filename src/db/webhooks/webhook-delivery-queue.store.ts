@@ -10,23 +10,18 @@ type LeasedRow = { id: string; event_id: string; attempts: number; position: big
 const CLAIM_LOCK_KEY = 7_411_902_552n;
 
 /**
- * The delivery worker's queue: due deliveries leased per endpoint (one batch in flight per
- * endpoint, across instances, under one lease that its holder renews before each attempt), each
- * attempt logged and settled by the lease's holder only, and the leases of attempts not made given back.
+ * The delivery worker's queue: due deliveries leased per endpoint (one batch in flight per endpoint across instances),
+ * each attempt logged and settled by the lease's holder only, the leases of attempts not made given back.
  */
 export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
   return {
     claimDue(endpointLimit, perEndpoint, leaseMs, perOrganisation) {
       return prisma.$transaction(async (tx) => {
-        // One claim at a time across instances: each counts the organisations' endpoints in flight after the previous
-        // one's leases are committed, so two instances claiming at once cannot take 10 of one organisation each
-        // (found by a review). A claim is a few short statements.
+        // One claim at a time across instances, so each counts the endpoints in flight after the previous claim's
+        // leases are committed, and two claiming at once cannot exceed an organisation's share.
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_KEY})`;
-        // Locking the endpoint row (SKIP LOCKED) makes "one batch in flight per endpoint" hold across instances.
-        // Organisations take turns: an endpoint's turn is its organisation's endpoints in flight (`busy`, on any
-        // instance) plus its place among that organisation's due ones, and an organisation has at most
-        // `perOrganisation` in flight (found by an attacker-minded review: a merchant's 20 endpoints that never
-        // answer took every slot, and everyone else's webhooks waited a timeout).
+        // Locking the endpoint row (SKIP LOCKED) keeps one batch in flight per endpoint; organisations take turns, none
+        // past `perOrganisation`, so one merchant's silent endpoints cannot take every slot.
         const endpoints = await tx.$queryRaw<Array<{ id: string }>>`
           WITH due AS (
             SELECT ep.id, ep.organisation_id FROM webhook_endpoints ep

@@ -24,9 +24,8 @@ interface DeliveryRow {
 }
 
 /**
- * Deliveries as operators see them (webhook_deliveries, one row per event and endpoint, with
- * webhook_delivery_attempts as their log), and manual redelivery. The queue the worker takes
- * them from is src/db/webhook-delivery-queue.store.ts.
+ * Deliveries as operators see them (one row per event and endpoint, attempts as their log) and manual redelivery; the
+ * worker's queue is webhook-delivery-queue.store.ts.
  */
 export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
   const readDeliveries = async (where: Prisma.Sql, limit: number): Promise<WebhookDeliveryRecord[]> => {

@@ -2,9 +2,8 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { StoredEvent, WebhookEndpointRecord } from '../../domain/webhooks/webhook-ports.js';
 
 /**
- * Rows of the webhook tables as the domain's records, and what the webhook stores share
- * (src/db/webhook.store.ts gathers them). Every step is a short transaction; HTTP calls
- * happen between them, never inside one (the embedded database has a single pooled connection).
+ * Webhook rows as the domain's records, and what the webhook stores share. Every step is a short transaction, with HTTP
+ * between them, never inside (the embedded database has a single pooled connection).
  */
 
 export const WEBHOOK_TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 30_000 } as const;

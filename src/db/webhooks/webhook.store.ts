@@ -7,11 +7,8 @@ import { webhookDeliveryStore } from './webhook-delivery.store.js';
 import { webhookEndpointStore } from './webhook-endpoint.store.js';
 
 /**
- * The domain's WebhookStore over Prisma, one part per job: endpoints, the delivery log and
- * redelivery, the events feed (reads only), the outbox fan-out and horizon, and the
- * delivery worker's queue. The queue is three tables: webhook_deliveries (one row per event
- * and endpoint), webhook_delivery_attempts (the log) and webhook_dispatch_state (one row:
- * the outbox horizon).
+ * The domain's WebhookStore over Prisma, one part per job: endpoints, the delivery log and redelivery, the events feed,
+ * the outbox fan-out and horizon, and the delivery worker's queue.
  */
 export function createWebhookStore(prisma: PrismaClient): WebhookStore {
   return {

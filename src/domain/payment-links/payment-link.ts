@@ -16,9 +16,8 @@ export interface PaymentLinkItem {
 }
 
 /**
- * A reusable link a merchant shares (issue 12): a fixed basket (`items`), or an open
- * amount the payer chooses from `amountMin` to `amountMax`. Each session of the link that is
- * paid or still open counts one use: an open one holds it until it expires (docs/decisions/0016).
+ * A reusable link a merchant shares: a fixed basket, or an amount the payer chooses between `amountMin` and
+ * `amountMax`. Each paid or still open session of it counts one use (docs/decisions/0016).
  */
 export interface PaymentLink {
   readonly id: string;
@@ -76,7 +75,7 @@ export interface PaymentLinkPatch {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
-/** Storage of payment links (src/db/payment-link.store.ts). */
+/** Storage of payment links (src/db/payment-links/payment-link.store.ts). */
 export interface PaymentLinkStore {
   insert(link: PaymentLink): Promise<void>;
   findById(id: string): Promise<PaymentLink | null>;

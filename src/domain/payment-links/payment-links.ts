@@ -39,9 +39,8 @@ export interface CreatePaymentLinkInput {
 export const DEFAULT_LINK_SESSION_MINUTES = 60;
 
 /**
- * Creates a payment link for the organisation. Refuses (400) a currency the rates do not
- * price and a link expiry in the past; (422) an organisation without a receiving wallet,
- * whose payers could never pay.
+ * Creates a payment link; refuses (400) a currency the rates do not price or an expiry in the past, and (422) an
+ * organisation without a receiving wallet, whose payers could never pay.
  */
 export async function createPaymentLink(
   ctx: DomainContext,
@@ -147,9 +146,8 @@ export type PayerPaymentLink =
   | { readonly state: Exclude<PaymentLinkState, 'active'>; readonly id: string };
 
 /**
- * A link as its payers see it (GraphQL `paymentLink`): the link and its merchant while it takes
- * payers; an inactive, expired or used-up one is only its id and state, like the /l page, which
- * then shows neither the basket nor any count.
+ * A link as its payers see it: the link and its merchant while it takes payers; an inactive, expired or used-up one
+ * only its id and state, as the /l page shows it.
  */
 export async function paymentLinkForPayer(ctx: DomainContext, id: string): Promise<PayerPaymentLink> {
   const link = await findPaymentLink(ctx, id);

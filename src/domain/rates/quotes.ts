@@ -11,10 +11,8 @@ export const AMOUNT_ROUNDING =
   'session can carry, plus offset_steps of that unit to be unique on the wallet';
 
 /**
- * The default of KASSA_UNIQUE_AMOUNT_STEPS (DomainContext.uniqueAmountSteps): most units of
- * `amount_step` added to make an amount unique among the open sessions on one wallet
- * (docs/payment-rules.md, rule 4). 100 units of the coarsest step: at most 0.0001 USDT or
- * 0.000001 BTC. A create that finds them all held is refused.
+ * Default of KASSA_UNIQUE_AMOUNT_STEPS (docs/payment-rules.md#4-unique-amounts-exact-transfers-need-no-bind): most
+ * steps added to make an amount unique on a wallet (≤ 0.0001 USDT, 0.000001 BTC); a create finding all held is refused.
  */
 export const UNIQUE_AMOUNT_MAX_STEPS = 100;
 
@@ -31,7 +29,7 @@ type Carrier = SessionNetwork & { readonly decimals: number };
 
 /** The session's networks that carry `ticker`, with its decimals there. */
 function carriers(registry: readonly Network[], networks: readonly SessionNetwork[], ticker: AssetTicker) {
-  // Sessions of one organisation share their networks array (src/domain/draft-session.ts): worked out once for it.
+  // One organisation's sessions share their networks array (src/domain/sessions/draft-session.ts): worked out once.
   let known = carriersOf.get(networks);
   if (known?.registry !== registry) carriersOf.set(networks, (known = { registry, byTicker: new Map() }));
   let found = known.byTicker.get(ticker);
@@ -52,9 +50,8 @@ const carriersOf = new WeakMap<
 >();
 
 /**
- * One quote per rate: the amount is the fiat total at the unit price, rounded up to a
- * whole number of the asset's step on these networks, so a wallet can send it exactly
- * on each of them. Not unique yet: see {@link amountClaims} and {@link claimUniqueQuotes}.
+ * One quote per rate: the fiat total at the unit price, rounded up to whole steps of the asset on these networks, so a
+ * wallet can send it exactly; made unique by {@link claimUniqueQuotes}.
  */
 export function priceQuotes(
   totalFiat: Decimal,
@@ -87,9 +84,8 @@ export const EVERY_STEP: AmountLane = { first: 0, stride: 1 };
 const LINK_STEPS: AmountLane = { first: 1, stride: 2 };
 
 /**
- * docs/payment-rules.md, rule 4: the unique amounts a session may take. A payment link's sessions take the odd steps
- * only (with a single step there is no lane to keep apart, and they take it): 100 visits of a public link at one
- * price never leave the merchant's own creates of that price without an amount. An API create takes any step.
+ * Link sessions take only odd steps (one step: that one), so a public link's visits never leave the merchant's own
+ * creates without an amount (docs/payment-rules.md#4-unique-amounts-exact-transfers-need-no-bind).
  */
 export function amountLane(fromPaymentLink: boolean, maxSteps: number): AmountLane {
   return fromPaymentLink && maxSteps >= 2 ? LINK_STEPS : EVERY_STEP;
@@ -130,10 +126,8 @@ export function withOffsets(
 }
 
 /**
- * Makes each quote's amount unique among the open sessions that share a wallet with this
- * one on a network carrying the asset, by claiming it (so two instances never hand out
- * the same amount). Null when every amount of an asset's price is taken: the caller gives
- * up its transaction (no amount is ever asked for by two sessions, docs/payment-rules.md, rule 4).
+ * Makes each quote's amount unique among open sessions sharing a wallet on a network with the asset, by claiming it, so
+ * no two sessions or instances ask for one amount. Null when an asset's amounts are all taken: the caller gives up.
  */
 export async function claimUniqueQuotes(
   tx: TxStore,

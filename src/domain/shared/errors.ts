@@ -1,19 +1,8 @@
 import type { ReasonCode } from './reason-codes.js';
 
 /**
- * The one error family of the domain. Transports map `code` to their own
- * status once (src/rest/error-handler.ts, src/graphql/errors.ts); a new code
- * that is not mapped there fails to compile.
- *
- * - `invalid`       the input breaks a rule (REST 400)
- * - `not_found`     the thing asked for does not exist (404)
- * - `conflict`      the request clashes with the current state (409)
- * - `unprocessable` well-formed, but the organisation cannot do it yet, e.g. no wallet (422)
- * - `unauthorised`  missing or wrong credentials (401)
- * - `forbidden`     signed in, but the role does not allow it (403, docs/dashboard.md#roles)
- * - `unavailable`   a dependency (rates) cannot serve it right now (503)
- * - `rate_limited`  the caller is over a rate limit; retry later (429, src/domain/throttle.ts)
- * - `gone`          it existed but is no longer offered, e.g. an inactive or expired payment link (410)
+ * The domain's one error family; each transport maps `code` to its status once (src/http/error-handler.ts,
+ * src/graphql/errors.ts), and an unmapped code fails to compile.
  */
 export type DomainErrorCode =
   | 'invalid'

@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 
 /**
- * How a zod issue becomes one line of a 400's `message` (docs/api/rest.md#errors): the field path, then what is
- * wrong, e.g. "items.0.quantity must not be less than 1". Every input schema (REST bodies, the
- * bind and webhook-endpoint inputs the domain checks itself) reports through this.
+ * How a zod issue becomes one line of a 400's `message` (docs/api/rest.md#errors): the field path, then what is wrong,
+ * e.g. "items.0.quantity must not be less than 1". Every input schema reports through this.
  */
 
 /** The message of a value of the wrong kind: "is required" when it is absent, else "must be <what>". */

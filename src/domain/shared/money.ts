@@ -64,9 +64,8 @@ export function fromBaseUnits(units: bigint, tokenDecimals: number): Decimal {
 }
 
 /**
- * The smallest amount Kassa quotes for an asset: 10^-min(8, decimals) of the token with
- * the fewest decimals among the networks it may be paid on. Every quoted amount is a
- * whole number of steps, so it is exactly what a wallet can send on each of them.
+ * The smallest amount quoted for an asset: 10^-min(8, decimals) of its token with the fewest decimals among its
+ * networks, so every quoted amount is one a wallet can send exactly on each.
  */
 export function amountStep(tokenDecimals: readonly number[]): Decimal {
   return STEPS[stepPlaces(tokenDecimals)]!;
@@ -88,10 +87,8 @@ export function roundUpToStep(value: Decimal, step: Decimal): Decimal {
 }
 
 /**
- * `dividend / divisor` rounded towards +∞ to `places` fractional digits, exactly: what
- * `roundUpToStep(dividend.dividedBy(divisor), 10^-places)` gives, in integer arithmetic on the
- * decimal digits instead of an 80-digit division (a create prices six assets: docs/benchmarks.md).
- * The divisor must not be zero.
+ * `dividend / divisor` rounded towards +∞ to `places` digits, exactly, in integer arithmetic rather than an 80-digit
+ * division (a create prices six assets: docs/benchmarks.md). The divisor must not be zero.
  */
 export function ceilQuotient(dividend: Decimal, divisor: Decimal, places: number): Decimal {
   const a = scaledInteger(dividend);
@@ -132,9 +129,8 @@ function withPoint(units: bigint, places: number): string {
 }
 
 /**
- * An amount in the token's own units, rounded up to the token's decimals: as many
- * fractional digits as the token has when that is 8 or fewer ("39.972006" for a
- * 6-decimal token), else at least 8 and more only where they are not zero.
+ * An amount in the token's own units rounded up to its decimals: all of them when 8 or fewer ("39.972006" for 6), else
+ * at least 8 and more only where not zero.
  */
 export function formatTokenAmount(value: Decimal, tokenDecimals: number): string {
   const exact = value.toFixed(tokenDecimals, Decimal.ROUND_CEIL);

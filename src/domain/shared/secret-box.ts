@@ -1,18 +1,8 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Stored secrets (API secrets, webhook signing secrets) under the master key, AES-256-GCM.
- *
- * Format v2: `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts). The key id names the master
- * key that sealed it (see keyId), so during a rotation each secret is opened with the right one
- * of KASSA_MASTER_KEY and KASSA_MASTER_KEY_PREVIOUS, and `kassa keys rotate-master` knows what is
- * left to re-seal. The row it is stored in (table and id) is the GCM additional data: a
- * ciphertext copied onto another row does not open there.
- *
- * Format v1 (before key rotation): `v1.<iv>.<tag>.<ciphertext>`, no key id, no row binding: one
- * copied onto another row opens there. Opened with each known master key in turn until
- * `kassa keys rotate-master` re-seals it as v2; with KASSA_SECRETS_V1=refuse (`refuseV1`) it is
- * refused on every row, so once every secret is v2 a v1 ciphertext written later does not open.
+ * Stored secrets, AES-256-GCM under the master key: `v2.<key id>.<iv>.<tag>.<ciphertext>`, the row as additional data
+ * so a copy elsewhere does not open; v1 (no key id, no row) opens until re-sealed (docs/operations.md#configuration).
  */
 
 /** The master keys: the one that seals, and older ones that still open (during a rotation). */
@@ -107,7 +97,7 @@ export function openSecret(stored: StoredSecret, keys: MasterKeys | Buffer): str
   throw new Error('Unknown sealed secret format');
 }
 
-/** Whether a stored secret is in the v1 format of before key ids (no key id, no row binding). */
+/** Whether a stored secret is in the v1 format (no key id, no row binding). */
 export function isV1Sealed(sealed: string): boolean {
   return sealed.startsWith('v1.');
 }

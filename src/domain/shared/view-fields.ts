@@ -1,10 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The building blocks of the response schemas (the *.views.ts files): each view's zod schema
- * is the one source of its shape. The view functions are typed from them, OpenAPI's response
- * schemas are generated from them (src/rest/openapi-components.ts), and the TypeScript
- * client's types from OpenAPI.
+ * The building blocks of the response schemas (*.views.ts): each view's zod schema is the one source of its shape, for
+ * the view functions' types, OpenAPI's schemas and so the TypeScript client's.
  */
 
 /** A decimal string with exactly 8 fractional digits (docs/api/rest.md#resources). */

@@ -1,13 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash } from 'node:crypto';
 
 /**
- * The events feed's cursor (`next_cursor`, `after`): opaque to the merchant. Behind it is the outbox sequence, which
- * counts every organisation's events: shown as it is, the gap between two of a merchant's cursors told them how many
- * events the installation's other organisations made meanwhile (their business volume). So the sequence goes out
- * encrypted: one AES-256 block (a pseudo-random permutation, under the installation secret `events_cursor`) of the
- * sequence and 8 bytes tied to the organisation, `ev1_` and 22 base64url characters. Without the secret a cursor
- * reveals nothing and cannot be made, and one organisation's cursor is refused for another (its tie does not match):
- * a merchant cannot probe where their own events sit in the outbox either.
+ * The events feed's cursor: the outbox sequence sealed with the organisation in one AES block (`ev1_`), since the raw
+ * sequence would tell a merchant other organisations' volume; another organisation's cursor is refused.
  */
 
 const PREFIX = 'ev1_';

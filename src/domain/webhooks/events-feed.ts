@@ -7,10 +7,8 @@ export const EVENTS_PAGE_DEFAULT = 50;
 export const EVENTS_PAGE_MAX = 100;
 
 /**
- * The events feed: the organisation's events after an opaque cursor (the
- * outbox seq, encrypted: src/domain/event-cursor.ts), in order, only up to the
- * point where no transaction still in flight can add an earlier one — so
- * paging never skips an event.
+ * The events feed: the organisation's events after an opaque cursor, in order, only up to where no transaction in
+ * flight can add an earlier one, so paging never skips an event.
  */
 export async function listEvents(
   ctx: DomainContext,

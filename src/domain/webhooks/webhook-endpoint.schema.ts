@@ -6,12 +6,13 @@ import { describeIssue, required } from '../shared/input-problems.js';
 import { resolveWebhookHost, webhookUrlProblems } from './webhook-url.js';
 
 /**
- * What a webhook endpoint is registered or changed with (docs/api/webhooks.md#webhooks): the one
- * source of its rules and messages, for the CLI (through the use-cases) and REST (which also
- * refuses unknown properties, src/rest/webhook-endpoints.schema.ts) alike.
+ * What a webhook endpoint is registered or changed with (docs/api/webhooks.md#webhooks): the one source of its rules
+ * and messages, for the CLI and REST alike.
  */
 
-/** http(s), no credentials, a host (src/domain/webhook-url.ts); the address rule needs config and DNS (below). */
+/**
+ * http(s), no credentials, a host (src/domain/webhooks/webhook-url.ts); the address rule needs config and DNS (below).
+ */
 const url = z
   .string({ error: required('an http(s) URL') })
   .min(1, { error: 'must be an http(s) URL', abort: true })
@@ -62,10 +63,8 @@ export const HTTPS_ONLY_PROBLEM =
   'url must use https in production (events and their signatures must not travel in clear)';
 
 /**
- * The rules of a URL whose syntax is fine that depend on configuration: https
- * only in production, then the SSRF rule (resolves the host). Returns the
- * problem (plain http, unresolvable, not a public address) as messages, [] when
- * it passes or when the syntax is wrong (that is reported by the syntax check).
+ * The configuration-dependent rules of a syntactically fine URL (https only in production, then the SSRF rule) as
+ * messages; [] when it passes or when the syntax check already failed.
  */
 export async function webhookUrlAddressProblems(ctx: DomainContext, value: unknown): Promise<string[]> {
   const { url, problems } = webhookUrlProblems(value);

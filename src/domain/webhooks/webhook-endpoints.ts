@@ -13,9 +13,8 @@ import type { WebhookDeliveryRecord, WebhookEndpointRecord } from './webhook-por
 import { newWebhookSecret } from './webhook-secrets.js';
 
 /**
- * The use-cases of webhook endpoints (docs/api/webhooks.md#webhooks), for REST and the CLI:
- * register, list, read, change, delete, rotate the secret, list and redeliver deliveries.
- * Their input rules are in webhook-endpoint.schema.ts, their views in webhook.views.ts.
+ * The use-cases of webhook endpoints (docs/api/webhooks.md#webhooks) for REST and the CLI; input rules in
+ * webhook-endpoint.schema.ts, views in webhook.views.ts.
  */
 
 export interface IssuedWebhookSecret {
@@ -31,8 +30,8 @@ async function requireOrganisation(ctx: DomainContext, organisationId: string): 
 }
 
 /**
- * Webhook endpoints one organisation may have: every event fans out to each, and the delivery worker's slots are
- * shared by all organisations (found by an attacker-minded review: there was no cap).
+ * Webhook endpoints one organisation may have: every event fans out to each, and the delivery slots are shared by all
+ * organisations.
  */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
 
@@ -139,9 +138,8 @@ export async function listWebhookDeliveries(
 }
 
 /**
- * Manual redelivery: a delivery id queues that delivery again; an event id
- * queues the event for every enabled endpoint of its organisation whose filter
- * matches. Either way the delivery is due at once with a fresh give-up time.
+ * Manual redelivery: a delivery id queues that delivery again; an event id queues the event for every enabled matching
+ * endpoint of its organisation. Either way it is due at once with a fresh give-up time.
  */
 export async function redeliverWebhook(
   ctx: DomainContext,

@@ -1,5 +1,5 @@
 import type { StoredSecret } from '../shared/secret-box.js';
-/** What the webhook use-cases and the delivery worker need from storage (implemented in src/db/webhook.store.ts). */
+/** What the webhook use-cases and the delivery worker need from storage (src/db/webhooks/webhook.store.ts). */
 
 export interface WebhookEndpointRecord {
   readonly id: string;
@@ -8,7 +8,7 @@ export interface WebhookEndpointRecord {
   /** Event types delivered here; empty = every type. */
   readonly events: readonly string[];
   readonly enabled: boolean;
-  /** The sealed secrets with the row they belong to (src/domain/secret-box.ts). */
+  /** The sealed secrets with the row they belong to (src/domain/shared/secret-box.ts). */
   readonly secretCiphertext: StoredSecret;
   readonly previousSecretCiphertext: StoredSecret | null;
   readonly previousSecretExpiresAt: Date | null;
@@ -112,9 +112,8 @@ export interface WebhookStore {
    */
   redeliverEvent(event: StoredEvent, giveUpHours: number): Promise<string[]>;
   /**
-   * Events of an organisation with seq > afterSeq and at most the final horizon
-   * (no transaction still in flight can add an event below it), in seq order.
-   * Reads only: the horizon moves in fanOut.
+   * Events of an organisation after `afterSeq` up to the final horizon (no transaction in flight can add one below it),
+   * in seq order; reads only, the horizon moves in fanOut.
    */
   listEvents(query: {
     organisationId: string;
@@ -123,8 +122,8 @@ export interface WebhookStore {
     sessionId?: string;
   }): Promise<StoredEvent[]>;
   /**
-   * The key of the events feed's cursors (src/domain/event-cursor.ts): a random secret of the installation, made on
-   * first use and the same for every instance on the database.
+   * The key of the events feed's cursors (src/domain/webhooks/event-cursor.ts): a random secret of the installation,
+   * made on first use and the same for every instance on the database.
    */
   eventsCursorKey(): Promise<Buffer>;
   /**
@@ -133,12 +132,8 @@ export interface WebhookStore {
    */
   fanOut(options: { gapSeconds: number; giveUpHours: number; batch: number }): Promise<number>;
   /**
-   * Leases due deliveries of up to `endpoints` endpoints: per endpoint up to `perEndpoint` of them,
-   * oldest event first, leased together for `leaseMs` under one token (renewed with renewLease) and to be
-   * attempted one after another in that order; no other claim takes an endpoint while any of its deliveries is
-   * leased.
-   * Organisations take turns: those with fewer endpoints in flight (on any instance) first, and none
-   * with `perOrganisation` in flight gets another.
+   * Leases due deliveries of up to `endpoints` endpoints, up to `perEndpoint` each, oldest first, under one token for
+   * `leaseMs`; an endpoint with a leased delivery is not claimed, and organisations with fewer in flight go first.
    */
   claimDue(
     endpoints: number,

@@ -1,7 +1,6 @@
 /**
- * The webhook policy the use-cases and the delivery worker follow (docs/api/webhooks.md).
- * Defined here, where it is used; src/config/webhooks.ts reads it from the environment (its
- * WebhookConfig has exactly this shape, which src/runtime.ts checks by handing it over).
+ * The webhook policy of the use-cases and the delivery worker (docs/api/webhooks.md), defined where it is used;
+ * src/config/webhooks.ts reads it from the environment.
  */
 export interface WebhookSettings {
   /** Timeout of one delivery attempt. */

@@ -2,10 +2,8 @@ import net from 'node:net';
 import { DomainError, invalid } from '../shared/errors.js';
 
 /**
- * SSRF guard of webhook URLs (docs/api/webhooks.md#webhooks): http(s) only, no
- * credentials, and — unless allowed by config — no address that is not public
- * (loopback, private, CGNAT, link-local, ULA, multicast, unspecified,
- * documentation ranges, IPv4-mapped IPv6 forms of those).
+ * SSRF guard of webhook URLs (docs/api/webhooks.md#webhooks): http(s) only, no credentials, and unless configured
+ * otherwise no address that is not public.
  */
 
 const blocked = new net.BlockList();
@@ -47,9 +45,8 @@ for (const [prefix, bits] of [
 }
 
 /**
- * IPv6 is allowed, not blocked: only global unicast (2000::/3) outside the special-purpose blocks above (2001::/23:
- * Teredo, ORCHID, benchmarking; documentation; 6to4). Anything else (the IPv4-translated ::ffff:0:0/96, 5f00::/16,
- * ranges assigned later) is no public host (found by an attacker-minded review: a list of what to refuse missed some).
+ * IPv6 is allowed, not blocked: only global unicast (2000::/3) outside the special-purpose blocks above, so anything
+ * else (::ffff:0:0/96, 5f00::/16, ranges assigned later) is no public host.
  */
 const globalUnicast = new net.BlockList();
 globalUnicast.addSubnet('2000::', 3, 'ipv6');
@@ -132,10 +129,8 @@ export function hostOf(url: URL): string {
 export const HOST_RESOLUTION_TIMEOUT_MS = 5_000;
 
 /**
- * Resolves the URL's host once, within `timeoutMs`. Without `allowPrivate`, refuses when any
- * resolved address is not public (a name with one private address is refused,
- * so DNS answers cannot pick the private one later). The caller connects to
- * the returned address. An IP literal is taken as it is; a name is asked of `resolveHost`.
+ * Resolves the host once within `timeoutMs`; without `allowPrivate`, refuses if any address is not public, so DNS
+ * cannot pick a private one later. The caller connects to the returned address; an IP literal is taken as it is.
  */
 export async function resolveWebhookHost(
   url: URL,
