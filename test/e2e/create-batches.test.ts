@@ -6,7 +6,7 @@ import { checkoutRequest } from '../factories/checkout-request.js';
 import { expectErrorBody, postCreate, writtenRows } from '../support/rest-kassa.js';
 
 /**
- * Creates written in batches (src/db/create-batcher.ts, migration 20261128100000_create_in_batches): creates
+ * Creates written in batches (src/db/sessions/create-batcher.ts, migration 20261128100000_create_in_batches): creates
  * sent at once share statements and transactions, and each is still whole and on its own: its own session,
  * items, quotes, network, history row, outbox event and unique amounts, and a create that cannot be written
  * takes no other with it.

@@ -417,7 +417,7 @@ describe('a session reopened by a reorg', () => {
 });
 
 describe('reversed payments of one transaction, recorded again at other log indexes', () => {
-  // Storage only (src/db/payment-credits.ts, src/db/chain-ledger.ts), on a network of its own: the
+  // Storage only (src/db/payments/payment-credits.ts, src/db/payments/chain-ledger.ts), on a network of its own: the
   // logs of one transaction come back shifted, and each reversed row is revived once, in order.
   const network = 'reorg-test';
   const chainId = '990001';

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => kassa?.close());
 
-/** An independent HMAC-SHA256 over `{timestamp}.{rawBody}` (not src/domain/signatures.ts). */
+/** An independent HMAC-SHA256 over `{timestamp}.{rawBody}` (not src/domain/organisations/signatures.ts). */
 function hmac(secret: string, timestamp: string, rawBody: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`, 'utf8').digest('hex');
 }

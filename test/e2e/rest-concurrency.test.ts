@@ -147,7 +147,7 @@ describe('Idempotency-Key', () => {
     expect(b.body.session_id).toBe(a.session_id);
   });
 
-  // Known defect, see the report: the replay path of src/domain/create-checkout-session.ts reads the
+  // Known defect, see the report: the replay path of src/domain/sessions/create-checkout-session.ts reads the
   // session without settling expiry, so it shows an open status after expires_at.
   it('a replay after the session expired answers its settled status (expired)', async () => {
     const shop = await createMerchant(kassa.ctx);

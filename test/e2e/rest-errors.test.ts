@@ -61,7 +61,7 @@ describe('unknown routes and methods', () => {
     expect(response.headers.allow).toBe(allow);
   });
 
-  // Known defect, see the report: src/rest/error-handler.ts (bodyParserStatus, default branch) calls
+  // Known defect, see the report: src/http/error-handler.ts (bodyParserStatus, default branch) calls
   // every other 4xx "Request body could not be read", here Express's failure to decode the path.
   it('a path that is not valid percent-encoding → 400 that blames the path, not the body', async () => {
     for (const path of ['/checkout-sessions/%E0%A4%A', '/checkout-sessions/%zz/bind-tx']) {

@@ -10,7 +10,7 @@ import { controllableClock, expectErrorBody, expectErrorCode, isEmbedded, writte
  * Issue 11 A: every signed route but create signs `{ts}.{METHOD}.{path?query}.{body}`,
  * create keeps `{ts}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call), and no signature is accepted twice
  * (the replay cache is in the database, so it holds across instances and restarts).
- * Signatures here are computed independently of src/domain/signatures.ts.
+ * Signatures here are computed independently of src/domain/organisations/signatures.ts.
  */
 
 const BAD_REQUEST_SIGNATURE =

@@ -49,7 +49,7 @@ export function freshTimestamp(at: number = Date.now()): number {
 
 /**
  * The string a merchant signs (docs/api/rest.md#signing-a-merchant-call), written
- * here independently of src/domain/signatures.ts: create keeps
+ * here independently of src/domain/organisations/signatures.ts: create keeps
  * `{timestamp}.{rawBody}`; every other signed route signs
  * `{timestamp}.{METHOD}.{path?query}.{rawBody}`.
  */

@@ -7,7 +7,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession } from '../support/rest-kassa.js';
 
 /**
- * docs/payment-rules.md, rule 4 (shared amounts), at the store (src/db/amount-claims.ts) against a real database: who
+ * docs/payment-rules.md, rule 4 (shared amounts), at the store (src/db/payments/amount-claims.ts) against a real database: who
  * may bind a transfer of an amount two sessions ask for (amountContenders) and whose it is by amount
  * (exactAmountOwner), by when the transfer was mined. A holder counts only while its claim covers the block: held
  * then (released after, or not yet) and, for a claim handed over from another session, held since before it.

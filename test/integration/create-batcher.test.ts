@@ -6,7 +6,7 @@ import { CreateBatcher, MAX_BATCH } from '../../src/db/sessions/create-batcher.j
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 /**
- * The batcher of creates (src/db/create-batcher.ts) against a real PostgreSQL, with
+ * The batcher of creates (src/db/sessions/create-batcher.ts) against a real PostgreSQL, with
  * kassa_create_checkout_sessions replaced in this file's own database by a stand-in that logs each
  * create with its transaction and fails a batch holding a create marked `boom`: when creates go
  * together, how many, and that a failed batch costs no create its answer and writes none twice.

@@ -7,7 +7,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { createSession } from '../support/rest-kassa.js';
 
 /**
- * The order in which a credit takes its locks (src/db/payment-credits.ts: recordTransfer), on a real database: the
+ * The order in which a credit takes its locks (src/db/payments/payment-credits.ts: recordTransfer), on a real database: the
  * scan and a bind crediting one transfer to one session, on two instances, both take the session's row before they
  * write the transfer's (a bind locks its session first), so neither waits for the other in a cycle. Written the other
  * way round, the scan held the transfer's row while it waited for the session the bind held, the bind then waited for

@@ -5,7 +5,7 @@ import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { isEmbedded } from '../support/rest-kassa.js';
 
 /**
- * The token buckets of rate_limit_buckets (src/db/rate-buckets.store.ts) on a real PostgreSQL, as two instances
+ * The token buckets of rate_limit_buckets (src/db/organisations/rate-buckets.store.ts) on a real PostgreSQL, as two instances
  * use them: two stores over one database.
  */
 let kassa: TestKassa;

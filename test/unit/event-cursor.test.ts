@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeEventCursor, encodeEventCursor, EVENT_CURSOR_PATTERN } from '../../src/domain/webhooks/event-cursor.js';
 
-describe('the events feed cursor (src/domain/event-cursor.ts)', () => {
+describe('the events feed cursor (src/domain/webhooks/event-cursor.ts)', () => {
   const key = randomBytes(32);
   const org = randomUUID();
 

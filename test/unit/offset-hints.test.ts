@@ -15,7 +15,7 @@ const claim = (base: string, on = wallets): AmountClaimRequest => ({
   wallets: on,
 });
 
-describe('the step a unique amount tries first (src/db/create-session.store.ts, docs/payment-rules.md rule 4)', () => {
+describe('the step a unique amount tries first (src/db/sessions/create-session.store.ts, docs/payment-rules.md rule 4)', () => {
   // Found by profiling create (issue 10): creates of one price drafted before the previous one's write returned were
   // all given the same step; every one of them but the first fell back to kassa_claim_amount's search.
   it('creates of one price drafted at once are handed consecutive steps, before any write returns', () => {
@@ -69,7 +69,7 @@ describe('the step a unique amount tries first (src/db/create-session.store.ts, 
   });
 });
 
-describe("a payment link's lane of a price's amounts (src/domain/quotes.ts, docs/payment-rules.md rule 4)", () => {
+describe("a payment link's lane of a price's amounts (src/domain/rates/quotes.ts, docs/payment-rules.md rule 4)", () => {
   it('link sessions take the odd steps, API creates any; with a single step there is no lane', () => {
     expect(amountLane(true, 100)).toEqual({ first: 1, stride: 2 });
     expect(amountLane(false, 100)).toEqual({ first: 0, stride: 1 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChangeFeed } from '../../src/db/change-feed/change-feed.js';
 import { ReadCache } from '../../src/db/sessions/read-cache.js';
 
-/** src/db/read-cache.ts: what it keeps and, above all, what it must never put back. */
+/** src/db/sessions/read-cache.ts: what it keeps and, above all, what it must never put back. */
 
 function feed(live = true): ChangeFeed & { live: boolean } {
   return { live, subscribe: () => () => {}, onReset: () => () => {}, watch: () => () => {}, close: async () => {} };
