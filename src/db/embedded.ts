@@ -62,6 +62,13 @@ export async function openEmbeddedDatabase(dataDir: string, role: EmbeddedRole):
       rmSync(lockFile, { force: true });
       continue;
     }
+    // An owner of an earlier release listens on TCP and names no socket: nothing here can reach it, so say so now.
+    if (owner && owner.pid === lockPid && typeof owner.socket !== 'string') {
+      throw new Error(
+        `A Kassa of an earlier release (pid ${owner.pid}) holds the embedded database in ${dataDir}; ` +
+          'stop it and start this release instead.',
+      );
+    }
     if (owner && owner.pid === lockPid && typeof owner.socket === 'string' && (await socketAnswers(owner.socket))) {
       if (role === 'server' && owner.role === 'server') {
         throw new Error(

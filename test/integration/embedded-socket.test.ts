@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -137,6 +137,24 @@ describe('a data dir too deep for a socket path', () => {
     } finally {
       await long.close();
       rmSync(path.dirname(longDir), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('an embedded database held by an earlier release', () => {
+  it('is refused at once with what to do, not after the 30 s wait for an owner', async () => {
+    const old = mkdtempSync(path.join(tmpdir(), 'kassa-old-owner-'));
+    try {
+      // What an owner of the TCP-port release left: its live pid in the lock, a port and no socket in embedded.json.
+      writeFileSync(path.join(old, 'embedded.lock'), String(process.pid));
+      writeFileSync(path.join(old, 'embedded.json'), JSON.stringify({ pid: process.pid, port: 54321, role: 'server' }));
+      const started = Date.now();
+      await expect(openEmbeddedDatabase(old, 'cli')).rejects.toThrow(
+        /earlier release .* stop it and start this release/,
+      );
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      rmSync(old, { recursive: true, force: true });
     }
   });
 });
