@@ -1,8 +1,8 @@
 import type { AssetTicker } from '../shared/assets.js';
 import type { DecisionReason, OutcomeReason, RejectionCode, ReasonCode } from '../shared/reason-codes.js';
 import type { ExpiryHolds, SessionEvent, SessionState } from '../sessions/status-machine.js';
-import type { CheckoutSessionStatus } from '../sessions/checkout-session.js';
-import { transition } from '../sessions/status-machine.js';
+import { isTerminal, type CheckoutSessionStatus } from '../sessions/checkout-session.js';
+import { expiryMayBeDue, transition } from '../sessions/status-machine.js';
 import type { ChainTransfer, CreditOutcome, Ignore, Reserve, ScanOutcome, Wait } from './payment-ports.js';
 import {
   amountAsker,
@@ -209,8 +209,7 @@ function decideExactCredit({ session, transfer }: ExactCreditSnapshot): ExactCre
   if (!session.cryptoCurrency) return { kind: 'select', reason: 'asset_selected', asset: transfer.asset };
   if (session.cryptoCurrency === transfer.asset && session.chainId === transfer.chainId)
     return { kind: 'keep', reason: 'asset_kept' };
-  const open = session.status === 'pending' || session.status === 'waiting_payment' || session.status === 'partial';
-  if (open && supersedable(session, transfer))
+  if (!isTerminal(session.status) && supersedable(session, transfer))
     return { kind: 'supersede', reason: 'superseded', sessionId: session.sessionId };
   return { kind: 'reserve', reason: 'asset_locked', sessionId: session.sessionId };
 }
@@ -254,9 +253,9 @@ function decideClock(snapshot: ClockSnapshot): ClockOutcome {
     const policy = { inflightGraceMinutes: snapshot.graceMinutes };
     const next = transition(snapshot.session, { kind: 'clock', holds: snapshot.holds }, snapshot.now, policy);
     if (next) return { kind: 'expire', reason: 'expiry_due' };
-    const due =
-      snapshot.now >= snapshot.session.expiresAt && !['paid', 'expired', 'failed'].includes(snapshot.session.status);
-    return due ? { kind: 'wait', reason: 'expiry_held' } : { kind: 'ignore', reason: 'not_due' };
+    return expiryMayBeDue(snapshot.session, snapshot.now)
+      ? { kind: 'wait', reason: 'expiry_held' }
+      : { kind: 'ignore', reason: 'not_due' };
   }
   const inFlight = !snapshot.graceOver && (snapshot.boundSeenOnChain || snapshot.chainBehind);
   if (snapshot.paymentCredited || inFlight) return { kind: 'wait', reason: 'quote_held' };
