@@ -15,7 +15,7 @@ const OPEN: readonly string[] = OPEN_STATUSES;
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
  * runs too: one statement for all assets. The claims are taken at `at` (re-pricing: the session's
  * earlier claims were released just before, so its unreleased ones are these): a claim covers only
- * transfers mined from then on (claimCoversSql).
+ * transfers mined from then on (amount-facts.ts, claimCovers).
  */
 export async function claimUniqueAmounts(
   tx: Client,
@@ -86,7 +86,7 @@ export async function claimRestAmount(
     if (offset !== null) amount = base.plus(rest.step.times(offset));
   }
   if (amount === null) return null;
-  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (amount-facts.ts, claimCovers).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND asset = ${rest.asset} AND network = ${rest.network}
       AND amount = ${amount.toFixed()}::numeric AND released_at IS NULL`;
@@ -131,8 +131,8 @@ export async function releaseAmountClaims(
  * its payer may send that amount again (its own claim, if still reserved after the release, is taken back).
  * An amount another session was given in between stays that session's (the primary key), and this session
  * shares it (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it
- * pays neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
- * session still comes back to it when re-included (src/db/payment-credits.ts).
+ * pays neither by amount (decide(): amount_shared) and a bind settles whose it is. The transfer that paid this
+ * session still comes back to it when re-included (src/db/payments/payment-credits.ts).
  */
 export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
   await tx.$executeRaw`

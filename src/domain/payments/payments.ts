@@ -9,12 +9,8 @@ import { applySessionEvent } from '../sessions/session-events.js';
 export { PAYMENT_CLOCK_SKEW_MS } from './amount-facts.js';
 
 /**
- * Who a scanned transfer pays (docs/payment-rules.md, rule 2): the open session whose unique amount
- * it is, exactly. Nobody else: a transfer a payer bound is credited when that bind is verified
- * from the transaction's own receipt, and the rest waits for an operator (`kassa payments
- * unattributed`). The sending address attributes nothing: one address (an exchange's hot
- * wallet, a router) pays many people, so a wallet proven by one bind proves nothing about
- * the next transfer from it. (`payer_wallet` attributions of earlier versions stay readable.)
+ * Rule 2 reduced to its owner (the property tests' model): the session whose unique amount the transfer is, else
+ * nobody; the sending address attributes nothing. The scan itself is judged by decide() (decide.ts).
  */
 export function attributeTransfer(
   candidates: AttributionCandidates,
