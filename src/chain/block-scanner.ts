@@ -1,6 +1,7 @@
 import { fromBaseUnits } from '../domain/shared/money.js';
 import { NATIVE_COIN_DECIMALS } from '../domain/shared/networks.js';
-import { attributeTransfer } from '../domain/payments/payments.js';
+import { decide } from '../domain/payments/decide.js';
+import type { TransferSnapshot } from '../domain/payments/amount-facts.js';
 import type { ChainTransfer } from '../domain/payments/payment-ports.js';
 import { isRangeTooLarge, type RpcBlock } from './rpc.js';
 import { addressTopic, blocksOf, decodeTransferLogs, TRANSFER_TOPIC } from './transfer-logs.js';
@@ -26,6 +27,9 @@ async function inParallel<T, R>(items: readonly T[], limit: number, work: (item:
   return results;
 }
 
+/** What a scanned transfer does (docs/payment-rules.md, rule 2). */
+const judgeScanned = (snapshot: TransferSnapshot) => decide({ kind: 'transfer_scanned' }, snapshot);
+
 /**
  * Scans one network's blocks for transfers to the watched wallets: ERC-20 Transfer logs of
  * the registry's tokens and, on a network with a native asset, every block's transactions.
@@ -44,9 +48,8 @@ export class BlockScanner {
    */
   async scanRange(from: bigint, to: bigint, wallets: ReadonlySet<string>): Promise<boolean> {
     const { ctx, network, rpc } = this.watched;
-    // The range's end before its logs are read, and again after: a reorganisation between the two would otherwise
-    // record the new branch's hash over the old branch's logs, and the reorg check (which compares the newest hash
-    // recorded) would never look at the range again: its transfers on the new branch would be missed for good.
+    // The range's end before its logs are read, and again after: a reorganisation between would record the new
+    // branch's hash over the old branch's logs, and the reorg check would never look at the range again.
     const start = await rpc.block(to);
     if (!start) return false;
     const transfers: ChainTransfer[] = [];
@@ -69,7 +72,7 @@ export class BlockScanner {
     if (!end || end.hash !== start.hash) return false;
     const { chainId, instanceId, metrics } = this.watched;
     const range = { network: network.slug, chainId, fromBlock: from, toBlock: to, toBlockHash: end.hash, transfers };
-    const recorded = await ctx.store.chain.recordRange(range, instanceId, attributeTransfer, ctx.clock());
+    const recorded = await ctx.store.chain.recordRange(range, instanceId, judgeScanned, ctx.clock());
     if (recorded) {
       for (const transfer of transfers) metrics?.paymentsRecorded.inc({ network: network.slug, asset: transfer.asset });
       if (transfers.length > 0) {

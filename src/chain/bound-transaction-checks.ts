@@ -1,4 +1,4 @@
-import { applyBoundTxVerdict } from '../domain/payments/bound-transaction-verdicts.js';
+import { judgeBound } from '../domain/payments/bound-transaction-verdicts.js';
 import { judgeBoundTransaction } from '../domain/payments/bound-transactions.js';
 import type { BoundTxEvidence } from '../domain/payments/chain-ports.js';
 import { readEvidence } from './transaction-evidence.js';
@@ -32,7 +32,7 @@ export async function checkBoundTransactions(
       const current = session && (await tx.transactionsOfSession(session.id)).find((t) => t.id === bound.id);
       if (!session || current?.state !== 'unverified') return;
       const verdict = judgeBoundTransaction(session, current, network, evidence, now, droppedAfterMinutes);
-      const outcome = await applyBoundTxVerdict(ctx, tx, session, current, verdict, now);
+      const outcome = await judgeBound(ctx, tx, session, current, verdict, now);
       if (outcome.state === 'rejected') {
         const rejected = { network: network.slug, sessionId: session.id, reason: outcome.reason };
         watched.logger.info(rejected, 'bound transaction rejected');

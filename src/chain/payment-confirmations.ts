@@ -1,7 +1,8 @@
+import { decide } from '../domain/payments/decide.js';
 import type { WatchedNetwork } from './watched-network.js';
 
 /**
- * Payments with enough confirmations count, after their block hash is checked once more:
+ * Payments with enough confirmations count, after their block hash is checked once more (decide's confirmation):
  * a block that left the chain since the scan rolls back from there instead (the payments
  * confirmed before it in this pass are kept). Then the counts of the rest are updated.
  */
@@ -17,10 +18,12 @@ export async function confirmSeenPayments(watched: WatchedNetwork, head: bigint)
     if (!hashes.has(payment.blockNumber)) {
       hashes.set(payment.blockNumber, (await rpc.block(payment.blockNumber))?.hash ?? null);
     }
-    if (hashes.get(payment.blockNumber) !== payment.blockHash) {
+    const block = { blockNumber: payment.blockNumber, recordedHash: payment.blockHash };
+    const outcome = decide({ kind: 'confirmation' }, { ...block, chainHash: hashes.get(payment.blockNumber)! });
+    if (outcome.kind === 'reverse') {
       // Its block left the chain between the scan and now.
       await ledger.confirmPayments(confirmed, ctx.clock());
-      await ledger.rollBack(network.slug, payment.blockNumber, ctx.clock());
+      await ledger.rollBack(network.slug, outcome.fromBlock, ctx.clock());
       watched.metrics?.reorgs.inc({ network: network.slug });
       watched.logger.warn(
         { network: network.slug, fromBlock: payment.blockNumber.toString() },

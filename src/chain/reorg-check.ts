@@ -1,3 +1,4 @@
+import { decide } from '../domain/payments/decide.js';
 import type { WatchedNetwork } from './watched-network.js';
 
 /** How many recorded block hashes are compared with the chain at most. */
@@ -18,11 +19,11 @@ export async function undoReorganisation(watched: WatchedNetwork, head: bigint, 
   let matched = false;
   for (const block of recorded) {
     const onChain = block.number <= head ? await rpc.block(block.number) : null;
-    if (onChain?.hash === block.hash) {
+    const compared = { blockNumber: block.number, recordedHash: block.hash, chainHash: onChain?.hash ?? null };
+    if (decide({ kind: 'reorganisation' }, compared).kind === 'ignore') {
       matched = true;
-      // Everything above the newest block that still matches is rescanned, not only from the lowest recorded block
-      // that does not: only range ends and payment blocks are recorded, and the blocks between this one and that
-      // one may have been replaced too (a payment in them would never be scanned).
+      // Everything above the newest matching block is rescanned: only range ends and payment blocks are recorded,
+      // and the unrecorded blocks between may have been replaced too.
       if (forkAt !== null) forkAt = block.number + 1n;
       break;
     }

@@ -11,7 +11,8 @@ import {
   reclaimExactAmounts,
   releaseAmountClaims,
 } from './payments/amount-claims.js';
-import { amountClaimant, amountContenders, exactAmountOwner } from './payments/amount-owners.js';
+import { transferSnapshot } from './payments/amount-owners.js';
+import { amountClaimant, amountContenders, exactOwner } from '../domain/payments/amount-facts.js';
 import { boundTransactions } from './payments/bound-transaction.store.js';
 import { readSession } from './sessions/checkout-session.read.js';
 import { expiryHolds } from './payments/expiry-holds.js';
@@ -160,16 +161,20 @@ export class PrismaTxStore implements TxStore {
     return reclaimExactAmounts(this.tx, sessionId, at);
   }
 
-  exactAmountOwner(transfer: ChainTransfer) {
-    return exactAmountOwner(this.tx, transfer);
+  transferSnapshot(transfer: ChainTransfer) {
+    return transferSnapshot(this.tx, transfer);
   }
 
-  amountContenders(transfer: ChainTransfer) {
-    return amountContenders(this.tx, transfer);
+  async exactAmountOwner(transfer: ChainTransfer) {
+    return exactOwner(await transferSnapshot(this.tx, transfer));
   }
 
-  amountClaimant(transfer: ChainTransfer) {
-    return amountClaimant(this.tx, transfer);
+  async amountContenders(transfer: ChainTransfer) {
+    return amountContenders(await transferSnapshot(this.tx, transfer));
+  }
+
+  async amountClaimant(transfer: ChainTransfer) {
+    return amountClaimant(await transferSnapshot(this.tx, transfer));
   }
 
   async creditTransfers(

@@ -16,7 +16,7 @@ import { controllableClock, createSession, postBind } from '../support/rest-kass
  * session by amount, and any other open session of the merchant could bind it: the attacker's own. Such a transfer
  * is now reserved for the session that asked for it (docs/payment-rules.md, rule 2), a first part must pay half
  * of the session's price to select its asset (rule 3), and the payer's exact transfer outranks bound parts of another
- * asset (rule 2, docs/decisions/0026). Each test failed before, but the two that pin where outranking stops (a
+ * asset (rule 2, docs/decisions/0024). Each test failed before, but the two that pin where outranking stops (a
  * transfer after the quote's lifetime; bound parts that pay the price).
  */
 
@@ -179,7 +179,7 @@ describe("a stranger's bound part of another asset strands no payer's exact tran
     expect(locked.body.crypto_currency).toBe('USDC');
 
     // The scan finds the payer's exact USDT: it pays V, in USDT (it was reserved for V, stranded, before: docs/
-    // decisions/0026). The stranger's USDC no longer counts for V: credited to nobody, reserved for V, its bind
+    // decisions/0024). The stranger's USDC no longer counts for V: credited to nobody, reserved for V, its bind
     // rejected as superseded; the stranger's own session cannot take it.
     await chain.mine(1);
     await scanAt(t1 + 3_000);

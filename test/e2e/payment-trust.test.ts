@@ -962,7 +962,7 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     expect(await unattributed()).toContain(usdt.hash);
   });
 
-  it('an exact transfer outranks a bound part of another asset that does not pay the session (decision 26)', async () => {
+  it('an exact transfer outranks a bound part of another asset that does not pay the session (decision 24)', async () => {
     const session = await checkout();
     const half = new Decimal(session.quote.USDC!).div(2).plus(1).toFixed(6); // a first part: half at least (rule 3)
     const usdc = await chain.pay(session.wallet, 'USDC', half, { from: 5 });
@@ -1066,7 +1066,7 @@ describe('8. found by an attacker-minded review: a session on several networks',
     );
   });
 
-  // Found by an attacker-minded review of decision 26: expiry waited for the selected chain only, and the payer's exact
+  // Found by an attacker-minded review of decision 24: expiry waited for the selected chain only, and the payer's exact
   // transfer on another chain, mined before expires_at and scanned after, found the session closed.
   it('a session a bound part locked to one chain waits, to expire, for another chain where it still holds an amount', async () => {
     const merchant = await createMerchant(twoChains.kassa.ctx, { wallet: randomWallet() });

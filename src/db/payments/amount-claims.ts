@@ -15,7 +15,7 @@ const OPEN: readonly string[] = OPEN_STATUSES;
  * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
  * runs too: one statement for all assets. The claims are taken at `at` (re-pricing: the session's
  * earlier claims were released just before, so its unreleased ones are these): a claim covers only
- * transfers mined from then on (claimCoversSql).
+ * transfers mined from then on (amount-facts.ts, claimCovers).
  */
 export async function claimUniqueAmounts(
   tx: Client,
@@ -86,7 +86,7 @@ export async function claimRestAmount(
     if (offset !== null) amount = base.plus(rest.step.times(offset));
   }
   if (amount === null) return null;
-  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (claimCoversSql).
+  // kassa_claim_amount writes the database's clock; the rule compares Kassa's (amount-facts.ts, claimCovers).
   await tx.$executeRaw`UPDATE payment_amount_claims SET created_at = ${at}
     WHERE session_id = ${sessionId}::uuid AND asset = ${rest.asset} AND network = ${rest.network}
       AND amount = ${amount.toFixed()}::numeric AND released_at IS NULL`;
@@ -131,8 +131,8 @@ export async function releaseAmountClaims(
  * its payer may send that amount again (its own claim, if still reserved after the release, is taken back).
  * An amount another session was given in between stays that session's (the primary key), and this session
  * shares it (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it
- * pays neither by amount (exactAmountOwner) and a bind settles whose it is. The transfer that paid this
- * session still comes back to it when re-included (src/db/payment-credits.ts).
+ * pays neither by amount (decide(): amount_shared) and a bind settles whose it is. The transfer that paid this
+ * session still comes back to it when re-included (src/db/payments/payment-credits.ts).
  */
 export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
   await tx.$executeRaw`
@@ -178,22 +178,39 @@ export async function purgeReleasedAmountClaims(
   graceMinutes: number,
   keepOpenMinutes: number = graceMinutes,
 ): Promise<number> {
+  const { done, claimDone } = purgeConditions(now, graceMinutes, keepOpenMinutes);
+  await tx.$executeRaw`
+    DELETE FROM payment_amount_shares a USING checkout_sessions s
+     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}`;
+  // Almost always no share stands (they come only from reorganisations): the hand-over, which reads every released
+  // claim again, is skipped then. A share written after this look keeps its claim (its own check) until next round.
+  const standing = await tx.$queryRaw<Array<{ any: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM payment_amount_shares WHERE released_at IS NULL) AS any`;
+  if (standing[0]?.any) await handOverShared(tx, done, now);
+  const lastRelease = Prisma.sql`last AS MATERIALIZED (
+      SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
+       WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;
+  const freed = await tx.$executeRaw`
+    WITH ${lastRelease}
+    DELETE FROM payment_amount_claims a USING checkout_sessions s, last
+     WHERE s.id = a.session_id AND last.session_id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
+       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
+  await claimOrphanShares(tx, now);
+  return freed;
+}
+
+/** When a released share (`done`) or claim (`claimDone`, with `last`: its session's last release) may go. */
+function purgeConditions(now: Date, graceMinutes: number, keepOpenMinutes: number) {
   const graceEndedFor = new Date(now.getTime() - graceMinutes * 60_000);
   const keepOpen = Math.min(keepOpenMinutes, graceMinutes);
   const keptOpenFor = new Date(now.getTime() - keepOpen * 60_000);
   const chainBehind = chainBehindSql(graceMinutes, Prisma.sql`a.released_at`);
   const done = Prisma.sql`(a.released_at <= ${graceEndedFor} OR NOT ${chainBehind})`;
-  // A claim an open session gave up (a re-pricing, a new rest, its asset locked to another) stays its session's for
-  // `keepOpenMinutes` (the quote lifetime, at most the in-flight grace: a session re-priced every lifetime holds one
-  // amount more per asset, not one per re-pricing) and until scanned past that time: a payer on a page not yet updated
-  // may send that amount, and it is reserved for this session (amountClaimant) once a scan records it, so the claim
-  // waits for that scan. Once the session is closed, its claims go when
-  // every network it could be paid on (also one its selected chain ruled out) is scanned past its last release, its
-  // close. `last` (CTE): each session's last release.
+  // An open session keeps a claim it gave up for the quote lifetime and until scanned past then (its page may show it);
+  // a closed one's go once every network it could be paid on is scanned past its last release.
   const scannedPast = (at: Prisma.Sql) => Prisma.sql`NOT ${chainBehindSql(graceMinutes, at, { everyNetwork: true })}`;
-  // A session closed unpaid (expired, failed) keeps every claim until its late-payment window ends: its payer may
-  // still send the amount their page showed, and that transfer must pay no newer session (it is reserved for this
-  // one, whose bind takes it as a late payment). A paid session's payer has paid: its claims go as before.
+  // A session closed unpaid keeps every claim until its late-payment window ends (its payer may still send the
+  // amount, reserved for it); a paid session's payer has paid.
   const lateWindowOver = Prisma.sql`(s.status::text = 'paid' OR s.expires_at + make_interval(mins =>
     (SELECT o.late_payment_window_minutes FROM organisations o WHERE o.id = s.organisation_id)) <= ${now})`;
   const claimDone = Prisma.sql`((s.status::text = ANY(${OPEN}) AND (a.released_at <= ${graceEndedFor}
@@ -201,25 +218,19 @@ export async function purgeReleasedAmountClaims(
             AND ${scannedPast(Prisma.sql`(a.released_at + make_interval(mins => ${keepOpen}))`)})))
     OR (s.status::text <> ALL(${OPEN}) AND ${lateWindowOver}
         AND (a.released_at <= ${graceEndedFor} OR ${scannedPast(Prisma.sql`last.at`)})))`;
-  const lastRelease = Prisma.sql`last AS MATERIALIZED (
-      SELECT x.session_id, max(x.released_at) AS at FROM payment_amount_claims x
-       WHERE x.released_at IS NOT NULL GROUP BY x.session_id)`;
-  // The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile.
-  const openHeirs = (from: string) =>
-    Prisma.sql`open_heirs AS MATERIALIZED (
+  return { done, claimDone };
+}
+
+/** The heirs (`from`: session_id per amount) whose sessions are open, locked so none closes meanwhile. */
+const openHeirs = (from: string) =>
+  Prisma.sql`open_heirs AS MATERIALIZED (
       SELECT r.id FROM checkout_sessions r
        WHERE r.id IN (SELECT session_id FROM ${Prisma.raw(from)}) AND r.status::text = ANY(${OPEN})
          FOR SHARE SKIP LOCKED)`;
+
+/** A released claim (`done`) a share stands on goes to the oldest sharer, held from the release on. */
+async function handOverShared(tx: Client, done: Prisma.Sql, now: Date): Promise<void> {
   await tx.$executeRaw`
-    DELETE FROM payment_amount_shares a USING checkout_sessions s
-     WHERE s.id = a.session_id AND a.released_at IS NOT NULL AND ${done}`;
-  // Almost always no share stands (they come only from reorganisations): the hand-over, which reads every released
-  // claim again, is skipped then. A share written after this look keeps its claim from the freeing below (its own
-  // check) and is handed it next round.
-  const standing = await tx.$queryRaw<Array<{ any: boolean }>>`
-    SELECT EXISTS (SELECT 1 FROM payment_amount_shares WHERE released_at IS NULL) AS any`;
-  if (standing[0]?.any) {
-    await tx.$executeRaw`
     WITH heirs AS MATERIALIZED (
       SELECT DISTINCT ON (a.network, a.wallet_address, a.asset, a.amount)
              a.network, a.wallet_address, a.asset, a.amount, h.session_id
@@ -237,12 +248,10 @@ export async function purgeReleasedAmountClaims(
       RETURNING a.network, a.wallet_address, a.asset, a.amount, a.session_id)
     DELETE FROM payment_amount_shares h USING handed
      WHERE ${sameKey('h', 'handed')} AND h.session_id = handed.session_id`;
-  }
-  const freed = await tx.$executeRaw`
-    WITH ${lastRelease}
-    DELETE FROM payment_amount_claims a USING checkout_sessions s, last
-     WHERE s.id = a.session_id AND last.session_id = a.session_id AND a.released_at IS NOT NULL AND ${claimDone}
-       AND NOT EXISTS (SELECT 1 FROM payment_amount_shares h WHERE ${sameKey('h', 'a')} AND h.released_at IS NULL)`;
+}
+
+/** A share left with no claim (a reclaim that raced the purge) becomes its session's claim from now on. */
+async function claimOrphanShares(tx: Client, now: Date): Promise<void> {
   await tx.$executeRaw`
     WITH orphans AS MATERIALIZED (
       SELECT DISTINCT ON (h.network, h.wallet_address, h.asset, h.amount)
@@ -259,5 +268,4 @@ export async function purgeReleasedAmountClaims(
       RETURNING network, wallet_address, asset, amount, session_id)
     DELETE FROM payment_amount_shares h USING claimed
      WHERE ${sameKey('h', 'claimed')} AND h.session_id = claimed.session_id`;
-  return freed;
 }

@@ -1,35 +1,25 @@
 import { Prisma } from '../../generated/prisma/client.js';
-import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import type { ChainTransfer } from '../../domain/payments/payment-ports.js';
 import { REJECTION_WORDS } from '../../domain/shared/reason-codes.js';
 import { releaseAmountClaims } from './amount-claims.js';
-import { supersedableSql } from './amount-owners.js';
 
-// docs/decisions/0026-an-exact-payment-outranks-bound-parts.md: a payer's exact transfer outranks bound parts of
-// another asset that do not pay the session (called by confirmExactCredit, src/db/payment-credits.ts).
+// docs/decisions/0024: a payer's exact transfer outranks bound parts of another asset that do not pay the session
+// (decide() says so; confirmExactCredit in payment-credits.ts applies it here).
 
 type Client = Prisma.TransactionClient;
-const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
- * An exact payment of an amount a session asked in another asset than the one bound parts locked it to
- * (supersedableSql): the session is paid in the exact payment's asset instead. Its asset, chain and total become the
- * exact payment's, what it had received is counted afresh, its rest and its bound transaction are cleared; the bound
- * parts are credited to nobody and reserved for it (an operator settles them: `kassa payments unattributed`), their
- * bound transactions rejected as superseded; it gives up its other amount claims. False when it is not so locked.
+ * The session, its row locked, is paid in the exact payment's asset instead of the one bound parts locked it to: its
+ * asset, chain and total become the exact payment's, what it received is counted afresh, its rest and bound
+ * transaction are cleared; the parts are credited to nobody and reserved for it (an operator returns them), their
+ * binds rejected `superseded`; it gives up its other amount claims.
  */
 export async function supersedeBoundLock(
   tx: Client,
   sessionId: string,
   transfer: ChainTransfer,
   at: Date,
-): Promise<boolean> {
-  // The row lock first, then the check in a statement of its own: it sees every part a bind committed meanwhile.
-  await tx.$queryRaw`SELECT 1 FROM checkout_sessions WHERE id = ${sessionId}::uuid FOR UPDATE`;
-  const locked = await tx.$queryRaw<Array<{ asset: string }>>`
-    SELECT s.crypto_currency AS asset FROM checkout_sessions s
-     WHERE s.id = ${sessionId}::uuid AND s.status::text = ANY(${OPEN}) AND ${supersedableSql(transfer)}`;
-  if (locked.length === 0) return false;
+): Promise<void> {
   const reason =
     `${REJECTION_WORDS.superseded} transaction ${transfer.txHash} pays this checkout session's exact amount of ` +
     `${transfer.amount.toFixed()} ${transfer.asset}, which outranks this part in another asset; this part no longer ` +
@@ -65,5 +55,4 @@ export async function supersedeBoundLock(
      WHERE session_id = ${sessionId}::uuid AND asset = ${transfer.asset} AND network = ${transfer.network}
        AND amount = ${transfer.amount.toFixed()}::numeric AND released_at IS NOT NULL`;
   await releaseAmountClaims(tx, sessionId, at, { asset: transfer.asset, network: transfer.network });
-  return true;
 }

@@ -108,8 +108,8 @@ export const boundTransactions = {
 
   /**
    * Not judged yet, of open sessions, on one chain: the watcher's work list, never checked first, then the least
-   * recently checked (each check stamps checked_at), so every one gets its turn however many are bound. Taken oldest
-   * first, 50 junk hashes bound early were the whole list every pass for an hour (found by an attacker-minded review).
+   * recently checked (each check stamps checked_at), so every one gets its turn however many are bound: junk bound
+   * early never fills every pass.
    */
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`

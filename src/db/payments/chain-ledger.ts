@@ -3,9 +3,10 @@ import type { AssetTicker } from '../../domain/shared/assets.js';
 import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import { toDecimal } from '../../domain/shared/money.js';
 import type { ChainLedger, ScannedRange } from '../../domain/payments/chain-ports.js';
-import type { Attribution, AttributionCandidates, ChainTransfer, Credit } from '../../domain/payments/payment-ports.js';
-import type { PaymentRecord } from '../../domain/payments/payment-ports.js';
-import { exactAmountOwner } from './amount-owners.js';
+import type { Attribution, ChainTransfer, PaymentRecord } from '../../domain/payments/payment-ports.js';
+import type { TransferSnapshot } from '../../domain/payments/amount-facts.js';
+import type { ScanOutcome } from '../../domain/payments/decide.js';
+import { transferSnapshot } from './amount-owners.js';
 import { boundTransactions } from './bound-transaction.store.js';
 import { confirmExactCredit, markChanged, recordTransfer } from './payment-credits.js';
 
@@ -89,7 +90,7 @@ export class PrismaChainLedger implements ChainLedger {
   async recordRange(
     range: ScannedRange,
     instanceId: string,
-    attribute: (candidates: AttributionCandidates) => Credit | null,
+    judge: (snapshot: TransferSnapshot) => ScanOutcome | null,
     now: Date,
   ): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
@@ -99,11 +100,7 @@ export class PrismaChainLedger implements ChainLedger {
       if (cursor[0]?.next_block !== range.fromBlock || cursor[0]?.leader !== instanceId) return false;
 
       for (const transfer of range.transfers) {
-        const match = attribute(await findCandidates(tx, transfer));
-        const holder = await recordTransfer(tx, transfer, match, now);
-        // An exact payment in an asset selects that asset, as a verified bind would.
-        if (holder && match?.attribution === 'exact_amount' && holder === match.sessionId)
-          await confirmExactCredit(tx, holder, transfer, now);
+        await applyScanOutcome(tx, transfer, judge(await transferSnapshot(tx, transfer)), now);
         await tx.$executeRaw`
           INSERT INTO chain_blocks (network, number, hash) VALUES (${range.network}, ${transfer.blockNumber},
             ${transfer.blockHash})
@@ -202,9 +199,17 @@ export class PrismaChainLedger implements ChainLedger {
   }
 }
 
-/** Who could be paid by a scanned transfer, under the crediting rules (docs/payment-rules.md, rules 1–2). */
-async function findCandidates(tx: Tx, transfer: ChainTransfer): Promise<AttributionCandidates> {
-  return { exactAmountSessionId: await exactAmountOwner(tx, transfer) };
+/**
+ * Applies what decide() made of a scanned transfer: recorded, credited or reserved; credited to the session whose
+ * exact payment it is, that session's asset is judged next (decide's exact_credit), as a verified bind would select it.
+ */
+async function applyScanOutcome(tx: Tx, transfer: ChainTransfer, outcome: ScanOutcome | null, now: Date) {
+  const credit = outcome?.kind === 'credit' ? { sessionId: outcome.sessionId, attribution: outcome.attribution } : null;
+  const reservedFor =
+    outcome?.kind === 'reserve' ? outcome.sessionId : outcome?.kind === 'credit' ? outcome.reservedFor : null;
+  const holder = await recordTransfer(tx, transfer, credit, now, reservedFor);
+  if (holder && outcome?.kind === 'credit' && holder === outcome.exactOwner)
+    await confirmExactCredit(tx, holder, transfer, now);
 }
 
 function toPaymentRecord(row: PaymentRow): PaymentRecord {

@@ -16,9 +16,8 @@ type Client = Prisma.TransactionClient;
  * selection and by the check of one session, so the two always agree.
  */
 export function paymentInFlightSql(): Prisma.Sql {
-  // A reversed payment: rollBack stamps updated_at and moves the cursor back, not caught_up_at; the hold ends at the
-  // first catching up to the head that began after the rollback (found by an attacker-minded review: a rescan that
-  // did not finish in the rollback's tick left nothing holding the session, and it expired).
+  // A reversed payment holds until the first catching up to the head that began after the rollback (rollBack stamps
+  // updated_at, not caught_up_at), so a rescan that outlasts the rollback's tick still holds the session.
   return Prisma.sql`(s.payments_changed_at IS NOT NULL
                   OR EXISTS (SELECT 1 FROM payments p
                               WHERE p.session_id = s.id AND p.state = 'seen' AND p.block_time < s.expires_at)
@@ -42,10 +41,8 @@ export function chainBehindSql(
   until: Prisma.Sql = Prisma.sql`s.expires_at`,
   options: { everyNetwork?: boolean } = {},
 ): Prisma.Sql {
-  // everyNetwork: also the networks a selected chain ruled out (a payer may have sent there before it was selected).
-  // Otherwise the paying network, and any other where the session holds an amount that a transfer mined before it
-  // lapses pays (a bound part's lock keeps them for the quote's lifetime: docs/decisions/0026), until scanned past the
-  // earlier of `until` and that lapse.
+  // everyNetwork: also networks a selected chain ruled out. Otherwise the paying network, and any other the session
+  // still holds an amount on (docs/decisions/0024), until scanned past the earlier of `until` and that amount's lapse.
   const skew = Prisma.sql`make_interval(secs => ${PAYMENT_CLOCK_SKEW_MS / 1000})`;
   const paying = options.everyNetwork
     ? Prisma.empty

@@ -6,69 +6,95 @@ import { toDecimal, type Decimal } from '../../domain/shared/money.js';
 import type { ChainTransfer } from '../../domain/payments/payment-ports.js';
 import type { Credit, PaymentTotals } from '../../domain/payments/payment-ports.js';
 import { releaseAmountClaims } from './amount-claims.js';
-import { reservedForSql } from './amount-owners.js';
+import { sessionFacts } from './amount-owners.js';
 import { supersedeBoundLock } from './bound-lock-supersede.js';
+import { decide } from '../../domain/payments/decide.js';
 
 type Client = Prisma.TransactionClient;
 
 /**
  * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
  * credited already: the unique (chain, tx, log, live) row decides, so a scan and a bind racing
- * on two instances credit it once. A transfer a reorganisation had reversed comes back as that
- * reversed row, revived at its new block and log index with the session it was credited to:
- * the row of the same transaction, token, recipient and base units, the lowest log index first
- * (a transaction's logs are recorded in order, so equal transfers of one transaction keep their
- * order). A reversed row holds no log index (live is NULL), so whatever comes back where it was
- * is recorded as itself. Returns the session the transfer is credited to now (null: nobody's).
+ * on two instances credit it once; credited to nobody, it is reserved for `reservedFor` (decide()).
+ * A transfer a reorganisation had reversed comes back as that reversed row, revived at its new block and log
+ * index with the session it was credited to: the row of the same transaction, token, recipient and base units,
+ * the lowest log index first (a transaction's logs are recorded in order, so equal transfers keep their order).
+ * A reversed row holds no log index (live is NULL), so whatever comes back where it was is recorded as itself.
+ * Returns the session the transfer is credited to now (null: nobody's).
  */
 export async function recordTransfer(
   tx: Client,
   transfer: ChainTransfer,
   credit: Credit | null,
   at: Date,
+  reservedFor: string | null = null,
 ): Promise<string | null> {
   const sessionId = credit?.sessionId ?? null;
-  const units = transfer.baseUnits.toString();
   // A session closed before the block was mined is paid late (shown to operators, `kassa payments list`).
   const late = Prisma.sql`COALESCE((SELECT s.expires_at <= ${transfer.blockTime}
       OR s.status::text IN ('paid', 'expired', 'failed')
       FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid), false)`;
-  // A row credited before that moves to another block (`alias`: its session): late also when its new block came at or
-  // after the session's expires_at. (Its session's status is not asked: this very payment may have closed it.)
-  const lateAt = (alias: string, blockTime: Prisma.Sql) =>
-    Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
-      WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
-  // Credited to nobody: reserved for the session whose unique amount it is, if one was asked for it (rule 2).
-  const reservedFor = sessionId === null ? reservedForSql(transfer) : Prisma.sql`NULL::uuid`;
-  // The session's row before the transfer's, as a bind takes them (bindTransaction locks its session first): a scan
-  // that wrote the transfer first and then waited for the session a bind held deadlocked with that bind's write of
-  // the same transfer (test/integration/credit-lock-order.test.ts).
+  const write: CreditWrite = { transfer, credit, late, reserved: Prisma.sql`${reservedFor}::uuid`, at };
+  // The session's row before the transfer's, the order a bind takes them in, or a scan and a bind of one transfer
+  // deadlock (test/integration/credit-lock-order.test.ts).
   if (sessionId !== null) await lockSessionRow(tx, sessionId);
   const rows = await tx.$queryRaw<Array<{ session_id: string | null }>>`
-    WITH revived AS (
+    WITH revived AS (${reviveSql(write)}), inserted AS (${insertSql(write)})
+    SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
+  const holder = rows.length > 0 ? rows[0]!.session_id : await creditedTo(tx, transfer);
+  if (holder !== null) await markChanged(tx, [holder], at);
+  return holder;
+}
+
+/** What recordTransfer writes: the transfer, its credit, its `late` and `reserved_for` values, and when. */
+interface CreditWrite {
+  readonly transfer: ChainTransfer;
+  readonly credit: Credit | null;
+  readonly late: Prisma.Sql;
+  readonly reserved: Prisma.Sql;
+  readonly at: Date;
+}
+
+/**
+ * A row credited before that moves to another block (`alias`: its session): late also when its new block came at or
+ * after the session's expires_at. (Its session's status is not asked: this very payment may have closed it.)
+ */
+function lateAtSql(alias: string, blockTime: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(alias)}.late OR COALESCE((SELECT s.expires_at <= ${blockTime} FROM checkout_sessions s
+      WHERE s.id = ${Prisma.raw(alias)}.session_id), false)`;
+}
+
+/** The reversed (or moved) row of the transfer, revived where it is now with the session it was credited to. */
+function reviveSql({ transfer, credit, late, reserved, at }: CreditWrite): Prisma.Sql {
+  return Prisma.sql`
       UPDATE payments p
          SET state = 'seen', live = true, log_index = ${transfer.logIndex}, from_address = ${transfer.from},
              block_number = ${transfer.blockNumber}, block_hash = ${transfer.blockHash},
              block_time = ${transfer.blockTime}, confirmations = 0,
-             session_id = COALESCE(p.session_id, ${sessionId}::uuid),
+             session_id = COALESCE(p.session_id, ${credit?.sessionId ?? null}::uuid),
              attribution = COALESCE(p.attribution, ${credit?.attribution ?? null}),
-             reserved_for = COALESCE(p.reserved_for, ${reservedFor}),
+             reserved_for = COALESCE(p.reserved_for, ${reserved}),
              late = CASE WHEN p.session_id IS NULL THEN ${late}
-                         ELSE ${lateAt('p', Prisma.sql`${transfer.blockTime}`)} END,
+                         ELSE ${lateAtSql('p', Prisma.sql`${transfer.blockTime}`)} END,
              updated_at = ${at}
        WHERE p.id = (SELECT r.id FROM payments r
                       WHERE r.chain_id = ${transfer.chainId} AND r.tx_hash = ${transfer.txHash}
                         AND ${movedSql('r', transfer)} AND r.to_address = ${transfer.to}
                         AND r.token_address IS NOT DISTINCT FROM ${transfer.tokenAddress}
-                        AND r.base_units = ${units}::numeric
+                        AND r.base_units = ${transfer.baseUnits.toString()}::numeric
                       ORDER BY r.log_index, r.created_at, r.id LIMIT 1)
          -- Rechecked on the row once a concurrent writer releases it: revived once.
          AND ${movedSql('p', transfer)}
          AND NOT EXISTS (SELECT 1 FROM payments l WHERE l.chain_id = ${transfer.chainId}
                            AND l.tx_hash = ${transfer.txHash} AND l.log_index = ${transfer.logIndex} AND l.live
                            AND l.id <> p.id)
-      RETURNING p.session_id
-    ), inserted AS (
+      RETURNING p.session_id`;
+}
+
+/** The transfer's row, unless revived: one live row per (chain, tx, log), its credit kept if it has one. */
+function insertSql({ transfer, credit, late, reserved, at }: CreditWrite): Prisma.Sql {
+  const units = transfer.baseUnits.toString();
+  return Prisma.sql`
       INSERT INTO payments (id, network, chain_id, tx_hash, log_index, from_address, to_address, asset, token_address,
                             base_units, amount, block_number, block_hash, block_time, state, session_id, attribution,
                             reserved_for, late, live, created_at, updated_at)
@@ -76,7 +102,7 @@ export async function recordTransfer(
              ${transfer.logIndex}::integer, ${transfer.from}::text, ${transfer.to}::text, ${transfer.asset}::text,
              ${transfer.tokenAddress}::text, ${units}::numeric, ${transfer.amount.toFixed()}::numeric,
              ${transfer.blockNumber}::bigint, ${transfer.blockHash}::text, ${transfer.blockTime}::timestamptz, 'seen',
-             ${sessionId}::uuid, ${credit?.attribution ?? null}::text, ${reservedFor}, ${late}, true,
+             ${credit?.sessionId ?? null}::uuid, ${credit?.attribution ?? null}::text, ${reserved}, ${late}, true,
              ${at}::timestamptz, ${at}::timestamptz
        WHERE NOT EXISTS (SELECT 1 FROM revived)
       ON CONFLICT (chain_id, tx_hash, log_index, live) DO UPDATE
@@ -84,7 +110,7 @@ export async function recordTransfer(
              attribution = COALESCE(payments.attribution, EXCLUDED.attribution),
              reserved_for = COALESCE(payments.reserved_for, EXCLUDED.reserved_for),
              late = CASE WHEN payments.session_id IS NULL THEN EXCLUDED.late
-                         ELSE ${lateAt('payments', Prisma.sql`EXCLUDED.block_time`)} END,
+                         ELSE ${lateAtSql('payments', Prisma.sql`EXCLUDED.block_time`)} END,
              -- Recorded from a branch since replaced (a bind reads a block the scan has not reached): where it is now.
              block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, block_time = EXCLUDED.block_time,
              state = CASE WHEN payments.block_hash <> EXCLUDED.block_hash THEN 'seen' ELSE payments.state END,
@@ -93,12 +119,7 @@ export async function recordTransfer(
              updated_at = EXCLUDED.updated_at
        WHERE (payments.session_id IS NULL AND EXCLUDED.session_id IS NOT NULL)
           OR payments.block_hash <> EXCLUDED.block_hash
-      RETURNING session_id
-    )
-    SELECT session_id FROM revived UNION ALL SELECT session_id FROM inserted`;
-  const holder = rows.length > 0 ? rows[0]!.session_id : await creditedTo(tx, transfer);
-  if (holder !== null) await markChanged(tx, [holder], at);
-  return holder;
+      RETURNING session_id`;
 }
 
 /**
@@ -137,7 +158,7 @@ export async function markChanged(tx: Client, sessionIds: readonly string[], at:
  * still be paid with. A bound part (`keepOthersMinutes` given) keeps the others until its quote's lifetime ends
  * (`quoted_at` + that many minutes, or now if later), as an unlocked session would before a re-pricing: a payer's
  * transfer of an amount their page showed in another asset, mined by then, still pays the session, superseding the
- * bound parts (supersedeBoundLock, docs/decisions/0026-an-exact-payment-outranks-bound-parts.md).
+ * bound parts (supersedeBoundLock, docs/decisions/0024-an-asked-amount-stays-its-sessions.md).
  */
 export async function lockAsset(
   tx: Client,
@@ -191,13 +212,9 @@ export async function quoteAt(tx: Client, sessionId: string, asset: AssetTicker,
 }
 
 /**
- * Keeps an exact-amount credit only while the session can be paid with it: the transfer's
- * asset and chain are selected for a session that has none, at the quote valid when the block
- * was mined (exact amounts are matched against the claims held then: a payment mined before a
- * re-pricing is judged at the old amount). A session bound parts alone locked to another asset or chain is
- * re-selected at this one when they do not pay it (supersedeBoundLock); otherwise (an exact payment or bound parts
- * paying it selected another first) the credit is taken back and the transfer stays unattributed, reserved for the
- * session and listed for an operator, rather than credited to a session that would never count it.
+ * Applies decide(exact_credit) to an exact-amount credit, the session's row locked (recordTransfer): the transfer
+ * selects its asset, keeps the one selected, supersedes bound parts, or is taken back and reserved for the session.
+ * Returns whether the credit stands.
  */
 export async function confirmExactCredit(
   tx: Client,
@@ -205,30 +222,31 @@ export async function confirmExactCredit(
   transfer: ChainTransfer,
   at: Date,
 ): Promise<boolean> {
-  // The session's row is locked (recordTransfer's markChanged): what it has selected stands while this runs.
-  const rows = await tx.$queryRaw<Array<{ crypto_currency: string | null; chain_id: string | null }>>`
-    SELECT crypto_currency, chain_id FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
-  if (!rows[0]?.crypto_currency) {
-    const minedAt = transfer.blockTime < at ? transfer.blockTime : at;
-    // The claim it matched was taken for one of the session's quotes, which asked for exactly this amount. (By time
-    // alone, a block stamped within the clock skew before a re-pricing would be judged at the quote before it.)
-    await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at, transfer.amount);
-    return true;
+  await lockSessionRow(tx, sessionId);
+  const session = await sessionFacts(tx, sessionId, transfer);
+  if (!session) return false;
+  const outcome = decide({ kind: 'exact_credit' }, { transfer, session });
+  switch (outcome.kind) {
+    case 'select': {
+      const minedAt = transfer.blockTime < at ? transfer.blockTime : at;
+      // At the amount of the claim it matched (by time alone, a block within the skew before a re-pricing misjudges).
+      await lockAsset(tx, sessionId, transfer.asset, transfer.network, transfer.chainId, minedAt, at, transfer.amount);
+      return true;
+    }
+    case 'keep':
+      await releaseAmountClaims(tx, sessionId, at, { asset: transfer.asset, network: transfer.network });
+      return true;
+    case 'supersede':
+      await supersedeBoundLock(tx, sessionId, transfer, at);
+      return true;
+    case 'reserve':
+      await tx.$executeRaw`
+        UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at},
+               reserved_for = COALESCE(reserved_for, ${sessionId}::uuid)
+         WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}
+           AND live AND session_id = ${sessionId}::uuid`;
+      return false;
   }
-  if (rows[0].crypto_currency === transfer.asset && rows[0].chain_id === transfer.chainId) {
-    // Selected by a bound part before, which kept the other amounts for a while: paid exactly, it gives them up.
-    await releaseAmountClaims(tx, sessionId, at, { asset: transfer.asset, network: transfer.network });
-    return true;
-  }
-  // Locked to another asset or chain by bound parts alone that do not pay it: the exact payment outranks them.
-  if (await supersedeBoundLock(tx, sessionId, transfer, at)) return true;
-  // The session asked for this amount: the transfer is reserved for it (rule 2), as a scan crediting nobody records.
-  await tx.$executeRaw`
-    UPDATE payments SET session_id = NULL, attribution = NULL, late = false, updated_at = ${at},
-           reserved_for = COALESCE(reserved_for, ${sessionId}::uuid)
-     WHERE chain_id = ${transfer.chainId} AND tx_hash = ${transfer.txHash} AND log_index = ${transfer.logIndex}
-       AND live AND session_id = ${sessionId}::uuid`;
-  return false;
 }
 
 /**

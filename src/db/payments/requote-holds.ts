@@ -1,17 +1,14 @@
 import { Prisma } from '../../generated/prisma/client.js';
+import { decide } from '../../domain/payments/decide.js';
 import { chainBehindSql } from './expiry-holds.js';
 import { BOUND_TRANSACTION_SEEN_SQL, PAYMENT_CREDITED_SQL } from './payment-credits.js';
 
 type Client = Prisma.TransactionClient;
 
 /**
- * docs/payment-rules.md, rule 7: what keeps session `s`, its quote over by the clock, from being
- * re-priced at `now`: a payment credited; or, until KASSA_INFLIGHT_GRACE_MINUTES after the quote's
- * end (as expiry waits), a bound transaction the chain knows but has not judged, or a network it can
- * be paid on not yet scanned past the end of its quote, the hold expiry has at expires_at
- * (src/db/expiry-holds.ts), since a transfer mined while the quote stood may be in a block not
- * scanned yet. (Pending binds held it without that end: each is rejected `not mined` a grace after
- * its own bind, so binding one stuck transaction after another kept an old quote for days.)
+ * docs/payment-rules.md, rule 7, as the re-quote sweep selects in SQL (SKIP LOCKED) what decide()'s quote_end tick
+ * judges per session (requoteHeld): a payment credited; or, until KASSA_INFLIGHT_GRACE_MINUTES after the quote's
+ * end, a bound transaction the chain knows but has not judged, or a network not yet scanned past the quote's end.
  */
 export function requoteHeldSql(now: Date, ttlMinutes: number, graceMinutes: number): Prisma.Sql {
   const graceEndedFor = new Date(now.getTime() - (ttlMinutes + graceMinutes) * 60_000);
@@ -20,6 +17,7 @@ export function requoteHeldSql(now: Date, ttlMinutes: number, graceMinutes: numb
   return Prisma.sql`(${Prisma.raw(PAYMENT_CREDITED_SQL)} OR (s.quoted_at > ${graceEndedFor} AND (${inFlight})))`;
 }
 
+/** Whether session `sessionId`'s quote is held at `now`: its facts read, decide()'s clock tick at the quote's end. */
 export async function requoteHeld(
   client: Client,
   sessionId: string,
@@ -27,8 +25,17 @@ export async function requoteHeld(
   ttlMinutes: number,
   graceMinutes: number,
 ): Promise<boolean> {
-  const rows = await client.$queryRaw<Array<{ held: boolean }>>`
-    SELECT ${requoteHeldSql(now, ttlMinutes, graceMinutes)} AS held FROM checkout_sessions s
-     WHERE s.id = ${sessionId}::uuid`;
-  return rows[0]?.held ?? false;
+  const quoteEnd = Prisma.sql`s.quoted_at + make_interval(mins => ${ttlMinutes})`;
+  const rows = await client.$queryRaw<
+    Array<{ quoted_at: Date; credited: boolean; bound_seen: boolean; chain_behind: boolean }>
+  >`
+    SELECT s.quoted_at, ${Prisma.raw(PAYMENT_CREDITED_SQL)} AS credited,
+           ${Prisma.raw(BOUND_TRANSACTION_SEEN_SQL)} AS bound_seen,
+           ${chainBehindSql(graceMinutes, quoteEnd)} AS chain_behind
+      FROM checkout_sessions s WHERE s.id = ${sessionId}::uuid`;
+  const row = rows[0];
+  if (!row) return false;
+  const graceOver = row.quoted_at.getTime() <= now.getTime() - (ttlMinutes + graceMinutes) * 60_000;
+  const facts = { paymentCredited: row.credited, boundSeenOnChain: row.bound_seen, chainBehind: row.chain_behind };
+  return decide({ kind: 'clock', tick: 'quote_end' }, { tick: 'quote_end', graceOver, ...facts }).kind === 'wait';
 }

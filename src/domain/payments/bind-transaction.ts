@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { AssetTicker } from '../shared/assets.js';
-import { judgeBoundTransaction } from './bound-transactions.js';
-import { applyBoundTxVerdict, shareOf, tooSmallReason, type TransferShare } from './bound-transaction-verdicts.js';
-import { isTerminal, type CheckoutSession } from '../sessions/checkout-session.js';
+import { judgeBoundTransaction, type BoundTxVerdict } from './bound-transactions.js';
+import { applyBoundOutcome, loadShare } from './bound-transaction-verdicts.js';
+import type { CheckoutSession } from '../sessions/checkout-session.js';
 import type { DomainContext } from '../context.js';
 import { conflict, DomainError, notFound } from '../shared/errors.js';
 import { applySessionEvent } from '../sessions/session-events.js';
 import type { BindTransactionInput, CheckedBind } from './bind-transaction.schema.js';
-import type { BoundTransaction } from './chain-ports.js';
+import type { BoundTransaction, BoundTxEvidence } from './chain-ports.js';
 import { expiryMayBeDue, NO_HOLDS } from '../sessions/status-machine.js';
 import { RateLimitedError, throttleBindAddress, throttleSessionBind } from '../organisations/throttle.js';
 import type { BindResult } from './bind-result.js';
+import type { TxStore } from '../ports.js';
+import { decide } from './decide.js';
+import { closedToBind, type BindEvidence, type BindSnapshot } from './decide-bind.js';
 import {
   boundOnWrongChain,
   checkAgainstSession,
@@ -20,14 +23,7 @@ import {
 } from './bind-checks.js';
 
 export type { BindResult };
-
-/**
- * Bound transactions not judged yet that one session may hold from one client address, of each kind (pending, or
- * unknown to the chain): a bind is cheap, checking it is not (docs/payment-rules.md, rule 3).
- */
-export const MAX_UNVERIFIED_BINDS = 5;
-/** The same, from every address together: one binder's cap cannot exclude another, and the session's stays bounded. */
-export const MAX_UNVERIFIED_BINDS_PER_SESSION = 25;
+export { MAX_UNVERIFIED_BINDS, MAX_UNVERIFIED_BINDS_PER_SESSION } from './decide-bind.js';
 
 /** Who binds: the client address (null for `kassa dev pay`), and the refusal when over the per-session bind limit. */
 interface Binder {
@@ -39,13 +35,9 @@ interface Binder {
 const OPERATOR: Binder = { clientAddress: null, overLimit: null };
 
 /**
- * Binds a payer's broadcast transaction to a session (docs/api/rest.md#bind-rules). A bind is a
- * hint, not a lock (docs/payment-rules.md, rule 3): the transaction becomes one of the session's candidates
- * and nothing is credited before it is verified from its own receipt. When the chain
- * already has it mined, it is judged here at once: a transaction that cannot pay the
- * session is refused (409 with the reason), one that pays it is credited and selects the
- * asset. A pending one waits for the chain watcher; a hash the chain does not know locks
- * nothing and blocks no other bind. Rebinding the same hash is idempotent.
+ * Binds a payer's broadcast transaction to a session (docs/api/rest.md#bind-rules; docs/payment-rules.md, rule 3):
+ * the transaction becomes one of the session's candidates, and decide() says what it does — refused, credited at
+ * once when mined, or waiting for the watcher. Rebinding the same hash is idempotent.
  */
 export async function bindTransaction(
   ctx: DomainContext,
@@ -53,6 +45,14 @@ export async function bindTransaction(
   input: BindTransactionInput,
 ): Promise<BindResult> {
   return bindChecked(ctx, checkBindRequest(id, input), OPERATOR);
+}
+
+/** A bind, the session it names and what the chain said of its hash, asked before the lock. */
+interface BindAttempt {
+  readonly bind: CheckedBind;
+  readonly binder: Binder;
+  readonly evidence: BoundTxEvidence | null;
+  readonly now: Date;
 }
 
 async function bindChecked(
@@ -67,125 +67,136 @@ async function bindChecked(
   const evidence = network && ctx.chain ? await ctx.chain.evidence(network.network, bind.txHash) : null;
   // Over the limit, only a mined transaction that pays the session still binds (its payer is never refused).
   if (binder.overLimit && evidence?.kind !== 'mined') throw binder.overLimit;
-  const now = ctx.clock();
-
+  const attempt: BindAttempt = { bind, binder, evidence, now: ctx.clock() };
   // Expiry found here must be committed even though the bind is refused, so the
   // transaction returns the refusal and it is thrown after commit.
   const outcome = await ctx.store.transaction(async (tx): Promise<BindResult | DomainError> => {
     const locked = await tx.lockSession(sessionId);
     if (!locked) return notFound(`Checkout session ${sessionId} not found`);
     // What holds it open matters only once its time may be up.
+    const now = attempt.now;
     const holds = expiryMayBeDue(locked, now) ? await tx.expiryHolds(locked, ctx.inflightGraceMinutes) : NO_HOLDS;
     const { session } = await applySessionEvent(ctx, tx, locked, { kind: 'clock', holds }, now);
-    const candidates = await tx.transactionsOfSession(session.id);
-    // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
-    const replayed = candidates.find((c) => c.txHash === bind.txHash);
-    // Rejected for what its bind named (anyone may bind a pending transaction first, naming any payer or asset): a bind
-    // naming otherwise is judged afresh, and replaces it if it stands. Anything else is the same bind again.
-    // Likewise a candidate named on a chain that never saw it, when the chain this bind names has it: a stranger who
-    // named the wrong chain first cannot keep the payer's bind out (a signed transaction lives on one chain only).
-    const onNamedChain = evidence !== null && evidence.kind !== 'missing';
-    const replaced =
-      replayed && (rejectedForItsHints(replayed, bind, session) || boundOnWrongChain(replayed, bind, onNamedChain))
-        ? replayed
-        : undefined;
-    if (replayed && !replaced) {
-      if (binder.overLimit && replayed.state !== 'verified') return binder.overLimit;
-      return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
-    }
-    // A closed session takes only a mined transfer, inside its late-payment window: it is recorded as a late payment.
-    const closed = isTerminal(session.status);
-    if (closed && !(evidence?.kind === 'mined' && lateWindowOpen(session, now))) {
-      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`, 'session_closed');
-    }
-
-    const refusal = checkAgainstSession(ctx, session, bind);
-    if (refusal) return refusal;
-    const ticker = (bind.ticker ?? session.cryptoCurrency)!;
-    const sessionNetwork = session.networks.find((n) => n.chainId === bind.chainId)!;
-    const bound: BoundTransaction = {
-      id: randomUUID(),
-      sessionId: session.id,
-      network: sessionNetwork.network,
-      chainId: bind.chainId,
-      txHash: bind.txHash,
-      cryptoCurrency: ticker,
-      payerWalletAddress: bind.payerWalletAddress,
-      state: 'unverified',
-      reasonCode: null,
-      reason: null,
-      seenOnChainAt: onNamedChain ? now : null,
-      clientAddress: binder.clientAddress,
-      createdAt: now,
-    };
-    const registry = ctx.networks.find((n) => n.slug === sessionNetwork.network)!;
-    const verdict = evidence
-      ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes)
-      : ({ kind: 'wait', onChain: false } as const);
-    if (binder.overLimit && verdict.kind !== 'valid') return binder.overLimit;
-    // What the chain already proves cannot pay this session is refused, and nothing is written.
-    if (verdict.kind === 'failed') return conflict(verdict.reason, verdict.code);
-    let share: TransferShare | undefined;
-    if (verdict.kind === 'valid') {
-      // Mined and paying this wallet: each of its transfers is judged on its own (a batch pays several
-      // sessions, one transfer each). Refused, with nothing written, when every one is another session's.
-      share = await shareOf(tx, session, bound, verdict.transfers, now);
-      if (!share.alreadyMine && share.free.length === 0) {
-        if (share.tooSmall) return conflict(tooSmallReason(bound, share.tooSmall), 'bind_too_small');
-        if (share.contested && share.takenBy === null)
-          return conflict(
-            `Transaction ${bind.txHash} pays an amount other checkout sessions ask for; only one of them can bind it`,
-            'tx_contested',
-          );
-        const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
-        return elsewhere.some((other) => other.state === 'verified')
-          ? conflict(`Transaction ${bind.txHash} is already bound to another checkout session`, 'tx_already_bound')
-          : conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere');
-      }
-    } else {
-      // Only a transaction that can be judged now escapes these caps; hashes the chain does not know are counted apart
-      // from pending ones, and each client address apart from the others: junk hashes cannot keep a payer's mined or
-      // pending transaction out, nor can one binder's never-mined transactions (docs/payment-rules.md, rule 3).
-      const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onNamedChain);
-      const cap = [
-        waiting.filter((c) => c.clientAddress === binder.clientAddress).length >= MAX_UNVERIFIED_BINDS
-          ? MAX_UNVERIFIED_BINDS
-          : null,
-        waiting.length >= MAX_UNVERIFIED_BINDS_PER_SESSION ? MAX_UNVERIFIED_BINDS_PER_SESSION : null,
-      ].find((reached) => reached !== null);
-      if (cap) {
-        return conflict(
-          `Checkout session already holds ${cap} transactions that are not verified yet; wait until they are checked`,
-          'too_many_unverified',
-        );
-      }
-      // Only a verified bind elsewhere blocks this one. An unverified one is a claim nobody proved: a hash
-      // no chain knows, or a pending transaction that anyone who saw it could bind first (naming any payer).
-      // Both stay candidates; the chain's evidence decides between them when it is mined.
-      const elsewhere = await tx.otherSessionsBinding(bind.txHash, bind.chainId, session.id);
-      if (elsewhere.some((other) => other.state === 'verified')) {
-        return conflict(`Transaction ${bind.txHash} is already bound to another checkout session`, 'tx_already_bound');
-      }
-      const holders = await tx.transferHolders(bind.txHash, bind.chainId);
-      if ([...holders.values()].some((holder) => holder !== session.id))
-        return conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere');
-    }
-    if (closed && verdict.kind !== 'valid')
-      return conflict(`Checkout session is ${session.status}; it no longer accepts a transaction`, 'session_closed');
-    if (replaced) await tx.removeBoundTransaction(replaced.id);
-    await tx.insertBoundTransaction(bound);
-    // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
-    await tx.updateSession(session.id, { updatedAt: now });
-    const applied = await applyBoundTxVerdict(ctx, tx, session, bound, verdict, now, share);
-    if (applied.state === 'rejected') {
-      return applied.creditedTo
-        ? conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere')
-        : conflict(applied.reason, applied.code);
-    }
-    return bindResult(applied.state === 'verified' ? applied.session : session, ticker, bind.txHash, false);
+    return bindLocked(ctx, tx, session, attempt);
   });
   if (outcome instanceof DomainError) throw outcome;
   return outcome;
+}
+
+/** The bind under the session's lock: replays and request checks, then decide(bind) and its outcome applied. */
+async function bindLocked(
+  ctx: DomainContext,
+  tx: TxStore,
+  session: CheckoutSession,
+  { bind, binder, evidence, now }: BindAttempt,
+): Promise<BindResult | DomainError> {
+  const candidates = await tx.transactionsOfSession(session.id);
+  // A hash is one transaction on one chain: the same hash with another chain is a mistake, not a new bind.
+  const replayed = candidates.find((c) => c.txHash === bind.txHash);
+  // Rejected for what its bind named (a wrong payer, asset or chain a stranger named first): judged afresh, and
+  // replaced if it stands. Anything else is the same bind again.
+  const onNamedChain = evidence !== null && evidence.kind !== 'missing';
+  const replaced =
+    replayed && (rejectedForItsHints(replayed, bind, session) || boundOnWrongChain(replayed, bind, onNamedChain))
+      ? replayed
+      : undefined;
+  if (replayed && !replaced) {
+    if (binder.overLimit && replayed.state !== 'verified') return binder.overLimit;
+    return replayConflict(replayed, bind) ?? bindResult(session, replayed.cryptoCurrency, bind.txHash, true);
+  }
+  const kind: BindEvidence = evidence?.kind === 'mined' ? 'mined' : onNamedChain ? 'pending' : 'unknown';
+  const closed = closedToBind(session, kind, now);
+  if (closed) return conflict(closed.message, closed.code);
+  const refusal = checkAgainstSession(ctx, session, bind);
+  if (refusal) return refusal;
+  const bound = newBound(session, bind, binder, onNamedChain, now);
+  const registry = ctx.networks.find((n) => n.slug === bound.network)!;
+  const verdict: BoundTxVerdict = evidence
+    ? judgeBoundTransaction(session, bound, registry, evidence, now, ctx.inflightGraceMinutes)
+    : { kind: 'wait', onChain: false };
+  const snapshot = await bindSnapshot(tx, session, bound, verdict, binder, candidates, now);
+  const outcome = decide({ kind: 'bind', evidence: kind }, snapshot);
+  if (outcome.kind === 'refuse')
+    return outcome.code === 'rate_limited' && binder.overLimit
+      ? binder.overLimit
+      : conflict(outcome.message, outcome.code);
+  if (replaced) await tx.removeBoundTransaction(replaced.id);
+  await tx.insertBoundTransaction(bound);
+  // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
+  await tx.updateSession(session.id, { updatedAt: now });
+  const applied = await applyBoundOutcome(ctx, tx, session, bound, outcome, { verdict, share: snapshot.share }, now);
+  if (applied.state === 'rejected') {
+    return applied.creditedTo
+      ? conflict(`Transaction ${bind.txHash} already paid another checkout session`, 'tx_paid_elsewhere')
+      : conflict(applied.reason, applied.code);
+  }
+  return bindResult(applied.state === 'verified' ? applied.session : session, bound.cryptoCurrency, bind.txHash, false);
+}
+
+/** The candidate a bind records. */
+function newBound(
+  session: CheckoutSession,
+  bind: CheckedBind,
+  binder: Binder,
+  onNamedChain: boolean,
+  now: Date,
+): BoundTransaction {
+  return {
+    id: randomUUID(),
+    sessionId: session.id,
+    network: session.networks.find((n) => n.chainId === bind.chainId)!.network,
+    chainId: bind.chainId,
+    txHash: bind.txHash,
+    cryptoCurrency: (bind.ticker ?? session.cryptoCurrency)!,
+    payerWalletAddress: bind.payerWalletAddress,
+    state: 'unverified',
+    reasonCode: null,
+    reason: null,
+    seenOnChainAt: onNamedChain ? now : null,
+    clientAddress: binder.clientAddress,
+    createdAt: now,
+  };
+}
+
+/**
+ * What decide(bind) needs, loaded under the lock: how a mined transaction's transfers stand (and, when none is free,
+ * whether another session verified it), or for one not judged yet the caps and who else holds it.
+ */
+async function bindSnapshot(
+  tx: TxStore,
+  session: CheckoutSession,
+  bound: BoundTransaction,
+  verdict: BoundTxVerdict,
+  binder: Binder,
+  candidates: readonly BoundTransaction[],
+  now: Date,
+): Promise<BindSnapshot> {
+  const base = { session, bound, now, verdict, overLimit: binder.overLimit !== null };
+  const none = { fromBinder: 0, total: 0 };
+  const verifiedElsewhere = async () =>
+    (await tx.otherSessionsBinding(bound.txHash, bound.chainId, session.id)).some((o) => o.state === 'verified');
+  if (verdict.kind === 'failed' || (base.overLimit && verdict.kind !== 'valid'))
+    return { ...base, share: null, waiting: none, verifiedElsewhere: false, heldByOthers: false };
+  if (verdict.kind === 'valid') {
+    const share = await loadShare(tx, session, bound, verdict.transfers, now);
+    const taken =
+      !share.alreadyMine && share.free.length === 0 && !share.tooSmall && !(share.contested && share.takenBy === null);
+    return {
+      ...base,
+      share,
+      waiting: none,
+      verifiedElsewhere: taken && (await verifiedElsewhere()),
+      heldByOthers: false,
+    };
+  }
+  const onChain = bound.seenOnChainAt !== null;
+  const waiting = candidates.filter((c) => c.state === 'unverified' && (c.seenOnChainAt !== null) === onChain);
+  const fromBinder = waiting.filter((c) => c.clientAddress === binder.clientAddress).length;
+  const counts = { fromBinder, total: waiting.length };
+  const elsewhere = await verifiedElsewhere();
+  const holders = elsewhere ? new Map() : await tx.transferHolders(bound.txHash, bound.chainId);
+  const heldByOthers = [...holders.values()].some((holder) => holder !== session.id);
+  return { ...base, share: null, waiting: counts, verifiedElsewhere: elsewhere, heldByOthers };
 }
 
 /** Who asks for a bind, as a transport received the request. */
@@ -220,14 +231,6 @@ export async function bindPayerTransaction(
     overLimit = error;
   }
   return bindChecked(ctx, checked, { clientAddress: request.clientAddress, overLimit });
-}
-
-/**
- * Whether transfers to a closed session are still recorded (as late payments): until expires_at + the organisation's
- * window.
- */
-function lateWindowOpen(session: CheckoutSession, now: Date): boolean {
-  return now.getTime() < session.expiresAt.getTime() + session.paymentPolicy.latePaymentWindowMinutes * 60_000;
 }
 
 function bindResult(session: CheckoutSession, ticker: AssetTicker, txHash: string, idempotent: boolean): BindResult {

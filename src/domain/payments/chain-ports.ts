@@ -1,6 +1,6 @@
 import type { AssetTicker } from '../shared/assets.js';
 import type { RejectionCode } from '../shared/reason-codes.js';
-import type { AttributionCandidates, ChainTransfer, Credit, PaymentRecord } from './payment-ports.js';
+import type { ChainTransfer, PaymentRecord, ScanOutcome, TransferSnapshot } from './payment-ports.js';
 
 /**
  * What the domain needs to know about chains: the watcher's ledger (cursors, leases, block
@@ -114,14 +114,14 @@ export interface ChainLedger {
   /** The newest recorded block hashes, newest first. */
   recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
   /**
-   * Records a scanned range in one transaction: payments (attributed by
-   * `attribute`), the range end's block hash, and the cursor. False when the
+   * Records a scanned range in one transaction: payments (each as `judge` decides from its snapshot: decide()'s
+   * transfer_scanned; null credits nobody), the range end's block hash, and the cursor. False when the
    * cursor is no longer at `fromBlock` or the lease was lost (nothing written).
    */
   recordRange(
     range: ScannedRange,
     instanceId: string,
-    attribute: (candidates: AttributionCandidates) => Credit | null,
+    judge: (snapshot: TransferSnapshot) => ScanOutcome | null,
     now: Date,
   ): Promise<boolean>;
   /**

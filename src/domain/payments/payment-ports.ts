@@ -2,6 +2,8 @@ import type { AssetTicker } from '../shared/assets.js';
 import type { CheckoutSession } from '../sessions/checkout-session.js';
 import type { Decimal } from '../shared/money.js';
 import type { ReceivedTotals } from '../sessions/status-machine.js';
+import type { CheckoutSessionStatus } from '../sessions/checkout-session.js';
+import type { OutcomeReason } from '../shared/reason-codes.js';
 
 /**
  * Payments as storage keeps them: transfers seen on chain, who they are credited to, the
@@ -85,6 +87,81 @@ export interface PaymentRecord extends ChainTransfer {
   readonly createdAt: Date;
 }
 
+// The facts storage loads for decide() (src/domain/payments/decide.ts, amount-facts.ts), and what a scan applies.
+
+/** What a session's credited payments say, for whether an exact payment outranks its bound parts. */
+export interface SessionPaymentFacts {
+  readonly sessionId: string;
+  readonly status: CheckoutSessionStatus;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+  readonly cryptoCurrency: AssetTicker | null;
+  readonly chainId: string | null;
+  readonly totalAmountCrypto: Decimal | null;
+  readonly tolerancePercent: Decimal;
+  /** A payment credited to it other than by a bind (the transfer in question excepted). */
+  readonly paidOtherwise: boolean;
+  /** What its payments bring in its selected asset and chain: pending, late and reversed ones included. */
+  readonly partsTotal: Decimal;
+}
+
+/** The claim of the transfer's amount on its wallet (one per amount), with its session. */
+export interface AmountClaimFact {
+  readonly sessionId: string;
+  /** When it was taken: at creation or a re-pricing, or when handed over (`held_since`). */
+  readonly takenAt: Date;
+  readonly heldSince: Date | null;
+  readonly releasedAt: Date | null;
+  readonly session: SessionPaymentFacts;
+}
+
+/** A session sharing the amount (a paid session a reorganisation reopened asks for it too). */
+export interface AmountShareFact {
+  readonly sessionId: string;
+  readonly createdAt: Date;
+  readonly releasedAt: Date | null;
+}
+
+/** Everything known about one transfer's amount when it is judged. */
+export interface TransferSnapshot {
+  readonly transfer: ChainTransfer;
+  readonly claim: AmountClaimFact | null;
+  readonly shares: readonly AmountShareFact[];
+  /** The session a row of this transfer was reserved for when scanned (payments.reserved_for). */
+  readonly reservedFor: string | null;
+  /** A row of the transfer a reorganisation reversed or moved, which the scan revives, and its credit. */
+  readonly recorded: { readonly sessionId: string | null; readonly attribution: Attribution | null } | null;
+}
+
+// What decide() makes of a scanned transfer (decide.ts), as storage applies it.
+
+/** Credit the transfer to a session (storage's one statement may find it credited already: it says to whom). */
+export interface CreditOutcome {
+  readonly kind: 'credit';
+  readonly reason: OutcomeReason;
+  readonly sessionId: string;
+  readonly attribution: Attribution;
+  /** The session whose exact payment it is, if any: credited to it, it goes on to `exact_credit`. */
+  readonly exactOwner: string | null;
+  /** Recorded on the row when no credit sticks (a reversed row credited to nobody, revived). */
+  readonly reservedFor: string | null;
+}
+export interface Reserve {
+  readonly kind: 'reserve';
+  readonly reason: OutcomeReason;
+  readonly sessionId: string;
+}
+export interface Ignore {
+  readonly kind: 'ignore';
+  readonly reason: OutcomeReason;
+}
+export interface Wait {
+  readonly kind: 'wait';
+  readonly reason: OutcomeReason;
+}
+
+export type ScanOutcome = CreditOutcome | Reserve | Ignore;
+
 /** The payment part of storage inside one transaction (TxStore, src/domain/ports.ts). */
 export interface PaymentTxStore {
   /** Confirmed money in `asset` on `chainId` split at expires_at, and what is credited but not confirmed. */
@@ -124,6 +201,8 @@ export interface PaymentTxStore {
    * transfer of it pays neither by amount.
    */
   reclaimExactAmounts(sessionId: string, at: Date): Promise<void>;
+  /** What is known of `transfer`'s amount and rows, for decide() (amount-facts.ts). */
+  transferSnapshot(transfer: ChainTransfer): Promise<TransferSnapshot>;
   /**
    * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
    * created before the block (less the clock skew), asset and chain not locked to others,
@@ -155,7 +234,7 @@ export interface PaymentTxStore {
    * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
    * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
    * Keeps the session's other amount claims until `keepOthersMinutes` after its quote was made (a payer's exact
-   * transfer of one outranks the bound part: docs/decisions/0026). Returns the required amount.
+   * transfer of one outranks the bound part: docs/decisions/0024). Returns the required amount.
    */
   lockAsset(
     sessionId: string,

@@ -6,19 +6,11 @@ import type { Attribution, AttributionCandidates } from './payment-ports.js';
 import type { TxStore } from '../ports.js';
 import { applySessionEvent } from '../sessions/session-events.js';
 
-/**
- * How far a block's timestamp may be behind the moment Kassa created a session and still
- * pay it (clocks of nodes and servers differ by seconds). docs/payment-rules.md, rule 1.
- */
-export const PAYMENT_CLOCK_SKEW_MS = 30_000;
+export { PAYMENT_CLOCK_SKEW_MS } from './amount-facts.js';
 
 /**
- * Who a scanned transfer pays (docs/payment-rules.md, rule 2): the open session whose unique amount
- * it is, exactly. Nobody else: a transfer a payer bound is credited when that bind is verified
- * from the transaction's own receipt, and the rest waits for an operator (`kassa payments
- * unattributed`). The sending address attributes nothing: one address (an exchange's hot
- * wallet, a router) pays many people, so a wallet proven by one bind proves nothing about
- * the next transfer from it. (`payer_wallet` attributions of earlier versions stay readable.)
+ * Rule 2 reduced to its owner (the property tests' model): the session whose unique amount the transfer is, else
+ * nobody; the sending address attributes nothing. The scan itself is judged by decide() (decide.ts).
  */
 export function attributeTransfer(
   candidates: AttributionCandidates,
@@ -52,7 +44,7 @@ export async function settleSessionPayments(
   };
   const received = totals.onTime.plus(totals.late);
   // A partial session with nothing received any more: an exact payment in another asset superseded its bound parts
-  // (docs/decisions/0026), and the store counted its money afresh in the new asset. The status machine judges that.
+  // (docs/decisions/0024), and the store counted its money afresh in the new asset. The status machine judges that.
   const superseded = session.status === 'partial' && received.isZero() && session.amountReceived.isZero();
   const confirmedChanged =
     superseded || !received.equals(session.amountReceived) || !totals.late.equals(session.amountReceivedLate);
@@ -118,12 +110,8 @@ async function askForRest(
   const owed = amountOwed(session);
   const network = session.networks.find((n) => n.chainId === session.chainId);
   const asset = session.cryptoCurrency;
-  // Also before anything is received, when the session's total is not the amount it holds: a bind locked its asset
-  // at the quote valid when the transfer was mined (rule 7), a re-pricing had released that amount since, and another
-  // session on the wallet may hold it now (found by an attacker-minded review: the page asked for it, and the payer's
-  // transfer of it paid the other session). lockAsset leaves the session its current quote's claim only. Not while
-  // what is on its way covers what is owed (an exact transfer of the old amount, judged at it, waiting for its
-  // confirmations): the page asks nothing more then, and it would only change what it shows.
+  // Also before anything is received when its total is not the amount it holds (a bind locked it at an old quote whose
+  // amount another session may hold now); not while what is on its way covers what is owed.
   const totalNotHeld =
     session.totalAmountCrypto !== null && !session.totalAmountCrypto.equals(quote.amount) && !pendingCoversDue(session);
   const wanted =

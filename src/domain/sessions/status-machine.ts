@@ -132,7 +132,7 @@ function paymentTransition(
   const previousTotal = event.previous.onTime.plus(event.previous.late);
   if (isTerminal(state.status)) return terminalPaymentTransition(state, event, total, previousTotal);
   // Partial with nothing received: the parts it had no longer count (an exact payment in another asset superseded
-  // them, docs/decisions/0026); it waits for its payment again.
+  // them, docs/decisions/0024); it waits for its payment again.
   if (
     state.status === 'partial' &&
     total.isZero() &&

@@ -13,7 +13,7 @@ export const CHECKOUT_EVENT_TYPES = [
   'checkout_session.late_payment',
   /**
    * A chain reorganisation removed payments the session had been credited with, or an exact payment in another asset
-   * superseded a partial session's bound parts (docs/decisions/0026).
+   * superseded a partial session's bound parts (docs/decisions/0024).
    */
   'checkout_session.payment_reversed',
   /** The quote outlived KASSA_QUOTE_TTL_MINUTES and the session was re-priced. */

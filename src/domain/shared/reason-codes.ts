@@ -102,3 +102,40 @@ export const REJECTION_WORDS: Record<RejectionCode, string> = {
   tx_already_credited: 'already credited:',
   superseded: 'superseded:',
 };
+
+/**
+ * The reasons of a payment decision that refuses nothing (src/domain/payments/decide.ts): why a transfer is credited,
+ * reserved, left, or why a session waits. Never an error body's `code`; refusals and rejections use REASON_CODES.
+ */
+export const OUTCOME_REASONS = {
+  paid_by_amount: 'The transfer is exactly the unique amount the session held when the block was mined',
+  paid_by_bind: "A bind verified from the transaction's receipt takes the transfer",
+  payment_reincluded: 'A transfer a reorganisation reversed comes back to the session it was credited to',
+  amount_reserved: 'The session was asked for the amount but cannot take the transfer now; only its bind takes it',
+  amount_shared: 'Several sessions ask for the amount (a reopened session shares it): no session is paid by it',
+  no_unique_amount: "The transfer is no session's unique amount: it waits for a bind or an operator",
+  asset_selected: 'The exact payment selects its asset and chain at the quote whose claim it matched',
+  asset_kept: 'The session is paid in the asset it selected; it gives up the amounts it kept in the others',
+  asset_locked: 'Another asset or chain is selected and its parts pay the session: the transfer is reserved for it',
+  awaiting_receipt: 'The transaction is pending or unknown to the chain: judged once mined, within the grace',
+  confirmed: 'The block is still on the chain with enough confirmations: the payment counts',
+  block_replaced: 'The block left the chain: its payments are reversed and rescanned',
+  block_kept: 'The recorded block is still on the chain: nothing below it moved',
+  paid_in_full: 'The confirmed money sent on time reaches what the session asks',
+  paid_within_tolerance: "The confirmed money sent on time is short by no more than the organisation's tolerance",
+  overpaid: 'Paid, with more than the tolerance and at least one smallest unit over what was asked',
+  partially_paid: 'Some confirmed money sent on time, short of what the session asks',
+  payment_reversed: 'Money that counted left the chain (or was superseded): the status follows what is left',
+  late_payment: 'Money mined at or after expires_at is recorded and reported; it never makes a session paid',
+  totals_unchanged: 'The counted money changes no status',
+  expiry_due: "The session's time is up and nothing holds it open, or the in-flight grace is over",
+  expiry_held: 'A payment on its way, or a chain not scanned past expires_at, holds the session open',
+  not_due: "The session's clock has not run out, or it is closed",
+  quote_due: 'The quote ended, nobody paid and nothing holds it: the session is priced again',
+  quote_held: 'A payment credited, a bound transaction the chain knows, or a chain not scanned past the end holds it',
+} as const;
+
+export type OutcomeReason = keyof typeof OUTCOME_REASONS;
+
+/** Every reason a payment decision carries: a refusal's code, or an outcome's reason. */
+export type DecisionReason = ReasonCode | OutcomeReason;
