@@ -43,7 +43,6 @@ const NOT_YET_SHORT = new Set<string>([
   'src/db/organisations/rate-buckets.store.ts',
   'src/db/organisations/request-guard.store.ts',
   'src/db/payments/amount-claims.ts',
-  'src/db/payments/amount-owners.ts',
   'src/db/payments/bound-lock-supersede.ts',
   'src/db/payments/bound-transaction.store.ts',
   'src/db/payments/expiry-holds.ts',

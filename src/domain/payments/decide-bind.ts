@@ -47,9 +47,8 @@ export interface ShareFacts {
 }
 
 /**
- * Rule 3, one transfer per bind: of a transaction's transfers to the wallet, the bind may take the free one closest
- * to what the session owes (lowest log first on a tie) — never one credited elsewhere, another session's exact
- * amount, or an amount other sessions ask for; the first in an asset must pay at least half of what was asked.
+ * Rule 3, one transfer per bind: the free transfer closest to what the session owes (lowest log on a tie), never
+ * another's; the first in an asset pays at least half of what was asked (docs/payment-rules.md#3-a-bind-is-a-hint-not-a-lock).
  */
 export function shareOf(
   session: CheckoutSession,

@@ -140,12 +140,8 @@ export function reasonOf(outcome: PaymentOutcome): DecisionReason {
 }
 
 /**
- * What `event` does to a session, given what storage knows (`snapshot`): the one place payments are judged
- * (docs/payment-rules.md, its rule table). Pure; storage loads the snapshot under the session's lock and applies the
- * outcome. Left to single SQL statements, for concurrency: one credit per (chain, tx, log) among live rows, a reversed
- * transfer revived once, and its `late` flag (src/db/payments/payment-credits.ts recordTransfer); the sweeps' choice
- * of due sessions under SKIP LOCKED (expiry-holds.ts, requote-holds.ts: the holds decide() judges per session); the
- * hand-out and freeing of unique amounts (amount-claims.ts).
+ * What `event` does to a session given what storage knows: the one place payments are judged, pure; storage loads the
+ * snapshot under the session's lock and applies the outcome (docs/payment-rules.md#the-rule-table, what SQL keeps).
  */
 export function decide<E extends PaymentEvent>(event: E, snapshot: Snapshots[E['kind']]): Outcomes[E['kind']] {
   return decideAny(event, snapshot as Snapshots[PaymentEventKind]) as Outcomes[E['kind']];
