@@ -303,3 +303,51 @@ describe('kassa collect', { timeout: 60_000 }, () => {
     expect(unknown.code).toBe(4);
   });
 });
+
+describe('kassa orgs and the receiving mode', () => {
+  it('create --receiving, show, list, policy --receiving; wallets set says where older addresses lead', async () => {
+    const created = await runKassaInProcess(
+      [
+        'orgs',
+        'create',
+        '--name',
+        'Deposits',
+        '--wallet',
+        '0xa0ee7a142d267c1f36714e4a8f75612f20a79720',
+        '--receiving',
+        'deposit',
+        '--json',
+      ],
+      env,
+    );
+    expect(created.stderr).toBe('');
+    const org = parseJsonOutput<{ id: string; receiving_mode: string }>(created);
+    expect(org.receiving_mode).toBe('deposit_addresses');
+    const shown = await runKassaInProcess(['orgs', 'show', org.id], env);
+    expect(shown.stdout).toContain('receiving by deposit addresses');
+    expect(shown.stdout).toContain('receiving deposit_addresses');
+    const listed = parseJsonOutput<Array<{ id: string; receiving_mode: string }>>(
+      await runKassaInProcess(['orgs', 'list', '--json'], env),
+    );
+    expect(listed.find((one) => one.id === org.id)?.receiving_mode).toBe('deposit_addresses');
+    expect(listed.find((one) => one.id === merchant.organisationId)?.receiving_mode).toBe('deposit_addresses');
+
+    const moved = await runKassaInProcess(
+      ['wallets', 'set', '--org', org.id, '--address', '0x23618e81e3f5cdf7f54c3d65f7fbc0abf5b21e8f'],
+      env,
+    );
+    expect(moved.stdout).toContain('older sessions keep addresses that lead only to the wallet they were made for');
+
+    const shared = parseJsonOutput<{ receiving_mode: string }>(
+      await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'shared', '--json'], env),
+    );
+    expect(shared.receiving_mode).toBe('shared_wallet');
+    const plain = await runKassaInProcess(['orgs', 'create', '--name', 'Plain', '--json'], env);
+    expect(parseJsonOutput<{ receiving_mode: string }>(plain).receiving_mode).toBe('shared_wallet');
+
+    const bad = await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'hot'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('receiving mode must be deposit or shared');
+    expect((await runKassaInProcess(['orgs', 'show', '0b0e2a61-3a57-4f3c-9d4e-9b2f6c1d2e3f'], env)).code).toBe(4);
+  });
+});
