@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   DEPOSIT_FACTORY_ADDRESS,
@@ -19,5 +20,11 @@ describe("the domain's deposit addresses", () => {
     expect(sessionDepositAddress(wallet, id)).not.toBe(sessionDepositAddress(wallet, `${id.slice(0, -1)}2`));
     expect(sessionDepositAddress(wallet, id)).not.toBe(sessionDepositAddress(`0x${'ab'.repeat(20)}`, id));
     expect(() => sessionDepositAddress(`0x${'0'.repeat(40)}`, id)).toThrow(/destination/);
+    // Any id, any case of the wallet: the same as the chain module's (viem's CREATE2) derivation.
+    const checksummed = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+    for (let i = 0; i < 20; i++) {
+      const any = randomUUID();
+      expect(sessionDepositAddress(checksummed, any)).toBe(depositAddress(checksummed, any).toLowerCase());
+    }
   });
 });
