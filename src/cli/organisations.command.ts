@@ -35,6 +35,11 @@ function describe(organisation: Organisation): string {
 
 const RECEIVING_OPTION = 'deposit (a deposit address per session) or shared (unique amounts on the shared wallet)';
 
+/** Deposit mode needs the factory on each network; said where the mode is chosen. */
+const DEPOSIT_FACTORY_NOTE =
+  'deposit mode: the deposit factory must be deployed on each of its networks (`kassa contracts deploy --network ' +
+  '<slug>`); production refuses to start without it';
+
 /** In deposit mode a wallet change moves only new sessions' addresses: said wherever a wallet is set. */
 const DEPOSIT_WALLET_NOTE =
   'deposit mode: new sessions get addresses leading to this wallet; older sessions keep addresses that lead only to ' +
@@ -62,7 +67,10 @@ export function registerOrganisationCommands(program: Command): void {
           }),
         );
         if (options.json) printJson(organisationJson(organisation));
-        else printLine(describe(organisation));
+        else {
+          printLine(describe(organisation));
+          if (organisation.receivingMode === 'deposit_addresses') printLine(DEPOSIT_FACTORY_NOTE);
+        }
       },
     );
 
@@ -120,11 +128,14 @@ export function registerOrganisationCommands(program: Command): void {
           }),
         );
         if (options.json) printJson(organisationJson(organisation));
-        else
+        else {
           printLine(
             `${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late ` +
               `window ${organisation.latePaymentWindowMinutes} min`,
           );
+          if (options.receiving !== undefined && organisation.receivingMode === 'deposit_addresses')
+            printLine(DEPOSIT_FACTORY_NOTE);
+        }
       },
     );
 

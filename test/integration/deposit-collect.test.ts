@@ -345,6 +345,8 @@ describe('kassa orgs and the receiving mode', () => {
     const plain = await runKassaInProcess(['orgs', 'create', '--name', 'Plain', '--json'], env);
     expect(parseJsonOutput<{ receiving_mode: string }>(plain).receiving_mode).toBe('shared_wallet');
 
+    const again = await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'deposit'], env);
+    expect(again.stdout).toContain('the deposit factory must be deployed on each of its networks');
     const bad = await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'hot'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('receiving mode must be deposit or shared');
