@@ -57,6 +57,7 @@ const ERC20 = parseAbi([
   'function balanceOf(address owner) view returns (uint256)',
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ]);
+const COLLECTED_EVENT = parseAbi(['event Collected(address indexed deposit, address indexed destination)'])[0];
 const MULTICALL3 = parseAbi(['function getEthBalance(address addr) view returns (uint256 balance)']);
 /** Calls per Multicall3 request: well under what nodes accept for one eth_call. */
 const CALLS_PER_REQUEST = 500;
@@ -230,7 +231,7 @@ export async function sendCollect(
  * What a mined collect moved, from its receipt: the addresses it collected (the factory's `Collected` events), each
  * registry token from the transaction's own Transfer logs, the native coin as each address's balance in the block
  * before. `sessionsAt` names the organisation's deposit-mode sessions at those addresses; other addresses are left
- * out. Null when the transaction collected nothing of the organisation's (or reverted).
+ * out. Null when the transaction moved nothing of the organisation's (or reverted).
  */
 export async function collectionFromReceipt(
   client: PublicClient,
@@ -286,8 +287,14 @@ export async function collectionFromReceipt(
     known.map((session) => session.depositAddress),
     receipt.blockNumber - 1n,
   );
+  const sweptEarlier = await collectedEarlierInBlock(
+    client,
+    receipt,
+    known.map((session) => session.depositAddress),
+  );
   known.forEach((session, index) => {
-    if (before[index]! > 0n)
+    // What the block before left there was taken by that earlier collect, not by this one.
+    if (before[index]! > 0n && !sweptEarlier.has(session.depositAddress))
       items.push({
         sessionId: session.sessionId,
         depositAddress: session.depositAddress,
@@ -297,6 +304,7 @@ export async function collectionFromReceipt(
         baseUnits: before[index]!,
       });
   });
+  if (items.length === 0) return null;
   const block = await client.getBlock({ blockNumber: receipt.blockNumber });
   return {
     id: randomUUID(),
@@ -310,6 +318,26 @@ export async function collectionFromReceipt(
     collectedAt: new Date(Number(block.timestamp) * 1000),
     items,
   };
+}
+
+/** The addresses a collect earlier in the same block collected (two senders of one batch, say). */
+async function collectedEarlierInBlock(
+  client: PublicClient,
+  receipt: TransactionReceipt,
+  addresses: readonly string[],
+): Promise<Set<string>> {
+  const logs = await client.getLogs({
+    address: depositFactoryAddress(),
+    event: COLLECTED_EVENT,
+    args: { deposit: addresses as Hex[] },
+    fromBlock: receipt.blockNumber,
+    toBlock: receipt.blockNumber,
+  });
+  return new Set(
+    logs
+      .filter((log) => log.transactionIndex !== null && log.transactionIndex < receipt.transactionIndex)
+      .map((log) => log.args.deposit!.toLowerCase()),
+  );
 }
 
 async function readNativeBalances(client: PublicClient, addresses: readonly string[], blockNumber: bigint) {

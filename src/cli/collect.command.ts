@@ -116,7 +116,10 @@ export function registerCollectCommand(program: Command): void {
           if (!receipt) throw invalid(`transaction ${options.record} is not mined on ${network.slug}`);
           const collection = await collectionFromReceipt(client, network, organisation.id, receipt, sessionsAt);
           if (!collection)
-            throw invalid(`transaction ${options.record} collected nothing of this organisation's on ${network.slug}`);
+            throw invalid(
+              `transaction ${options.record} collected nothing of this organisation's on ${network.slug} (nothing ` +
+                `it moved came from the organisation's deposit addresses)`,
+            );
           const recorded = await store.record(collection, ctx.clock());
           if (options.json) printJson({ network: network.slug, recorded, ...collectionJson(collection) });
           else

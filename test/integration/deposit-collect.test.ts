@@ -281,6 +281,54 @@ describe('kassa collect', { timeout: 60_000 }, () => {
     expect(events).toBe(5);
   });
 
+  it('two collects of one address mined in one block: its native coin is counted once, by the first', async () => {
+    const session = await createSession(kassa, merchant, checkoutRequest());
+    await chain.pay(session.wallet_address, 'ETH', '0.3', { gas: 21_000n });
+    const tx = (await collect(['--unsigned'])).transactions[0]!;
+    const sign = async (account: number) => {
+      const signer = sandboxAccount(account);
+      return signer.signTransaction({
+        to: tx.to as Hex,
+        data: tx.data as Hex,
+        gas: (BigInt(tx.gas) * 6n) / 5n,
+        nonce: await client.getTransactionCount({ address: signer.address }),
+        chainId: 31337,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        type: 'eip1559',
+      });
+    };
+    const raws = [await sign(8), await sign(9)];
+    await chain.rpc('evm_setAutomine', [false]);
+    let hashes: Hex[];
+    try {
+      hashes = [];
+      for (const raw of raws) hashes.push(await chain.rpc<Hex>('eth_sendRawTransaction', [raw]));
+      await chain.rpc('anvil_mine', ['0x1']);
+    } finally {
+      await chain.rpc('evm_setAutomine', [true]);
+    }
+    const receipts = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash })));
+    expect(receipts[0]!.blockNumber).toBe(receipts[1]!.blockNumber);
+    const [first, second] = [...receipts].sort((a, b) => a.transactionIndex - b.transactionIndex);
+    const record = (hash: string) =>
+      runKassaInProcess(
+        ['collect', '--org', merchant.organisationId, '--network', 'local', '--record', hash, '--json'],
+        env,
+      );
+    const recorded = await record(first!.transactionHash);
+    expect(parseJsonOutput<{ collected: Array<{ base_units: string }> }>(recorded).collected).toEqual([
+      expect.objectContaining({
+        session_id: session.session_id,
+        crypto_currency: 'ETH',
+        base_units: '300000000000000000',
+      }),
+    ]);
+    const nothing = await record(second!.transactionHash);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('collected nothing of this organisation');
+  });
+
   it('signs with a key from KASSA_SIGNER_KEY for that run; refuses a bad key and an unknown organisation', async () => {
     const session = await createSession(kassa, merchant, checkoutRequest());
     await chain.pay(session.wallet_address, 'ETH', '0.1', { gas: 21_000n });
