@@ -14,6 +14,7 @@
 //              visits, per KASSA_UNIQUE_AMOUNT_STEPS (bench/capacity.mjs); counted, not timed.
 //   deposits   gas per session collected from deposit addresses, token and native, batches of 1 and 50
 //              (bench/deposits.mjs).
+//   deposit-create  create in deposit mode against the shared wallet, interleaved (bench/deposit-create.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -51,7 +52,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits,deposit-create')
+    .split(',')
+    .map((s) => s.trim()),
 );
 const children = new Set();
 const databases = [];
@@ -659,7 +662,13 @@ async function main() {
   if (only.has('webhooks')) await webhooksSection(report);
   if (only.has('capacity')) await capacitySection(report);
   if (only.has('deposits')) await depositsSection(report);
+  const depositCreate = only.has('deposit-create') ? await import('./deposit-create.mjs') : null;
+  if (depositCreate) {
+    const databaseUrl = await freshDatabase(`kassa_bench_deposit_create_${process.pid}`);
+    report.depositCreate = await depositCreate.runDepositCreateBench({ databaseUrl, seconds, connections });
+  }
   print(report);
+  if (depositCreate) depositCreate.printDepositCreate(report.depositCreate);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));
 }

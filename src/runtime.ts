@@ -15,6 +15,7 @@ import { createChainReader } from './chain/chain-reader.js';
 import { unavailable } from './domain/shared/errors.js';
 import { migrationStatus } from './db/migration-status.js';
 import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
+import { depositFactoryAddress, depositFactoryDeployed } from './chain/deposit-contracts.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
@@ -74,6 +75,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     // First: with v1 refused, a v1 sample would otherwise read as a wrong master key.
     await verifyNoV1Secrets(ctx.masterKey, createStoredSecretsStore(db.prisma));
     await verifyMasterKey(ctx);
+    if (role === 'server' && config.env === 'production') await requireDepositFactories(ctx, logger);
   } catch (error) {
     await close();
     throw error;
@@ -98,5 +100,36 @@ async function requireMigrated(db: Database): Promise<void> {
   throw unavailable(
     `The database is missing ${pending.length} migration${pending.length === 1 ? '' : 's'} (${named}): run \`kassa ` +
       `migrate\` first (KASSA_MIGRATE_ON_START is off)`,
+  );
+}
+
+/**
+ * Production serves deposit addresses only where money sent to them can be collected: refuse to start while an
+ * organisation uses deposit mode on a network whose node shows no deposit factory, naming the command that deploys it.
+ * A node that does not answer is warned about, not refused (an RPC outage must not stop checkouts).
+ */
+async function requireDepositFactories(ctx: DomainContext, logger: Logger): Promise<void> {
+  const depositOrganisations = (await ctx.store.organisations.list()).filter(
+    (organisation) => !organisation.deleted && organisation.receivingMode === 'deposit_addresses',
+  );
+  const missing: string[] = [];
+  for (const network of ctx.networks) {
+    const users = depositOrganisations.filter((organisation) => organisation.wallets[network.slug]);
+    if (users.length === 0) continue;
+    const deployed = await depositFactoryDeployed(network.rpcUrls);
+    if (deployed === false) missing.push(network.slug);
+    if (deployed === null)
+      logger.warn(
+        { network: network.slug, organisations: users.map((organisation) => organisation.id) },
+        'no node answered: cannot tell whether the deposit factory is deployed for deposit-mode organisations',
+      );
+  }
+  if (missing.length === 0) return;
+  throw unavailable(
+    `Organisations use deposit addresses on ${missing.join(', ')}, where the deposit factory ` +
+      `(${depositFactoryAddress()}) is not deployed, so money paid there could not be collected: run ` +
+      missing.map((slug) => `\`kassa contracts deploy --network ${slug}\``).join(' and ') +
+      ' (docs/operations.md#deposit-contracts), or switch them to the shared wallet with ' +
+      '`kassa orgs policy --org <id> --receiving shared`',
   );
 }

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   concat,
+  createPublicClient,
+  http,
   encodeAbiParameters,
   encodeFunctionData,
   getAddress,
@@ -172,4 +174,20 @@ export async function ensureMulticall3(client: PublicClient, wallet: WalletClien
   }
   if (!(await hasCode(client, deployment.address))) throw new Error(`Multicall3 did not deploy (transaction ${hash})`);
   return hash;
+}
+
+/**
+ * Whether the factory has code on the chain one of `rpcUrls` serves; null when none of them answered in time (then
+ * nobody can tell).
+ */
+export async function depositFactoryDeployed(rpcUrls: readonly string[], timeoutMs = 5_000): Promise<boolean | null> {
+  for (const url of rpcUrls) {
+    try {
+      const client = createPublicClient({ transport: http(url, { timeout: timeoutMs, retryCount: 0 }) });
+      return await hasCode(client as PublicClient, depositFactoryAddress());
+    } catch {
+      // The next URL, if any.
+    }
+  }
+  return null;
 }

@@ -28,8 +28,12 @@ async function readStdin(): Promise<string> {
 /**
  * The account that signs: a key on stdin (--key-stdin) or in KASSA_SIGNER_KEY, used for this run only; on the
  * `local` sandbox network without either, the sandbox's funded deployer account (as `kassa dev pay` pays from one).
+ * Null elsewhere without a key.
  */
-async function signer(network: string, keyStdin: boolean): Promise<{ account: LocalAccount; source: string }> {
+export async function signerFor(
+  network: string,
+  keyStdin: boolean,
+): Promise<{ account: LocalAccount; source: string } | null> {
   const fromEnv = terminal().env[SIGNER_KEY_VARIABLE];
   const key = keyStdin ? (await readStdin()).trim() : fromEnv?.trim();
   if (key) {
@@ -40,10 +44,41 @@ async function signer(network: string, keyStdin: boolean): Promise<{ account: Lo
     return { account: privateKeyToAccount(hex as Hex), source: keyStdin ? 'stdin' : SIGNER_KEY_VARIABLE };
   }
   if (network === 'local') return { account: sandboxAccount(DEPLOYER_ACCOUNT), source: 'sandbox account 0' };
+  return null;
+}
+
+async function signer(network: string, keyStdin: boolean): Promise<{ account: LocalAccount; source: string }> {
+  const found = await signerFor(network, keyStdin);
+  if (found) return found;
   throw invalid(
     `deploying on ${network} needs a funded account's key: pipe it in with --key-stdin or set ` +
       `${SIGNER_KEY_VARIABLE} for this one run; Kassa does not keep it`,
   );
+}
+
+/** A network of the configured registry, its node checked to serve that chain, and viem clients for it. */
+export async function connectNetwork(slug: string) {
+  const config = loadConfig(terminal().env);
+  const network = config.networks.find((n) => n.slug === slug);
+  if (!network) {
+    throw invalid(`unknown network ${slug}: one of ${config.networks.map((n) => n.slug).join(', ') || '(none)'}`);
+  }
+  const url = network.rpcUrls[0];
+  const served = url ? await rpcChainId(url, 5_000) : null;
+  if (!url || served === null) throw unavailable(`no node answers at ${url ?? '(no RPC URL)'} for ${network.slug}`);
+  if (served !== network.chainId) {
+    throw invalid(`${url} serves chain id ${served}, not ${network.slug}'s ${network.chainId}`);
+  }
+  const coin = network.nativeAsset ?? 'native';
+  const chain = {
+    id: network.chainId,
+    name: network.name,
+    nativeCurrency: { name: coin, symbol: coin, decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  };
+  const client = createPublicClient({ chain, transport: http(url) }) as PublicClient;
+  const walletOf = (account: LocalAccount) => createWalletClient({ chain, account, transport: http(url) });
+  return { network, url, client, walletOf };
 }
 
 export function registerContractsCommands(program: Command): void {
@@ -92,29 +127,9 @@ export function registerContractsCommands(program: Command): void {
     .option('--key-stdin', `read the signing key from stdin (else ${SIGNER_KEY_VARIABLE}; local: sandbox account 0)`)
     .option('--json', 'print one JSON object')
     .action(async (options: { network: string; keyStdin?: boolean; json?: boolean }) => {
-      const config = loadConfig(terminal().env);
-      const network = config.networks.find((n) => n.slug === options.network);
-      if (!network) {
-        throw invalid(
-          `unknown network ${options.network}: one of ${config.networks.map((n) => n.slug).join(', ') || '(none)'}`,
-        );
-      }
-      const url = network.rpcUrls[0];
-      const served = url ? await rpcChainId(url, 5_000) : null;
-      if (!url || served === null) throw unavailable(`no node answers at ${url ?? '(no RPC URL)'} for ${network.slug}`);
-      if (served !== network.chainId) {
-        throw invalid(`${url} serves chain id ${served}, not ${network.slug}'s ${network.chainId}`);
-      }
+      const { network, client, walletOf } = await connectNetwork(options.network);
       const { account, source } = await signer(network.slug, options.keyStdin === true);
-      const coin = network.nativeAsset ?? 'native';
-      const chain = {
-        id: network.chainId,
-        name: network.name,
-        nativeCurrency: { name: coin, symbol: coin, decimals: 18 },
-        rpcUrls: { default: { http: [url] } },
-      };
-      const client = createPublicClient({ chain, transport: http(url) }) as PublicClient;
-      const wallet = createWalletClient({ chain, account, transport: http(url) });
+      const wallet = walletOf(account);
       const deployment = await deployDepositFactory(client, wallet);
       if (options.json) {
         printJson({

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import {
   createOrganisation,
+  findOrganisation,
   listOrganisations,
   setPaymentPolicy,
   setWallet,
@@ -18,6 +19,7 @@ export function organisationJson(organisation: Organisation) {
     id: organisation.id,
     name: organisation.name,
     wallets: { ...organisation.wallets },
+    receiving_mode: organisation.receivingMode,
     underpayment_tolerance_percent: organisation.underpaymentTolerancePercent.toFixed(2),
     late_payment_window_minutes: organisation.latePaymentWindowMinutes,
     created_at: organisation.createdAt.toISOString(),
@@ -26,8 +28,22 @@ export function organisationJson(organisation: Organisation) {
 
 function describe(organisation: Organisation): string {
   const wallets = Object.entries(organisation.wallets).map(([network, address]) => `${network}=${address}`);
-  return `${organisation.id}  ${organisation.name}  ${wallets.length ? wallets.join(' ') : '(no wallet)'}`;
+  // The shared wallet is the default and says nothing; deposit mode is named.
+  const mode = organisation.receivingMode === 'deposit_addresses' ? '  receiving by deposit addresses' : '';
+  return `${organisation.id}  ${organisation.name}  ${wallets.length ? wallets.join(' ') : '(no wallet)'}${mode}`;
 }
+
+const RECEIVING_OPTION = 'deposit (a deposit address per session) or shared (unique amounts on the shared wallet)';
+
+/** Deposit mode needs the factory on each network; said where the mode is chosen. */
+const DEPOSIT_FACTORY_NOTE =
+  'deposit mode: the deposit factory must be deployed on each of its networks (`kassa contracts deploy --network ' +
+  '<slug>`); production refuses to start without it';
+
+/** In deposit mode a wallet change moves only new sessions' addresses: said wherever a wallet is set. */
+const DEPOSIT_WALLET_NOTE =
+  'deposit mode: new sessions get addresses leading to this wallet; older sessions keep addresses that lead only to ' +
+  'the wallet they were made for (`kassa collect` moves their money there)';
 
 export function registerOrganisationCommands(program: Command): void {
   const orgs = program.command('orgs').description('organisations (merchants)');
@@ -38,14 +54,25 @@ export function registerOrganisationCommands(program: Command): void {
     .requiredOption('--name <name>', 'organisation name')
     .option('--wallet <address>', 'receiving wallet (0x…); for every enabled network unless --network is given')
     .option('--network <slug>', 'the network the --wallet is for')
+    .option('--receiving <mode>', `${RECEIVING_OPTION}; default shared`)
     .option('--json', 'print one JSON object')
-    .action(async (options: { name: string; wallet?: string; network?: string; json?: boolean }) => {
-      const organisation = await withRuntime((ctx) =>
-        createOrganisation(ctx, { name: options.name, wallet: options.wallet, network: options.network }),
-      );
-      if (options.json) printJson(organisationJson(organisation));
-      else printLine(describe(organisation));
-    });
+    .action(
+      async (options: { name: string; wallet?: string; network?: string; receiving?: string; json?: boolean }) => {
+        const organisation = await withRuntime((ctx) =>
+          createOrganisation(ctx, {
+            name: options.name,
+            wallet: options.wallet,
+            network: options.network,
+            receiving: options.receiving,
+          }),
+        );
+        if (options.json) printJson(organisationJson(organisation));
+        else {
+          printLine(describe(organisation));
+          if (organisation.receivingMode === 'deposit_addresses') printLine(DEPOSIT_FACTORY_NOTE);
+        }
+      },
+    );
 
   orgs
     .command('list')
@@ -58,29 +85,57 @@ export function registerOrganisationCommands(program: Command): void {
     });
 
   orgs
+    .command('show')
+    .description('show one organisation: wallets, receiving mode, payment policy')
+    .argument('<id>', 'organisation id')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const organisation = await withRuntime((ctx) => findOrganisation(ctx, id));
+      if (options.json) printJson(organisationJson(organisation));
+      else
+        printLine(
+          `${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late ` +
+            `window ${organisation.latePaymentWindowMinutes} min  receiving ${organisation.receivingMode}`,
+        );
+    });
+
+  orgs
     .command('policy')
-    .description("set an organisation's payment policy (underpayment tolerance, late-payment window)")
+    .description(
+      "set an organisation's payment policy (underpayment tolerance, late-payment window) and receiving mode",
+    )
     .requiredOption('--org <id>', 'organisation id')
     .option('--underpayment-tolerance <percent>', 'received ≥ required × (1 − percent/100) counts as paid (default 0)')
     .option(
       '--late-window-minutes <minutes>',
       'after expiry, transfers are recorded as late payments for this long (default 1440)',
     )
+    .option('--receiving <mode>', `${RECEIVING_OPTION}; for sessions created from now on`)
     .option('--json', 'print one JSON object')
     .action(
-      async (options: { org: string; underpaymentTolerance?: string; lateWindowMinutes?: string; json?: boolean }) => {
+      async (options: {
+        org: string;
+        underpaymentTolerance?: string;
+        lateWindowMinutes?: string;
+        receiving?: string;
+        json?: boolean;
+      }) => {
         const organisation = await withRuntime((ctx) =>
           setPaymentPolicy(ctx, options.org, {
             underpaymentTolerancePercent: options.underpaymentTolerance,
             latePaymentWindowMinutes: options.lateWindowMinutes,
+            receiving: options.receiving,
           }),
         );
         if (options.json) printJson(organisationJson(organisation));
-        else
+        else {
           printLine(
             `${describe(organisation)}  tolerance ${organisation.underpaymentTolerancePercent.toFixed(2)}%  late ` +
               `window ${organisation.latePaymentWindowMinutes} min`,
           );
+          if (options.receiving !== undefined && organisation.receivingMode === 'deposit_addresses')
+            printLine(DEPOSIT_FACTORY_NOTE);
+        }
       },
     );
 
@@ -136,6 +191,9 @@ export function registerOrganisationCommands(program: Command): void {
     .action(async (options: { org: string; address: string; network?: string; json?: boolean }) => {
       const organisation = await withRuntime((ctx) => setWallet(ctx, options.org, options.address, options.network));
       if (options.json) printJson(organisationJson(organisation));
-      else printLine(describe(organisation));
+      else {
+        printLine(describe(organisation));
+        if (organisation.receivingMode === 'deposit_addresses') printLine(DEPOSIT_WALLET_NOTE);
+      }
     });
 }

@@ -12,6 +12,7 @@ import { registerWebhookCommands } from './webhooks.command.js';
 import { registerLinkCommands } from './links.command.js';
 import { registerUserCommands } from './users.command.js';
 import { registerContractsCommands } from './contracts.command.js';
+import { registerCollectCommand } from './collect.command.js';
 import { reportFailure, printJson, printLine } from './output.js';
 import { terminal, withCommandRun, type Terminal } from './terminal.js';
 
@@ -69,6 +70,7 @@ function buildProgram(io: Terminal): Command {
   registerLinkCommands(program);
   registerUserCommands(program);
   registerContractsCommands(program);
+  registerCollectCommand(program);
   return program;
 }
 

@@ -144,6 +144,7 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
       id: expect.stringMatching(UUID),
       name: 'Acme Coffee',
       wallets: { local: WALLET_LOWER, bsc: WALLET_LOWER },
+      receiving_mode: 'shared_wallet',
       underpayment_tolerance_percent: '0.00',
       late_payment_window_minutes: 1440,
       created_at: expect.stringMatching(ISO_TIME),

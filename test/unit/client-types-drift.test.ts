@@ -22,9 +22,11 @@ describe('clients/typescript/src/types.ts', () => {
 
   it('names every response component and every request body', () => {
     const rendered = renderClientTypes(buildOpenApiDocument());
-    const responses = ['PublicSession', 'MerchantSession', 'BindResponse', 'Event', 'EventPage', 'WebhookEndpoint'];
+    const responses = ['PublicSession', 'MerchantSession', 'BindResponse', 'EventPage', 'WebhookEndpoint'];
     const requests = ['CreateCheckoutRequest', 'BindTransactionRequest', 'CreateWebhookEndpointRequest'];
     for (const name of [...responses, ...requests]) expect(rendered).toContain(`export interface ${name} {`);
+    // A session's event or the organisation's funds.collected: `type` tells which.
+    expect(rendered).toContain('export type Event = {');
     const statuses = "'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed'";
     expect(rendered).toContain(`export type CheckoutStatus = ${statuses};`);
   });

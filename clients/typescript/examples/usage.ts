@@ -72,6 +72,12 @@ export async function example(client: KassaClient): Promise<void> {
 
   for await (const event of client.events({ pageSize: 50 })) {
     const typed: KassaEvent = event;
+    // `type` tells what `data` is: a session's view, or what a collect moved from deposit addresses.
+    if (typed.type === 'funds.collected') {
+      const moved: string[] = typed.data.collected.map((item) => `${item.amount} ${item.crypto_currency}`);
+      void moved;
+      continue;
+    }
     const paidTelegram: string | null = typed.data.user.telegram_id;
     const items: number = typed.data.items.length;
     void [paidTelegram, items];

@@ -211,17 +211,59 @@ export type EventType =
   | 'checkout_session.failed'
   | 'checkout_session.late_payment'
   | 'checkout_session.payment_reversed'
-  | 'checkout_session.quote_updated';
+  | 'checkout_session.quote_updated'
+  | 'funds.collected';
 
 /** The envelope of webhooks and of the feed. */
-export interface Event {
+export type Event = {
   /** Also sent as X-Service-Event-Id; deduplicate on it. */
   id: string;
-  type: EventType;
+  /** The type of a session event (docs/api/webhooks.md). */
+  type: 
+    | 'checkout_session.created'
+    | 'checkout_session.tx_bound'
+    | 'checkout_session.partially_paid'
+    | 'checkout_session.paid'
+    | 'checkout_session.expired'
+    | 'checkout_session.failed'
+    | 'checkout_session.late_payment'
+    | 'checkout_session.payment_reversed'
+    | 'checkout_session.quote_updated';
   created_at: string;
   /** The merchant view of the session when the event happened. */
   data: MerchantSession;
-}
+} | {
+  /** Also sent as X-Service-Event-Id; deduplicate on it. */
+  id: string;
+  type: 'funds.collected';
+  created_at: string;
+  /** Money a collect transaction moved from deposit addresses to the organisation wallet. */
+  data: {
+    collection_id: string;
+    organisation_id: string;
+    network: string;
+    chain_id: string;
+    /** The organisation's wallet the money went to. */
+    destination: string;
+    tx_hash: string;
+    block_number: string;
+    gas_used: string;
+    /** The block's time. */
+    collected_at: string;
+    /** Per session and asset. */
+    collected: Array<{
+      session_id: string;
+      deposit_address: string;
+      crypto_currency: string;
+      /** Null for the native coin. */
+      token_address: string | null;
+      /** Rounded down to 8 fractional digits; base_units is exact. */
+      amount: string;
+      /** The exact amount in the asset's smallest unit. */
+      base_units: string;
+    }>;
+  };
+};
 
 export interface EventPage {
   data: Event[];
@@ -245,6 +287,7 @@ export interface WebhookEndpoint {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'funds.collected'
   >;
   enabled: boolean;
   /** While set, deliveries carry a second signature made with the previous secret. */
@@ -269,6 +312,7 @@ export interface WebhookEndpointWithSecret {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'funds.collected'
   >;
   enabled: boolean;
   /** While set, deliveries carry a second signature made with the previous secret. */
@@ -363,6 +407,7 @@ export interface CreateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'funds.collected'
   >;
   /** Default true. */
   enabled?: boolean;
@@ -380,6 +425,7 @@ export interface UpdateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'funds.collected'
   >;
   enabled?: boolean;
 }

@@ -1,6 +1,6 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { walletTaken } from '../../domain/organisations/organisations.js';
-import type { Organisation, OrganisationStore } from '../../domain/organisations/organisation-ports.js';
+import type { Organisation, OrganisationStore, ReceivingMode } from '../../domain/organisations/organisation-ports.js';
 import type {
   Branding,
   BrandingStore,
@@ -22,6 +22,7 @@ function toOrganisation(row: OrganisationRow): Organisation {
     underpaymentTolerancePercent: toDecimal(row.underpaymentTolerancePercent),
     latePaymentWindowMinutes: row.latePaymentWindowMinutes,
     wallets: Object.fromEntries(row.wallets.map((w) => [w.network, w.address])),
+    receivingMode: row.receivingMode as ReceivingMode,
     createdAt: row.createdAt,
   };
 }
@@ -32,12 +33,18 @@ const WITHOUT_LOGO = { logo: true } as const;
 export class PrismaOrganisationStore implements OrganisationStore, BrandingStore {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async create(input: { id: string; name: string; wallets: Record<string, string> }): Promise<Organisation> {
+  async create(input: {
+    id: string;
+    name: string;
+    wallets: Record<string, string>;
+    receivingMode?: ReceivingMode;
+  }): Promise<Organisation> {
     const row = await walletUnique(input.wallets, () =>
       this.prisma.organisation.create({
         data: {
           id: input.id,
           name: input.name,
+          receivingMode: input.receivingMode,
           wallets: { create: Object.entries(input.wallets).map(([network, address]) => ({ network, address })) },
         },
         include: { wallets: { orderBy: { network: 'asc' } } },
@@ -87,13 +94,18 @@ export class PrismaOrganisationStore implements OrganisationStore, BrandingStore
 
   async setPaymentPolicy(
     organisationId: string,
-    policy: { underpaymentTolerancePercent?: { toFixed(): string }; latePaymentWindowMinutes?: number },
+    policy: {
+      underpaymentTolerancePercent?: { toFixed(): string };
+      latePaymentWindowMinutes?: number;
+      receivingMode?: ReceivingMode;
+    },
   ): Promise<void> {
     await this.prisma.organisation.update({
       where: { id: organisationId },
       data: {
         underpaymentTolerancePercent: policy.underpaymentTolerancePercent?.toFixed(),
         latePaymentWindowMinutes: policy.latePaymentWindowMinutes,
+        receivingMode: policy.receivingMode,
       },
     });
   }

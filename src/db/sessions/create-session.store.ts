@@ -5,6 +5,7 @@ import type { CheckoutSession } from '../../domain/sessions/checkout-session.js'
 import type { NewSessionOutcome, NewSessionWrite } from '../../domain/sessions/session-ports.js';
 import type { AmountClaimRequest } from '../../domain/payments/payment-ports.js';
 import { EVERY_STEP } from '../../domain/rates/quotes.js';
+import { SHARED_WALLET_RECEIVING, type SessionReceiving } from '../../domain/organisations/deposit-addresses.js';
 
 /**
  * Rows as kassa_create_checkout_session() (migration 20261128100000_create_in_batches) takes them:
@@ -19,7 +20,10 @@ export const ROW_COLUMNS_FILLED_BY_SQL = {
   checkout_session_networks: ['session_id'],
 } as const;
 
-export function sessionRow(session: CheckoutSession): Record<string, unknown> {
+export function sessionRow(
+  session: CheckoutSession,
+  receiving: SessionReceiving = SHARED_WALLET_RECEIVING,
+): Record<string, unknown> {
   return {
     id: session.id,
     organisation_id: session.organisationId,
@@ -57,6 +61,7 @@ export function sessionRow(session: CheckoutSession): Record<string, unknown> {
     metadata: session.metadata,
     created_at: session.createdAt.toISOString(),
     updated_at: session.updatedAt.toISOString(),
+    receiving_mode: receiving.mode,
   };
 }
 
@@ -96,12 +101,16 @@ export function sharedRounding(session: CheckoutSession): string {
   return session.quotes[0]?.rounding ?? '';
 }
 
-export function networkRows(session: CheckoutSession): Array<Record<string, unknown>> {
+export function networkRows(
+  session: CheckoutSession,
+  receiving: SessionReceiving = SHARED_WALLET_RECEIVING,
+): Array<Record<string, unknown>> {
   return session.networks.map((network, position) => ({
     position,
     network: network.network,
     chain_id: network.chainId,
     wallet_address: network.walletAddress,
+    deposit_destination: receiving.destinations[network.network] ?? null,
   }));
 }
 
@@ -174,12 +183,12 @@ export async function writeNewSession(
   const { session } = write;
   const rounding = sharedRounding(session);
   const argument = {
-    session: sessionRow(session),
+    session: sessionRow(session, write.receiving),
     items: itemRows(session),
     // Quotes and event carry the amounts of the steps to try: the statement rewrites only those it could not claim.
     quotes: quoteRows(session, rounding),
     rounding,
-    networks: networkRows(session),
+    networks: networkRows(session, write.receiving),
     // Each claim's asset, base amount and step are its quote's (same position).
     claims: write.claims.map((claim) => ({
       position: claim.position,

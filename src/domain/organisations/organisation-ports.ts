@@ -7,6 +7,16 @@ import type { StoredSecret } from '../shared/secret-box.js';
  * through the caches of cached-stores.ts).
  */
 
+/**
+ * How an organisation receives money (docs/operations.md#receiving-modes): on its shared wallet, sessions told apart
+ * by unique amounts and binds, or at a deposit address per session that leads only to its wallet
+ * (docs/decisions/0028-deposit-addresses.md). A session keeps the mode it was created with.
+ */
+export const RECEIVING_MODES = ['shared_wallet', 'deposit_addresses'] as const;
+export type ReceivingMode = (typeof RECEIVING_MODES)[number];
+/** New organisations' mode until detection of deposits lands (docs/operations.md#receiving-modes). */
+export const DEFAULT_RECEIVING_MODE: ReceivingMode = 'shared_wallet';
+
 export interface Organisation {
   readonly id: string;
   readonly name: string;
@@ -15,11 +25,17 @@ export interface Organisation {
   readonly latePaymentWindowMinutes: number;
   /** Receiving wallet per network slug (lower-case addresses). */
   readonly wallets: Readonly<Record<string, string>>;
+  readonly receivingMode: ReceivingMode;
   readonly createdAt: Date;
 }
 
 export interface OrganisationStore {
-  create(input: { id: string; name: string; wallets: Record<string, string> }): Promise<Organisation>;
+  create(input: {
+    id: string;
+    name: string;
+    wallets: Record<string, string>;
+    receivingMode?: ReceivingMode;
+  }): Promise<Organisation>;
   findById(id: string): Promise<Organisation | null>;
   list(): Promise<Organisation[]>;
   /** Throws the conflict of `walletTaken` when another organisation holds the wallet on that network. */
@@ -28,7 +44,11 @@ export interface OrganisationStore {
   walletOwner(network: string, address: string): Promise<string | null>;
   setPaymentPolicy(
     organisationId: string,
-    policy: { underpaymentTolerancePercent?: Decimal; latePaymentWindowMinutes?: number },
+    policy: {
+      underpaymentTolerancePercent?: Decimal;
+      latePaymentWindowMinutes?: number;
+      receivingMode?: ReceivingMode;
+    },
   ): Promise<void>;
 }
 

@@ -3,7 +3,12 @@ import type { DomainContext } from '../context.js';
 import { conflict, invalid, notFound } from '../shared/errors.js';
 import { Decimal } from '../shared/money.js';
 import { isAddress } from 'viem';
-import type { Organisation } from './organisation-ports.js';
+import {
+  DEFAULT_RECEIVING_MODE,
+  RECEIVING_MODES,
+  type Organisation,
+  type ReceivingMode,
+} from './organisation-ports.js';
 
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
 
@@ -12,12 +17,15 @@ export interface CreateOrganisationInput {
   /** Receiving wallet; set for `network`, or for every enabled network when no network is given. */
   readonly wallet?: string;
   readonly network?: string;
+  /** `deposit` or `shared` (or the full names); DEFAULT_RECEIVING_MODE when not given. */
+  readonly receiving?: string;
 }
 
 /** Creates an organisation, optionally with its receiving wallet. */
 export async function createOrganisation(ctx: DomainContext, input: CreateOrganisationInput): Promise<Organisation> {
   const name = input.name.trim();
   if (!name || name.length > 200) throw invalid('name must be 1 to 200 characters');
+  const receivingMode = input.receiving === undefined ? DEFAULT_RECEIVING_MODE : parseReceivingMode(input.receiving);
   const wallets: Record<string, string> = {};
   if (input.wallet !== undefined) {
     const address = checkAddress(input.wallet);
@@ -25,7 +33,13 @@ export async function createOrganisation(ctx: DomainContext, input: CreateOrgani
   }
   const id = randomUUID();
   for (const [slug, address] of Object.entries(wallets)) await checkWalletIsFree(ctx, id, slug, address);
-  return ctx.store.organisations.create({ id, name, wallets });
+  return ctx.store.organisations.create({ id, name, wallets, receivingMode });
+}
+
+export async function findOrganisation(ctx: DomainContext, organisationId: string): Promise<Organisation> {
+  const organisation = await ctx.store.organisations.findById(organisationId);
+  if (!organisation) throw notFound(`Organisation ${organisationId} not found`);
+  return organisation;
 }
 
 export function listOrganisations(ctx: DomainContext): Promise<Organisation[]> {
@@ -53,6 +67,16 @@ export interface PaymentPolicyChange {
   readonly underpaymentTolerancePercent?: string;
   /** Minutes after expiry during which transfers are still recorded as late payments (0–525600). */
   readonly latePaymentWindowMinutes?: string;
+  /** `deposit` or `shared` (or the full names): for sessions created from now on; existing ones keep theirs. */
+  readonly receiving?: string;
+}
+
+/** The receiving mode a CLI or API names: `deposit` / `deposit_addresses`, `shared` / `shared_wallet`. */
+export function parseReceivingMode(text: string): ReceivingMode {
+  const mode = { deposit: 'deposit_addresses', shared: 'shared_wallet' }[text.trim()] ?? text.trim();
+  if (!(RECEIVING_MODES as readonly string[]).includes(mode))
+    throw invalid(`receiving mode must be deposit or shared (deposit_addresses or shared_wallet), not ${text}`);
+  return mode as ReceivingMode;
 }
 
 /** Sets the organisation's payment policy (`kassa orgs policy`, docs/operations.md#cli-reference). */
@@ -64,6 +88,7 @@ export async function setPaymentPolicy(
   const problems: string[] = [];
   let tolerance: Decimal | undefined;
   let window: number | undefined;
+  let receivingMode: ReceivingMode | undefined;
   if (change.underpaymentTolerancePercent !== undefined) {
     const text = change.underpaymentTolerancePercent;
     if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || new Decimal(text).greaterThan(100))
@@ -76,12 +101,20 @@ export async function setPaymentPolicy(
       problems.push('late-payment window must be a whole number of minutes from 0 to 525600');
     else window = Number(text);
   }
+  if (change.receiving !== undefined) {
+    try {
+      receivingMode = parseReceivingMode(change.receiving);
+    } catch {
+      problems.push(`receiving mode must be deposit or shared, not ${change.receiving}`);
+    }
+  }
   if (problems.length > 0) throw invalid(problems);
   if (!(await ctx.store.organisations.findById(organisationId)))
     throw notFound(`Organisation ${organisationId} not found`);
   await ctx.store.organisations.setPaymentPolicy(organisationId, {
     underpaymentTolerancePercent: tolerance,
     latePaymentWindowMinutes: window,
+    receivingMode,
   });
   return (await ctx.store.organisations.findById(organisationId))!;
 }

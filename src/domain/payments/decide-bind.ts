@@ -48,7 +48,7 @@ export interface ShareFacts {
 
 /**
  * Rule 3, one transfer per bind: the free transfer closest to what the session owes (lowest log on a tie), never
- * another's; the first in an asset pays at least half of what was asked (docs/payment-rules.md#3-a-bind-is-a-hint-not-a-lock).
+ * another's; the first in an asset pays at least half the ask (docs/payment-rules.md#3-a-bind-is-a-hint-not-a-lock).
  */
 export function shareOf(
   session: CheckoutSession,

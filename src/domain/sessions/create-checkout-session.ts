@@ -25,6 +25,7 @@ import {
   type SessionOrigin,
 } from './checkout-request.js';
 import { draftSession } from './draft-session.js';
+import type { SessionReceiving } from '../organisations/deposit-addresses.js';
 
 export { DEFAULT_EXPIRES_IN_MINUTES, MERCHANT_API_ORIGIN, type CreateCheckoutInput, type SessionOrigin };
 
@@ -64,8 +65,9 @@ export async function createCheckoutSession(
   // Only an Idempotency-Key needs the request's hash (it tells a retry from another request).
   const requestHash = () => origin.requestHash ?? hashRequest(input);
   let draft: CheckoutSession;
+  let receiving: SessionReceiving;
   try {
-    draft = await draftSession(ctx, merchant, input, origin);
+    ({ session: draft, receiving } = await draftSession(ctx, merchant, input, origin));
   } catch (error) {
     // A retry of a request that made its session is answered with it even when a new one could not be made now (a
     // rates outage is when clients retry).
@@ -89,8 +91,10 @@ export async function createCheckoutSession(
   let quotes = draft.quotes;
   const lane = amountLane(origin.fromPaymentLink, ctx.uniqueAmountSteps);
   let signatureToRecord = signature ?? null;
+  // A deposit address is the session's own: its quotes need no unique amount, so nothing is claimed.
+  const claimsAmounts = receiving.mode === 'shared_wallet';
   for (;;) {
-    const claims = amountClaims(quotes, ctx.networks, draft.networks, lane);
+    const claims = claimsAmounts ? amountClaims(quotes, ctx.networks, draft.networks, lane) : [];
     const tries = ctx.store.offsetsToTry(claims, ctx.uniqueAmountSteps);
     const session: CheckoutSession = { ...draft, quotes: withOffsets(quotes, (position) => tries[position]) };
     const event = outboxEvent(ctx, session, 'checkout_session.created', session.createdAt);
@@ -104,6 +108,7 @@ export async function createCheckoutSession(
       signature: signatureToRecord,
       idempotency: idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash() },
       linkUse: origin.productPaymentLinkId ? { linkId: origin.productPaymentLinkId, at: session.createdAt } : null,
+      receiving,
     });
     switch (outcome.kind) {
       case 'replayed_signature':

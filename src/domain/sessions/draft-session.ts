@@ -9,14 +9,27 @@ import { assetsOnAny, type Network } from '../shared/networks.js';
 import type { Organisation } from '../organisations/organisation-ports.js';
 import { priceQuotes } from '../rates/quotes.js';
 import { DEFAULT_EXPIRES_IN_MINUTES, type CreateCheckoutInput, type SessionOrigin } from './checkout-request.js';
+import {
+  SHARED_WALLET_RECEIVING,
+  sessionDepositAddress,
+  type SessionReceiving,
+} from '../organisations/deposit-addresses.js';
 
-/** The new session as it would be written, its quotes at their base amounts; nothing is stored. */
+export interface SessionDraft {
+  readonly session: CheckoutSession;
+  readonly receiving: SessionReceiving;
+}
+
+/**
+ * The new session as it would be written, its quotes at their base amounts; nothing is stored. In deposit mode its
+ * wallet on each network is its own deposit address, derived from the organisation's wallet there.
+ */
 export async function draftSession(
   ctx: DomainContext,
   merchant: Merchant,
   input: CreateCheckoutInput,
   origin: SessionOrigin,
-): Promise<CheckoutSession> {
+): Promise<SessionDraft> {
   const organisation = await ctx.store.organisations.findById(merchant.organisationId);
   if (!organisation) throw notFound(`Organisation ${merchant.organisationId} not found`);
   if (organisation.deleted) throw unprocessable('Organisation has been deleted', 'organisation_deleted');
@@ -29,8 +42,8 @@ export async function draftSession(
   const totalAmountFiat = items.reduce((sum, item) => sum.plus(item.totalPrice), new Decimal(0));
   if (totalAmountFiat.isZero()) throw invalid('total amount must be greater than 0');
 
-  const { payableNetworks, networks } = networksOf(ctx.networks, organisation);
-  if (networks.length === 0) {
+  const { payableNetworks, networks: walletNetworks } = networksOf(ctx.networks, organisation);
+  if (walletNetworks.length === 0) {
     throw unprocessable(
       `Organisation has no receiving wallet on any enabled network (${ctx.networks.map((n) => n.slug).join(', ')}); ` +
         `set one with \`kassa wallets set\``,
@@ -46,8 +59,17 @@ export async function draftSession(
       'rates_unavailable',
     );
 
-  return {
-    id: randomUUID(),
+  const id = randomUUID();
+  const deposit = organisation.receivingMode === 'deposit_addresses';
+  const networks = deposit ? depositNetworks(walletNetworks, id) : walletNetworks;
+  const receiving: SessionReceiving = deposit
+    ? {
+        mode: 'deposit_addresses',
+        destinations: Object.fromEntries(walletNetworks.map((n) => [n.network, n.walletAddress])),
+      }
+    : SHARED_WALLET_RECEIVING;
+  const session: CheckoutSession = {
+    id,
     organisationId: organisation.id,
     organisationName: organisation.name,
     organisationDeleted: false,
@@ -93,6 +115,20 @@ export async function draftSession(
     createdAt: now,
     updatedAt: now,
   };
+  return { session, receiving };
+}
+
+/** The session's deposit address on each network: the same wherever the organisation's wallet is the same. */
+function depositNetworks(walletNetworks: readonly SessionNetwork[], sessionId: string): SessionNetwork[] {
+  const byWallet = new Map<string, string>();
+  return walletNetworks.map((network) => {
+    let address = byWallet.get(network.walletAddress);
+    if (address === undefined) {
+      address = sessionDepositAddress(network.walletAddress, sessionId);
+      byWallet.set(network.walletAddress, address);
+    }
+    return { network: network.network, chainId: network.chainId, walletAddress: address };
+  });
 }
 
 function priceItems(items: CreateCheckoutInput['items']): CheckoutLineItem[] {

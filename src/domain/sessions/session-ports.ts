@@ -5,6 +5,7 @@ import type { Decimal } from '../shared/money.js';
 import type { AmountClaimRequest } from '../payments/payment-ports.js';
 import type { CheckoutEventType } from '../shared/event-types.js';
 import type { ExpiryHolds } from './status-machine.js';
+import type { SessionReceiving } from '../organisations/deposit-addresses.js';
 
 /**
  * Checkout sessions as storage keeps them: reads, the one-step create, and the changes a
@@ -94,6 +95,8 @@ export interface NewSessionWrite {
   readonly idempotency: { readonly key: string; readonly requestHash: string } | null;
   /** Counts one use of the payment link, only while it is active, not expired at `at` and below max_uses. */
   readonly linkUse: { readonly linkId: string; readonly at: Date } | null;
+  /** The receiving mode the session keeps, and its deposit addresses' destinations; shared wallet when absent. */
+  readonly receiving?: SessionReceiving;
 }
 
 export type NewSessionOutcome =

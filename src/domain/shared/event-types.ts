@@ -1,7 +1,7 @@
 /**
  * The one list of event types (docs/api/webhooks.md): what the outbox records, what
  * webhooks deliver and the feed returns, what OpenAPI and the TypeScript client name. The
- * status rules (status-machine.ts) and re-pricing (requote-sessions.ts) emit them.
+ * status rules (status-machine.ts) and re-pricing (requote-sessions.ts) emit the sessions' ones.
  */
 export const CHECKOUT_EVENT_TYPES = [
   'checkout_session.created',
@@ -22,7 +22,14 @@ export const CHECKOUT_EVENT_TYPES = [
 
 export type CheckoutEventType = (typeof CHECKOUT_EVENT_TYPES)[number];
 
-/** The types a webhook endpoint's filter may name: every type (an empty filter means all of them). */
-export type WebhookEventType = CheckoutEventType;
+/** A collect moved money from deposit addresses to the organisation's wallet (docs/api/webhooks.md#funds-collected). */
+export const FUNDS_COLLECTED = 'funds.collected';
 
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = CHECKOUT_EVENT_TYPES;
+/** Every event type: the sessions' and the organisation's own. */
+export const EVENT_TYPES = [...CHECKOUT_EVENT_TYPES, FUNDS_COLLECTED] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The types a webhook endpoint's filter may name: every type (an empty filter means all of them). */
+export type WebhookEventType = EventType;
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = EVENT_TYPES;

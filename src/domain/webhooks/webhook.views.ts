@@ -1,12 +1,19 @@
 import { z } from 'zod';
 import { merchantSessionViewSchema, type MerchantSessionView } from '../sessions/checkout-session.views.js';
-import { CHECKOUT_EVENT_TYPES, WEBHOOK_EVENT_TYPES, type CheckoutEventType } from '../shared/event-types.js';
+import {
+  CHECKOUT_EVENT_TYPES,
+  EVENT_TYPES,
+  FUNDS_COLLECTED,
+  WEBHOOK_EVENT_TYPES,
+  type CheckoutEventType,
+} from '../shared/event-types.js';
+import { fundsCollectedSchema, type FundsCollectedView } from '../organisations/deposit-collections.js';
 import { dateTime, uuid } from '../shared/view-fields.js';
 import type { StoredEvent, WebhookDeliveryRecord, WebhookEndpointRecord } from './webhook-ports.js';
 
 /** The views of webhook endpoints and events: each zod schema is the one source of its shape. */
 
-export const eventTypeSchema = z.enum(CHECKOUT_EVENT_TYPES).describe('The type of an event (docs/api/webhooks.md)');
+export const eventTypeSchema = z.enum(EVENT_TYPES).describe('The type of an event (docs/api/webhooks.md)');
 
 /** Public JSON of an endpoint (never the secret). */
 export const webhookEndpointViewSchema = z.strictObject({
@@ -32,14 +39,25 @@ export const webhookEndpointWithSecretSchema = webhookEndpointViewSchema
   })
   .describe('The endpoint and its signing secret (create and rotate-secret only)');
 
-/** The event as merchants receive it, in webhooks and in the feed. */
+/** A session's event: its merchant view when the event happened. */
+const sessionEventSchema = z.strictObject({
+  id: uuid.describe('Also sent as X-Service-Event-Id; deduplicate on it'),
+  type: z.enum(CHECKOUT_EVENT_TYPES).describe('The type of a session event (docs/api/webhooks.md)'),
+  created_at: dateTime,
+  data: merchantSessionViewSchema.describe('The merchant view of the session when the event happened'),
+});
+
+/** The organisation's `funds.collected`: what a collect moved (docs/api/webhooks.md#funds-collected). */
+const fundsCollectedEventSchema = z.strictObject({
+  id: uuid.describe('Also sent as X-Service-Event-Id; deduplicate on it'),
+  type: z.literal(FUNDS_COLLECTED),
+  created_at: dateTime,
+  data: fundsCollectedSchema,
+});
+
+/** The event as merchants receive it, in webhooks and in the feed; `type` tells what `data` is. */
 export const eventEnvelopeSchema = z
-  .strictObject({
-    id: uuid.describe('Also sent as X-Service-Event-Id; deduplicate on it'),
-    type: eventTypeSchema,
-    created_at: dateTime,
-    data: merchantSessionViewSchema.describe('The merchant view of the session when the event happened'),
-  })
+  .discriminatedUnion('type', [sessionEventSchema, fundsCollectedEventSchema])
   .describe('The envelope of webhooks and of the feed');
 
 /** A page of the events feed (GET /events). */
@@ -54,9 +72,12 @@ export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
 export type EventPage = z.infer<typeof eventPageSchema>;
 
 export function toEventEnvelope(event: StoredEvent): EventEnvelope {
-  // The outbox holds only what emitEvent wrote: a type of the list and the merchant view.
+  // The outbox holds only what was written there: a type of the list and its view.
+  const created_at = event.createdAt.toISOString();
+  if (event.type === FUNDS_COLLECTED)
+    return { id: event.id, type: FUNDS_COLLECTED, created_at, data: event.payload as FundsCollectedView };
   const type = event.type as CheckoutEventType;
-  return { id: event.id, type, created_at: event.createdAt.toISOString(), data: event.payload as MerchantSessionView };
+  return { id: event.id, type, created_at, data: event.payload as MerchantSessionView };
 }
 
 /** Public JSON of an endpoint (never the secret). */
