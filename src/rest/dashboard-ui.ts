@@ -163,6 +163,8 @@ ${input('max', t('filter.max'), 'text', q('max'), ' inputmode="decimal"')}
 ${input('payer', t('filter.payer'), 'text', q('payer'))}
 ${input('tx', t('filter.tx'), 'text', q('tx'), ' spellcheck="false"')}
 ${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
+${input('wallet', t('filter.wallet'), 'text', q('wallet'), ' spellcheck="false"')}
+${input('meta', t('filter.meta'), 'text', q('meta'), ' spellcheck="false"')}
 </div>
 <button type="submit">${t('filter.apply')}</button>
 <a href="/dashboard/sessions?org=${escapeHtml(organisationId)}&amp;lang=${lang}">${t('filter.clear')}</a>

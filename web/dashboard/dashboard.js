@@ -66,6 +66,8 @@
     if (one('payer')) filter.payer = one('payer');
     if (one('tx')) filter.txHash = one('tx');
     if (one('link')) filter.paymentLinkId = one('link');
+    if (one('wallet')) filter.payerWallet = one('wallet');
+    if (one('meta')) filter.metadata = one('meta');
     return filter;
   }
 

@@ -20,6 +20,10 @@ export interface SessionFilter {
   /** A transaction bound to the session or paying it. */
   readonly txHash?: string;
   readonly paymentLinkId?: string;
+  /** A wallet that paid the session, bound a transaction to it or was named by the payer (any case). */
+  readonly payerWallet?: string;
+  /** `key=value`: the metadata holds that top-level string; any other text: found in the metadata (any case). */
+  readonly metadata?: string;
 }
 
 /** Where a page starts: after the session (created_at, id) the last page ended with, newest first. */
