@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
 import { ASSET_TICKERS } from '../domain/shared/assets.js';
 import { CHECKOUT_SESSION_STATUSES } from '../domain/sessions/checkout-session.js';
-import type { Principal } from '../domain/dashboard/sign-in.js';
+import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
+import { PERMISSIONS, roleAllows, type DashboardPermission } from '../domain/dashboard/roles.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/shared/event-types.js';
 import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';
 
@@ -56,10 +58,13 @@ function frame(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
-  view: { name: string; title: string; organisationId: string; sessionId?: string; canRedeliver?: boolean },
+  view: { name: string; title: string; organisationId: string; sessionId?: string },
   body: string,
 ): string {
   const t = textOf(lang);
+  // What the page offers; the server checks every operation again.
+  const role = roleIn(principal, view.organisationId);
+  const permissions = (Object.keys(PERMISSIONS) as DashboardPermission[]).filter((p) => roleAllows(role, p));
   // JSON in a non-executed script element: `<` escaped so no text can close the element.
   const texts = JSON.stringify(TEXTS.get(lang)).replace(/</g, '\\u003c');
   const switcher = DASHBOARD_LANGUAGES.map((code) =>
@@ -81,7 +86,7 @@ function frame(
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 </head>
 <body data-view="${view.name}" data-org="${escapeHtml(view.organisationId)}"
- data-session="${escapeHtml(view.sessionId ?? '')}" data-can-redeliver="${view.canRedeliver ? 'true' : 'false'}">
+ data-session="${escapeHtml(view.sessionId ?? '')}" data-permissions="${permissions.join(' ')}">
 <header class="bar">
 <nav aria-label="Kassa">
 <a href="/dashboard">${t('nav.home')}</a>
@@ -204,19 +209,34 @@ export function sessionPage(
 }
 
 /**
- * The organisation's webhook endpoints with their latest deliveries; "redeliver every failed one" is offered to the
- * roles that may (the server checks again). dashboard.js fills in the data.
+ * The organisation's webhook endpoints with their latest deliveries; the actions (redeliver, add, disable, rotate)
+ * are offered to the roles that may take them (the server checks again). dashboard.js fills in the data.
  */
 export function webhooksPage(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
   organisationId: string,
-  canRedeliver: boolean,
 ): string {
   const t = textOf(lang);
+  const events = WEBHOOK_EVENT_TYPES.map(
+    (type) => `<label class="check"><input type="checkbox" name="events" value="${type}"> ${type}</label>`,
+  ).join('\n');
+  const add = roleAllows(roleIn(principal, organisationId), 'manage_webhooks')
+    ? `<form id="add-endpoint" class="filters" aria-labelledby="add-endpoint-title">
+<h2 id="add-endpoint-title">${t('webhooks.add')}</h2>
+<div class="field"><label for="endpoint-url">${t('webhooks.url')}</label>
+<input id="endpoint-url" name="url" type="url" required spellcheck="false"></div>
+<fieldset><legend>${t('webhooks.events')} (${t('webhooks.noneMeansAll')})</legend>
+${events}
+</fieldset>
+<button type="submit">${t('webhooks.addButton')}</button>
+<div id="endpoint-secret" role="status"></div>
+</form>`
+    : '';
   const body = `<p>${t('webhooks.intro')}</p>
+${add}
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   const title = TEXTS.get(lang)!['webhooks.title']!;
-  return frame(req, lang, principal, { name: 'webhooks', title, organisationId, canRedeliver }, body);
+  return frame(req, lang, principal, { name: 'webhooks', title, organisationId }, body);
 }

@@ -7,6 +7,8 @@
   const csrf = document.querySelector('meta[name="kassa-csrf"]').content;
   const lang = document.documentElement.lang;
   const org = document.body.dataset.org;
+  const permissions = (document.body.dataset.permissions || '').split(' ');
+  const can = (permission) => permissions.includes(permission);
   const results = document.getElementById('results');
 
   async function graphql(query, variables) {
@@ -228,6 +230,29 @@
     redeliverFailedWebhooks(organisationId: $org) { deliveryIds }
   }`;
 
+  const ENDPOINT_CHANGE = 'endpoint { id url enabled } secret previousSecretExpiresAt';
+  const ADD_ENDPOINT = `mutation Add($org: ID!, $url: String!, $events: [String!]) {
+    addWebhookEndpoint(organisationId: $org, url: $url, events: $events) { ${ENDPOINT_CHANGE} }
+  }`;
+  const SET_ENABLED = `mutation SetEnabled($org: ID!, $id: ID!, $enabled: Boolean!) {
+    setWebhookEndpointEnabled(organisationId: $org, id: $id, enabled: $enabled) { ${ENDPOINT_CHANGE} }
+  }`;
+  const ROTATE = `mutation Rotate($org: ID!, $id: ID!) {
+    rotateWebhookSecret(organisationId: $org, id: $id) { ${ENDPOINT_CHANGE} }
+  }`;
+  const DELIVERY = `query Delivery($org: ID!, $id: ID!) {
+    webhookDelivery(organisationId: $org, id: $id) {
+      requestBody attempts { attempt httpStatus latencyMs error response at }
+    }
+  }`;
+
+  /** A secret shown once: said in a status region with the reminder that it will not be shown again. */
+  function showSecret(target, secret) {
+    target.replaceChildren(
+      el('p', { class: 'secret' }, t('webhooks.secretOnce') + ' ', el('code', { class: 'select' }, secret)),
+    );
+  }
+
   /** "Redeliver every failed delivery": how many were queued is said beside it, then the list is read again. */
   function redeliverFailedButton() {
     const status = el('span', { class: 'note', role: 'status' });
@@ -250,6 +275,88 @@
     return el('p', {}, button, ' ', status);
   }
 
+  /** Disable or enable, and rotate the secret: what came of it is said in the endpoint's status line. */
+  function endpointActions(endpoint) {
+    const status = el('div', { class: 'note', role: 'status' });
+    const toggle = el(
+      'button',
+      { type: 'button', class: 'small' },
+      t(endpoint.enabled ? 'webhooks.disable' : 'webhooks.enable'),
+    );
+    toggle.addEventListener('click', () => {
+      toggle.disabled = true;
+      graphql(SET_ENABLED, { org, id: endpoint.id, enabled: !endpoint.enabled })
+        .then(() => showWebhooks())
+        .catch((error) => {
+          status.textContent = error.message;
+          toggle.disabled = false;
+        });
+    });
+    const rotate = el('button', { type: 'button', class: 'small' }, t('webhooks.rotate'));
+    rotate.addEventListener('click', () => {
+      rotate.disabled = true;
+      graphql(ROTATE, { org, id: endpoint.id })
+        .then((data) => data && showSecret(status, data.rotateWebhookSecret.secret))
+        .catch((error) => (status.textContent = error.message))
+        .finally(() => (rotate.disabled = false));
+    });
+    return el('div', { class: 'actions' }, toggle, ' ', rotate, status);
+  }
+
+  /** A delivery's request body and every attempt's answer, read when first opened. */
+  function deliveryDetails(delivery) {
+    const details = el('details', {}, el('summary', {}, t('delivery.details')));
+    details.addEventListener('toggle', () => {
+      if (!details.open || details.dataset.loaded) return;
+      details.dataset.loaded = 'true';
+      graphql(DELIVERY, { org, id: delivery.id })
+        .then((data) => {
+          if (!data) return;
+          const d = data.webhookDelivery;
+          const attempts = d.attempts.map((a) =>
+            el(
+              'li',
+              {},
+              el('time', { datetime: a.at }, when(a.at)),
+              ' #' + a.attempt + ' · ',
+              a.httpStatus === null ? t('timeline.noAnswer') : t('timeline.http') + ' ' + a.httpStatus,
+              ' · ' + a.latencyMs + ' ms',
+              a.error && a.error !== 'HTTP ' + a.httpStatus ? ' · ' + a.error : '',
+              el('pre', { tabindex: '0' }, a.response || t('delivery.emptyResponse')),
+            ),
+          );
+          details.append(
+            el('h3', {}, t('delivery.request')),
+            el('pre', { tabindex: '0' }, JSON.stringify(JSON.parse(d.requestBody), null, 2)),
+            el('h3', {}, t('delivery.responses')),
+            attempts.length ? el('ol', { class: 'attempts' }, ...attempts) : el('p', {}, t('delivery.noAttempt')),
+          );
+        })
+        .catch((error) => details.append(el('p', { class: 'problem' }, error.message)));
+    });
+    return details;
+  }
+
+  function addEndpointForm() {
+    const form = document.getElementById('add-endpoint');
+    if (!form) return;
+    const secret = document.getElementById('endpoint-secret');
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const data = new FormData(form);
+      const button = form.querySelector('button');
+      button.disabled = true;
+      graphql(ADD_ENDPOINT, { org, url: String(data.get('url')), events: data.getAll('events').map(String) })
+        .then((answer) => {
+          if (!answer) return;
+          form.reset();
+          return showWebhooks().then(() => showSecret(secret, answer.addWebhookEndpoint.secret));
+        })
+        .catch((error) => secret.replaceChildren(el('p', { class: 'problem' }, error.message)))
+        .finally(() => (button.disabled = false));
+    });
+  }
+
   async function showWebhooks() {
     const data = await graphql(WEBHOOKS, { org });
     if (!data) return;
@@ -259,7 +366,7 @@
       return;
     }
     const parts = [];
-    const canRedeliver = document.body.dataset.canRedeliver === 'true';
+    const canRedeliver = can('redeliver_webhooks');
     if (canRedeliver) parts.push(redeliverFailedButton());
     for (const endpoint of endpoints) {
       const section = el('section', { class: 'endpoint', 'aria-label': endpoint.url });
@@ -274,6 +381,7 @@
           endpoint.events.length ? endpoint.events.join(', ') : t('webhooks.allEvents'),
         ),
       );
+      if (can('manage_webhooks')) section.append(endpointActions(endpoint));
       if (endpoint.deliveries.length === 0) section.append(el('p', {}, t('webhooks.noDeliveries')));
       else {
         const rows = endpoint.deliveries.map((d) => [
@@ -283,10 +391,12 @@
           d.httpStatus === null ? '–' : d.httpStatus,
           el('code', {}, d.responseExcerpt || d.error || ''),
           when(d.createdAt),
+          deliveryDetails(d),
           ...(canRedeliver ? [redeliverButton(d.id)] : []),
         ]);
         const headings = ['delivery.event', 'delivery.status', 'delivery.attempts', 'delivery.http'];
-        headings.push('delivery.response', 'delivery.created', ...(canRedeliver ? ['delivery.action'] : []));
+        headings.push('delivery.response', 'delivery.created', 'delivery.more');
+        if (canRedeliver) headings.push('delivery.action');
         section.append(table(t('webhooks.deliveries') + ' · ' + endpoint.url, headings.map(t), rows));
       }
       parts.push(section);
@@ -294,7 +404,13 @@
     results.replaceChildren(...parts);
   }
 
-  const VIEWS = { session: showSession, webhooks: showWebhooks };
+  const VIEWS = {
+    session: showSession,
+    webhooks: () => {
+      addEndpointForm();
+      return showWebhooks();
+    },
+  };
   const view = VIEWS[document.body.dataset.view] || showSessions;
   view().catch((error) => showProblem(error.message));
 })();
