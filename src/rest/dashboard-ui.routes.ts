@@ -8,7 +8,15 @@ import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
 import { requirePermission } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
 import { principalOf, type DashboardCookieOptions } from '../http/dashboard-session.js';
-import { languageOf, sessionPage, sessionsPage, webhooksPage } from './dashboard-ui.js';
+import {
+  keysPage,
+  languageOf,
+  linksPage,
+  sessionPage,
+  sessionsPage,
+  settingsPage,
+  webhooksPage,
+} from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 
 const CSV_COLUMNS = [
@@ -174,6 +182,17 @@ export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOp
     if (!found) return;
     page(res, webhooksPage(req, languageOf(req), found.principal, found.org));
   });
+
+  for (const [path, render] of [
+    ['/dashboard/links', linksPage],
+    ['/dashboard/keys', keysPage],
+    ['/dashboard/settings', settingsPage],
+  ] as const)
+    router.get(path, async (req, res) => {
+      const found = await member(req, res);
+      if (!found) return;
+      page(res, render(req, languageOf(req), found.principal, found.org));
+    });
 
   // Streamed in keyset batches: memory stays one batch whatever the number of rows.
   router.get('/dashboard/api/organisations/:organisationId/sessions.csv', async (req, res) => {

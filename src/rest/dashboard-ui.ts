@@ -75,6 +75,9 @@ function frame(
   ).join(' ');
   const sessions = `/dashboard/sessions?org=${view.organisationId}&lang=${lang}`;
   const webhooks = `/dashboard/webhooks?org=${view.organisationId}&lang=${lang}`;
+  const navLink = (name: string) =>
+    `<a href="${escapeHtml(`/dashboard/${name}?org=${view.organisationId}&lang=${lang}`)}"` +
+    `${view.name === name ? ' aria-current="page"' : ''}>${t(`nav.${name}`)}</a>`;
   return `<!doctype html>
 <html lang="${lang}">
 <head>
@@ -92,6 +95,9 @@ function frame(
 <a href="/dashboard">${t('nav.home')}</a>
 <a href="${escapeHtml(sessions)}">${t('nav.sessions')}</a>
 <a href="${escapeHtml(webhooks)}">${t('nav.webhooks')}</a>
+${navLink('links')}
+${navLink('keys')}
+${navLink('settings')}
 </nav>
 <p class="languages"><span>${t('language.switch')}:</span> ${switcher}</p>
 <form class="inline" method="post" action="/dashboard/sign-out">
@@ -239,4 +245,72 @@ ${add}
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   const title = TEXTS.get(lang)!['webhooks.title']!;
   return frame(req, lang, principal, { name: 'webhooks', title, organisationId }, body);
+}
+
+/** A page of the organisation's links, keys or settings: the server writes the forms the role may use. */
+function adminPage(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  organisationId: string,
+  name: 'links' | 'keys' | 'settings',
+  form: string,
+): string {
+  const t = textOf(lang);
+  const body = `<p>${t(`${name}.intro`)}</p>
+${form}
+<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
+  return frame(req, lang, principal, { name, title: TEXTS.get(lang)![`${name}.title`]!, organisationId }, body);
+}
+
+/** Payment links: the list with uses and QR codes, and for admins the form that creates one. */
+export function linksPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const form = roleAllows(roleIn(principal, organisationId), 'manage_links')
+    ? `<form id="create-link" class="filters" aria-labelledby="create-link-title">
+<h2 id="create-link-title">${t('links.create')}</h2>
+<div class="grid">
+${input('link-name', t('links.name'), 'text', undefined, ' required maxlength="200"')}
+${input('link-currency', t('filter.currency'), 'text', 'USD', ' required maxlength="3" autocapitalize="characters"')}
+${input('link-price', t('links.price'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-min', t('links.min'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-max', t('links.max'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-uses', t('links.maxUses'), 'number', undefined, ' min="1"')}
+</div>
+<p class="note">${t('links.priceOrRange')}</p>
+<button type="submit">${t('links.createButton')}</button>
+<div id="link-status" role="status"></div>
+</form>`
+    : '';
+  return adminPage(req, lang, principal, organisationId, 'links', form);
+}
+
+/** API keys: the list with last use, and for developers "create" (the secret shown once). */
+export function keysPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const form = roleAllows(roleIn(principal, organisationId), 'manage_keys')
+    ? `<form id="create-key" aria-label="${t('keys.create')}">
+<button type="submit">${t('keys.create')}</button>
+<div id="key-status" role="status"></div>
+</form>`
+    : '';
+  return adminPage(req, lang, principal, organisationId, 'keys', form);
+}
+
+/** Settings: branding and the payment policy; the fields are read-only below admin. */
+export function settingsPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const editable = roleAllows(roleIn(principal, organisationId), 'manage_settings');
+  const off = editable ? '' : ' readonly';
+  const form = `<form id="settings" class="filters" aria-labelledby="settings-title">
+<h2 id="settings-title">${t('settings.form')}</h2>
+<div class="grid">
+${input('brand_color', t('settings.brandColor'), 'text', undefined, ` placeholder="#1d4ed8" maxlength="7"${off}`)}
+${input('underpayment_tolerance_percent', t('settings.tolerance'), 'text', undefined, ` inputmode="decimal"${off}`)}
+${input('late_payment_window_minutes', t('settings.lateWindow'), 'number', undefined, ` min="0"${off}`)}
+</div>
+${editable ? `<button type="submit">${t('settings.save')}</button>` : `<p class="note">${t('settings.readOnly')}</p>`}
+<div id="settings-status" role="status"></div>
+</form>`;
+  return adminPage(req, lang, principal, organisationId, 'settings', form);
 }

@@ -28,6 +28,7 @@ import {
 } from '../http/dashboard-session.js';
 import { WEB_DIR } from './hosted-page.js';
 import { methodNotAllowed, STATUS_BY_CODE } from '../http/error-handler.js';
+import { dashboardAdminRouter } from './dashboard-admin.routes.js';
 import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
 function sendPage(res: Response, status: number, html: string): void {
@@ -228,6 +229,7 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
   });
 
   router.use(dashboardUiRouter(ctx, options));
+  router.use(dashboardAdminRouter(ctx, options));
 
   for (const path of ['/dashboard/sign-in', '/dashboard/invite', '/dashboard/sign-in-link'])
     router.all(path, methodNotAllowed(['GET', 'POST']));

@@ -404,7 +404,224 @@
     results.replaceChildren(...parts);
   }
 
+  /** The dashboard's JSON routes for links, keys and settings; a refusal's message is thrown. */
+  async function api(method, path, body) {
+    const response = await fetch('/dashboard/api/organisations/' + encodeURIComponent(org) + path, {
+      method,
+      headers:
+        body === undefined ? { 'X-CSRF-Token': csrf } : { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (response.status === 401) {
+      location.assign('/dashboard/sign-in');
+      return null;
+    }
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.message || String(response.status));
+    return answer;
+  }
+
+  /** A button that runs `action`; a refusal is said in `status`. */
+  function actionButton(label, status, action) {
+    const button = el('button', { type: 'button', class: 'small' }, label);
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      action()
+        .catch((error) => (status.textContent = error.message))
+        .finally(() => (button.disabled = false));
+    });
+    return button;
+  }
+
+  const decimal = (text) => Number(String(text).trim());
+
+  async function showLinks() {
+    const answer = await api('GET', '/payment-links');
+    if (!answer) return;
+    if (answer.data.length === 0) {
+      results.replaceChildren(el('p', {}, t('links.none')));
+      return;
+    }
+    const manage = can('manage_links');
+    const rows = answer.data.map((link) => {
+      const status = el('span', { class: 'note', role: 'status' });
+      const amount = link.total_amount_fiat
+        ? link.total_amount_fiat + ' ' + link.currency
+        : link.amount_fiat.min + '–' + link.amount_fiat.max + ' ' + link.currency;
+      const qr = el('img', {
+        src:
+          '/dashboard/api/organisations/' +
+          encodeURIComponent(org) +
+          '/payment-links/' +
+          link.payment_link_id +
+          '/qr.svg',
+        alt: t('links.qrOf') + ' ' + link.name,
+        width: '96',
+        height: '96',
+      });
+      const cells = [
+        link.name,
+        t('state.' + link.state),
+        amount,
+        link.max_uses === null ? String(link.uses) : link.uses + ' / ' + link.max_uses,
+        el('a', { href: link.url }, link.url),
+        qr,
+      ];
+      if (manage) {
+        const patch = (body) => api('PATCH', '/payment-links/' + link.payment_link_id, body).then(() => showLinks());
+        const toggle = actionButton(t(link.active ? 'links.deactivate' : 'links.activate'), status, () =>
+          patch({ active: !link.active }),
+        );
+        const nameId = 'edit-name-' + link.payment_link_id;
+        const usesId = 'edit-uses-' + link.payment_link_id;
+        const name = el('input', { id: nameId, name: 'name', type: 'text', value: link.name, maxlength: '200' });
+        const uses = el('input', {
+          id: usesId,
+          name: 'max_uses',
+          type: 'number',
+          min: '1',
+          value: link.max_uses ?? '',
+        });
+        const edit = el(
+          'form',
+          { class: 'edit' },
+          el('label', { for: nameId }, t('links.name')),
+          name,
+          el('label', { for: usesId }, t('links.maxUses')),
+          uses,
+          el('button', { type: 'submit', class: 'small' }, t('links.save')),
+        );
+        edit.addEventListener('submit', (event) => {
+          event.preventDefault();
+          const maxUses = uses.value.trim() === '' ? null : Number(uses.value);
+          patch({ name: name.value, max_uses: maxUses }).catch((error) => (status.textContent = error.message));
+        });
+        cells.push(el('span', {}, toggle, el('details', {}, el('summary', {}, t('links.edit')), edit), status));
+      }
+      return cells;
+    });
+    const headings = ['links.name', 'links.state', 'links.amount', 'links.uses', 'links.url', 'links.qr'];
+    if (manage) headings.push('links.actions');
+    results.replaceChildren(table(t('links.caption'), headings.map(t), rows));
+  }
+
+  function createLinkForm() {
+    const form = document.getElementById('create-link');
+    if (!form) return;
+    const status = document.getElementById('link-status');
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const value = (id) => document.getElementById(id).value.trim();
+      const body = { name: value('f-link-name'), currency: value('f-link-currency') };
+      if (value('f-link-price'))
+        body.items = [{ name: body.name, quantity: 1, unit_price: decimal(value('f-link-price')) }];
+      if (value('f-link-min') || value('f-link-max'))
+        body.amount_fiat = { min: decimal(value('f-link-min')), max: decimal(value('f-link-max')) };
+      if (value('f-link-uses')) body.max_uses = Number(value('f-link-uses'));
+      api('POST', '/payment-links', body)
+        .then((link) => {
+          if (!link) return;
+          form.reset();
+          return showLinks().then(() =>
+            status.replaceChildren(t('links.created') + ' ', el('a', { href: link.url }, link.url)),
+          );
+        })
+        .catch((error) => status.replaceChildren(el('p', { class: 'problem' }, error.message)));
+    });
+  }
+
+  async function showKeys() {
+    const answer = await api('GET', '/api-keys');
+    if (!answer) return;
+    if (answer.data.length === 0) {
+      results.replaceChildren(el('p', {}, t('keys.none')));
+      return;
+    }
+    const manage = can('manage_keys');
+    const rows = answer.data.map((key) => {
+      const status = el('span', { class: 'note', role: 'status' });
+      const cells = [
+        el('code', {}, key.api_key),
+        t('keys.' + key.state),
+        when(key.created_at),
+        key.last_used_at ? when(key.last_used_at) : t('keys.never'),
+      ];
+      if (manage)
+        cells.push(
+          key.state === 'active'
+            ? el(
+                'span',
+                {},
+                actionButton(t('keys.revoke'), status, () =>
+                  api('POST', '/api-keys/' + key.id + '/revoke').then(() => showKeys()),
+                ),
+                status,
+              )
+            : '–',
+        );
+      return cells;
+    });
+    const headings = ['keys.key', 'keys.state', 'keys.created', 'keys.lastUsed'];
+    if (manage) headings.push('keys.actions');
+    results.replaceChildren(table(t('keys.caption'), headings.map(t), rows));
+  }
+
+  function createKeyForm() {
+    const form = document.getElementById('create-key');
+    if (!form) return;
+    const status = document.getElementById('key-status');
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      api('POST', '/api-keys')
+        .then((issued) => {
+          if (!issued) return;
+          return showKeys().then(() =>
+            status.replaceChildren(
+              el(
+                'p',
+                { class: 'secret' },
+                t('keys.secretOnce') + ' ',
+                el('code', {}, issued.api_key),
+                ' ',
+                el('code', {}, issued.api_secret),
+              ),
+            ),
+          );
+        })
+        .catch((error) => status.replaceChildren(el('p', { class: 'problem' }, error.message)));
+    });
+  }
+
+  async function showSettings() {
+    const settings = await api('GET', '/settings');
+    if (!settings) return;
+    const form = document.getElementById('settings');
+    const status = document.getElementById('settings-status');
+    const fields = ['brand_color', 'underpayment_tolerance_percent', 'late_payment_window_minutes'];
+    for (const name of fields) form.elements[name].value = settings[name] === null ? '' : String(settings[name]);
+    results.replaceChildren(el('p', {}, t('settings.logo')));
+    if (form.dataset.bound) return;
+    form.dataset.bound = 'true';
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const body = {};
+      for (const name of fields) body[name] = form.elements[name].value.trim();
+      api('PATCH', '/settings', body)
+        .then((saved) => saved && (status.textContent = t('settings.saved')))
+        .catch((error) => status.replaceChildren(el('p', { class: 'problem' }, error.message)));
+    });
+  }
+
   const VIEWS = {
+    links: () => {
+      createLinkForm();
+      return showLinks();
+    },
+    keys: () => {
+      createKeyForm();
+      return showKeys();
+    },
+    settings: showSettings,
     session: showSession,
     webhooks: () => {
       addEndpointForm();
