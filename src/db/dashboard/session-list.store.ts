@@ -8,6 +8,7 @@ import type {
 } from '../../domain/dashboard/session-list-ports.js';
 import { Decimal } from '../../domain/shared/money.js';
 import { metadataPair } from '../../domain/dashboard/session-list.js';
+import { isUuid } from '../../domain/shared/uuid.js';
 import { timeline } from './session-timeline.store.js';
 
 const OPEN: readonly string[] = OPEN_STATUSES;
@@ -174,6 +175,13 @@ export function createDashboardSessionReader(prisma: PrismaClient): DashboardSes
 
   return {
     payments,
+    async ofOrganisation(organisationId, sessionIds) {
+      const ids = sessionIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+        SELECT id FROM checkout_sessions WHERE id = ANY(${ids}::uuid[]) AND organisation_id = ${organisationId}::uuid`;
+      return rows.map((row) => row.id);
+    },
     async list(organisationId, filter, limit, after, now) {
       const where = [
         Prisma.sql`s.organisation_id = ${organisationId}::uuid`,

@@ -123,6 +123,8 @@ export interface DashboardSessionReader {
    * of its asset in the session's quote when its block was made.
    */
   payments(organisationId: string, sessionIds: readonly string[]): Promise<SessionPaymentRow[]>;
+  /** Those of these sessions that are the organisation's. */
+  ofOrganisation(organisationId: string, sessionIds: readonly string[]): Promise<string[]>;
   /** The session if it is the organisation's; null otherwise. */
   story(organisationId: string, sessionId: string, now: Date): Promise<SessionStory | null>;
 }

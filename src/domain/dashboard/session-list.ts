@@ -107,6 +107,20 @@ export async function readSessionStory(
   return story;
 }
 
+/**
+ * Of sessions that changed, those of the organisation (role `read`): what a live list may be told of. The person is
+ * authenticated again by the caller each time, so a disabled account hears nothing more.
+ */
+export async function changedSessionsOf(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  sessionIds: readonly string[],
+): Promise<string[]> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  return ctx.store.dashboard.sessions.ofOrganisation(organisationId, sessionIds);
+}
+
 /** Sessions read per query by an export. */
 export const EXPORT_BATCH = 500;
 
