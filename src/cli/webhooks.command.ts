@@ -7,6 +7,7 @@ import {
   redeliverWebhook,
   removeWebhookEndpoint,
   rotateWebhookSecret,
+  updateWebhookEndpoint,
 } from '../domain/webhooks/webhook-endpoints.js';
 import { toDeliveryView, toEndpointView } from '../domain/webhooks/webhook.views.js';
 import { invalid } from '../domain/shared/errors.js';
@@ -73,6 +74,18 @@ export function registerWebhookCommands(program: Command): void {
       await withRuntime((ctx) => removeWebhookEndpoint(ctx, null, id));
       printLine(`removed ${id}`);
     });
+
+  for (const [name, enabled, what] of [
+    ['disable', false, 'stop delivering to an endpoint (its secret and history are kept)'],
+    ['enable', true, 'deliver to an endpoint again: events written from now on'],
+  ] as const)
+    webhooks
+      .command(name)
+      .description(what)
+      .argument('<id>', 'webhook endpoint id')
+      .action(async (id: string) => {
+        printEndpoint(await withRuntime((ctx) => updateWebhookEndpoint(ctx, null, id, { enabled })));
+      });
 
   webhooks
     .command('rotate-secret')
