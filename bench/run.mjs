@@ -14,6 +14,7 @@
 //              visits, per KASSA_UNIQUE_AMOUNT_STEPS (bench/capacity.mjs); counted, not timed.
 //   deposits   gas per session collected from deposit addresses, token and native, batches of 1 and 50
 //              (bench/deposits.mjs).
+//   dashboard  the dashboard's sessions list at a million sessions and a 100,000-row export (bench/dashboard.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -27,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
+import { printDashboard, runDashboardBench } from './dashboard.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import {
   ADMIN_URL,
@@ -51,7 +53,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits,dashboard')
+    .split(',')
+    .map((s) => s.trim()),
 );
 const children = new Set();
 const databases = [];
@@ -641,6 +645,7 @@ function print(report) {
       `\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`,
     );
   }
+  if (report.dashboard) printDashboard(report.dashboard);
   if (report.deposits) {
     const d = report.deposits;
     const label = { token: '6-decimal token', registry: 'same, every registry token listed', native: 'native coin' };
@@ -659,6 +664,7 @@ async function main() {
   if (only.has('webhooks')) await webhooksSection(report);
   if (only.has('capacity')) await capacitySection(report);
   if (only.has('deposits')) await depositsSection(report);
+  if (only.has('dashboard')) report.dashboard = await runDashboardBench();
   print(report);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));

@@ -445,9 +445,10 @@
     const manage = can('manage_links');
     const rows = answer.data.map((link) => {
       const status = el('span', { class: 'note', role: 'status' });
+      const short = (amount) => amount.replace(/\.?0+$/, '');
       const amount = link.total_amount_fiat
-        ? link.total_amount_fiat + ' ' + link.currency
-        : link.amount_fiat.min + '–' + link.amount_fiat.max + ' ' + link.currency;
+        ? short(link.total_amount_fiat) + ' ' + link.currency
+        : short(link.amount_fiat.min) + '–' + short(link.amount_fiat.max) + ' ' + link.currency;
       const qr = el('img', {
         src:
           '/dashboard/api/organisations/' +
