@@ -7,7 +7,10 @@ import { principalOf, type DashboardCookieOptions } from '../http/dashboard-sess
 
 /** What the live list needs of the change feed (src/db/change-feed): which sessions changed, and when it was deaf. */
 export interface SessionChangeSource {
-  subscribe(channel: 'kassa_checkout_session', listener: (sessionId: string) => void): () => void;
+  subscribe(
+    channel: 'kassa_checkout_session' | 'kassa_session_created',
+    listener: (sessionId: string) => void,
+  ): () => void;
   onReset(listener: () => void): () => void;
 }
 
@@ -47,7 +50,7 @@ export function dashboardLiveRouter(
     const stop = () => {
       if (closed) return;
       closed = true;
-      unsubscribe();
+      for (const unsubscribe of unsubscribers) unsubscribe();
       unreset();
       clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
@@ -66,10 +69,14 @@ export function dashboardLiveRouter(
         stop();
       }
     };
-    const unsubscribe = changes.subscribe('kassa_checkout_session', (sessionId) => {
+    const heard = (sessionId: string) => {
       pending.add(sessionId);
       timer ??= setTimeout(() => void flush(), LIVE_BATCH_MS);
-    });
+    };
+    const unsubscribers = [
+      changes.subscribe('kassa_checkout_session', heard),
+      changes.subscribe('kassa_session_created', heard),
+    ];
     const unreset = changes.onReset(() => {
       if (!closed) res.write('event: reset\ndata: {}\n\n');
     });
