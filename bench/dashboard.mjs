@@ -1,9 +1,9 @@
 // `BENCH_ONLY=dashboard npm run bench`: the dashboard's sessions list with a million sessions in PostgreSQL
-// (issue 35, docs/benchmarks.md#dashboard): the first filtered page over the merchant GraphQL API, signed in as a
-// browser is, by status, by transaction hash, by payer e-mail and by a day's date range (each sample asks for another
-// value), p50 and p95; and the sessions CSV export of 100,000 rows streamed, with the growth of Kassa's RSS while it
-// runs. The sessions are written with SQL (their triggers off), then Kassa is started on the database as `npm start`
-// runs it. Goals: p95 ≤ 50 ms for each filter, RSS growth ≤ 50 MB for the export.
+// (issue 35, docs/benchmarks.md#dashboard-list-and-export): the first filtered page over the merchant GraphQL API,
+// signed in as a browser is, by status, by transaction hash, by payer e-mail and by a day's date range (each sample
+// asks for another value), p50 and p95; and the sessions CSV export of 100,000 rows streamed, with the growth of
+// Kassa's RSS while it runs. The sessions are written with SQL (their triggers off), then Kassa is started on the
+// database as `npm start` runs it. Goals: p95 ≤ 50 ms for each filter, RSS growth ≤ 50 MB for the export.
 // Env: BENCH_DASHBOARD_SESSIONS (1000000), BENCH_DASHBOARD_EXPORT (100000), BENCH_DASHBOARD_SAMPLES (60).
 // Runs alone too: `node bench/dashboard.mjs` (needs `npm run build`).
 import { spawn } from 'node:child_process';

@@ -27,7 +27,7 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
-// kassa_session_created names new sessions apart from changed ones, so caches of a session are not dropped by its birth.
+// kassa_session_created names new sessions apart from changed ones: caches of a session are not dropped by its birth.
 export const CHANGE_CHANNELS = [
   'kassa_checkout_session',
   'kassa_api_key',
