@@ -23,6 +23,7 @@ import { createCheckoutLane } from './rest/create-lane.js';
 import { dashboardRouter } from './rest/dashboard.routes.js';
 import type { SessionChangeSource } from './rest/dashboard-live.routes.js';
 import { merchantGraphqlRouter } from './graphql/merchant/http.js';
+import { postJson } from './webhooks/http-post.js';
 import type { DashboardCookieOptions } from './http/dashboard-session.js';
 
 export interface AppDependencies {
@@ -89,7 +90,16 @@ export function createApp({
   app.use(paymentLinkPageRouter(ctx));
   app.use(brandRouter(ctx));
   app.use(dashboardRouter(ctx, dashboard, changes));
-  app.use(merchantGraphqlRouter(ctx, dashboard));
+  app.use(
+    merchantGraphqlRouter(ctx, dashboard, (url, body, headers) =>
+      postJson(url, body, headers, {
+        timeoutMs: ctx.webhooks.timeoutMs,
+        allowPrivate: ctx.webhooks.allowPrivate,
+        httpsOnly: ctx.webhooks.httpsOnly,
+        resolveHost: ctx.resolveHost,
+      }),
+    ),
+  );
   app.use(notFoundHandler);
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).

@@ -37,6 +37,9 @@ const SET_ENABLED = `mutation SetEnabled($org: ID!, $id: ID!, $enabled: Boolean!
 const ROTATE = `mutation Rotate($org: ID!, $id: ID!) {
   rotateWebhookSecret(organisationId: $org, id: $id) { endpoint { id } secret previousSecretExpiresAt }
 }`;
+const TEST_EVENT = `mutation Test($org: ID!, $id: ID!) {
+  sendWebhookTestEvent(organisationId: $org, id: $id) { requestBody httpStatus latencyMs error response }
+}`;
 const ENDPOINTS = `query Endpoints($org: ID!) {
   webhookEndpoints(organisationId: $org) { id url enabled deliveries { id status } }
 }`;
@@ -152,6 +155,33 @@ describe('managing endpoints over the merchant GraphQL API', () => {
     expect(foreign.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
 
+  it('a developer sends a signed test event and sees the answer; nothing is stored; audited', async () => {
+    const before = receiver.received.length;
+    const deliveriesBefore = await merchantGraphql(kassa, developer, ENDPOINTS, { org: shopA.organisationId });
+    const sent = await merchantGraphql(kassa, developer, TEST_EVENT, { org: shopA.organisationId, id: endpointId });
+    expect(sent.errors, JSON.stringify(sent.errors)).toBeUndefined();
+    const result = sent.data!.sendWebhookTestEvent;
+    expect(result).toMatchObject({ httpStatus: 202, error: null, response: 'x'.repeat(700) + ' the end' });
+    const hook = receiver.received[before]!;
+    expect(hook.body).toMatchObject({
+      type: 'kassa.test',
+      data: { endpoint_id: endpointId, organisation_id: shopA.organisationId },
+    });
+    expect(hook.rawBody).toBe(result.requestBody);
+    expect(signatureValid(secret, hook.headers, hook.rawBody)).toBe(true);
+    const deliveriesAfter = await merchantGraphql(kassa, developer, ENDPOINTS, { org: shopA.organisationId });
+    expect(deliveriesAfter.data).toEqual(deliveriesBefore.data);
+    expect((await auditActions())[0]).toMatchObject({
+      action: 'webhook_endpoint.test_sent',
+      details: { endpoint_id: endpointId, http_status: 202 },
+    });
+    const refused = await merchantGraphql(kassa, support, TEST_EVENT, { org: shopA.organisationId, id: endpointId });
+    expect(refused.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    const foreign = await merchantGraphql(kassa, ownerB, TEST_EVENT, { org: shopB.organisationId, id: endpointId });
+    expect(foreign.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect(receiver.received.length).toBe(before + 1);
+  });
+
   it('support may not add, disable or rotate; another organisation is not found', async () => {
     for (const [query, variables] of [
       [ADD, { url: receiver.url }],
@@ -245,6 +275,10 @@ describe('the webhooks page for a developer', () => {
       await expect.poll(() => second.locator('p').first().innerText()).toContain('Disabled');
 
       const first = page.locator('section.endpoint', { has: page.locator(`h2:text-is("${receiver.url}")`) });
+      await first.locator('button', { hasText: 'Send a test event' }).click();
+      await expect
+        .poll(() => first.locator('.actions [role=status]').innerText())
+        .toContain('Test event answered: HTTP 202');
       await first.locator('summary').first().click();
       await expect.poll(() => first.locator('details pre').count()).toBeGreaterThan(1);
       expect(await first.locator('details pre').first().innerText()).toContain('"type": "checkout_session.created"');

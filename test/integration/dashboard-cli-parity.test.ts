@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { parseJsonOutput, runKassaInProcess as kassa } from '../support/cli-process.js';
+import { signatureValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * What the dashboard does, the operator CLI does too (docs/dashboard.md): disable and enable a webhook endpoint,
- * rename a payment link, change its use limit and switch it off and on; on a PostgreSQL database of this file's own.
+ * What the dashboard does, the operator CLI does too (docs/dashboard.md): disable and enable a webhook endpoint, send
+ * it a test event, rename a payment link, change its use limit and switch it off and on; on a PostgreSQL database of
+ * this file's own.
  */
 
 let database: TestDatabase;
@@ -47,6 +49,23 @@ describe('the CLI does what the dashboard does', { timeout: 60_000 }, () => {
     expect(on.stdout).toContain(`${endpoint.id}  enabled `);
     const unknown = await kassa(['webhooks', 'disable', '00000000-0000-4000-8000-000000000000'], env);
     expect(unknown.code).toBe(4);
+  });
+
+  it('kassa webhooks test: a signed kassa.test event, its answer printed', async () => {
+    const receiver = await startWebhookReceiver();
+    receiver.fallback = { status: 204 };
+    try {
+      const endpoint = parseJsonOutput<{ id: string; secret: string }>(
+        await kassa(['webhooks', 'add', '--org', org, '--url', receiver.url, '--json'], env),
+      );
+      const sent = parseJsonOutput(await kassa(['webhooks', 'test', endpoint.id, '--json'], env));
+      expect(sent).toMatchObject({ http_status: 204, error: null });
+      const [hook] = receiver.received;
+      expect(hook!.body).toMatchObject({ type: 'kassa.test', data: { endpoint_id: endpoint.id } });
+      expect(signatureValid(endpoint.secret, hook!.headers, hook!.rawBody)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('kassa links update: rename, use limit, off and on, with the REST rules', async () => {

@@ -240,6 +240,9 @@
   const ROTATE = `mutation Rotate($org: ID!, $id: ID!) {
     rotateWebhookSecret(organisationId: $org, id: $id) { ${ENDPOINT_CHANGE} }
   }`;
+  const TEST_EVENT = `mutation Test($org: ID!, $id: ID!) {
+    sendWebhookTestEvent(organisationId: $org, id: $id) { httpStatus latencyMs error response }
+  }`;
   const DELIVERY = `query Delivery($org: ID!, $id: ID!) {
     webhookDelivery(organisationId: $org, id: $id) {
       requestBody attempts { attempt httpStatus latencyMs error response at }
@@ -300,7 +303,24 @@
         .catch((error) => (status.textContent = error.message))
         .finally(() => (rotate.disabled = false));
     });
-    return el('div', { class: 'actions' }, toggle, ' ', rotate, status);
+    const test = el('button', { type: 'button', class: 'small' }, t('webhooks.test'));
+    test.addEventListener('click', () => {
+      test.disabled = true;
+      graphql(TEST_EVENT, { org, id: endpoint.id })
+        .then((data) => {
+          if (!data) return;
+          const r = data.sendWebhookTestEvent;
+          const answer = r.httpStatus === null ? t('timeline.noAnswer') : t('timeline.http') + ' ' + r.httpStatus;
+          const why = r.error && r.error !== 'HTTP ' + r.httpStatus ? ' · ' + r.error : '';
+          status.replaceChildren(
+            t('webhooks.tested') + ' ' + answer + ' · ' + r.latencyMs + ' ms' + why,
+            r.response ? el('pre', { tabindex: '0' }, r.response) : '',
+          );
+        })
+        .catch((error) => (status.textContent = error.message))
+        .finally(() => (test.disabled = false));
+    });
+    return el('div', { class: 'actions' }, toggle, ' ', rotate, ' ', test, status);
   }
 
   /** A delivery's request body and every attempt's answer, read when first opened. */

@@ -5,14 +5,17 @@ import {
   readDeliveryFromDashboard,
   redeliverFailedFromDashboard,
   rotateWebhookSecretFromDashboard,
+  sendTestEventFromDashboard,
   setWebhookEnabledFromDashboard,
 } from '../../domain/dashboard/webhooks.js';
+import { unavailable } from '../../domain/shared/errors.js';
 import type { MerchantContext } from './context.js';
 import {
   FailedWebhooksRedelivery,
   MerchantWebhookDeliveryDetail,
   MerchantWebhookEndpoint,
   MerchantWebhookEndpointChange,
+  MerchantWebhookTestResult,
 } from './webhook.types.js';
 
 /** The merchant schema's webhooks (docs/dashboard.md#webhooks): endpoints with deliveries, redeliver the failed. */
@@ -98,5 +101,18 @@ export class MerchantWebhookResolver {
   ): Promise<MerchantWebhookEndpointChange> {
     const change = await rotateWebhookSecretFromDashboard(domain, principal, organisationId, id, clientAddress);
     return change as MerchantWebhookEndpointChange;
+  }
+
+  @Authorized('manage_webhooks')
+  @Mutation(() => MerchantWebhookTestResult, {
+    description: 'Sends the endpoint a signed test event (type kassa.test) at once and answers what it replied.',
+  })
+  async sendWebhookTestEvent(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('id', () => ID) id: string,
+    @Ctx() { domain, principal, clientAddress, postWebhook }: MerchantContext,
+  ): Promise<MerchantWebhookTestResult> {
+    if (!postWebhook) throw unavailable('This Kassa sends no webhooks');
+    return sendTestEventFromDashboard(domain, principal, organisationId, id, postWebhook, clientAddress);
   }
 }

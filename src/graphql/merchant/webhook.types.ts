@@ -140,3 +140,23 @@ export class MerchantWebhookDeliveryDetail {
   @Field(() => [MerchantWebhookAttempt])
   attempts!: MerchantWebhookAttempt[];
 }
+
+@ObjectType('MerchantWebhookTestResult', {
+  description: 'What the endpoint answered to a test event (type kassa.test), sent once and not stored.',
+})
+export class MerchantWebhookTestResult {
+  @Field(() => String, { description: 'The JSON body sent, signed as deliveries are.' })
+  requestBody!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Null when the receiver did not answer.' })
+  httpStatus!: number | null;
+
+  @Field(() => Int)
+  latencyMs!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => String, { nullable: true, description: "The answer's first 1,024 bytes." })
+  response!: string | null;
+}
