@@ -31,9 +31,8 @@ import { readJsonBody } from '../http/json-body.js';
 import { parseCreatePaymentLink, parseUpdatePaymentLink } from './payment-links.schema.js';
 
 /**
- * The dashboard's JSON routes for payment links, API keys and settings (docs/dashboard.md#links-keys-and-settings).
- * Links take the bodies of `POST` and `PATCH /payment-links`, checked by the same schema; every change passes the
- * origin and CSRF checks, and the role is checked by the use-case.
+ * Links, keys and settings for the dashboard (docs/dashboard.md#links-keys-and-settings): link bodies are checked by
+ * the schema of `POST`/`PATCH /payment-links`; changes pass the origin and CSRF checks, the use-case the role.
  */
 export function dashboardAdminRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
   const router = Router();

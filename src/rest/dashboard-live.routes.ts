@@ -20,10 +20,8 @@ export const LIVE_BATCH_MS = 250;
 export const LIVE_HEARTBEAT_MS = 25_000;
 
 /**
- * `GET /dashboard/api/organisations/<id>/live` (docs/dashboard.md#live-updates): a server-sent event stream that says
- * which of the organisation's sessions changed (`sessions`, their ids) and when changes may have been missed
- * (`reset`: read everything again). Each batch is filtered to the organisation and the person authenticated again, so
- * another organisation's session is never named and a disabled account's stream ends at its next batch.
+ * Server-sent events of the organisation's changed sessions (docs/dashboard.md#live-updates): each batch is filtered
+ * to the organisation and its person authenticated again, so no other organisation's session is ever named.
  */
 export function dashboardLiveRouter(
   ctx: DomainContext,
