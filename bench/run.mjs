@@ -15,6 +15,7 @@
 //   deposits   gas per session collected from deposit addresses, token and native, batches of 1 and 50
 //              (bench/deposits.mjs).
 //   deposit-create  create in deposit mode against the shared wallet, interleaved (bench/deposit-create.mjs).
+//   dashboard  the dashboard's sessions list at a million sessions and a 100,000-row export (bench/dashboard.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -28,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
+import { printDashboard, runDashboardBench } from './dashboard.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import {
   ADMIN_URL,
@@ -52,7 +54,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits,deposit-create')
+  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits,deposit-create,dashboard')
     .split(',')
     .map((s) => s.trim()),
 );
@@ -644,6 +646,7 @@ function print(report) {
       `\nWebhooks\n${pad(`Deliveries to a local receiver (${w.deliveries} events)`, 52)}${w.perSecond.toFixed(1)} deliveries/s (${w.seconds.toFixed(1)} s)`,
     );
   }
+  if (report.dashboard) printDashboard(report.dashboard);
   if (report.deposits) {
     const d = report.deposits;
     const label = { token: '6-decimal token', registry: 'same, every registry token listed', native: 'native coin' };
@@ -667,6 +670,7 @@ async function main() {
     const databaseUrl = await freshDatabase(`kassa_bench_deposit_create_${process.pid}`);
     report.depositCreate = await depositCreate.runDepositCreateBench({ databaseUrl, seconds, connections });
   }
+  if (only.has('dashboard')) report.dashboard = await runDashboardBench();
   print(report);
   if (depositCreate) depositCreate.printDepositCreate(report.depositCreate);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });

@@ -21,7 +21,9 @@ import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
 import { createCheckoutLane } from './rest/create-lane.js';
 import { dashboardRouter } from './rest/dashboard.routes.js';
+import type { SessionChangeSource } from './rest/dashboard-live.routes.js';
 import { merchantGraphqlRouter } from './graphql/merchant/http.js';
+import { postJson } from './webhooks/http-post.js';
 import type { DashboardCookieOptions } from './http/dashboard-session.js';
 
 export interface AppDependencies {
@@ -44,6 +46,8 @@ export interface AppDependencies {
   readonly metricsAccess?: { readonly onMainPort: boolean; readonly token: string | null };
   /** The dashboard's session cookie (docs/dashboard.md#sessions-and-cookies); default: not Secure (development). */
   readonly dashboard?: DashboardCookieOptions;
+  /** Which sessions changed, for the dashboard's live updates (the runtime's change feed); none: no live updates. */
+  readonly changes?: SessionChangeSource;
 }
 
 /** Wires the HTTP surface once: logging with request ids, raw bodies, routes, one error mapping. */
@@ -57,6 +61,7 @@ export function createApp({
   checkoutPage,
   metricsAccess,
   dashboard = { secureCookies: false },
+  changes,
 }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -84,8 +89,17 @@ export function createApp({
   app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(paymentLinkPageRouter(ctx));
   app.use(brandRouter(ctx));
-  app.use(dashboardRouter(ctx, dashboard));
-  app.use(merchantGraphqlRouter(ctx, dashboard));
+  app.use(dashboardRouter(ctx, dashboard, changes));
+  app.use(
+    merchantGraphqlRouter(ctx, dashboard, (url, body, headers) =>
+      postJson(url, body, headers, {
+        timeoutMs: ctx.webhooks.timeoutMs,
+        allowPrivate: ctx.webhooks.allowPrivate,
+        httpsOnly: ctx.webhooks.httpsOnly,
+        resolveHost: ctx.resolveHost,
+      }),
+    ),
+  );
   app.use(notFoundHandler);
   app.use(errorHandler);
   // Cached session reads are answered before Express's own handling starts (docs/benchmarks.md).

@@ -45,6 +45,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     checkoutPage: { developmentHints: config.env === 'development' },
     metricsAccess: config.metrics,
     dashboard: { secureCookies: config.env === 'production' },
+    changes: runtime.changes,
     readiness: { checkDatabase: async () => void (await db.prisma.$queryRaw`SELECT 1`) },
   });
   const server = createServer(app);

@@ -10,7 +10,7 @@ import {
   listPaymentLinks,
   updatePaymentLink,
 } from '../domain/payment-links/payment-links.js';
-import { parseCreatePaymentLink } from '../rest/payment-links.schema.js';
+import { parseCreatePaymentLink, parseUpdatePaymentLink } from '../rest/payment-links.schema.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -165,4 +165,36 @@ export function registerLinkCommands(program: Command): void {
       if (typeof output === 'string') printLine(output);
       else printJson(output);
     });
+
+  links
+    .command('update')
+    .description('rename a payment link, change its use limit, or switch it on or off (as PATCH /payment-links/<id>)')
+    .argument('<id>', 'payment link id')
+    .requiredOption('--org <id>', 'organisation id')
+    .option('--name <name>', 'the new name')
+    .option('--max-uses <n>', 'how many sessions may be paid or open; "none" for no limit')
+    .option('--active <yes|no>', 'switch it on or off')
+    .option('--json', 'print one JSON object')
+    .action(
+      async (
+        id: string,
+        options: { org: string; name?: string; maxUses?: string; active?: string; json?: boolean },
+      ) => {
+        if (options.active !== undefined && !['yes', 'no'].includes(options.active))
+          throw invalid('--active must be yes or no');
+        const parsed = parseUpdatePaymentLink({
+          ...(options.name !== undefined ? { name: options.name } : {}),
+          ...(options.maxUses !== undefined
+            ? { max_uses: options.maxUses === 'none' ? null : number(options.maxUses) }
+            : {}),
+          ...(options.active !== undefined ? { active: options.active === 'yes' } : {}),
+        });
+        if (!parsed.ok) throw invalid(parsed.problems);
+        const output = await withRuntime(async (ctx) =>
+          print(options.json)(await updatePaymentLink(ctx, options.org, checkId(id), parsed.value), ctx),
+        );
+        if (typeof output === 'string') printLine(output);
+        else printJson(output);
+      },
+    );
 }

@@ -7,9 +7,12 @@ import {
   redeliverWebhook,
   removeWebhookEndpoint,
   rotateWebhookSecret,
+  updateWebhookEndpoint,
 } from '../domain/webhooks/webhook-endpoints.js';
 import { toDeliveryView, toEndpointView } from '../domain/webhooks/webhook.views.js';
 import { invalid } from '../domain/shared/errors.js';
+import { sendWebhookTestEvent } from '../domain/dashboard/webhooks.js';
+import { postJson } from '../webhooks/http-post.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -72,6 +75,46 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (id: string) => {
       await withRuntime((ctx) => removeWebhookEndpoint(ctx, null, id));
       printLine(`removed ${id}`);
+    });
+
+  for (const [name, enabled, what] of [
+    ['disable', false, 'stop delivering to an endpoint (its secret and history are kept)'],
+    ['enable', true, 'deliver to an endpoint again: events written from now on'],
+  ] as const)
+    webhooks
+      .command(name)
+      .description(what)
+      .argument('<id>', 'webhook endpoint id')
+      .action(async (id: string) => {
+        printEndpoint(await withRuntime((ctx) => updateWebhookEndpoint(ctx, null, id, { enabled })));
+      });
+
+  webhooks
+    .command('test')
+    .description('send an endpoint a signed test event (type kassa.test) now and print what it answered')
+    .argument('<id>', 'webhook endpoint id')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const result = await withRuntime((ctx) =>
+        sendWebhookTestEvent(ctx, null, id, (url, body, headers) =>
+          postJson(url, body, headers, {
+            timeoutMs: ctx.webhooks.timeoutMs,
+            allowPrivate: ctx.webhooks.allowPrivate,
+            httpsOnly: ctx.webhooks.httpsOnly,
+            resolveHost: ctx.resolveHost,
+          }),
+        ),
+      );
+      if (options.json)
+        return printJson({
+          http_status: result.httpStatus,
+          latency_ms: result.latencyMs,
+          error: result.error,
+          response: result.response,
+        });
+      printLine(`${result.httpStatus === null ? 'no answer' : `HTTP ${result.httpStatus}`} in ${result.latencyMs} ms`);
+      if (result.error && result.error !== `HTTP ${result.httpStatus}`) printLine(result.error);
+      if (result.response) printLine(result.response);
     });
 
   webhooks

@@ -8,7 +8,7 @@ import { Decimal } from '../domain/shared/money.js';
 /**
  * The sessions list's filters as the dashboard's pages keep them in the URL (docs/dashboard.md#the-pages):
  * `status` (repeated), `asset`, `network`, `from` and `to` (days, UTC, both included), `currency`, `min`, `max`,
- * `payer`, `tx`, `link`. Empty values are no filter. web/dashboard/dashboard.js reads the same names.
+ * `payer`, `tx`, `link`, `wallet`, `meta`. Empty values are no filter. web/dashboard/dashboard.js reads the same names.
  */
 export const FILTER_PARAMS = [
   'status',
@@ -22,6 +22,8 @@ export const FILTER_PARAMS = [
   'payer',
   'tx',
   'link',
+  'wallet',
+  'meta',
 ];
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -71,6 +73,8 @@ export function filterFromQuery(req: Request): SessionFilter {
     payer: one('payer'),
     txHash: one('tx'),
     paymentLinkId: one('link'),
+    payerWallet: one('wallet'),
+    metadata: one('meta'),
   };
   if (problems.length > 0) throw invalid(problems);
   return Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined)) as SessionFilter;

@@ -5,10 +5,18 @@ import { formatAmount } from '../domain/shared/money.js';
 import { exportPayments, exportSessions, type PaymentExportRow } from '../domain/dashboard/session-list.js';
 import type { SessionListRow } from '../domain/dashboard/session-list-ports.js';
 import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
-import { requirePermission, roleAllows } from '../domain/dashboard/roles.js';
+import { requirePermission } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
 import { principalOf, type DashboardCookieOptions } from '../http/dashboard-session.js';
-import { languageOf, sessionPage, sessionsPage, webhooksPage } from './dashboard-ui.js';
+import {
+  keysPage,
+  languageOf,
+  linksPage,
+  sessionPage,
+  sessionsPage,
+  settingsPage,
+  webhooksPage,
+} from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 
 const CSV_COLUMNS = [
@@ -172,9 +180,19 @@ export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOp
   router.get('/dashboard/webhooks', async (req, res) => {
     const found = await member(req, res);
     if (!found) return;
-    const canRedeliver = roleAllows(roleIn(found.principal, found.org), 'redeliver_webhooks');
-    page(res, webhooksPage(req, languageOf(req), found.principal, found.org, canRedeliver));
+    page(res, webhooksPage(req, languageOf(req), found.principal, found.org));
   });
+
+  for (const [path, render] of [
+    ['/dashboard/links', linksPage],
+    ['/dashboard/keys', keysPage],
+    ['/dashboard/settings', settingsPage],
+  ] as const)
+    router.get(path, async (req, res) => {
+      const found = await member(req, res);
+      if (!found) return;
+      page(res, render(req, languageOf(req), found.principal, found.org));
+    });
 
   // Streamed in keyset batches: memory stays one batch whatever the number of rows.
   router.get('/dashboard/api/organisations/:organisationId/sessions.csv', async (req, res) => {

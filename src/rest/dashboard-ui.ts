@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
 import { ASSET_TICKERS } from '../domain/shared/assets.js';
 import { CHECKOUT_SESSION_STATUSES } from '../domain/sessions/checkout-session.js';
-import type { Principal } from '../domain/dashboard/sign-in.js';
+import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
+import { PERMISSIONS, roleAllows, type DashboardPermission } from '../domain/dashboard/roles.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/shared/event-types.js';
 import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';
 
@@ -56,10 +58,13 @@ function frame(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
-  view: { name: string; title: string; organisationId: string; sessionId?: string; canRedeliver?: boolean },
+  view: { name: string; title: string; organisationId: string; sessionId?: string },
   body: string,
 ): string {
   const t = textOf(lang);
+  // What the page offers; the server checks every operation again.
+  const role = roleIn(principal, view.organisationId);
+  const permissions = (Object.keys(PERMISSIONS) as DashboardPermission[]).filter((p) => roleAllows(role, p));
   // JSON in a non-executed script element: `<` escaped so no text can close the element.
   const texts = JSON.stringify(TEXTS.get(lang)).replace(/</g, '\\u003c');
   const switcher = DASHBOARD_LANGUAGES.map((code) =>
@@ -70,6 +75,9 @@ function frame(
   ).join(' ');
   const sessions = `/dashboard/sessions?org=${view.organisationId}&lang=${lang}`;
   const webhooks = `/dashboard/webhooks?org=${view.organisationId}&lang=${lang}`;
+  const navLink = (name: string) =>
+    `<a href="${escapeHtml(`/dashboard/${name}?org=${view.organisationId}&lang=${lang}`)}"` +
+    `${view.name === name ? ' aria-current="page"' : ''}>${t(`nav.${name}`)}</a>`;
   return `<!doctype html>
 <html lang="${lang}">
 <head>
@@ -81,12 +89,15 @@ function frame(
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 </head>
 <body data-view="${view.name}" data-org="${escapeHtml(view.organisationId)}"
- data-session="${escapeHtml(view.sessionId ?? '')}" data-can-redeliver="${view.canRedeliver ? 'true' : 'false'}">
+ data-session="${escapeHtml(view.sessionId ?? '')}" data-permissions="${permissions.join(' ')}">
 <header class="bar">
 <nav aria-label="Kassa">
 <a href="/dashboard">${t('nav.home')}</a>
 <a href="${escapeHtml(sessions)}">${t('nav.sessions')}</a>
 <a href="${escapeHtml(webhooks)}">${t('nav.webhooks')}</a>
+${navLink('links')}
+${navLink('keys')}
+${navLink('settings')}
 </nav>
 <p class="languages"><span>${t('language.switch')}:</span> ${switcher}</p>
 <form class="inline" method="post" action="/dashboard/sign-out">
@@ -163,6 +174,8 @@ ${input('max', t('filter.max'), 'text', q('max'), ' inputmode="decimal"')}
 ${input('payer', t('filter.payer'), 'text', q('payer'))}
 ${input('tx', t('filter.tx'), 'text', q('tx'), ' spellcheck="false"')}
 ${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
+${input('wallet', t('filter.wallet'), 'text', q('wallet'), ' spellcheck="false"')}
+${input('meta', t('filter.meta'), 'text', q('meta'), ' spellcheck="false"')}
 </div>
 <button type="submit">${t('filter.apply')}</button>
 <a href="/dashboard/sessions?org=${escapeHtml(organisationId)}&amp;lang=${lang}">${t('filter.clear')}</a>
@@ -202,19 +215,102 @@ export function sessionPage(
 }
 
 /**
- * The organisation's webhook endpoints with their latest deliveries; "redeliver every failed one" is offered to the
- * roles that may (the server checks again). dashboard.js fills in the data.
+ * The organisation's webhook endpoints with their latest deliveries; the actions (redeliver, add, disable, rotate)
+ * are offered to the roles that may take them (the server checks again). dashboard.js fills in the data.
  */
 export function webhooksPage(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
   organisationId: string,
-  canRedeliver: boolean,
 ): string {
   const t = textOf(lang);
+  const events = WEBHOOK_EVENT_TYPES.map(
+    (type) => `<label class="check"><input type="checkbox" name="events" value="${type}"> ${type}</label>`,
+  ).join('\n');
+  const add = roleAllows(roleIn(principal, organisationId), 'manage_webhooks')
+    ? `<form id="add-endpoint" class="filters" aria-labelledby="add-endpoint-title">
+<h2 id="add-endpoint-title">${t('webhooks.add')}</h2>
+<div class="field"><label for="endpoint-url">${t('webhooks.url')}</label>
+<input id="endpoint-url" name="url" type="url" required spellcheck="false"></div>
+<fieldset><legend>${t('webhooks.events')} (${t('webhooks.noneMeansAll')})</legend>
+${events}
+</fieldset>
+<button type="submit">${t('webhooks.addButton')}</button>
+<div id="endpoint-secret" role="status"></div>
+</form>`
+    : '';
   const body = `<p>${t('webhooks.intro')}</p>
+${add}
 <div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
   const title = TEXTS.get(lang)!['webhooks.title']!;
-  return frame(req, lang, principal, { name: 'webhooks', title, organisationId, canRedeliver }, body);
+  return frame(req, lang, principal, { name: 'webhooks', title, organisationId }, body);
+}
+
+/** A page of the organisation's links, keys or settings: the server writes the forms the role may use. */
+function adminPage(
+  req: Request,
+  lang: DashboardLanguage,
+  principal: Principal,
+  organisationId: string,
+  name: 'links' | 'keys' | 'settings',
+  form: string,
+): string {
+  const t = textOf(lang);
+  const body = `<p>${t(`${name}.intro`)}</p>
+${form}
+<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
+  return frame(req, lang, principal, { name, title: TEXTS.get(lang)![`${name}.title`]!, organisationId }, body);
+}
+
+/** Payment links: the list with uses and QR codes, and for admins the form that creates one. */
+export function linksPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const form = roleAllows(roleIn(principal, organisationId), 'manage_links')
+    ? `<form id="create-link" class="filters" aria-labelledby="create-link-title">
+<h2 id="create-link-title">${t('links.create')}</h2>
+<div class="grid">
+${input('link-name', t('links.name'), 'text', undefined, ' required maxlength="200"')}
+${input('link-currency', t('filter.currency'), 'text', 'USD', ' required maxlength="3" autocapitalize="characters"')}
+${input('link-price', t('links.price'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-min', t('links.min'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-max', t('links.max'), 'text', undefined, ' inputmode="decimal"')}
+${input('link-uses', t('links.maxUses'), 'number', undefined, ' min="1"')}
+</div>
+<p class="note">${t('links.priceOrRange')}</p>
+<button type="submit">${t('links.createButton')}</button>
+<div id="link-status" role="status"></div>
+</form>`
+    : '';
+  return adminPage(req, lang, principal, organisationId, 'links', form);
+}
+
+/** API keys: the list with last use, and for developers "create" (the secret shown once). */
+export function keysPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const form = roleAllows(roleIn(principal, organisationId), 'manage_keys')
+    ? `<form id="create-key" aria-label="${t('keys.create')}">
+<button type="submit">${t('keys.create')}</button>
+<div id="key-status" role="status"></div>
+</form>`
+    : '';
+  return adminPage(req, lang, principal, organisationId, 'keys', form);
+}
+
+/** Settings: branding and the payment policy; the fields are read-only below admin. */
+export function settingsPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
+  const t = textOf(lang);
+  const editable = roleAllows(roleIn(principal, organisationId), 'manage_settings');
+  const off = editable ? '' : ' readonly';
+  const form = `<form id="settings" class="filters" aria-labelledby="settings-title">
+<h2 id="settings-title">${t('settings.form')}</h2>
+<div class="grid">
+${input('brand_color', t('settings.brandColor'), 'text', undefined, ` placeholder="#1d4ed8" maxlength="7"${off}`)}
+${input('underpayment_tolerance_percent', t('settings.tolerance'), 'text', undefined, ` inputmode="decimal"${off}`)}
+${input('late_payment_window_minutes', t('settings.lateWindow'), 'number', undefined, ` min="0"${off}`)}
+</div>
+${editable ? `<button type="submit">${t('settings.save')}</button>` : `<p class="note">${t('settings.readOnly')}</p>`}
+<div id="settings-status" role="status"></div>
+</form>`;
+  return adminPage(req, lang, principal, organisationId, 'settings', form);
 }

@@ -28,6 +28,8 @@ import {
 } from '../http/dashboard-session.js';
 import { WEB_DIR } from './hosted-page.js';
 import { methodNotAllowed, STATUS_BY_CODE } from '../http/error-handler.js';
+import { dashboardAdminRouter } from './dashboard-admin.routes.js';
+import { dashboardLiveRouter, type SessionChangeSource } from './dashboard-live.routes.js';
 import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
 function sendPage(res: Response, status: number, html: string): void {
@@ -53,7 +55,11 @@ const ASSETS: Record<string, string> = {
  * /dashboard: accounts and roles (docs/dashboard.md). Every state change passes the same-origin check first and,
  * where a session is used, the session's CSRF token; every read and write checks the role server-side.
  */
-export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
+export function dashboardRouter(
+  ctx: DomainContext,
+  options: DashboardCookieOptions,
+  changes?: SessionChangeSource,
+): Router {
   const router = Router();
 
   router.get('/dashboard/assets/:file', (req, res, next) => {
@@ -228,6 +234,8 @@ export function dashboardRouter(ctx: DomainContext, options: DashboardCookieOpti
   });
 
   router.use(dashboardUiRouter(ctx, options));
+  router.use(dashboardAdminRouter(ctx, options));
+  router.use(dashboardLiveRouter(ctx, options, changes));
 
   for (const path of ['/dashboard/sign-in', '/dashboard/invite', '/dashboard/sign-in-link'])
     router.all(path, methodNotAllowed(['GET', 'POST']));

@@ -123,6 +123,31 @@ describe.skipIf(!process.env.KASSA_SCREENSHOTS)('the dashboard screenshots', () 
       )
       .toBe(2);
     await page.screenshot({ path: new URL('dashboard-webhooks.png', OUT).pathname, fullPage: true });
+
+    for (const body of [
+      { name: 'Poster', currency: 'USD', items: [{ name: 'Poster', quantity: 1, unit_price: 12.5 }], max_uses: 100 },
+      { name: 'Donation', currency: 'EUR', amount_fiat: { min: 5, max: 500 } },
+    ]) {
+      const link = await signedRequest(node.kassa, shop, 'post', '/payment-links', body);
+      expect(link.status, JSON.stringify(link.body)).toBe(201);
+    }
+    await page.goto(`${node.kassa.url}/dashboard/links?org=${shop.organisationId}`);
+    await expect.poll(() => page.locator('#results tbody tr').count()).toBe(2);
+    await expect
+      .poll(() =>
+        page
+          .locator('#results img')
+          .last()
+          .evaluate((img) => (img as unknown as { complete: boolean }).complete),
+      )
+      .toBe(true);
+    await page.screenshot({ path: new URL('dashboard-links.png', OUT).pathname, fullPage: true });
+    await page.goto(`${node.kassa.url}/dashboard/keys?org=${shop.organisationId}`);
+    await page.locator('#results tbody tr').first().waitFor();
+    await page.screenshot({ path: new URL('dashboard-keys.png', OUT).pathname });
+    await page.goto(`${node.kassa.url}/dashboard/settings?org=${shop.organisationId}`);
+    await expect.poll(() => page.inputValue('#f-underpayment_tolerance_percent')).not.toBe('');
+    await page.screenshot({ path: new URL('dashboard-settings.png', OUT).pathname });
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -29,7 +29,7 @@ let ownerA: DashboardMember;
 let viewerA: DashboardMember;
 let ownerB: DashboardMember;
 const ids: Record<'paid' | 'euro' | 'small' | 'other', string> = { paid: '', euro: '', small: '', other: '' };
-let paidTx: { hash: string; blockNumber: bigint };
+let paidTx: { hash: string; from: string; blockNumber: bigint };
 let beforeSmall: Date;
 
 const LIST = `query List($org: ID!, $filter: SessionFilterInput, $first: Int, $after: String) {
@@ -88,7 +88,11 @@ beforeAll(async () => {
     await createSession(
       kassa,
       shopA,
-      checkoutRequest({ currency: 'EUR', user: { id: 'cust-2', email: 'bob@example.com' } }),
+      checkoutRequest({
+        currency: 'EUR',
+        user: { id: 'cust-2', email: 'bob@example.com' },
+        metadata: { note: 'Gift 50%_off', quantity: 3 },
+      }),
     )
   ).session_id;
   await new Promise((resolve) => setTimeout(resolve, 5));
@@ -180,6 +184,56 @@ describe('the sessions list', () => {
     expect(idsOf(await list(ownerA, org, { paymentLinkId: randomUUID() }))).toEqual([]);
     // Combined: all must hold.
     expect(idsOf(await list(ownerA, org, { payer: 'alice@example.com', statuses: ['WAITING_PAYMENT'] }))).toEqual([]);
+  });
+
+  it('filters by payer wallet (any case) and by metadata, as text or key=value', async () => {
+    const org = shopA.organisationId;
+    expect(idsOf(await list(ownerA, org, { payerWallet: paidTx.from.toUpperCase().replace('0X', '0x') }))).toEqual([
+      ids.paid,
+    ]);
+    expect(idsOf(await list(ownerA, org, { payerWallet: `0x${'ab'.repeat(20)}` }))).toEqual([]);
+    expect(idsOf(await list(ownerB, shopB.organisationId, { payerWallet: paidTx.from }))).toEqual([]);
+    expect(idsOf(await list(ownerA, org, { metadata: 'order=A-1' }))).toEqual([ids.paid]);
+    expect(idsOf(await list(ownerA, org, { metadata: 'order=A-2' }))).toEqual([]);
+    expect(idsOf(await list(ownerA, org, { metadata: 'quantity=3' }))).toEqual([ids.euro]);
+    expect(idsOf(await list(ownerA, org, { metadata: 'gift 50%_OFF' }))).toEqual([ids.euro]);
+    // % and _ are the text itself, not wildcards.
+    expect(idsOf(await list(ownerA, org, { metadata: 'gift 5%off' }))).toEqual([]);
+    expect(idsOf(await list(ownerA, org, { metadata: 'a-1' }))).toEqual([ids.paid]);
+    // The URL's names, as the pages and the export take them.
+    const csv = await dashboardRequest(
+      node.kassa.url,
+      'GET',
+      `/dashboard/api/organisations/${org}/sessions.csv?wallet=${paidTx.from}&meta=order%3DA-1`,
+      { cookie: ownerA.cookie },
+    );
+    expect(csv.status, csv.text).toBe(200);
+    expect(
+      csv.text
+        .trimEnd()
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.split(',')[0]),
+    ).toEqual([ids.paid]);
+    const bad = await merchantGraphql(node.kassa, ownerA, LIST, { org, filter: { payerWallet: '0x12' } });
+    expect(bad.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      messages: ['payerWallet must be 0x and 40 hex digits'],
+    });
+  });
+
+  it('filters by status as reads show it: open past expiry with nothing bound is expired', async () => {
+    const org = shopA.organisationId;
+    const prisma = node.kassa.runtime.db.prisma;
+    const { expiresAt } = await prisma.checkoutSession.findUniqueOrThrow({ where: { id: ids.small } });
+    await prisma.checkoutSession.update({ where: { id: ids.small }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    try {
+      expect(idsOf(await list(ownerA, org, { statuses: ['EXPIRED'] }))).toEqual([ids.small]);
+      expect(idsOf(await list(ownerA, org, { statuses: ['WAITING_PAYMENT'] }))).toEqual([ids.euro]);
+      expect(idsOf(await list(ownerA, org, { statuses: ['EXPIRED', 'PAID'] }))).toEqual([ids.small, ids.paid]);
+    } finally {
+      await prisma.checkoutSession.update({ where: { id: ids.small }, data: { expiresAt } });
+    }
   });
 
   it('refuses a malformed filter with every problem', async () => {

@@ -78,6 +78,7 @@ export async function startTestKassa(options: TestKassaOptions = {}): Promise<Te
     logger,
     graphql: graphql.middleware,
     graphqlLane: graphql.lane,
+    changes: runtime.changes,
     readiness: { checkDatabase: async () => void (await runtime.db.prisma.$queryRaw`SELECT 1`) },
   });
   const server: Server = await new Promise((resolve) => {

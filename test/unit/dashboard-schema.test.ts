@@ -43,6 +43,11 @@ describe('the merchant GraphQL schema', () => {
       redeliverWebhook: 'redeliver_webhooks',
       webhookEndpoints: 'read',
       redeliverFailedWebhooks: 'redeliver_webhooks',
+      webhookDelivery: 'read',
+      addWebhookEndpoint: 'manage_webhooks',
+      setWebhookEndpointEnabled: 'manage_webhooks',
+      rotateWebhookSecret: 'manage_webhooks',
+      sendWebhookTestEvent: 'manage_webhooks',
     };
     expect(withOrganisation.map((field) => field.name).sort()).toEqual(Object.keys(permissions).sort());
     for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:${permissions[field.name]}`);

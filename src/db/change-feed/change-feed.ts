@@ -16,7 +16,13 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
-export const CHANGE_CHANNELS = ['kassa_checkout_session', 'kassa_api_key', 'kassa_organisation'] as const;
+// kassa_session_created names new sessions apart from changed ones: caches of a session are not dropped by its birth.
+export const CHANGE_CHANNELS = [
+  'kassa_checkout_session',
+  'kassa_api_key',
+  'kassa_organisation',
+  'kassa_session_created',
+] as const;
 export type ChangeChannel = (typeof CHANGE_CHANNELS)[number];
 
 /** A feed that hears nothing: caches never serve, watchers are never told (CLI commands). */

@@ -7,6 +7,8 @@ import type {
   SessionListRow,
 } from '../../domain/dashboard/session-list-ports.js';
 import { Decimal } from '../../domain/shared/money.js';
+import { metadataPair } from '../../domain/dashboard/session-list.js';
+import { isUuid } from '../../domain/shared/uuid.js';
 import { timeline } from './session-timeline.store.js';
 
 const OPEN: readonly string[] = OPEN_STATUSES;
@@ -15,6 +17,22 @@ const OPEN: readonly string[] = OPEN_STATUSES;
 function statusSql(now: Date): Prisma.Sql {
   return Prisma.sql`(CASE WHEN s.status::text = ANY(${OPEN}::text[]) AND s.expires_at <= ${now}
                           AND s.bound_tx_hash IS NULL THEN 'expired' ELSE s.status::text END)`;
+}
+
+/**
+ * The statuses as reads show them, written on the stored status so the (organisation, status, created_at) index
+ * answers: an open status excludes its sessions past expiry with nothing bound, `expired` takes them in.
+ */
+function statusCondition(statuses: readonly CheckoutSessionStatus[], now: Date): Prisma.Sql {
+  const lapsed = Prisma.sql`(s.expires_at <= ${now} AND s.bound_tx_hash IS NULL)`;
+  const stored = (list: readonly string[]) => Prisma.sql`s.status = ANY(${[...list]}::checkout_session_status[])`;
+  const open = statuses.filter((status) => OPEN.includes(status));
+  const closed = statuses.filter((status) => !OPEN.includes(status));
+  const parts: Prisma.Sql[] = [];
+  if (closed.length > 0) parts.push(stored(closed));
+  if (open.length > 0) parts.push(Prisma.sql`(${stored(open)} AND NOT ${lapsed})`);
+  if (statuses.includes('expired')) parts.push(Prisma.sql`(${stored(OPEN)} AND ${lapsed})`);
+  return Prisma.sql`(${Prisma.join(parts, ' OR ')})`;
 }
 
 function columnsSql(now: Date): Prisma.Sql {
@@ -58,10 +76,26 @@ function toRow(row: Row): SessionListRow {
   };
 }
 
+/** `key=value`: containment, which the GIN index answers; other text: a case-insensitive search of the JSON text. */
+function metadataCondition(text: string): Prisma.Sql {
+  const pair = metadataPair(text);
+  if (pair) {
+    const asText = JSON.stringify({ [pair.key]: pair.value });
+    const literal = /^-?\d+(\.\d+)?$|^true$|^false$/.test(pair.value)
+      ? `{${JSON.stringify(pair.key)}:${pair.value}}`
+      : null;
+    return literal
+      ? Prisma.sql`(s.metadata @> ${asText}::jsonb OR s.metadata @> ${literal}::jsonb)`
+      : Prisma.sql`s.metadata @> ${asText}::jsonb`;
+  }
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return Prisma.sql`s.metadata::text ILIKE ${pattern}`;
+}
+
 /** The filter as SQL conditions on `s` (checkout_sessions), each optional. */
-function conditions(filter: SessionFilter, now: Date): Prisma.Sql[] {
+function conditions(organisationId: string, filter: SessionFilter, now: Date): Prisma.Sql[] {
   const where: Prisma.Sql[] = [];
-  if (filter.statuses?.length) where.push(Prisma.sql`${statusSql(now)} = ANY(${[...filter.statuses]}::text[])`);
+  if (filter.statuses?.length) where.push(statusCondition(filter.statuses, now));
   if (filter.asset) where.push(Prisma.sql`s.crypto_currency = ${filter.asset}`);
   if (filter.network)
     where.push(Prisma.sql`(
@@ -75,11 +109,22 @@ function conditions(filter: SessionFilter, now: Date): Prisma.Sql[] {
   if (filter.fiatMax) where.push(Prisma.sql`s.total_amount_fiat <= ${filter.fiatMax.toFixed()}::numeric`);
   if (filter.payer)
     where.push(Prisma.sql`(lower(s.user_email) = lower(${filter.payer}) OR s.user_id = ${filter.payer})`);
+  // ARRAY(…) is computed first and looked up by id: a semi-join here would scan the organisation's sessions.
   if (filter.txHash)
-    where.push(Prisma.sql`(s.bound_tx_hash = ${filter.txHash}
-      OR s.id IN (SELECT p.session_id FROM payments p WHERE p.tx_hash = ${filter.txHash} AND p.session_id IS NOT NULL)
-      OR s.id IN (SELECT t.session_id FROM checkout_session_transactions t WHERE t.tx_hash = ${filter.txHash}))`);
+    where.push(Prisma.sql`s.id = ANY(ARRAY(
+      SELECT b.id FROM checkout_sessions b WHERE b.bound_tx_hash = ${filter.txHash}
+      UNION SELECT p.session_id FROM payments p WHERE p.tx_hash = ${filter.txHash} AND p.session_id IS NOT NULL
+      UNION SELECT t.session_id FROM checkout_session_transactions t WHERE t.tx_hash = ${filter.txHash}))`);
   if (filter.paymentLinkId) where.push(Prisma.sql`s.product_payment_link_id = ${filter.paymentLinkId}::uuid`);
+  if (filter.payerWallet)
+    where.push(Prisma.sql`s.id = ANY(ARRAY(
+      SELECT w.id FROM checkout_sessions w
+       WHERE w.organisation_id = ${organisationId}::uuid AND lower(w.payer_wallet_address) = ${filter.payerWallet}
+      UNION SELECT p.session_id FROM payments p
+       WHERE lower(p.from_address) = ${filter.payerWallet} AND p.session_id IS NOT NULL
+      UNION SELECT t.session_id FROM checkout_session_transactions t
+       WHERE lower(t.payer_wallet_address) = ${filter.payerWallet}))`);
+  if (filter.metadata) where.push(metadataCondition(filter.metadata));
   return where;
 }
 
@@ -130,8 +175,18 @@ export function createDashboardSessionReader(prisma: PrismaClient): DashboardSes
 
   return {
     payments,
+    async ofOrganisation(organisationId, sessionIds) {
+      const ids = sessionIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+        SELECT id FROM checkout_sessions WHERE id = ANY(${ids}::uuid[]) AND organisation_id = ${organisationId}::uuid`;
+      return rows.map((row) => row.id);
+    },
     async list(organisationId, filter, limit, after, now) {
-      const where = [Prisma.sql`s.organisation_id = ${organisationId}::uuid`, ...conditions(filter, now)];
+      const where = [
+        Prisma.sql`s.organisation_id = ${organisationId}::uuid`,
+        ...conditions(organisationId, filter, now),
+      ];
       if (after) where.push(Prisma.sql`(s.created_at, s.id) < (${after.createdAt}, ${after.id}::uuid)`);
       const rows = await prisma.$queryRaw<Row[]>`
         SELECT ${columnsSql(now)} FROM checkout_sessions s

@@ -20,6 +20,10 @@ export interface SessionFilter {
   /** A transaction bound to the session or paying it. */
   readonly txHash?: string;
   readonly paymentLinkId?: string;
+  /** A wallet that paid the session, bound a transaction to it or was named by the payer (any case). */
+  readonly payerWallet?: string;
+  /** `key=value`: the metadata holds that top-level string; any other text: found in the metadata (any case). */
+  readonly metadata?: string;
 }
 
 /** Where a page starts: after the session (created_at, id) the last page ended with, newest first. */
@@ -119,6 +123,8 @@ export interface DashboardSessionReader {
    * of its asset in the session's quote when its block was made.
    */
   payments(organisationId: string, sessionIds: readonly string[]): Promise<SessionPaymentRow[]>;
+  /** Those of these sessions that are the organisation's. */
+  ofOrganisation(organisationId: string, sessionIds: readonly string[]): Promise<string[]>;
   /** The session if it is the organisation's; null otherwise. */
   story(organisationId: string, sessionId: string, now: Date): Promise<SessionStory | null>;
 }

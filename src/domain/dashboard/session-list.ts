@@ -28,7 +28,7 @@ export function decodeCursor(text: string): SessionCursor {
   return { createdAt, id };
 }
 
-/** Checks and normalises a filter: lower-case hashes and e-mail, a sane range. */
+/** Checks and normalises a filter: lower-case hashes and wallets, a sane range. */
 export function normaliseFilter(filter: SessionFilter, networks: readonly string[]): SessionFilter {
   const problems: string[] = [];
   const txHash = filter.txHash?.trim().toLowerCase();
@@ -45,8 +45,23 @@ export function normaliseFilter(filter: SessionFilter, networks: readonly string
   const payer = filter.payer?.trim();
   if (payer !== undefined && (payer.length === 0 || payer.length > 255))
     problems.push('payer must be 1 to 255 characters');
+  const payerWallet = filter.payerWallet?.trim().toLowerCase();
+  if (payerWallet !== undefined && !/^0x[0-9a-f]{40}$/.test(payerWallet))
+    problems.push('payerWallet must be 0x and 40 hex digits');
+  const metadata = filter.metadata?.trim();
+  if (metadata !== undefined && (metadata.length === 0 || metadata.length > 200))
+    problems.push('metadata must be 1 to 200 characters');
   if (problems.length > 0) throw invalid(problems);
-  return { ...filter, txHash, fiatCurrency, payer };
+  return { ...filter, txHash, fiatCurrency, payer, payerWallet, metadata };
+}
+
+/**
+ * A metadata filter `key=value` (a key of letters, digits, `_`, `-` or `.`) asks for that top-level pair exactly,
+ * which an index answers; any other text is looked for anywhere in the metadata.
+ */
+export function metadataPair(text: string): { key: string; value: string } | null {
+  const match = /^([A-Za-z0-9_.-]{1,100})=(.*)$/s.exec(text);
+  return match ? { key: match[1]!, value: match[2]! } : null;
 }
 
 export interface SessionPage {
@@ -90,6 +105,20 @@ export async function readSessionStory(
     : null;
   if (!story) throw notFound(`Checkout session ${sessionId} not found`);
   return story;
+}
+
+/**
+ * Of sessions that changed, those of the organisation (role `read`): what a live list may be told of. The person is
+ * authenticated again by the caller each time, so a disabled account hears nothing more.
+ */
+export async function changedSessionsOf(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  sessionIds: readonly string[],
+): Promise<string[]> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  return ctx.store.dashboard.sessions.ofOrganisation(organisationId, sessionIds);
 }
 
 /** Sessions read per query by an export. */

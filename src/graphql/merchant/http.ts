@@ -12,6 +12,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { specifiedRules } from 'graphql';
 import { GRAPHQL_LIMITS, GRAPHQL_PARSE_OPTIONS } from '../protection.js';
 import type { MerchantContext } from './context.js';
+import type { WebhookPost } from '../../domain/dashboard/webhooks.js';
 import { merchantSchema } from './schema.js';
 
 export const MERCHANT_GRAPHQL_PATH = '/dashboard/graphql';
@@ -78,7 +79,11 @@ function refusal(code: string, message: string) {
  * missing session is the REST 401 and a cross-site request or a missing token the REST 403; inside, each operation
  * checks the person's role in the organisation it names (src/graphql/merchant/schema.ts).
  */
-export function merchantGraphqlRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
+export function merchantGraphqlRouter(
+  ctx: DomainContext,
+  options: DashboardCookieOptions,
+  postWebhook?: WebhookPost,
+): Router {
   const router = Router();
   const rules = merchantValidationRules();
   router.post(MERCHANT_GRAPHQL_PATH, async (req, res) => {
@@ -99,7 +104,7 @@ export function merchantGraphqlRouter(ctx: DomainContext, options: DashboardCook
       return res.status(400).json({
         errors: problems.map((problem) => ({ ...problem.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })),
       });
-    const contextValue: MerchantContext = { domain: ctx, principal, clientAddress: clientAddressOf(req) };
+    const contextValue: MerchantContext = { domain: ctx, principal, clientAddress: clientAddressOf(req), postWebhook };
     const result = await execute({
       schema,
       document,

@@ -53,6 +53,18 @@ export class SessionFilterInput {
 
   @Field(() => ID, { nullable: true, description: 'Sessions started from this payment link.' })
   paymentLinkId?: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'A wallet that paid the session, bound a transaction to it or was named by the payer (any case).',
+  })
+  payerWallet?: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description: '`key=value`: the metadata holds that top-level value; other text: found anywhere in it (any case).',
+  })
+  metadata?: string;
 }
 
 @ObjectType('MerchantSession', { description: "A session as the organisation's staff see it." })

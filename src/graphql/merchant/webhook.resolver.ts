@@ -1,7 +1,22 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { listDashboardWebhooks, redeliverFailedFromDashboard } from '../../domain/dashboard/webhooks.js';
+import {
+  addWebhookFromDashboard,
+  listDashboardWebhooks,
+  readDeliveryFromDashboard,
+  redeliverFailedFromDashboard,
+  rotateWebhookSecretFromDashboard,
+  sendTestEventFromDashboard,
+  setWebhookEnabledFromDashboard,
+} from '../../domain/dashboard/webhooks.js';
+import { unavailable } from '../../domain/shared/errors.js';
 import type { MerchantContext } from './context.js';
-import { FailedWebhooksRedelivery, MerchantWebhookEndpoint } from './webhook.types.js';
+import {
+  FailedWebhooksRedelivery,
+  MerchantWebhookDeliveryDetail,
+  MerchantWebhookEndpoint,
+  MerchantWebhookEndpointChange,
+  MerchantWebhookTestResult,
+} from './webhook.types.js';
 
 /** The merchant schema's webhooks (docs/dashboard.md#webhooks): endpoints with deliveries, redeliver the failed. */
 @Resolver()
@@ -26,5 +41,78 @@ export class MerchantWebhookResolver {
     @Ctx() { domain, principal, clientAddress }: MerchantContext,
   ): Promise<FailedWebhooksRedelivery> {
     return { deliveryIds: await redeliverFailedFromDashboard(domain, principal, organisationId, clientAddress) };
+  }
+
+  @Authorized('read')
+  @Query(() => MerchantWebhookDeliveryDetail, {
+    description: "One delivery with its request body and every attempt's answer; another organisation's: NOT_FOUND.",
+  })
+  async webhookDelivery(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('id', () => ID) id: string,
+    @Ctx() { domain, principal }: MerchantContext,
+  ): Promise<MerchantWebhookDeliveryDetail> {
+    return (await readDeliveryFromDashboard(domain, principal, organisationId, id)) as MerchantWebhookDeliveryDetail;
+  }
+
+  @Authorized('manage_webhooks')
+  @Mutation(() => MerchantWebhookEndpointChange, {
+    description: 'Adds an endpoint (role developer and up); its signing secret is shown only in this answer.',
+  })
+  async addWebhookEndpoint(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('url', () => String) url: string,
+    @Arg('events', () => [String], { nullable: true, description: 'Empty or absent: every event.' })
+    events: string[] | undefined,
+    @Ctx() { domain, principal, clientAddress }: MerchantContext,
+  ): Promise<MerchantWebhookEndpointChange> {
+    const change = await addWebhookFromDashboard(
+      domain,
+      principal,
+      organisationId,
+      { url, events: events ?? [] },
+      clientAddress,
+    );
+    return change as MerchantWebhookEndpointChange;
+  }
+
+  @Authorized('manage_webhooks')
+  @Mutation(() => MerchantWebhookEndpointChange, {
+    description: 'Disables or enables an endpoint (role developer and up).',
+  })
+  async setWebhookEndpointEnabled(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('id', () => ID) id: string,
+    @Arg('enabled', () => Boolean) enabled: boolean,
+    @Ctx() { domain, principal, clientAddress }: MerchantContext,
+  ): Promise<MerchantWebhookEndpointChange> {
+    const change = await setWebhookEnabledFromDashboard(domain, principal, organisationId, id, enabled, clientAddress);
+    return change as MerchantWebhookEndpointChange;
+  }
+
+  @Authorized('manage_webhooks')
+  @Mutation(() => MerchantWebhookEndpointChange, {
+    description: 'Issues a new signing secret, shown only in this answer; the old one signs too for the overlap.',
+  })
+  async rotateWebhookSecret(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('id', () => ID) id: string,
+    @Ctx() { domain, principal, clientAddress }: MerchantContext,
+  ): Promise<MerchantWebhookEndpointChange> {
+    const change = await rotateWebhookSecretFromDashboard(domain, principal, organisationId, id, clientAddress);
+    return change as MerchantWebhookEndpointChange;
+  }
+
+  @Authorized('manage_webhooks')
+  @Mutation(() => MerchantWebhookTestResult, {
+    description: 'Sends the endpoint a signed test event (type kassa.test) at once and answers what it replied.',
+  })
+  async sendWebhookTestEvent(
+    @Arg('organisationId', () => ID) organisationId: string,
+    @Arg('id', () => ID) id: string,
+    @Ctx() { domain, principal, clientAddress, postWebhook }: MerchantContext,
+  ): Promise<MerchantWebhookTestResult> {
+    if (!postWebhook) throw unavailable('This Kassa sends no webhooks');
+    return sendTestEventFromDashboard(domain, principal, organisationId, id, postWebhook, clientAddress);
   }
 }

@@ -58,8 +58,105 @@ export class MerchantWebhookEndpoint {
   deliveries!: MerchantWebhookDelivery[];
 }
 
+@ObjectType('MerchantWebhookEndpointSummary', { description: 'A webhook endpoint without its deliveries.' })
+export class MerchantWebhookEndpointSummary {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  url!: string;
+
+  @Field(() => [String])
+  events!: string[];
+
+  @Field(() => Boolean)
+  enabled!: boolean;
+
+  @Field(() => DateTimeScalar)
+  createdAt!: Date;
+}
+
 @ObjectType('FailedWebhooksRedelivery', { description: 'The failed deliveries queued again, due at once.' })
 export class FailedWebhooksRedelivery {
   @Field(() => [ID])
   deliveryIds!: string[];
+}
+
+@ObjectType('MerchantWebhookEndpointChange', {
+  description: 'An endpoint after a change; its signing secret only when one was just issued (add, rotate).',
+})
+export class MerchantWebhookEndpointChange {
+  @Field(() => MerchantWebhookEndpointSummary)
+  endpoint!: MerchantWebhookEndpointSummary;
+
+  @Field(() => String, { nullable: true, description: 'The new signing secret: shown only in this answer.' })
+  secret!: string | null;
+
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'After a rotation: until when the previous secret also signs.',
+  })
+  previousSecretExpiresAt!: Date | null;
+}
+
+@ObjectType('MerchantWebhookAttempt', { description: 'One HTTP attempt of a delivery and what the receiver answered.' })
+export class MerchantWebhookAttempt {
+  @Field(() => Int)
+  attempt!: number;
+
+  @Field(() => Int, { nullable: true, description: 'Null when the receiver did not answer.' })
+  httpStatus!: number | null;
+
+  @Field(() => Int)
+  latencyMs!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => String, { nullable: true, description: "The receiver's answer as kept (its first 1,024 bytes)." })
+  response!: string | null;
+
+  @Field(() => DateTimeScalar)
+  at!: Date;
+}
+
+@ObjectType('MerchantWebhookDeliveryDetail', { description: 'A delivery with the body it sends and every attempt.' })
+export class MerchantWebhookDeliveryDetail {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  endpointId!: string;
+
+  @Field(() => String)
+  eventType!: string;
+
+  @Field(() => String)
+  status!: string;
+
+  @Field(() => String, { description: 'The JSON body every attempt sent.' })
+  requestBody!: string;
+
+  @Field(() => [MerchantWebhookAttempt])
+  attempts!: MerchantWebhookAttempt[];
+}
+
+@ObjectType('MerchantWebhookTestResult', {
+  description: 'What the endpoint answered to a test event (type kassa.test), sent once and not stored.',
+})
+export class MerchantWebhookTestResult {
+  @Field(() => String, { description: 'The JSON body sent, signed as deliveries are.' })
+  requestBody!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Null when the receiver did not answer.' })
+  httpStatus!: number | null;
+
+  @Field(() => Int)
+  latencyMs!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => String, { nullable: true, description: "The answer's first 1,024 bytes." })
+  response!: string | null;
 }
