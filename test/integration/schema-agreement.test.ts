@@ -21,16 +21,31 @@ const schemaText = readFileSync(SCHEMA_FILE, 'utf8');
 const datamodel = getDmmf(schemaText);
 const expected = expectedShape(datamodel);
 
+/** Indexes schema.prisma cannot state (on an expression, or a GIN operator class): kept in SQL only, named here. */
+const SQL_ONLY_INDEXES = new Set([
+  'checkout_sessions_metadata_idx',
+  'checkout_sessions_organisation_id_payer_wallet_idx',
+  'checkout_sessions_organisation_id_user_email_idx',
+  'payments_from_address_idx',
+  'checkout_session_transactions_payer_wallet_idx',
+]);
+
 let database: TestDatabase;
 let pool: pg.Pool;
 let actual: IntrospectedShape;
+let sqlOnlyFound: string[];
 
 beforeAll(async () => {
   database = await createTestDatabase('postgres');
   pool = new pg.Pool({ connectionString: database.databaseUrl!, max: 2 });
   // The template was migrated from the same files at setup; nothing may be left to apply.
   expect((await applyMigrations(pool)).applied).toEqual([]);
-  actual = await introspectShape(pool);
+  const introspected = await introspectShape(pool);
+  sqlOnlyFound = Object.keys(introspected.indexes).filter((name) => SQL_ONLY_INDEXES.has(name));
+  actual = {
+    ...introspected,
+    indexes: Object.fromEntries(Object.entries(introspected.indexes).filter(([name]) => !SQL_ONLY_INDEXES.has(name))),
+  };
 });
 
 afterAll(async () => {
@@ -82,6 +97,10 @@ describe('schema.prisma and the migrated database agree', () => {
 
   it('has the same enums with the same values in order', () => {
     expect(actual.enums).toEqual(expected.enums);
+  });
+
+  it('has the indexes kept in SQL only, each of them', () => {
+    expect(sqlOnlyFound.sort()).toEqual([...SQL_ONLY_INDEXES].sort());
   });
 
   it('has every index and foreign key of the schema and no others', () => {
