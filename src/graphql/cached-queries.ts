@@ -5,6 +5,7 @@ import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
 import { cachedCheckoutSession, stillCached } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
 import { weakEtag } from '../http/weak-etag.js';
+import type { ColdQueries } from './cold-queries.js';
 
 /**
  * Answers of `checkoutSession` queries kept per instance (issue 10: GraphQL at least as fast as
@@ -73,6 +74,10 @@ export class CachedQueries {
   private readonly lastOnConnection = new WeakMap<object, CachedAnswer>();
   /** Answers served from here so far (for tests and curiosity; not a metric). */
   hits = 0;
+  /** Cold reads answered without Apollo so far (for tests and curiosity; not a metric). */
+  coldHits = 0;
+  /** Where the shapes of Apollo's kept answers are learned, for cold reads of other sessions (see answerCold). */
+  cold: ColdQueries | undefined;
 
   constructor(
     private readonly capacity = CAPACITY,
@@ -166,6 +171,34 @@ export class CachedQueries {
     // The oldest filed go first (a Map keeps the order of filing).
     while (this.answers.size > this.capacity || this.bytes > this.byteBudget)
       this.unfile(this.answers.values().next().value!);
+    this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
+  }
+
+  /**
+   * The answer Apollo would give `asked`, a query no answer is kept for, made without Apollo from a learned shape
+   * (src/graphql/cold-queries.ts) and kept as Apollo's would be; undefined at once when no shape fits, and from the
+   * promise when the request must go on to Apollo.
+   */
+  answerCold(
+    method: 'GET' | 'POST',
+    asked: string,
+    accept: string | undefined,
+    ctx: DomainContext,
+  ): Promise<{ status: number; headers: FlatHeaders; body: Buffer } | undefined> | undefined {
+    return this.cold?.answer(method, asked, accept, ctx)?.then((cold) => {
+      if (cold === undefined) return undefined;
+      const outcome = {
+        operation: cold.operation,
+        errors: false,
+        status: cold.status,
+        headers: pairs(cold.apolloHeaders),
+        body: cold.body,
+      };
+      this.keep({ method, asked, accept }, ctx, outcome, [cold.session], cold.readAt);
+      this.coldHits += 1;
+      const body = Buffer.from(cold.body, 'utf8');
+      return { status: cold.status, headers: headersFor(cold.apolloHeaders, body), body };
+    });
   }
 
   /** Takes `answer` out of `answers` (and so out of every connection's memory: only a filed answer is served). */
@@ -185,6 +218,12 @@ export class CachedQueries {
   get heldBytes(): number {
     return this.bytes;
   }
+}
+
+function pairs(flat: FlatHeaders): Array<[string, string]> {
+  const list: Array<[string, string]> = [];
+  for (let i = 0; i < flat.length; i += 2) list.push([flat[i]!, flat[i + 1]!]);
+  return list;
 }
 
 /** What a kept answer holds, for the byte budget: what it was asked, its answer and its template (about as long). */

@@ -7,7 +7,13 @@ import { amountDue, pendingCoversDue } from '../domain/sessions/session-amounts.
 import { paymentOptions } from '../domain/payments/payment-instructions.js';
 import type { DomainContext } from '../domain/context.js';
 import type { BindResult } from './bind-transaction.types.js';
-import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';
+import type { BoundTransaction as DomainBoundTransaction } from '../domain/payments/chain-ports.js';
+import type {
+  BoundTransaction,
+  CheckoutSession,
+  CheckoutSessionStatus,
+  CryptoTicker,
+} from './checkout-session.types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
@@ -83,6 +89,18 @@ function timelessView(
     })),
     organisationId: session.organisationId,
   };
+}
+
+/** A session's bound transactions as `CheckoutSession.transactions` answers them. */
+export function toGraphqlTransactions(bound: readonly DomainBoundTransaction[]): BoundTransaction[] {
+  return bound.map((t) => ({
+    txHash: t.txHash,
+    chainId: t.chainId,
+    cryptoCurrency: t.cryptoCurrency as CryptoTicker,
+    state: t.state.toUpperCase(),
+    reason: t.reason,
+    reasonCode: t.reasonCode,
+  }));
 }
 
 /** The bind answer REST sends (docs/api/rest.md#bind-rules), in camelCase. */
