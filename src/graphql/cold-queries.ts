@@ -14,7 +14,8 @@ import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { boundTransactionsOf, getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
-import { toGraphqlSession, toGraphqlTransactions } from './views.js';
+import { toGraphqlSessionOnce, toGraphqlTransactions } from './views.js';
+import { COUNT_MARK } from './cached-queries.js';
 
 /**
  * `checkoutSession` queries of sessions no kept answer holds yet (a cold read, issue 37), answered without Apollo when
@@ -33,6 +34,8 @@ export interface ColdAnswer {
   readonly operation: OperationDefinitionNode;
   readonly session: CheckoutSession;
   readonly readAt: Date;
+  /** The body's text around its `secondsUntilExpiry` values (CachedQueries.keep's template), when it holds some. */
+  readonly timeParts?: readonly string[];
 }
 
 /** A request Apollo answered, with its session id cut out, and what its answer was made of. */
@@ -42,6 +45,8 @@ interface Shape {
   readonly selection: SelectionSetNode;
   readonly apolloHeaders: FlatHeaders;
   readonly transactions: boolean;
+  /** The response keys of its `secondsUntilExpiry` fields (under the root field). */
+  readonly timeKeys: readonly string[];
 }
 
 /** Put where the session id was in a request's text. */
@@ -87,7 +92,12 @@ export class ColdQueries {
     const transactions = field.selectionSet.selections.some(
       (selection) => selection.kind === Kind.FIELD && selection.name.value === 'transactions',
     );
-    this.shapes.set(key, { operation, rootKey, selection: field.selectionSet, apolloHeaders, transactions });
+    const timeKeys = field.selectionSet.selections.flatMap((selection) =>
+      selection.kind === Kind.FIELD && selection.name.value === 'secondsUntilExpiry'
+        ? [selection.alias?.value ?? selection.name.value]
+        : [],
+    );
+    this.shapes.set(key, { operation, rootKey, selection: field.selectionSet, apolloHeaders, transactions, timeKeys });
   }
 
   /**
@@ -110,20 +120,22 @@ export class ColdQueries {
   private async fill(shape: Shape, id: string, ctx: DomainContext): Promise<ColdAnswer | undefined> {
     const session = await getCheckoutSession(ctx, id);
     const readAt = ctx.clock();
-    const view = toGraphqlSession(session, ctx, readAt) as unknown as Record<string, unknown>;
+    const view = toGraphqlSessionOnce(session, ctx, readAt) as unknown as Record<string, unknown>;
     const resolved = shape.transactions
       ? { transactions: toGraphqlTransactions(await boundTransactionsOf(ctx, session.id)) }
       : {};
     const data = completeObject(this.sessionType!, shape.selection, view, resolved);
     if (data === BAIL) return undefined;
-    return {
-      status: 200,
-      apolloHeaders: shape.apolloHeaders,
-      body: `${JSON.stringify({ data: { [shape.rootKey]: data } })}\n`,
-      operation: shape.operation,
-      session,
-      readAt,
-    };
+    const answer = { status: 200, apolloHeaders: shape.apolloHeaders, operation: shape.operation, session, readAt };
+    if (shape.timeKeys.length === 0)
+      return { ...answer, body: `${JSON.stringify({ data: { [shape.rootKey]: data } })}\n` };
+    // Written once with a mark where each count goes: the body, and the template the kept answer is rewritten from.
+    const count = String(data[shape.timeKeys[0]!]);
+    for (const key of shape.timeKeys) data[key] = COUNT_MARK;
+    const timeParts = `${JSON.stringify({ data: { [shape.rootKey]: data } })}\n`.split(`"${COUNT_MARK}"`);
+    // The mark found anywhere else (a value that spells it): Apollo answers.
+    if (timeParts.length !== shape.timeKeys.length + 1) return undefined;
+    return { ...answer, body: timeParts.join(count), timeParts };
   }
 }
 

@@ -33,6 +33,19 @@ export function toGraphqlSession(
 }
 
 /**
+ * As toGraphqlSession, without keeping the view for the session object: for a session read once (a cold read,
+ * src/graphql/cold-queries.ts), whose kept view would only hold memory.
+ */
+export function toGraphqlSessionOnce(
+  session: DomainSession,
+  ctx: Pick<DomainContext, 'networks'>,
+  now: Date,
+): CheckoutSession {
+  const view = graphqlViews.get(session) ?? timelessView(session, ctx);
+  return { ...view, secondsUntilExpiry: secondsUntilExpiry(session, now) };
+}
+
+/**
  * Everything but the time left, built once per session object: a session served from the
  * cache (src/db/read-cache.ts) is the same object until it changes.
  */

@@ -1,7 +1,7 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { AssetTicker } from '../../domain/shared/assets.js';
 import type { CheckoutSession, CheckoutSessionStatus } from '../../domain/sessions/checkout-session.js';
-import { toDecimal } from '../../domain/shared/money.js';
+import { toDecimal, type Decimal } from '../../domain/shared/money.js';
 import type { AdapterStatement } from '../database.js';
 import type { BoundTransaction } from '../../domain/payments/chain-ports.js';
 import type { RejectionCode } from '../../domain/shared/reason-codes.js';
@@ -197,7 +197,59 @@ function toBoundTransaction(sessionId: string, t: TransactionArray): BoundTransa
 
 const dateOrNull = (ms: number | null) => (ms === null ? null : new Date(ms));
 
+/**
+ * Amounts many sessions hold alike (nothing received yet, a step, a rate's price, a policy), one Decimal each rather
+ * than one per read: decimal.js values never change, and a cached session holds a few dozen.
+ */
+const sharedDecimals = new Map<string, Decimal>();
+const SHARED_DECIMALS_KEPT = 4096;
+
+function sharedDecimal(text: string): Decimal {
+  let value = sharedDecimals.get(text);
+  if (value === undefined) {
+    if (sharedDecimals.size >= SHARED_DECIMALS_KEPT) sharedDecimals.clear();
+    sharedDecimals.set(text, (value = toDecimal(text)));
+  }
+  return value;
+}
+
+/**
+ * Within one read, one Decimal per amount text and one Date per instant (a quote's base amount and amount, a created
+ * and an updated time, are often the same): a cached session holds a few dozen of each, the largest part of it.
+ * Neither is ever changed in place.
+ */
+function readValues() {
+  const amounts = new Map<string, Decimal>();
+  const times = new Map<number, Date>();
+  return {
+    amount(text: string): Decimal {
+      let value = amounts.get(text);
+      if (value === undefined) amounts.set(text, (value = toDecimal(text)));
+      return value;
+    },
+    time(ms: number): Date {
+      let value = times.get(ms);
+      if (value === undefined) times.set(ms, (value = new Date(ms)));
+      return value;
+    },
+  };
+}
+
+/** When quotes were rated: every session quoted from one rate shares it. */
+const sharedTimes = new Map<number, Date>();
+
+function sharedTime(ms: number): Date {
+  let value = sharedTimes.get(ms);
+  if (value === undefined) {
+    if (sharedTimes.size >= SHARED_DECIMALS_KEPT) sharedTimes.clear();
+    sharedTimes.set(ms, (value = new Date(ms)));
+  }
+  return value;
+}
+
 function fromReadArray(a: ReadArray): CheckoutSession {
+  const { amount, time } = readValues();
+  const timeOrNull = (ms: number | null) => (ms === null ? null : time(ms));
   return {
     id: a[0],
     organisationId: a[1],
@@ -212,50 +264,50 @@ function fromReadArray(a: ReadArray): CheckoutSession {
     identityOptions: a[10] ?? [],
     productPaymentLinkId: a[11],
     fiatCurrency: a[12],
-    totalAmountFiat: toDecimal(a[13]),
+    totalAmountFiat: amount(a[13]),
     cryptoCurrency: a[14] as AssetTicker | null,
-    totalAmountCrypto: a[15] === null ? null : toDecimal(a[15]),
+    totalAmountCrypto: a[15] === null ? null : amount(a[15]),
     networks: a[40].map(([network, chainId, walletAddress]) => ({ network, chainId, walletAddress })),
     quotes: a[39].map((q) => ({
       ticker: q[0] as AssetTicker,
       assetId: q[1],
-      unitPriceFiat: toDecimal(q[2]),
-      amount: toDecimal(q[3]),
-      baseAmount: toDecimal(q[4]),
-      amountStep: toDecimal(q[5]),
+      unitPriceFiat: sharedDecimal(q[2]),
+      amount: amount(q[3]),
+      baseAmount: amount(q[4]),
+      amountStep: sharedDecimal(q[5]),
       offsetSteps: q[6],
       rateSource: q[7],
-      ratedAt: new Date(q[8]),
+      ratedAt: sharedTime(q[8]),
       rounding: q[9],
     })),
     items: a[38].map(([name, quantity, unitPrice, totalPrice, productId]) => ({
       name,
       quantity,
-      unitPrice: toDecimal(unitPrice),
-      totalPrice: toDecimal(totalPrice),
+      unitPrice: amount(unitPrice),
+      totalPrice: amount(totalPrice),
       productId,
     })),
-    expiresAt: new Date(a[16]),
+    expiresAt: time(a[16]),
     overpaid: a[17],
     boundTxHash: a[18],
-    boundAt: dateOrNull(a[19]),
-    boundTxCheckedAt: dateOrNull(a[20]),
+    boundAt: timeOrNull(a[19]),
+    boundTxCheckedAt: timeOrNull(a[20]),
     payerWalletAddress: a[21],
     chainId: a[22],
     failureReason: a[23],
-    amountReceived: toDecimal(a[24]),
-    amountReceivedLate: toDecimal(a[25]),
-    amountPending: toDecimal(a[26]),
-    restAmount: a[27] === null ? null : toDecimal(a[27]),
-    quotedAt: new Date(a[28]),
+    amountReceived: sharedDecimal(a[24]),
+    amountReceivedLate: sharedDecimal(a[25]),
+    amountPending: sharedDecimal(a[26]),
+    restAmount: a[27] === null ? null : amount(a[27]),
+    quotedAt: time(a[28]),
     paymentPolicy: {
-      underpaymentTolerancePercent: toDecimal(a[29]),
+      underpaymentTolerancePercent: sharedDecimal(a[29]),
       latePaymentWindowMinutes: a[30],
     },
     user: { id: a[31], email: a[32], telegramId: a[33], username: a[34] },
     metadata: a[35] ?? {},
-    createdAt: new Date(a[36]),
-    updatedAt: new Date(a[37]),
+    createdAt: time(a[36]),
+    updatedAt: time(a[37]),
   };
 }
 
