@@ -152,7 +152,8 @@ export type FlatHeaders = readonly string[];
  * in one `writeHead`, then `body`; then counts it in the metrics and writes its log line, as trackLaneRequest would
  * on 'finish'. The answer is in the socket's hands when end() returns (a cached read's body is one short write), so it
  * is counted then: no listener, closure or header map per request, which together were about a fifth of a cached
- * read's cost (docs/benchmarks.md). Nothing may have set a header on `res` before.
+ * read's cost (docs/benchmarks.md). Nothing may have set a header on `res` before. `started`: when the lane began
+ * working on it (a cold read waited for the database first), for the duration counted and logged.
  */
 export function answerAtOnce(
   metrics: Metrics,
@@ -163,8 +164,8 @@ export function answerAtOnce(
   status: number,
   headers: FlatHeaders,
   body: Buffer,
+  started: number = performance.now(),
 ): void {
-  const started = performance.now();
   const head = ['X-Request-Id', identifyRequest(logger, req)];
   for (let i = 0; i < headers.length; i++) head.push(headers[i]!);
   res.writeHead(status, head);

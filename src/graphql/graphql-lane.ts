@@ -14,6 +14,8 @@ export type LaneAnswer = (
   status: number,
   headers: FlatHeaders,
   body: Buffer,
+  /** When the lane began on it (performance.now()), when that was before the answer was at hand. */
+  started?: number,
 ) => void;
 
 /** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
@@ -157,10 +159,14 @@ export function graphqlQueryLane(
     answer: LaneAnswer,
     goOn: () => void,
   ): void {
+    const started = performance.now();
     const cold = options.cached.answerCold(method, asked, req.headers.accept, ctx);
     if (cold === undefined) return goOn();
     cold
-      .then((made) => (made === undefined ? goOn() : answer(req, res, made.status, made.headers, made.body)), goOn)
+      .then(
+        (made) => (made === undefined ? goOn() : answer(req, res, made.status, made.headers, made.body, started)),
+        goOn,
+      )
       .catch(() => res.destroy());
   }
 }
