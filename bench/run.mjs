@@ -16,6 +16,7 @@
 //              (bench/deposits.mjs).
 //   deposit-create  create in deposit mode against the shared wallet, interleaved (bench/deposit-create.mjs).
 //   dashboard  the dashboard's sessions list at a million sessions and a 100,000-row export (bench/dashboard.mjs).
+//   cold       reads of sessions nobody has read yet, and with 1,000,000 more stored (bench/cold-reads.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -31,6 +32,7 @@ import pg from 'pg';
 import { runChainDecodeBench } from './chain-decode.mjs';
 import { printDashboard, runDashboardBench } from './dashboard.mjs';
 import { pacedLoad } from './paced-load.mjs';
+import { coldReadsSection, printColdReads } from './cold-reads.mjs';
 import {
   ADMIN_URL,
   GRAPHQL_QUERY,
@@ -54,7 +56,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,embedded,chain,webhooks,capacity,deposits,deposit-create,dashboard')
+  (process.env.BENCH_ONLY ?? 'postgres,cold,embedded,chain,webhooks,capacity,deposits,deposit-create,dashboard')
     .split(',')
     .map((s) => s.trim()),
 );
@@ -610,6 +612,7 @@ function print(report) {
       `ratios (median of the ${ROUNDS} rounds' ratios): GET ${ratios.get.toFixed(2)} × reference, create ${ratios.create.toFixed(2)} × reference, GraphQL ${ratios.graphqlPageVsRest.toFixed(2)} × REST GET as the page sends it (GET by documentId), ${ratios.graphqlGetVsRest.toFixed(2)} × over GET with the query text, ${ratios.graphqlVsRest.toFixed(2)} × over POST (bare node:http with the same requests and answers: ${ratios.bareGraphqlPageVsGet.toFixed(2)}, ${ratios.bareGraphqlGetVsGet.toFixed(2)} and ${ratios.barePostVsGet.toFixed(2)} × its GET)`,
     );
   }
+  if (report.cold) printColdReads(report.cold, row, header);
   if (report.embedded) {
     const { results, rss } = report.embedded;
     console.log(`\nEmbedded database (PGlite)\n${header}`);
@@ -660,6 +663,8 @@ function print(report) {
 async function main() {
   const report = { at: new Date().toISOString(), seconds, connections, node: process.version };
   if (only.has('postgres')) await postgresSection(report);
+  const tools = { freshDatabase, startKassaFor, interleaved, medianRatio, stop, connections, children };
+  if (only.has('cold')) await coldReadsSection(report, tools);
   if (only.has('embedded')) await embeddedSection(report);
   if (only.has('chain')) await chainSection(report);
   if (only.has('webhooks')) await webhooksSection(report);

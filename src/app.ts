@@ -110,8 +110,8 @@ export function createApp({
   // supertest).
   const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
   const handle = withHandle.handle.bind(app);
-  const answeredByLane: LaneAnswer = (req, res, status, headers, body) =>
-    answerAtOnce(metrics, logger, req, res, '/graphql', status, headers, body);
+  const answeredByLane: LaneAnswer = (req, res, status, headers, body, started) =>
+    answerAtOnce(metrics, logger, req, res, '/graphql', status, headers, body, started);
   withHandle.handle = (req, res, next) => {
     if (cachedRead(req, res)) return;
     if (createLane(req, res)) return;

@@ -3,7 +3,7 @@ import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import { OPEN_STATUSES } from '../domain/sessions/checkout-session.js';
 import type { Store, TxStore } from '../domain/ports.js';
 import { PrismaChainLedger } from './payments/chain-ledger.js';
-import { readSession } from './sessions/checkout-session.read.js';
+import { boundTransactionsRead, readSessionForRead } from './sessions/checkout-session.read.js';
 import { dueExpiriesSql, expiryHolds } from './payments/expiry-holds.js';
 import { boundTransactions } from './payments/bound-transaction.store.js';
 import { purgeReleasedAmountClaims } from './payments/amount-claims.js';
@@ -83,9 +83,16 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
   };
   return {
     sessions: {
-      findById: (id) => unknownSessions.read(id, () => sessionCache.read(id, () => readSession(prisma, id))),
+      findById: (id) =>
+        unknownSessions.read(id, () => sessionCache.read(id, () => readSessionForRead(db.statement, id))),
       peek: (id) => sessionCache.peek(id),
-      transactionsOf: (id) => boundTransactions.ofSession(prisma as unknown as Tx, id),
+      transactionsOf: async (id) => {
+        // Read with the session the cache holds now, when it was (see boundTransactionsRead).
+        const cached = sessionCache.peek(id);
+        return (
+          (cached && boundTransactionsRead(cached)?.slice()) ?? boundTransactions.ofSession(prisma as unknown as Tx, id)
+        );
+      },
       expiryHolds: (session, graceMinutes) => expiryHolds(prisma as unknown as Tx, session.id, graceMinutes),
       findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma as unknown as Tx, organisationId, key),
     },

@@ -5,6 +5,7 @@ import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
 import { cachedCheckoutSession, stillCached } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
 import { weakEtag } from '../http/weak-etag.js';
+import type { ColdQueries } from './cold-queries.js';
 
 /**
  * Answers of `checkoutSession` queries kept per instance (issue 10: GraphQL at least as fast as
@@ -28,7 +29,11 @@ export interface CachedAnswer {
   /** Apollo's headers, Content-Length and ETag, flat, as the lane sends them (src/metrics.ts: answerAtOnce). */
   sentHeaders: FlatHeaders;
   body: Buffer;
-  readonly sessions: readonly CheckoutSession[];
+  /**
+   * The sessions it read, held weakly: an answer is served only while each is the cache's object, so one the cache
+   * dropped may be collected (a kept answer no longer keeps its sessions, and their views, alive).
+   */
+  readonly sessions: ReadonlyArray<WeakRef<CheckoutSession>>;
   /** Domain-clock milliseconds from which the answer may differ (the time left changes). */
   validUntil: number;
   /** How to write the answer again when the time left changes (see timeTemplate); absent: not served past it. */
@@ -73,6 +78,10 @@ export class CachedQueries {
   private readonly lastOnConnection = new WeakMap<object, CachedAnswer>();
   /** Answers served from here so far (for tests and curiosity; not a metric). */
   hits = 0;
+  /** Cold reads answered without Apollo so far (for tests and curiosity; not a metric). */
+  coldHits = 0;
+  /** Where the shapes of Apollo's kept answers are learned, for cold reads of other sessions (see answerCold). */
+  cold: ColdQueries | undefined;
 
   constructor(
     private readonly capacity = CAPACITY,
@@ -104,7 +113,10 @@ export class CachedQueries {
     if (answer.method !== method || answer.accept !== (accept ?? '')) return undefined;
     const now = ctx.clock();
     let current = true;
-    for (let i = 0; current && i < answer.sessions.length; i++) current = stillCached(ctx, answer.sessions[i]!, now);
+    for (let i = 0; current && i < answer.sessions.length; i++) {
+      const session = answer.sessions[i]!.deref();
+      current = session !== undefined && stillCached(ctx, session, now);
+    }
     if (current && now.getTime() >= answer.validUntil) {
       const before = weight(answer);
       current = answer.template !== undefined && rewrite(answer, now);
@@ -131,22 +143,30 @@ export class CachedQueries {
       status: number;
       headers: ReadonlyArray<readonly [string, string]>;
       body: string;
+      /** The body's text around its `secondsUntilExpiry` values, when its maker knows it (see answerCold). */
+      timeParts?: readonly string[];
     },
     sessions: readonly CheckoutSession[],
     now: Date,
-  ): void {
+  ): CachedAnswer | undefined {
     if (outcome.errors || outcome.status !== 200 || sessions.length === 0 || !readsOnlySessions(outcome.operation))
-      return;
-    if (request.asked.length > MAX_KEPT_REQUEST_BYTES) return;
+      return undefined;
+    if (request.asked.length > MAX_KEPT_REQUEST_BYTES) return undefined;
     // Only sessions this instance's cache holds as they are: their replacement is what tells a change.
-    if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return;
+    if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return undefined;
     const body = Buffer.from(outcome.body, 'utf8');
-    if (body.length > MAX_KEPT_ANSWER_BYTES) return;
+    if (body.length > MAX_KEPT_ANSWER_BYTES) return undefined;
     const apolloHeaders = outcome.headers.flat();
     // Which `secondsUntilExpiry` the answer holds: none (kept until a change), some (written again as they tick), or
     // maybe some where they cannot be told apart (undefined: not served past the second).
     const counts = sessions.length === 1 ? timeFields(outcome.operation!) : undefined;
-    const template = counts?.keys.length ? timeTemplate(counts, outcome.body, apolloHeaders) : undefined;
+    const { timeParts } = outcome;
+    const template = !counts?.keys.length
+      ? undefined
+      : timeParts?.length === counts.keys.length + 1 &&
+          timeParts.join(String(countIn(sessions[0]!, now))) === outcome.body
+        ? { parts: timeParts, apolloHeaders }
+        : timeTemplate(counts, outcome.body, apolloHeaders);
     const previous = this.answers.get(request.asked);
     if (previous !== undefined) this.unfile(previous);
     const answer: CachedAnswer = {
@@ -156,7 +176,7 @@ export class CachedQueries {
       status: outcome.status,
       sentHeaders: headersFor(apolloHeaders, body),
       body,
-      sessions,
+      sessions: sessions.map((session) => new WeakRef(session)),
       validUntil: counts?.keys.length === 0 ? Number.POSITIVE_INFINITY : timeLeftChangesAt(sessions, now),
       ...(template && { template }),
       filed: true,
@@ -166,6 +186,37 @@ export class CachedQueries {
     // The oldest filed go first (a Map keeps the order of filing).
     while (this.answers.size > this.capacity || this.bytes > this.byteBudget)
       this.unfile(this.answers.values().next().value!);
+    this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
+    return answer.filed ? answer : undefined;
+  }
+
+  /**
+   * The answer Apollo would give `asked`, a query no answer is kept for, made without Apollo from a learned shape
+   * (src/graphql/cold-queries.ts) and kept as Apollo's would be; undefined at once when no shape fits, and from the
+   * promise when the request must go on to Apollo.
+   */
+  answerCold(
+    method: 'GET' | 'POST',
+    asked: string,
+    accept: string | undefined,
+    ctx: DomainContext,
+  ): Promise<{ status: number; headers: FlatHeaders; body: Buffer } | undefined> | undefined {
+    return this.cold?.answer(method, asked, accept, ctx)?.then((cold) => {
+      if (cold === undefined) return undefined;
+      const outcome = {
+        operation: cold.operation,
+        errors: false,
+        status: cold.status,
+        headers: pairs(cold.apolloHeaders),
+        body: cold.body,
+        timeParts: cold.timeParts,
+      };
+      const kept = this.keep({ method, asked, accept }, ctx, outcome, [cold.session], cold.readAt);
+      this.coldHits += 1;
+      if (kept !== undefined) return { status: kept.status, headers: kept.sentHeaders, body: kept.body };
+      const body = Buffer.from(cold.body, 'utf8');
+      return { status: cold.status, headers: headersFor(cold.apolloHeaders, body), body };
+    });
   }
 
   /** Takes `answer` out of `answers` (and so out of every connection's memory: only a filed answer is served). */
@@ -185,6 +236,12 @@ export class CachedQueries {
   get heldBytes(): number {
     return this.bytes;
   }
+}
+
+function pairs(flat: FlatHeaders): Array<[string, string]> {
+  const list: Array<[string, string]> = [];
+  for (let i = 0; i < flat.length; i += 2) list.push([flat[i]!, flat[i + 1]!]);
+  return list;
 }
 
 /** What a kept answer holds, for the byte budget: what it was asked, its answer and its template (about as long). */
@@ -216,7 +273,12 @@ interface TimeTemplate {
 }
 
 /** Put in place of each count to find where it goes in the text (JSON.stringify writes it quoted, as is). */
-const COUNT_MARK = 'kassa:seconds-until-expiry:c8f1';
+export const COUNT_MARK = 'kassa:seconds-until-expiry:c8f1';
+
+/** The `secondsUntilExpiry` an answer read at `now` holds. */
+function countIn(session: CheckoutSession, now: Date): number {
+  return secondsUntilExpiry(session, now);
+}
 
 /** Where an answer's `secondsUntilExpiry` values are: the session's key in `data`, and theirs under it. */
 interface TimeFields {
@@ -276,13 +338,14 @@ function timeTemplate(
  */
 function rewrite(answer: CachedAnswer, now: Date): boolean {
   const template = answer.template!;
-  const session = answer.sessions[0]!;
+  const session = answer.sessions[0]!.deref();
+  if (session === undefined) return false;
   const left = secondsUntilExpiry(session, now);
   if (left <= 0) return false;
   const body = Buffer.from(template.parts.join(String(left)), 'utf8');
   answer.body = body;
   answer.sentHeaders = headersFor(template.apolloHeaders, body);
-  answer.validUntil = timeLeftChangesAt(answer.sessions, now);
+  answer.validUntil = timeLeftChangesAt([session], now);
   return true;
 }
 

@@ -5,8 +5,8 @@ import type { CheckoutSession as DomainSession } from '../domain/sessions/checko
 import { boundTransactionsOf, checkSessionId, getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import type { GraphqlContext } from './context.js';
 import { BindResult, BindTransactionArgs } from './bind-transaction.types.js';
-import { BoundTransaction, CheckoutSession, type CryptoTicker } from './checkout-session.types.js';
-import { toGraphqlBindResult, toGraphqlSession } from './views.js';
+import { BoundTransaction, CheckoutSession } from './checkout-session.types.js';
+import { toGraphqlBindResult, toGraphqlSession, toGraphqlTransactions } from './views.js';
 
 /**
  * The payer's operations; each translates and calls the domain function REST calls. Domain
@@ -74,14 +74,6 @@ export class CheckoutSessionResolver {
       'The transactions bound to this session, oldest first, with what Kassa found: a rejected one says why.',
   })
   async transactions(@Root() session: CheckoutSession, @Ctx() { domain }: GraphqlContext): Promise<BoundTransaction[]> {
-    const bound = await boundTransactionsOf(domain, session.sessionId);
-    return bound.map((t) => ({
-      txHash: t.txHash,
-      chainId: t.chainId,
-      cryptoCurrency: t.cryptoCurrency as CryptoTicker,
-      state: t.state.toUpperCase(),
-      reason: t.reason,
-      reasonCode: t.reasonCode,
-    }));
+    return toGraphqlTransactions(await boundTransactionsOf(domain, session.sessionId));
   }
 }

@@ -14,6 +14,8 @@ export type LaneAnswer = (
   status: number,
   headers: FlatHeaders,
   body: Buffer,
+  /** When the lane began on it (performance.now()), when that was before the answer was at hand. */
+  started?: number,
 ) => void;
 
 /** How a request the lane took goes on: answered here, or handed to Express (with its body read). */
@@ -65,7 +67,7 @@ export function graphqlQueryLane(
         answer(req, res, kept.status, kept.sentHeaders, kept.body);
         return true;
       }
-      return counted(req, handOn, handOn);
+      return counted(req, handOn, () => coldOr('GET', req.url!, req, res, answer, handOn));
     }
     if (req.method !== 'POST' || req.url !== '/graphql') return false;
     const { headers } = req;
@@ -120,18 +122,40 @@ export function graphqlQueryLane(
       answer(req, res, kept.status, kept.sentHeaders, kept.body);
       return;
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    if (typeof body !== 'object' || body === null) req[BODY_NOT_JSON] = true;
-    else {
-      req.body = body;
-      req[RAW_BODY] = text;
-    }
-    handOn();
+    coldOr('POST', text, req, res, answer, () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      if (typeof body !== 'object' || body === null) req[BODY_NOT_JSON] = true;
+      else {
+        req.body = body;
+        req[RAW_BODY] = text;
+      }
+      handOn();
+    });
+  }
+
+  /** A cold read answered without Apollo when CachedQueries.answerCold can (src/graphql/cold-queries.ts); else goOn. */
+  function coldOr(
+    method: 'GET' | 'POST',
+    asked: string,
+    req: LaneRequest,
+    res: ServerResponse,
+    answer: LaneAnswer,
+    goOn: () => void,
+  ): void {
+    const started = performance.now();
+    const cold = options.cached.answerCold(method, asked, req.headers.accept, ctx);
+    if (cold === undefined) return goOn();
+    cold
+      .then(
+        (made) => (made === undefined ? goOn() : answer(req, res, made.status, made.headers, made.body, started)),
+        goOn,
+      )
+      .catch(() => res.destroy());
   }
 }
 

@@ -23,6 +23,7 @@ import { sessionUpdatesFeed } from './session-updates.js';
 import { graphqlThrottle } from './throttle.js';
 import { answerTransportError, apolloKeepingAnswers, bodyReadByLane, traceOperations } from './apollo-http.js';
 import { CachedQueries, type QueryTrace } from './cached-queries.js';
+import { ColdQueries } from './cold-queries.js';
 import { CSRF_PREFLIGHT_HEADERS, graphqlQueryLane, type GraphqlLane } from './graphql-lane.js';
 import { serveGraphqlOverWebSocket } from './websocket.js';
 
@@ -77,6 +78,7 @@ export async function startGraphqlApi({ ctx, config, changes, logger }: GraphqlD
     trace,
   });
   const cachedQueries = new CachedQueries();
+  cachedQueries.cold = new ColdQueries(schema);
   const throttle = graphqlThrottle(ctx);
 
   const apollo = new ApolloServer<GraphqlContext>({

@@ -7,7 +7,13 @@ import { amountDue, pendingCoversDue } from '../domain/sessions/session-amounts.
 import { paymentOptions } from '../domain/payments/payment-instructions.js';
 import type { DomainContext } from '../domain/context.js';
 import type { BindResult } from './bind-transaction.types.js';
-import type { CheckoutSession, CheckoutSessionStatus, CryptoTicker } from './checkout-session.types.js';
+import type { BoundTransaction as DomainBoundTransaction } from '../domain/payments/chain-ports.js';
+import type {
+  BoundTransaction,
+  CheckoutSession,
+  CheckoutSessionStatus,
+  CryptoTicker,
+} from './checkout-session.types.js';
 
 /**
  * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
@@ -23,6 +29,19 @@ export function toGraphqlSession(
 ): CheckoutSession {
   let view = graphqlViews.get(session);
   if (!view) graphqlViews.set(session, (view = timelessView(session, ctx)));
+  return { ...view, secondsUntilExpiry: secondsUntilExpiry(session, now) };
+}
+
+/**
+ * As toGraphqlSession, without keeping the view for the session object: for a session read once (a cold read,
+ * src/graphql/cold-queries.ts), whose kept view would only hold memory.
+ */
+export function toGraphqlSessionOnce(
+  session: DomainSession,
+  ctx: Pick<DomainContext, 'networks'>,
+  now: Date,
+): CheckoutSession {
+  const view = graphqlViews.get(session) ?? timelessView(session, ctx);
   return { ...view, secondsUntilExpiry: secondsUntilExpiry(session, now) };
 }
 
@@ -83,6 +102,18 @@ function timelessView(
     })),
     organisationId: session.organisationId,
   };
+}
+
+/** A session's bound transactions as `CheckoutSession.transactions` answers them. */
+export function toGraphqlTransactions(bound: readonly DomainBoundTransaction[]): BoundTransaction[] {
+  return bound.map((t) => ({
+    txHash: t.txHash,
+    chainId: t.chainId,
+    cryptoCurrency: t.cryptoCurrency as CryptoTicker,
+    state: t.state.toUpperCase(),
+    reason: t.reason,
+    reasonCode: t.reasonCode,
+  }));
 }
 
 /** The bind answer REST sends (docs/api/rest.md#bind-rules), in camelCase. */
