@@ -145,6 +145,12 @@ export class PrismaTxStore implements TxStore {
     return paymentTotals(this.tx, session, asset, chainId);
   }
 
+  async receivesAtDepositAddress(sessionId: string) {
+    const rows = await this.tx.$queryRaw<Array<{ deposit: boolean }>>`
+      SELECT receiving_mode = 'deposit_addresses' AS deposit FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+    return rows[0]?.deposit ?? false;
+  }
+
   claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
     return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps, at);
   }

@@ -8,7 +8,7 @@ import type { TransferSnapshot } from '../../domain/payments/amount-facts.js';
 import type { ScanOutcome } from '../../domain/payments/decide.js';
 import { transferSnapshot } from './amount-owners.js';
 import { boundTransactions } from './bound-transaction.store.js';
-import { confirmExactCredit, markChanged, recordTransfer } from './payment-credits.js';
+import { confirmExactCredit, lockAsset, markChanged, recordTransfer } from './payment-credits.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -210,6 +210,11 @@ async function applyScanOutcome(tx: Tx, transfer: ChainTransfer, outcome: ScanOu
   const holder = await recordTransfer(tx, transfer, credit, now, reservedFor);
   if (holder && outcome?.kind === 'credit' && holder === outcome.exactOwner)
     await confirmExactCredit(tx, holder, transfer, now);
+  // The first payment to a deposit address selects its asset and chain at the quote valid when it was mined.
+  if (holder && credit?.attribution === 'deposit_address' && holder === credit.sessionId) {
+    const minedAt = transfer.blockTime < now ? transfer.blockTime : now;
+    await lockAsset(tx, holder, transfer.asset, transfer.network, transfer.chainId, minedAt, now);
+  }
 }
 
 function toPaymentRecord(row: PaymentRow): PaymentRecord {
