@@ -7,6 +7,7 @@ import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { setPaymentPolicy } from '../../src/domain/organisations/organisations.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
 
@@ -251,6 +252,105 @@ describe('a bind on a deposit-mode session is accepted and changes nothing', () 
     expect((await view(session.id)).status).toBe('paid');
     expect(await live(session.id)).toHaveLength(1);
     expect(await rowCount('binds', session.id)).toBe(0);
+  });
+});
+
+describe('what deposit mode adds to the chain-watching cases', () => {
+  it("a deposit mined before the session was created is credited to it: the address is the session's alone", async () => {
+    const session = await checkout();
+    const sent = await chain.pay(session.address, 'USDT', session.quote.USDT!, { from: 4 });
+    // As if the session had been created after the block (no one can know a fresh address before its session).
+    await node.kassa.runtime.db.prisma.$executeRaw`
+      UPDATE checkout_sessions SET created_at = created_at + interval '2 minutes' WHERE id = ${session.id}::uuid`;
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+    expect((await live(session.id)).map((p) => [p.txHash, p.attribution, p.late])).toEqual([
+      [sent.hash, 'deposit_address', false],
+    ]);
+  });
+
+  it('a reorganisation that removes a deposit rolls the session back; the deposit mined again pays it again, once', async () => {
+    const session = await checkout();
+    const raw = await chain.signPayment(session.address, 'USDT', session.quote.USDT!, { from: 8 });
+    const snapshot = await chain.snapshot();
+    const hash = await chain.sendRaw(raw);
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+
+    await chain.revert(snapshot);
+    await chain.mine(5);
+    await node.watchers.tick();
+    await node.watchers.tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    expect(await live(session.id)).toEqual([]);
+
+    expect(await chain.sendRaw(raw)).toBe(hash);
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+    const payments = await paymentsOf(session.id);
+    expect(payments.map((p) => [p.txHash, p.state, p.attribution])).toEqual([[hash, 'confirmed', 'deposit_address']]);
+  });
+
+  it('shared-wallet sessions beside deposit ones are paid by their unique amounts as before', async () => {
+    const [shared, deposit] = [await checkout(sharedShop), await checkout()];
+    expect(shared.address).toBe(sharedShop.wallet.toLowerCase());
+    expect(await rowCount('claims', shared.id)).toBeGreaterThan(0);
+    // A non-exact transfer to the shared wallet pays nobody, as before; the same amount to the deposit address pays.
+    const odd = (Number(shared.quote.USDT!) + 1.234567).toFixed(6);
+    const unowned = await chain.pay(shared.address, 'USDT', odd, { from: 4 });
+    await chain.pay(shared.address, 'USDT', shared.quote.USDT!, { from: 5 });
+    await chain.pay(deposit.address, 'USDT', odd, { from: 6 });
+    await scan();
+    expect((await view(shared.id)).status).toBe('paid');
+    expect((await live(shared.id)).map((p) => p.attribution)).toEqual(['exact_amount']);
+    expect((await view(deposit.id)).status).toBe('paid');
+    const left = await node.kassa.ctx.store.chain.unattributedPayments(10_000);
+    expect(left.map((p) => p.txHash)).toContain(unowned.hash);
+  });
+});
+
+describe('two instances scanning one database at once', () => {
+  let database: TestDatabase;
+  let a: ChainKassa;
+  let b: ChainKassa;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    a = await startChainKassa(chain.url, { database, settings: { leaseSeconds: 2 } });
+    b = await startChainKassa(chain.url, { database, settings: { leaseSeconds: 2 } });
+  }, 90_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await database?.drop();
+  });
+
+  it('credit each deposit once', async () => {
+    const shop = await createMerchant(a.kassa.ctx, { wallet: randomWallet() });
+    await setPaymentPolicy(a.kassa.ctx, shop.organisationId, { receiving: 'deposit' });
+    const ids: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      for (const payer of [4, 5]) {
+        const session = await createSession(round % 2 ? a.kassa : b.kassa, shop, checkoutRequest());
+        ids.push(session.session_id as string);
+        const usdt = (session.crypto_options as Array<{ ticker: string; amount: string }>).find(
+          (o) => o.ticker === 'USDT',
+        );
+        await chain.pay(session.wallet_address as string, 'USDT', usdt!.amount, { from: payer });
+      }
+      await chain.mine(1);
+      await Promise.all([a.watchers.tick(), b.watchers.tick(), a.watchers.tick(), b.watchers.tick()]);
+      if (round === 1) await new Promise((resolve) => setTimeout(resolve, 2_100)); // the lease lapses once
+    }
+    await Promise.all([a.watchers.tick(), b.watchers.tick()]);
+    await a.watchers.tick();
+    const [counts] = await a.kassa.runtime.db.prisma.$queryRaw<
+      Array<{ payments: number; paid: number; events: number }>
+    >`
+      SELECT (SELECT count(*)::int FROM payments WHERE session_id::text = ANY(${ids}) AND state <> 'reversed') AS payments,
+             (SELECT count(*)::int FROM checkout_sessions WHERE id::text = ANY(${ids}) AND status = 'paid') AS paid,
+             (SELECT count(*)::int FROM outbox_events WHERE session_id::text = ANY(${ids})
+                AND type = 'checkout_session.paid') AS events`;
+    expect(counts).toEqual({ payments: 6, paid: 6, events: 6 });
   });
 });
 
