@@ -3,10 +3,13 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseAbi, type Abi, type Address, type Hex } from 'viem';
 import { anvil as anvilChain } from 'viem/chains';
-import { sandboxAccount } from '../../src/chain/sandbox.js';
+import { ensureDepositContracts, sandboxAccount } from '../../src/chain/sandbox.js';
+import { devPay } from '../../src/chain/dev-pay.js';
+import { Decimal } from '../../src/domain/shared/money.js';
 import { setPaymentPolicy } from '../../src/domain/organisations/organisations.js';
 import { checkoutRequest } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
+import { runKassaInProcess } from '../support/cli-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
@@ -26,6 +29,12 @@ contract Batch {
   function disperse(address token, address[] calldata to, uint256[] calldata values) external {
     for (uint256 i = 0; i < to.length; i++) require(IERC20(token).transferFrom(msg.sender, to[i], values[i]));
   }
+  function disperseNative(address payable[] calldata to, uint256[] calldata values) external payable {
+    for (uint256 i = 0; i < to.length; i++) {
+      (bool ok, ) = to[i].call{value: values[i]}("");
+      require(ok);
+    }
+  }
 }`;
 
 let chain: TestChain;
@@ -33,17 +42,20 @@ let node: ChainKassa;
 let depositShop: TestMerchant;
 let sharedShop: TestMerchant;
 let batch: (to: Address[], values: bigint[]) => Promise<Hex>;
+let batchNative: (to: Address[], values: bigint[]) => Promise<Hex>;
 const time = controllableClock();
 
 const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
 
 beforeAll(async () => {
   chain = await startTestChain();
+  // As `npm start` prepares the sandbox: the deposit factory and Multicall3 (balance checks of deposit addresses).
+  await ensureDepositContracts(chain.url, chain.network);
   node = await startChainKassa(chain.url, { clock: time.clock, env: { KASSA_CONFIRMATIONS_LOCAL: '1' } });
   depositShop = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
   await setPaymentPolicy(node.kassa.ctx, depositShop.organisationId, { receiving: 'deposit' });
   sharedShop = await createMerchant(node.kassa.ctx, { wallet: randomWallet() });
-  batch = await deployBatch();
+  ({ batch, batchNative } = await deployBatch());
 }, 120_000);
 
 afterAll(async () => {
@@ -52,7 +64,9 @@ afterAll(async () => {
 });
 
 /** A disperse contract (solc, offline) an "exchange" account approved USDT for: one transaction, several transfers. */
-async function deployBatch(): Promise<(to: Address[], values: bigint[]) => Promise<Hex>> {
+type Send = (to: Address[], values: bigint[]) => Promise<Hex>;
+
+async function deployBatch(): Promise<{ batch: Send; batchNative: Send }> {
   const solc = createRequire(import.meta.url)('solc') as { compile(input: string): string };
   const output = JSON.parse(
     solc.compile(
@@ -77,16 +91,24 @@ async function deployBatch(): Promise<(to: Address[], values: bigint[]) => Promi
     args: [contract, 10n ** 15n],
   });
   await reader.waitForTransactionReceipt({ hash: approval });
-  return async (to, values) => {
-    const hash = await wallet.writeContract({
-      address: contract,
-      abi,
-      functionName: 'disperse',
-      args: [usdt, to, values],
-    });
-    await reader.waitForTransactionReceipt({ hash });
-    return hash;
-  };
+  const send =
+    (functionName: 'disperse' | 'disperseNative'): Send =>
+    async (to, values) => {
+      const hash =
+        functionName === 'disperse'
+          ? await wallet.writeContract({ address: contract, abi, functionName, args: [usdt, to, values] })
+          : await wallet.writeContract({
+              address: contract,
+              abi,
+              functionName,
+              args: [to, values],
+              value: values.reduce((a, b) => a + b, 0n),
+            });
+      const receipt = await reader.waitForTransactionReceipt({ hash });
+      expect(receipt.status).toBe('success');
+      return hash;
+    };
+  return { batch: send('disperse'), batchNative: send('disperseNative') };
 }
 
 interface Checkout {
@@ -306,6 +328,69 @@ describe('what deposit mode adds to the chain-watching cases', () => {
     expect((await view(deposit.id)).status).toBe('paid');
     const left = await node.kassa.ctx.store.chain.unattributedPayments(10_000);
     expect(left.map((p) => p.txHash)).toContain(unowned.hash);
+  });
+});
+
+describe('native coin a contract sends (an internal transfer), and kassa dev pay', () => {
+  const wei = (amount: string) => BigInt(new Decimal(amount).times(new Decimal(10).pow(18)).toFixed(0));
+
+  it('is found by a Multicall3 balance check of open deposit addresses and credited once', async () => {
+    const [a, b] = [await checkout(), await checkout()];
+    // Two payers' native coin in one contract call: no transaction is to either address, no log is emitted.
+    await batchNative([a.address as Address, b.address as Address], [wei(a.quote.ETH!), wei(b.quote.ETH!) / 2n]);
+    await scan();
+    await scan();
+    expect((await view(a.id)).status).toBe('paid');
+    expect((await view(b.id)).status).toBe('partial');
+    expect((await live(a.id)).map((p) => [p.asset, p.attribution, p.logIndex, p.baseUnits])).toEqual([
+      ['ETH', 'deposit_address', -2, wei(a.quote.ETH!)],
+    ]);
+    // A direct top-up beside a second internal one in the same block: each counted once.
+    await chain.pay(b.address, 'ETH', '0.001', { from: 5 });
+    await batchNative([b.address as Address], [wei(b.quote.ETH!) / 2n]);
+    await scan();
+    await scan();
+    expect((await view(b.id)).status).toBe('paid');
+    const bPayments = await live(b.id);
+    expect(bPayments.map((p) => p.logIndex).sort((x, y) => x - y)).toEqual([-2, -2, -1]);
+    expect(bPayments.reduce((sum, p) => sum + p.baseUnits, 0n)).toBe(wei(b.quote.ETH!) + wei('0.001'));
+  });
+
+  it('after a collect, only what arrives afterwards is found: collected coin is neither counted again nor hiding more', async () => {
+    const session = await checkout();
+    await batchNative([session.address as Address], [wei(session.quote.ETH!) / 2n]);
+    await scan();
+    await scan();
+    expect((await view(session.id)).status).toBe('partial');
+    const run = await runKassaInProcess(['collect', '--org', depositShop.organisationId, '--network', 'local'], {
+      KASSA_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      KASSA_NETWORKS: 'local',
+      KASSA_RPC_URLS_LOCAL: chain.url,
+      DATABASE_URL: node.kassa.database.databaseUrl!,
+      KASSA_DATA_DIR: node.kassa.database.dataDir,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(BigInt(await chain.rpc<string>('eth_getBalance', [session.address, 'latest']))).toBe(0n);
+    await scan();
+    expect(await live(session.id)).toHaveLength(1);
+    await batchNative([session.address as Address], [wei(session.quote.ETH!) / 2n]);
+    await scan();
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+    const payments = await live(session.id);
+    expect(payments.map((p) => p.baseUnits)).toEqual([wei(session.quote.ETH!) / 2n, wei(session.quote.ETH!) / 2n]);
+  });
+
+  it('kassa dev pay pays a deposit-mode session at its address; its bind is accepted and writes nothing', async () => {
+    const session = await checkout();
+    const paid = await devPay(node.kassa.ctx, session.id);
+    expect(paid.to).toBe(session.address);
+    expect(paid.bound).toBe(true);
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+    expect((await live(session.id)).map((p) => [p.txHash, p.attribution])).toEqual([[paid.txHash, 'deposit_address']]);
+    expect(await rowCount('binds', session.id)).toBe(0);
   });
 });
 

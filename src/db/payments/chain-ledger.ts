@@ -2,7 +2,7 @@ import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { AssetTicker } from '../../domain/shared/assets.js';
 import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import { toDecimal } from '../../domain/shared/money.js';
-import type { ChainLedger, ScannedRange } from '../../domain/payments/chain-ports.js';
+import type { ChainLedger, DepositNativeBook, ScannedRange } from '../../domain/payments/chain-ports.js';
 import type { Attribution, ChainTransfer, PaymentRecord } from '../../domain/payments/payment-ports.js';
 import type { TransferSnapshot } from '../../domain/payments/amount-facts.js';
 import type { ScanOutcome } from '../../domain/payments/decide.js';
@@ -80,6 +80,26 @@ export class PrismaChainLedger implements ChainLedger {
          AND (s.status::text = ANY(${OPEN})
               OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})`;
     return rows.map((row) => row.wallet);
+  }
+
+  async depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]> {
+    const rows = await this.prisma.$queryRaw<Array<{ address: string; known: string }>>`
+      SELECT a.address,
+             (COALESCE((SELECT SUM(p.base_units) FROM payments p
+                         WHERE p.network = ${network} AND p.to_address = a.address AND p.token_address IS NULL
+                           AND p.state <> 'reversed' AND p.block_number < ${beforeBlock}), 0)
+              - COALESCE((SELECT SUM(i.base_units) FROM deposit_collection_items i
+                           JOIN deposit_collections c ON c.id = i.collection_id
+                          WHERE c.network = ${network} AND lower(i.deposit_address) = a.address
+                            AND i.token_address IS NULL AND c.block_number < ${beforeBlock}), 0))::text AS known
+        FROM (SELECT DISTINCT lower(n.wallet_address) AS address
+                FROM checkout_session_networks n
+                JOIN checkout_sessions s ON s.id = n.session_id
+                JOIN organisations o ON o.id = s.organisation_id
+               WHERE n.network = ${network} AND s.receiving_mode = 'deposit_addresses'
+                 AND (s.status::text = ANY(${OPEN})
+                      OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})) a`;
+    return rows.map((row) => ({ address: row.address, known: BigInt(row.known) }));
   }
 
   async recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>> {
