@@ -151,7 +151,10 @@ export class PrismaTxStore implements TxStore {
     return rows[0]?.deposit ?? false;
   }
 
-  claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
+  async claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
+    // A deposit-mode session's address tells its payments apart: a re-priced quote is its base amount, claimed by none.
+    if (await this.receivesAtDepositAddress(sessionId))
+      return new Map<AssetTicker, number | null>(requests.map((request) => [request.ticker, 0]));
     return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps, at);
   }
 

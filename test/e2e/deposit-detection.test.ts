@@ -209,6 +209,21 @@ describe('a transfer to a deposit address pays its session without a bind', () =
     for (const id of [a.id, b.id]) expect((await live(id)).map((p) => p.txHash)).toEqual([hash]);
   });
 
+  it('a re-pricing claims no unique amount for a deposit-mode session (the store gives every asset its base amount)', async () => {
+    const session = await checkout();
+    const request = {
+      ticker: 'USDT' as const,
+      baseAmount: new Decimal(session.quote.USDT!),
+      step: new Decimal('0.000001'),
+      wallets: [{ network: 'local', walletAddress: session.address }],
+    };
+    const offsets = await node.kassa.ctx.store.transaction((tx) =>
+      tx.claimUniqueAmounts(session.id, [request], 100, new Date()),
+    );
+    expect([...offsets]).toEqual([['USDT', 0]]);
+    expect(await rowCount('claims', session.id)).toBe(0);
+  });
+
   it('another asset than the selected one is recorded for the session and changes nothing it asks', async () => {
     const session = await checkout();
     await chain.pay(session.address, 'USDT', '5', { from: 4 });
