@@ -374,6 +374,28 @@ describe('native coin a contract sends (an internal transfer), and kassa dev pay
     expect(bPayments.reduce((sum, p) => sum + p.baseUnits, 0n)).toBe(wei(b.quote.ETH!) + wei('0.001'));
   });
 
+  it('one found by its balance is reversed with its block and found again when mined again', async () => {
+    const session = await checkout();
+    const snapshot = await chain.snapshot();
+    await batchNative([session.address as Address], [wei(session.quote.ETH!)]);
+    await scan();
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+
+    await chain.revert(snapshot);
+    await chain.mine(5);
+    await node.watchers.tick();
+    await node.watchers.tick();
+    expect((await view(session.id)).status).toBe('waiting_payment');
+    expect(await live(session.id)).toEqual([]);
+
+    await batchNative([session.address as Address], [wei(session.quote.ETH!)]);
+    await scan();
+    await scan();
+    expect((await view(session.id)).status).toBe('paid');
+    expect((await live(session.id)).map((p) => [p.logIndex, p.baseUnits])).toEqual([[-2, wei(session.quote.ETH!)]]);
+  });
+
   it('after a collect, only what arrives afterwards is found: collected coin is neither counted again nor hiding more', async () => {
     const session = await checkout();
     await batchNative([session.address as Address], [wei(session.quote.ETH!) / 2n]);
