@@ -83,22 +83,30 @@ export class PrismaChainLedger implements ChainLedger {
   }
 
   async depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]> {
+    // Joined and grouped (not a subquery per address), so the cost grows with the rows, not addresses × rows.
     const rows = await this.prisma.$queryRaw<Array<{ address: string; known: string }>>`
-      SELECT a.address,
-             (COALESCE((SELECT SUM(p.base_units) FROM payments p
-                         WHERE p.network = ${network} AND p.to_address = a.address AND p.token_address IS NULL
-                           AND p.state <> 'reversed' AND p.block_number < ${beforeBlock}), 0)
-              - COALESCE((SELECT SUM(i.base_units) FROM deposit_collection_items i
-                           JOIN deposit_collections c ON c.id = i.collection_id
-                          WHERE c.network = ${network} AND lower(i.deposit_address) = a.address
-                            AND i.token_address IS NULL AND c.block_number < ${beforeBlock}), 0))::text AS known
-        FROM (SELECT DISTINCT lower(n.wallet_address) AS address
-                FROM checkout_session_networks n
-                JOIN checkout_sessions s ON s.id = n.session_id
-                JOIN organisations o ON o.id = s.organisation_id
-               WHERE n.network = ${network} AND s.receiving_mode = 'deposit_addresses'
-                 AND (s.status::text = ANY(${OPEN})
-                      OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})) a`;
+      WITH watched AS (
+        SELECT DISTINCT lower(n.wallet_address) AS address
+          FROM checkout_session_networks n
+          JOIN checkout_sessions s ON s.id = n.session_id
+          JOIN organisations o ON o.id = s.organisation_id
+         WHERE n.network = ${network} AND s.receiving_mode = 'deposit_addresses'
+           AND (s.status::text = ANY(${OPEN})
+                OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})),
+      arrived AS (
+        SELECT p.to_address AS address, SUM(p.base_units) AS units
+          FROM payments p JOIN watched w ON w.address = p.to_address
+         WHERE p.network = ${network} AND p.token_address IS NULL AND p.state <> 'reversed'
+           AND p.block_number < ${beforeBlock}
+         GROUP BY p.to_address),
+      taken AS (
+        SELECT lower(i.deposit_address) AS address, SUM(i.base_units) AS units FROM deposit_collection_items i
+          JOIN deposit_collections c ON c.id = i.collection_id
+          JOIN watched w ON w.address = lower(i.deposit_address)
+         WHERE c.network = ${network} AND i.token_address IS NULL AND c.block_number < ${beforeBlock}
+         GROUP BY lower(i.deposit_address))
+      SELECT w.address, (COALESCE(a.units, 0) - COALESCE(t.units, 0))::text AS known
+        FROM watched w LEFT JOIN arrived a ON a.address = w.address LEFT JOIN taken t ON t.address = w.address`;
     return rows.map((row) => ({ address: row.address, known: BigInt(row.known) }));
   }
 
