@@ -27,6 +27,12 @@ async function inParallel<T, R>(items: readonly T[], limit: number, work: (item:
   return results;
 }
 
+/** A payment found by a deposit address's balance (no transaction or log of its own): marked as such. */
+export const BALANCE_CHECK_LOG_INDEX = -2;
+const UNKNOWN_SENDER = '0x0000000000000000000000000000000000000000';
+/** The `tx_hash` of native coin found at `address` by the balance read at `block`: one per address and block. */
+export const balanceCheckHash = (block: bigint, address: string) => `balance:${block}:${address}`;
+
 /** What a scanned transfer does (docs/payment-rules.md, rule 2). */
 const judgeScanned = (snapshot: TransferSnapshot) => decide({ kind: 'transfer_scanned' }, snapshot);
 
@@ -65,6 +71,7 @@ export class BlockScanner {
         transfers.push(...decodeTransferLogs(logs, network, this.tokens, wallets, times));
       }
       transfers.push(...native);
+      if (network.nativeAsset) transfers.push(...(await this.internalNative(from, start, native)));
     }
     const end = await rpc.block(to);
     // The chain got shorter or changed under the scan: nothing is recorded, and the next tick scans the range again
@@ -121,6 +128,48 @@ export class BlockScanner {
       const lower = await this.logsSplitting(from, middle, walletTopics);
       return [...lower, ...(await this.logsSplitting(middle + 1n, to, walletTopics))];
     }
+  }
+
+  /**
+   * Native coin that reached open deposit addresses by internal transfers (a contract paying them) in [from, end]: what
+   * Multicall3 reads there at `end` above what is recorded (`direct`: this range's transfers) and not collected.
+   */
+  private async internalNative(
+    from: bigint,
+    end: RpcBlock,
+    direct: readonly ChainTransfer[],
+  ): Promise<ChainTransfer[]> {
+    const { ctx, network, rpc } = this.watched;
+    const books = await ctx.store.chain.depositNativeBooks(network.slug, from, ctx.clock());
+    if (books.length === 0) return [];
+    const balances = await rpc.nativeBalances(
+      books.map((book) => book.address),
+      end.number,
+    );
+    if (!balances) return [];
+    const arrived = new Map<string, bigint>();
+    for (const transfer of direct) arrived.set(transfer.to, (arrived.get(transfer.to) ?? 0n) + transfer.baseUnits);
+    const found: ChainTransfer[] = [];
+    for (const [index, book] of books.entries()) {
+      const unexplained = balances[index]! - book.known - (arrived.get(book.address) ?? 0n);
+      if (unexplained <= 0n) continue;
+      found.push({
+        network: network.slug,
+        chainId: this.watched.chainId,
+        txHash: balanceCheckHash(end.number, book.address),
+        logIndex: BALANCE_CHECK_LOG_INDEX,
+        from: UNKNOWN_SENDER,
+        to: book.address,
+        asset: network.nativeAsset!,
+        tokenAddress: null,
+        baseUnits: unexplained,
+        amount: fromBaseUnits(unexplained, NATIVE_COIN_DECIMALS),
+        blockNumber: end.number,
+        blockHash: end.hash,
+        blockTime: new Date(Number(end.timestamp) * 1000),
+      });
+    }
+    return found;
   }
 
   /**

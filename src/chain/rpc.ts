@@ -1,4 +1,5 @@
-import { createPublicClient, fallback, http, type PublicClient } from 'viem';
+import { createPublicClient, fallback, http, parseAbi, type Hex, type PublicClient } from 'viem';
+import { MULTICALL3_ADDRESS } from './deposit-contracts.js';
 import type { RawLog } from './transfer-logs.js';
 
 export interface RpcBlock {
@@ -28,6 +29,10 @@ export interface LogFilter {
   readonly addresses: readonly string[];
   readonly topics: ReadonlyArray<string | readonly string[] | null>;
 }
+
+const GET_ETH_BALANCE = parseAbi(['function getEthBalance(address addr) view returns (uint256 balance)']);
+/** Balances read per Multicall3 call (one eth_call each). */
+const BALANCES_PER_CALL = 500;
 
 /**
  * JSON-RPC to one EVM network through viem's transport (retries, fallback across the URLs): raw methods, lower-case hex
@@ -120,6 +125,34 @@ export class ChainRpc {
       blockHash: receipt.blockHash.toLowerCase(),
       logs: receipt.logs,
     };
+  }
+
+  /**
+   * The native balances of `addresses` at block `blockNumber`, through Multicall3's getEthBalance in chunks; null when
+   * the chain has no Multicall3 or the calls fail (the caller learns nothing this time).
+   */
+  async nativeBalances(addresses: readonly string[], blockNumber: bigint): Promise<bigint[] | null> {
+    const balances: bigint[] = [];
+    try {
+      for (let start = 0; start < addresses.length; start += BALANCES_PER_CALL) {
+        const results = await this.client.multicall({
+          contracts: addresses.slice(start, start + BALANCES_PER_CALL).map((address) => ({
+            address: MULTICALL3_ADDRESS as Hex,
+            abi: GET_ETH_BALANCE,
+            functionName: 'getEthBalance' as const,
+            args: [address as Hex] as const,
+          })),
+          multicallAddress: MULTICALL3_ADDRESS,
+          allowFailure: false,
+          batchSize: 0,
+          blockNumber,
+        });
+        balances.push(...(results as bigint[]));
+      }
+    } catch {
+      return null;
+    }
+    return balances;
   }
 
   /** ERC-20 `decimals()`; null when there is no contract at the address. */

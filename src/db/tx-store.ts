@@ -145,7 +145,16 @@ export class PrismaTxStore implements TxStore {
     return paymentTotals(this.tx, session, asset, chainId);
   }
 
-  claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
+  async receivesAtDepositAddress(sessionId: string) {
+    const rows = await this.tx.$queryRaw<Array<{ deposit: boolean }>>`
+      SELECT receiving_mode = 'deposit_addresses' AS deposit FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+    return rows[0]?.deposit ?? false;
+  }
+
+  async claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {
+    // A deposit-mode session's address tells its payments apart: a re-priced quote is its base amount, claimed by none.
+    if (await this.receivesAtDepositAddress(sessionId))
+      return new Map<AssetTicker, number | null>(requests.map((request) => [request.ticker, 0]));
     return claimUniqueAmounts(this.tx, sessionId, requests, maxSteps, at);
   }
 

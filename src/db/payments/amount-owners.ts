@@ -71,6 +71,8 @@ interface SnapshotRow extends Partial<SessionFactsRow> {
   recorded: boolean;
   recorded_session: string | null;
   recorded_attribution: string | null;
+  deposit_session: string | null;
+  deposit_offered: boolean | null;
 }
 
 /**
@@ -98,7 +100,8 @@ export async function transferSnapshot(tx: Client, transfer: ChainTransfer): Pro
               FROM payment_amount_shares h WHERE ${key('h')}) AS shares,
            (SELECT p.reserved_for::text FROM payments p WHERE ${sameTransfer('p')} AND p.reserved_for IS NOT NULL
              LIMIT 1) AS reserved_for,
-           r.id IS NOT NULL AS recorded, r.session_id::text AS recorded_session, r.attribution AS recorded_attribution
+           r.id IS NOT NULL AS recorded, r.session_id::text AS recorded_session, r.attribution AS recorded_attribution,
+           dep.session_id AS deposit_session, dep.offered AS deposit_offered
       FROM (SELECT 1) one
       LEFT JOIN payment_amount_claims c ON ${key('c')}
       LEFT JOIN checkout_sessions s ON s.id = c.session_id
@@ -107,7 +110,15 @@ export async function transferSnapshot(tx: Client, transfer: ChainTransfer): Pro
         SELECT r.id, r.session_id, r.attribution FROM payments r
          WHERE ${sameTransfer('r')}
            AND (r.state = 'reversed' OR (r.live AND r.block_hash <> ${transfer.blockHash}))
-         ORDER BY r.log_index, r.created_at, r.id LIMIT 1) r ON true`;
+         ORDER BY r.log_index, r.created_at, r.id LIMIT 1) r ON true
+      LEFT JOIN LATERAL (
+        SELECT n.session_id::text AS session_id,
+               EXISTS (SELECT 1 FROM checkout_session_quotes q
+                        WHERE q.session_id = n.session_id AND q.ticker = ${transfer.asset}) AS offered
+          FROM checkout_session_networks n JOIN checkout_sessions d ON d.id = n.session_id
+         WHERE n.wallet_address = ${transfer.to} AND n.network = ${transfer.network}
+           AND d.receiving_mode = 'deposit_addresses'
+         ORDER BY d.created_at LIMIT 1) dep ON true`;
   return toSnapshot(transfer, rows[0]!);
 }
 
@@ -132,5 +143,8 @@ function toSnapshot(transfer: ChainTransfer, row: SnapshotRow): TransferSnapshot
   const recorded = row.recorded
     ? { sessionId: row.recorded_session, attribution: row.recorded_attribution as Attribution | null }
     : null;
-  return { transfer, claim, shares, reservedFor: row.reserved_for, recorded };
+  const deposit = row.deposit_session
+    ? { sessionId: row.deposit_session, offered: row.deposit_offered === true }
+    : null;
+  return { transfer, claim, shares, reservedFor: row.reserved_for, recorded, deposit };
 }

@@ -2,13 +2,13 @@ import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { AssetTicker } from '../../domain/shared/assets.js';
 import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import { toDecimal } from '../../domain/shared/money.js';
-import type { ChainLedger, ScannedRange } from '../../domain/payments/chain-ports.js';
+import type { ChainLedger, DepositNativeBook, ScannedRange } from '../../domain/payments/chain-ports.js';
 import type { Attribution, ChainTransfer, PaymentRecord } from '../../domain/payments/payment-ports.js';
 import type { TransferSnapshot } from '../../domain/payments/amount-facts.js';
 import type { ScanOutcome } from '../../domain/payments/decide.js';
 import { transferSnapshot } from './amount-owners.js';
 import { boundTransactions } from './bound-transaction.store.js';
-import { confirmExactCredit, markChanged, recordTransfer } from './payment-credits.js';
+import { confirmExactCredit, lockAsset, markChanged, recordTransfer } from './payment-credits.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -80,6 +80,34 @@ export class PrismaChainLedger implements ChainLedger {
          AND (s.status::text = ANY(${OPEN})
               OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})`;
     return rows.map((row) => row.wallet);
+  }
+
+  async depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]> {
+    // Joined and grouped (not a subquery per address), so the cost grows with the rows, not addresses × rows.
+    const rows = await this.prisma.$queryRaw<Array<{ address: string; known: string }>>`
+      WITH watched AS (
+        SELECT DISTINCT lower(n.wallet_address) AS address
+          FROM checkout_session_networks n
+          JOIN checkout_sessions s ON s.id = n.session_id
+          JOIN organisations o ON o.id = s.organisation_id
+         WHERE n.network = ${network} AND s.receiving_mode = 'deposit_addresses'
+           AND (s.status::text = ANY(${OPEN})
+                OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})),
+      arrived AS (
+        SELECT p.to_address AS address, SUM(p.base_units) AS units
+          FROM payments p JOIN watched w ON w.address = p.to_address
+         WHERE p.network = ${network} AND p.token_address IS NULL AND p.state <> 'reversed'
+           AND p.block_number < ${beforeBlock}
+         GROUP BY p.to_address),
+      taken AS (
+        SELECT lower(i.deposit_address) AS address, SUM(i.base_units) AS units FROM deposit_collection_items i
+          JOIN deposit_collections c ON c.id = i.collection_id
+          JOIN watched w ON w.address = lower(i.deposit_address)
+         WHERE c.network = ${network} AND i.token_address IS NULL AND c.block_number < ${beforeBlock}
+         GROUP BY lower(i.deposit_address))
+      SELECT w.address, (COALESCE(a.units, 0) - COALESCE(t.units, 0))::text AS known
+        FROM watched w LEFT JOIN arrived a ON a.address = w.address LEFT JOIN taken t ON t.address = w.address`;
+    return rows.map((row) => ({ address: row.address, known: BigInt(row.known) }));
   }
 
   async recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>> {
@@ -210,6 +238,11 @@ async function applyScanOutcome(tx: Tx, transfer: ChainTransfer, outcome: ScanOu
   const holder = await recordTransfer(tx, transfer, credit, now, reservedFor);
   if (holder && outcome?.kind === 'credit' && holder === outcome.exactOwner)
     await confirmExactCredit(tx, holder, transfer, now);
+  // The first payment to a deposit address selects its asset and chain at the quote valid when it was mined.
+  if (holder && credit?.attribution === 'deposit_address' && holder === credit.sessionId) {
+    const minedAt = transfer.blockTime < now ? transfer.blockTime : now;
+    await lockAsset(tx, holder, transfer.asset, transfer.network, transfer.chainId, minedAt, now);
+  }
 }
 
 function toPaymentRecord(row: PaymentRow): PaymentRecord {

@@ -120,6 +120,8 @@ async function bindLocked(
     return outcome.code === 'rate_limited' && binder.overLimit
       ? binder.overLimit
       : conflict(outcome.message, outcome.code);
+  // Nothing is written: no candidate can credit, hold open or fail a session its own address pays.
+  if (outcome.kind === 'hint') return bindResult(session, bound.cryptoCurrency, bind.txHash, false);
   if (replaced) await tx.removeBoundTransaction(replaced.id);
   await tx.insertBoundTransaction(bound);
   // Touches the session row, so live subscribers (the payer's page, another tab) see the new candidate.
@@ -171,11 +173,12 @@ async function bindSnapshot(
   candidates: readonly BoundTransaction[],
   now: Date,
 ): Promise<BindSnapshot> {
-  const base = { session, bound, now, verdict, overLimit: binder.overLimit !== null };
+  const depositMode = await tx.receivesAtDepositAddress(session.id);
+  const base = { session, bound, now, verdict, overLimit: binder.overLimit !== null, depositMode };
   const none = { fromBinder: 0, total: 0 };
   const verifiedElsewhere = async () =>
     (await tx.otherSessionsBinding(bound.txHash, bound.chainId, session.id)).some((o) => o.state === 'verified');
-  if (verdict.kind === 'failed' || (base.overLimit && verdict.kind !== 'valid'))
+  if (verdict.kind === 'failed' || depositMode || (base.overLimit && verdict.kind !== 'valid'))
     return { ...base, share: null, waiting: none, verifiedElsewhere: false, heldByOthers: false };
   if (verdict.kind === 'valid') {
     const share = await loadShare(tx, session, bound, verdict.transfers, now);

@@ -111,6 +111,11 @@ export interface ChainLedger {
   releaseNetwork(network: string, instanceId: string): Promise<void>;
   /** Receiving wallets to watch: of open sessions and of sessions inside their late-payment window. */
   watchedWallets(network: string, now: Date): Promise<string[]>;
+  /**
+   * Deposit addresses watched on `network` (open sessions and those inside their late window), each with the native
+   * coin recorded as arriving there before `beforeBlock` less what recorded collects took by then, in base units.
+   */
+  depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]>;
   /** The newest recorded block hashes, newest first. */
   recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
   /**
@@ -147,4 +152,10 @@ export interface ChainLedger {
   boundTransactionsToCheck(chainId: string, limit: number): Promise<BoundTransaction[]>;
   unattributedPayments(limit: number): Promise<PaymentRecord[]>;
   paymentsOfSession(sessionId: string): Promise<PaymentRecord[]>;
+}
+
+/** A deposit address and the native coin Kassa's records say it holds (docs/payment-detection.md). */
+export interface DepositNativeBook {
+  readonly address: string;
+  readonly known: bigint;
 }

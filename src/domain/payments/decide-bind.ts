@@ -111,6 +111,8 @@ export interface BindSnapshot {
   readonly verifiedElsewhere: boolean;
   /** A transfer of the hash is credited to another session. */
   readonly heldByOthers: boolean;
+  /** The session receives at an address of its own (deposit mode): a bind credits, holds and fails nothing. */
+  readonly depositMode?: boolean;
 }
 
 /** What the watcher's judgement of a candidate meets. */
@@ -149,7 +151,13 @@ export interface WaitBound {
   readonly onChain: boolean;
 }
 
-export type BindOutcome = Refuse | CreditBound | WaitBound;
+/** Accepted and recorded nowhere: a deposit-mode session is paid by what arrives at its address alone. */
+export interface Hint {
+  readonly kind: 'hint';
+  readonly reason: 'deposit_bind_hint';
+}
+
+export type BindOutcome = Refuse | CreditBound | WaitBound | Hint;
 export type BoundOutcome = Reject | CreditBound | WaitBound;
 
 const refuse = (code: ReasonCode, message: string): Refuse => ({ kind: 'refuse', code, message });
@@ -182,6 +190,7 @@ export function decideBind(evidence: BindEvidence, snapshot: BindSnapshot): Bind
   if (closedRefused) return closedRefused;
   if (snapshot.overLimit && verdict.kind !== 'valid') return refuse('rate_limited', 'Too many binds');
   if (verdict.kind === 'failed') return refuse(verdict.code, verdict.reason);
+  if (snapshot.depositMode) return { kind: 'hint', reason: 'deposit_bind_hint' };
   if (verdict.kind === 'valid') {
     const share = snapshot.share!;
     if (share.alreadyMine || share.free.length > 0) return creditOf(share);

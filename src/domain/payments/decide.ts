@@ -168,8 +168,8 @@ function decideAny(event: PaymentEvent, snapshot: Snapshots[PaymentEventKind]): 
 }
 
 /**
- * Rule 2: a scanned transfer pays the open session whose unique amount it is; a reversed one comes back to its
- * session; one of an amount a session was asked for but cannot take is reserved for it; anything else waits.
+ * Deposit mode first: a transfer to a session's own address is its (depositScan). Rule 2: an exact unique amount pays
+ * its open session; a reversed transfer comes back to its session; an asker's amount is reserved; the rest waits.
  */
 function decideScan(snapshot: TransferSnapshot): ScanOutcome {
   const owner = exactOwner(snapshot);
@@ -187,6 +187,8 @@ function decideScan(snapshot: TransferSnapshot): ScanOutcome {
       reservedFor: asker,
     };
   }
+  const deposit = snapshot.deposit;
+  if (deposit) return depositScan(deposit.sessionId, deposit.offered);
   if (owner !== null)
     return {
       kind: 'credit',
@@ -198,6 +200,22 @@ function decideScan(snapshot: TransferSnapshot): ScanOutcome {
     };
   if (asker !== null) return { kind: 'reserve', reason: 'amount_reserved', sessionId: asker };
   return { kind: 'ignore', reason: amountShared(snapshot) ? 'amount_shared' : 'no_unique_amount' };
+}
+
+/**
+ * Deposit mode: a transfer to a session's own address is that session's, in any amount and from anyone; in an asset
+ * the session was not quoted in it is kept for it (reserved) and counts for nobody.
+ */
+function depositScan(sessionId: string, offered: boolean): ScanOutcome {
+  if (!offered) return { kind: 'reserve', reason: 'deposit_asset_not_offered', sessionId };
+  return {
+    kind: 'credit',
+    reason: 'paid_to_deposit_address',
+    sessionId,
+    attribution: 'deposit_address',
+    exactOwner: null,
+    reservedFor: null,
+  };
 }
 
 /** Rules 2 and 7: an exact payment selects its asset, keeps it, outranks bound parts, or is reserved. */

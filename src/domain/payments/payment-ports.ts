@@ -33,7 +33,7 @@ export interface ChainTransfer {
   readonly blockTime: Date;
 }
 
-export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount';
+export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount' | 'deposit_address';
 
 /**
  * Sessions a scanned transfer could belong to, as the data layer found them. Each already
@@ -131,6 +131,15 @@ export interface TransferSnapshot {
   readonly reservedFor: string | null;
   /** A row of the transfer a reorganisation reversed or moved, which the scan revives, and its credit. */
   readonly recorded: { readonly sessionId: string | null; readonly attribution: Attribution | null } | null;
+  /** The deposit-mode session whose own address the transfer is to (docs/payment-rules.md, deposit mode). */
+  readonly deposit?: DepositAddressFact | null;
+}
+
+/** A deposit-mode session's address on the transfer's network: whatever arrives there is that session's. */
+export interface DepositAddressFact {
+  readonly sessionId: string;
+  /** The session was quoted in the transfer's asset (it offers it). */
+  readonly offered: boolean;
 }
 
 // What decide() makes of a scanned transfer (decide.ts), as storage applies it.
@@ -166,6 +175,8 @@ export type ScanOutcome = CreditOutcome | Reserve | Ignore;
 export interface PaymentTxStore {
   /** Confirmed money in `asset` on `chainId` split at expires_at, and what is credited but not confirmed. */
   paymentTotals(session: CheckoutSession, asset: AssetTicker, chainId: string): Promise<PaymentTotals>;
+  /** The session was created in deposit mode: each of its networks' wallet is an address of its own. */
+  receivesAtDepositAddress(sessionId: string): Promise<boolean>;
   /**
    * Claims at `at`, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
    * open session holds on any of the wallets. Returns k per ticker, or null when all are taken. A claim

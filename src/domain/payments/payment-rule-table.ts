@@ -443,6 +443,72 @@ const quoteEnd = (
     reason,
   );
 
+/** Deposit mode (rule 0): the transfer is to S1's own deposit address; S1 offers its asset unless said. */
+const toDeposit = (offered = true, over: Partial<TransferSnapshot> = {}) =>
+  amount({ claim: null, deposit: { sessionId: 'S1', offered }, ...over });
+
+const depositRows: RuleCase[] = [
+  row(
+    0,
+    SCAN,
+    "To S1's deposit address, any amount, no asset selected",
+    toDeposit(),
+    'credit',
+    'paid_to_deposit_address',
+  ),
+  row(
+    0,
+    SCAN,
+    "To S1's deposit address after expires_at (recorded late), S1 expired",
+    toDeposit(true, { transfer: { ...TRANSFER, blockTime: at(70) } }),
+    'credit',
+    'paid_to_deposit_address',
+  ),
+  row(
+    0,
+    SCAN,
+    "To S1's deposit address, the amount another session's unique amount elsewhere",
+    toDeposit(true, { claim: claim({ sessionId: 'S2' }) }),
+    'credit',
+    'paid_to_deposit_address',
+  ),
+  row(
+    0,
+    SCAN,
+    "To S1's deposit address in an asset S1 was not quoted in",
+    toDeposit(false),
+    'reserve',
+    'deposit_asset_not_offered',
+  ),
+  row(
+    0,
+    SCAN,
+    "To S1's deposit address, a reorganisation reversed it and it is mined again",
+    toDeposit(true, { recorded: { sessionId: 'S1', attribution: 'deposit_address' } }),
+    'credit',
+    'payment_reincluded',
+  ),
+  bind(
+    'Deposit mode, a mined transfer (to its address or anywhere)',
+    'mined',
+    'hint',
+    'deposit_bind_hint',
+    {
+      depositMode: true,
+    },
+    0,
+  ),
+  bind('Deposit mode, a pending transaction', 'pending', 'hint', 'deposit_bind_hint', { depositMode: true }, 0),
+  bind(
+    'Deposit mode, a transaction the chain proves pays elsewhere',
+    'mined',
+    'refuse',
+    'wrong_recipient',
+    { depositMode: true, verdict: failed('wrong_recipient'), share: null },
+    0,
+  ),
+];
+
 const laterRows: RuleCase[] = [
   row(
     6,
@@ -534,10 +600,15 @@ const laterRows: RuleCase[] = [
 ];
 
 /** Every row of the rule table, in the doc's order. */
-export const RULE_CASES: readonly RuleCase[] = [...scanRows, ...bindRows, ...laterRows].sort((a, b) => a.rule - b.rule);
+export const RULE_CASES: readonly RuleCase[] = [...depositRows, ...scanRows, ...bindRows, ...laterRows].sort(
+  (a, b) => a.rule - b.rule,
+);
 
-/** The rules of docs/payment-rules.md the table covers; rule 8 (rates) prices quotes and decides no payment. */
-export const RULES_COVERED = [1, 2, 3, 4, 5, 6, 7] as const;
+/**
+ * The rules of docs/payment-rules.md the table covers (0: deposit mode, shown as D); rule 8 (rates) prices quotes and
+ * decides no payment.
+ */
+export const RULES_COVERED = [0, 1, 2, 3, 4, 5, 6, 7] as const;
 
 const eventName = (event: PaymentEvent) =>
   event.kind === 'bind'
@@ -551,7 +622,10 @@ export function renderRuleTable(): string {
   const lines = [
     '| Rule | Event | Session and amount | Outcome | Reason |',
     '|---|---|---|---|---|',
-    ...RULE_CASES.map((c) => `| ${c.rule} | ${eventName(c.event)} | ${c.state} | \`${c.outcome}\` | \`${c.reason}\` |`),
+    ...RULE_CASES.map(
+      (c) =>
+        `| ${c.rule === 0 ? 'D' : c.rule} | ${eventName(c.event)} | ${c.state} | \`${c.outcome}\` | \`${c.reason}\` |`,
+    ),
   ];
   return `${lines.join('\n')}\n`;
 }

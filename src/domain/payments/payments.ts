@@ -132,7 +132,10 @@ async function askForRest(
         step,
       }
     : null;
-  const restAmount = await tx.claimRestAmount(session.id, previous, rest, ctx.uniqueAmountSteps, now);
+  // At a deposit address the rest is what is owed: the address tells payments apart, no amount needs to be unique.
+  const restAmount = (await tx.receivesAtDepositAddress(session.id))
+    ? (rest?.base ?? null)
+    : await tx.claimRestAmount(session.id, previous, rest, ctx.uniqueAmountSteps, now);
   await tx.updateSession(session.id, { restAmount, updatedAt: session.updatedAt });
   return { ...session, restAmount };
 }

@@ -109,6 +109,11 @@ export const REJECTION_WORDS: Record<RejectionCode, string> = {
  */
 export const OUTCOME_REASONS = {
   paid_by_amount: 'The transfer is exactly the unique amount the session held when the block was mined',
+  paid_to_deposit_address:
+    "The transfer is to a deposit-mode session's own address: that session's, whoever sent it, in any amount",
+  deposit_asset_not_offered:
+    "To a deposit-mode session's address in an asset it does not offer: recorded, reserved for it, counted by nobody",
+  deposit_bind_hint: 'A bind on a deposit-mode session is accepted and changes nothing: its address alone pays it',
   paid_by_bind: "A bind verified from the transaction's receipt takes the transfer",
   payment_reincluded: 'A transfer a reorganisation reversed comes back to the session it was credited to',
   amount_reserved: 'The session was asked for the amount but cannot take the transfer now; only its bind takes it',
