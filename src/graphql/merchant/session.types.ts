@@ -206,7 +206,8 @@ export class TimelineEntry {
   @Field(() => String, {
     nullable: true,
     description:
-      'Why a transfer counts for this session: deposit_address, bound_tx, payer_wallet or exact_amount (docs/payment-rules.md).',
+      'Why a transfer counts for this session: deposit_address, bound_tx, payer_wallet or exact_amount ' +
+      '(docs/payment-rules.md).',
   })
   attribution!: string | null;
 
