@@ -57,7 +57,6 @@ const NOT_YET_SHORT = new Set<string>([
   'src/db/sessions/create-session.store.ts',
   'src/db/sessions/quote-changes.ts',
   'src/db/sessions/read-cache.ts',
-  'src/domain/payment-links/create-session-from-link.ts',
   'src/domain/payments/bind-checks.ts',
   'src/domain/payments/bind-transaction.schema.ts',
   'src/domain/payments/bind-transaction.ts',
