@@ -57,7 +57,6 @@ const NOT_YET_SHORT = new Set<string>([
   'src/db/sessions/create-session.store.ts',
   'src/db/sessions/quote-changes.ts',
   'src/db/sessions/read-cache.ts',
-  'src/domain/shared/event-types.ts',
   'src/graphql/cached-queries.ts',
   'src/graphql/merchant/http.ts',
   'src/graphql/views.ts',
