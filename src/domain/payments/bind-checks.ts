@@ -10,7 +10,7 @@ import { isUuid } from '../shared/uuid.js';
 import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
 
 /**
- * Whether `bound` was rejected only for its bind's hints (sender or asset) that `bind` now names otherwise, or as too
+ * Whether `bound` was rejected only for hints (sender, asset) that `bind` names otherwise on the same chain, or as too
  * small for an asset selected since: the transaction itself may still pay the session.
  */
 export function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session: CheckoutSession): boolean {
