@@ -5,9 +5,8 @@ import { SIGN_IN_WINDOW_MINUTES } from './sign-in.js';
 export const LINK_KEEP_HOURS = 24;
 
 /**
- * Hourly (src/background-jobs.ts): deletes what no longer counts for anything: failed sign-ins older than the
- * throttle's window, ended sessions, and one-time links used or expired a day ago. The audit log is kept. Idempotent
- * deletes, safe with several instances.
+ * Deletes failed sign-ins past the throttle's window, ended sessions and links used or expired a day ago; the audit
+ * log is kept. Idempotent deletes, so safe with several instances.
  */
 export async function purgeDashboardRecords(ctx: DomainContext): Promise<number> {
   const now = ctx.clock();

@@ -59,9 +59,8 @@ async function startSession(tx: DashboardWrites, ctx: DomainContext, userId: str
 }
 
 /**
- * Email and password sign-in. Refused with 429 once the account or the address has SIGN_IN_FAILURES_PER_* failed
- * sign-ins in the window, before the password is looked at; an unknown account costs as much time as a known one
- * and gets the same answer.
+ * Throttled per account and per address before the password is looked at; an unknown account costs as much time as
+ * a known one and gets the same answer (docs/dashboard.md#signing-in).
  */
 export async function signIn(
   ctx: DomainContext,

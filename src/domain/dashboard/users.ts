@@ -39,10 +39,8 @@ export interface Invitation {
 }
 
 /**
- * Invites `email` into the organisation with `role`. A new person gets a one-time link (INVITE_HOURS) that sets
- * their password; one who already has an account is added and signs in with their own password (an invite never
- * resets the password of an account that exists). A dashboard user needs `manage_users` and can give no role above
- * their own.
+ * A new person gets a one-time link that sets their password; an existing account is only added, never has its
+ * password reset. A dashboard user needs `manage_users` and gives no role above their own.
  */
 export async function inviteUser(
   ctx: DomainContext,

@@ -6,9 +6,8 @@ import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';
 
 /**
- * "Redeliver" in the dashboard (role `redeliver_webhooks`): queues one delivery of the organisation again, due at
- * once with a fresh give-up time, as `kassa webhooks redeliver` does; another organisation's delivery is not found.
- * Written to the audit log once queued.
+ * Queues one delivery again, due at once with a fresh give-up time, as `kassa webhooks redeliver` does; another
+ * organisation's delivery is not found (never forbidden).
  */
 export async function redeliverFromDashboard(
   ctx: DomainContext,

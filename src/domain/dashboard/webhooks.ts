@@ -80,9 +80,8 @@ export async function listDashboardWebhooks(
 }
 
 /**
- * "Redeliver every failed one" (role `redeliver_webhooks`): every failed delivery to the organisation's enabled
- * endpoints is queued again, due at once with a fresh give-up time, and the audit log says how many, in the same
- * transaction.
+ * Queues every failed delivery to the organisation's enabled endpoints again, with a fresh give-up time; the audit
+ * entry is written in the same transaction.
  */
 export async function redeliverFailedFromDashboard(
   ctx: DomainContext,

@@ -60,9 +60,8 @@ export async function revokeApiKey(ctx: DomainContext, apiKey: string): Promise<
 }
 
 /**
- * Rotation: issues a new key for the same organisation and lets the old one
- * keep working for `graceMinutes` (0 = stop it now), so a merchant can deploy
- * the new secret without downtime.
+ * A new key for the same organisation; the old one keeps working for `graceMinutes` (0 = stop it now), so a
+ * merchant can deploy the new secret without downtime.
  */
 export async function rotateApiKey(
   ctx: DomainContext,

@@ -19,9 +19,8 @@ export interface SignedRequest {
   /** The request body exactly as received. */
   readonly rawBody: Buffer;
   /**
-   * What the signature covers besides the timestamp and the body: the method
-   * and the request target (path and query exactly as in the request line).
-   * Null only for create, which keeps `{timestamp}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call).
+   * The method and request target (path and query as in the request line) the signature covers; null only for
+   * create, signed as `{timestamp}.{rawBody}` (docs/api/rest.md#signing-a-merchant-call).
    */
   readonly request: { readonly method: string; readonly target: string } | null;
   /** Who is calling, as rate limits count it (docs/api/rest.md#rate-limits). */
@@ -34,9 +33,8 @@ export interface Merchant {
 }
 
 /**
- * A signature that checked out and has not been recorded as used yet. Whoever holds it
- * must record it in the same write as the request's effect (create does, in its one
- * statement) or before any effect (`recordSignature`), so it is accepted only once.
+ * A valid signature not yet recorded as used: record it in the same write as the request's effect, or before any
+ * effect (`recordSignature`), so it is accepted only once.
  */
 export interface UnusedSignature {
   readonly apiKeyId: string;
@@ -65,11 +63,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 const REPLAY_MEMORY_MS = SIGNATURE_TOLERANCE_MS + 60_000;
 
 /**
- * Checks a signed merchant call: all three headers, a known and active key, a
- * timestamp within ±5 minutes, an HMAC-SHA256 signature (docs/api/rest.md#signing-a-merchant-call:
- * `{timestamp}.{rawBody}` for create, `{timestamp}.{METHOD}.{path?query}.{rawBody}`
- * elsewhere) compared in constant time, and a signature not accepted before.
- * Every refusal counts against the caller's address and the key id it names (`countingAuthFailures`).
+ * Checks a signed merchant call as docs/api/rest.md#signing-a-merchant-call says, the signature compared in constant
+ * time; every refusal counts against the caller's address and the key id it names.
  */
 export async function authenticateMerchant(ctx: DomainContext, request: SignedRequest): Promise<Merchant> {
   return countingAuthFailures(ctx, request, async () => {
@@ -80,10 +75,8 @@ export async function authenticateMerchant(ctx: DomainContext, request: SignedRe
 }
 
 /**
- * authenticateMerchant, except that the signature is not recorded as used: the caller
- * writes it with the request's effect (create, docs/benchmarks.md: one round trip) and
- * answers a replay when that write finds it used. Run that write inside
- * `countingAuthFailures` so a replay counts against the address like any refusal.
+ * The caller records the signature with the request's effect (create: one round trip) and answers a replay when that
+ * write finds it used; run that write inside `countingAuthFailures`, so a replay counts like any refusal.
  */
 export async function authenticateMerchantDeferringReplayCheck(
   ctx: DomainContext,
@@ -111,9 +104,8 @@ export function rememberSignature(
 }
 
 /**
- * Counts every `unauthorised` that `work` throws against the caller's address (limit `auth_failures`) and the key id
- * the request names (`auth_failures_key`); past either limit the failure is answered 429 instead of 401. Only failures
- * are counted and refused: a call whose signature checks out is never refused by these limits.
+ * Counts each `unauthorised` from `work` against the address and the named key id, answering 429 past either limit;
+ * only failures count, so a call whose signature checks out is never refused by these limits.
  */
 export async function countingAuthFailures<T>(
   ctx: DomainContext,

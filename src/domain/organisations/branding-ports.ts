@@ -1,8 +1,6 @@
 /**
- * How an organisation appears on its hosted pages (/pay and /l): its name, an optional
- * logo and brand colour (issue 12, docs/hosted-pages.md#branding-and-languages), as storage keeps them
- * (src/db/organisation.store.ts). The logo is kept in the database and served by Kassa
- * itself, so the pages never load anything from elsewhere.
+ * How an organisation appears on its hosted pages (docs/hosted-pages.md#branding-and-languages); the logo is kept in
+ * the database and served by Kassa, so the pages never load anything from elsewhere.
  */
 export interface Branding {
   readonly organisationName: string;

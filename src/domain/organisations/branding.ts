@@ -11,9 +11,8 @@ import { invalid, notFound } from '../shared/errors.js';
 export const MAX_LOGO_BYTES = 100 * 1024;
 
 /**
- * Only raster formats, told by their magic bytes (never by a file name or a claimed type).
- * SVG is refused: it is a document that can carry script and links to other hosts, and
- * serving merchants' SVG safely would need a sanitiser we would have to trust.
+ * Only raster formats, told by their magic bytes, never a name or claimed type. SVG is refused: it can carry script
+ * and links to other hosts (docs/decisions/0017-logos-served-by-kassa.md).
  */
 export function logoContentType(bytes: Buffer): LogoContentType | null {
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))

@@ -2,9 +2,8 @@ import { hexToBytes, keccak256, type Hex } from 'viem';
 import type { ReceivingMode } from './organisation-ports.js';
 
 /**
- * A session's deposit address (docs/decisions/0028-deposit-addresses.md), derived without a node or the contract
- * artefacts: keccaks over the factory's address, the salt and the sweeper's init code hash. The two constants
- * follow from contracts/build/ (src/chain/deposit-contracts.ts derives them; a unit test holds them equal).
+ * A session's deposit address (docs/decisions/0028-deposit-addresses.md), derived without a node; the constants follow
+ * from contracts/build/, and a unit test holds them equal to what src/chain/deposit-contracts.ts derives.
  */
 
 /** DepositFactory's address on every chain (CREATE2 through the deterministic deployer, zero salt). */
@@ -17,9 +16,8 @@ const INIT_CODE_HASH_BYTES = hexToBytes(SWEEPER_INIT_CODE_HASH);
 const UTF8 = new TextEncoder();
 
 /**
- * The deposit address (lower-case) of session `sessionId` whose money goes to `destination`, the organisation's wallet
- * when the session was created: part of the CREATE2 salt, so the address leads there and nowhere else. Three keccaks
- * over bytes (create's hot path): salt = keccak(abi.encode(destination, keccak(id))), then CREATE2's.
+ * Lower-case; `destination` (the organisation's wallet at creation) is part of the CREATE2 salt, so the address leads
+ * there and nowhere else. Keccaks over bytes, as this runs on create's hot path.
  */
 export function sessionDepositAddress(destination: string, sessionId: string): string {
   // Money at an address made for the zero address would be burnt when collected.

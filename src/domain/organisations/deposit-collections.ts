@@ -5,9 +5,8 @@ import { Decimal, fromBaseUnits, WIRE_DECIMALS } from '../shared/money.js';
 import { amount, dateTime, uuid } from '../shared/view-fields.js';
 
 /**
- * What a collect transaction moved from deposit addresses to the organisation's wallet (`kassa collect`,
- * docs/operations.md#collecting-deposits): recorded per session and asset, with its `funds.collected` event, in one
- * database transaction.
+ * What a collect moved from deposit addresses to the wallet (docs/operations.md#collecting-deposits): recorded per
+ * session and asset, with its `funds.collected` event, in one database transaction.
  */
 
 /** What one collect moved from one session's deposit address in one asset. */

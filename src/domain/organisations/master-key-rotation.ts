@@ -37,9 +37,8 @@ export interface MasterKeyRotation {
 }
 
 /**
- * `kassa keys rotate-master`: re-seals every stored secret that is not yet v2 under the current
- * master key (opened with the current or a previous key), in one transaction, so a secret that
- * does not open stops it with nothing written. Running it again re-seals nothing.
+ * Re-seals every secret not yet v2 under the current master key in one transaction, so a secret that does not open
+ * stops it with nothing written; running it again re-seals nothing.
  */
 export async function rotateMasterKey(keys: MasterKeys, secrets: StoredSecretsPort): Promise<MasterKeyRotation> {
   let resealed = new Map<StoredSecret, string>();

@@ -2,15 +2,13 @@ import type { Decimal } from '../shared/money.js';
 import type { StoredSecret } from '../shared/secret-box.js';
 
 /**
- * Merchants as storage keeps them: organisations with their wallets and payment policy, and
- * their API keys. Implemented in src/db (organisation.store.ts, api-key.store.ts, both read
- * through the caches of cached-stores.ts).
+ * Organisations with their wallets, payment policy and API keys, as storage keeps them; src/db implements these,
+ * read through the caches of cached-stores.ts.
  */
 
 /**
- * How an organisation receives money (docs/operations.md#receiving-modes): on its shared wallet, sessions told apart
- * by unique amounts and binds, or at a deposit address per session that leads only to its wallet
- * (docs/decisions/0028-deposit-addresses.md). A session keeps the mode it was created with.
+ * How an organisation receives money (docs/operations.md#receiving-modes): on its shared wallet, or at a deposit
+ * address per session; a session keeps the mode it was created with.
  */
 export const RECEIVING_MODES = ['shared_wallet', 'deposit_addresses'] as const;
 export type ReceivingMode = (typeof RECEIVING_MODES)[number];
@@ -77,9 +75,8 @@ export interface ApiKeyStore {
   /** Sets revoked_at (if not yet set); false when the key does not exist. Any revoked_at revokes, whatever its time. */
   revoke(publicKey: string, at: Date): Promise<boolean>;
   /**
-   * Sets expires_at to the database's clock plus `graceMinutes`, if the key has neither (one rotation per key); the
-   * new expires_at, or null when it had one. The database's clock: a CLI on a host whose clock runs fast must not
-   * lengthen the grace.
+   * Sets expires_at, if unset, to the database's clock plus `graceMinutes`, so a CLI host's fast clock cannot lengthen
+   * the grace; null when the key had one (one rotation per key).
    */
   expire(publicKey: string, graceMinutes: number): Promise<Date | null>;
   touch(id: string, at: Date): Promise<void>;

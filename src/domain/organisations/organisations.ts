@@ -120,9 +120,8 @@ export async function setPaymentPolicy(
 }
 
 /**
- * docs/payment-rules.md, rule 1 (docs/decisions/0015): a receiving wallet belongs to one organisation per network, so a
- * transfer can only ever be matched to sessions of one organisation. (The database's unique
- * index holds this against races too; the store reports it with the same words.)
+ * A wallet belongs to one organisation per network, so a transfer matches one organisation's sessions
+ * (docs/decisions/0015-a-wallet-belongs-to-one-organisation.md); a unique index holds it against races.
  */
 async function checkWalletIsFree(
   ctx: DomainContext,
@@ -142,9 +141,8 @@ export function walletTaken(address: string, network: string) {
 }
 
 /**
- * A receiving wallet is where money goes: beyond the pattern, a mixed-case address must
- * carry a valid EIP-55 checksum (a typo is caught before funds are lost), and the zero
- * address is refused (nobody can spend what is sent there).
+ * A mixed-case address must carry a valid EIP-55 checksum, so a typo is caught before funds are lost; the zero
+ * address is refused, as nobody can spend what is sent there.
  */
 function checkAddress(address: string): string {
   if (!ADDRESS_PATTERN.test(address)) throw invalid('wallet address must match ^0x[a-fA-F0-9]{40}$');

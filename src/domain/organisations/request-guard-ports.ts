@@ -1,17 +1,13 @@
 /**
- * Storage the request guards need (docs/api/rest.md#rate-limits): the replay cache of merchant
- * signatures and the rate-limit counters. Implemented in
- * src/db/request-guard.store.ts.
+ * Storage the request guards need (docs/api/rest.md#rate-limits): the replay cache of merchant signatures and the
+ * rate-limit counters.
  */
 
 /** Signatures of accepted merchant calls, so that none is accepted twice. Shared through the database. */
 export interface SignatureReplayCache {
   /**
-   * Records that `signature` (lower-case hex) of the key `apiKeyId` was
-   * accepted, to be kept until `keepUntil`. False when it was recorded before:
-   * a replay. Atomic: of concurrent callers with one signature, on any
-   * instance, exactly one gets true. `now` lets it forget entries past their time. `sessionId`: the session a create
-   * signed with it is answered with (sessionMadeWith).
+   * False when the signature was recorded before: a replay. Atomic, so of concurrent callers on any instance exactly
+   * one gets true; `sessionId` is the session a create signed with it is answered with.
    */
   remember(
     apiKeyId: string,
@@ -37,24 +33,20 @@ export interface CounterHit {
 /** Hit counts per key and fixed window: in PostgreSQL (shared by instances) or in memory (embedded database). */
 export interface RateLimitCounters {
   /**
-   * Adds one hit to each key's window and returns each window's count after it,
-   * in the order given: exact near the limit, never more than the true count
-   * (docs/api/rest.md#rate-limits says how far instances may lag each other far from it).
-   * `now` (epoch milliseconds) lets it forget ended windows.
+   * Each window's count after the hit, in the order given: exact near the limit, never more than the true count
+   * (docs/api/rest.md#rate-limits says how far instances may lag far from it).
    */
   hit(hits: readonly CounterHit[], now: number): Promise<number[]>;
   /**
-   * `hit` without waiting, for when every count is known here: the counts, or undefined (nothing
-   * counted) when `hit` must ask the store. A request far from its limits is then counted without a
-   * promise (docs/benchmarks.md).
+   * `hit` without a promise when every count is known here, so a request far from its limits costs no await;
+   * undefined (nothing counted) when `hit` must ask the store.
    */
   hitInMemory?(hits: readonly CounterHit[], now: number): number[] | undefined;
 }
 
 /**
- * Express's `trust proxy` value (TRUST_PROXY): false (the peer is the client),
- * true (trust every proxy: X-Forwarded-For is believed as sent), a hop count,
- * or addresses, subnets and the names loopback, linklocal, uniquelocal.
+ * Express's `trust proxy` value (TRUST_PROXY, docs/operations.md#configuration): false, true (X-Forwarded-For is
+ * believed as sent), a hop count, or addresses, subnets and the names loopback, linklocal, uniquelocal.
  */
 export type TrustProxySetting = boolean | number | readonly string[];
 

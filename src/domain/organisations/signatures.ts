@@ -10,11 +10,8 @@ export function signPayload(secret: string, timestamp: string, rawBody: Buffer |
 }
 
 /**
- * Hex HMAC-SHA256 of `{timestamp}.{METHOD}.{target}.{rawBody}`: every signed
- * route but create (issue 11), so a signature fits one request only. `target`
- * is the path and query exactly as in the request line (`/events?limit=10`),
- * not decoded. A create body is JSON, which never starts with a method name, so
- * a signature of one scheme never verifies under the other.
+ * Every signed route but create, so a signature fits one request only; `target` is not decoded. A create body is JSON,
+ * never a method name, so a signature of one scheme never verifies under the other.
  */
 export function signRequest(
   secret: string,

@@ -2,9 +2,8 @@ import { DomainError } from '../shared/errors.js';
 import type { BucketTake, CounterHit, RateLimitBuckets, RateLimitCounters } from './request-guard-ports.js';
 
 /**
- * Rate limits (issue 11, docs/api/rest.md#rate-limits): fixed windows counted per
- * subject (a client address, an API key id, a session id), or token buckets for the limits that allow a burst
- * (BUCKET_LIMITS), in stores shared by the instances (PostgreSQL) or in memory (embedded database).
+ * Rate limits (docs/api/rest.md#rate-limits): fixed windows per subject, or token buckets for the limits that allow a
+ * burst, in stores shared by the instances or in memory (embedded database).
  */
 export const RATE_LIMIT_NAMES = [
   'auth_failures',
@@ -93,9 +92,8 @@ const MAX_REMEMBERED_BLOCKS = 10_000;
 const MAX_KEPT_KEYS = 10_000;
 
 /**
- * Counts requests against the rules. A subject found over a limit is also
- * remembered in this process until its window ends, so a flood is refused
- * without touching the store; other instances learn it from the shared count.
+ * A subject found over a limit is remembered in this process until its window ends, so a flood is refused without
+ * touching the store; other instances learn it from the shared count.
  */
 export class Throttle {
   private readonly blockedUntil = new Map<string, number>();
@@ -234,9 +232,8 @@ export class Throttle {
 }
 
 /**
- * GCRA over `tat`, a bucket's theoretical arrival time (epoch ms; earlier than `now`: a full bucket): a request
- * is taken when `max(tat, now) + interval` stays within `now + burst`, and then becomes the new `tat`. Answers
- * the new `tat`, or null (refused, nothing taken).
+ * GCRA over `tat`, a bucket's theoretical arrival time (before `now`: full): a request is taken when
+ * `max(tat, now) + interval` stays within `now + burst`, giving the new `tat`; null when refused.
  */
 export function gcraTake(tat: number, take: BucketTake, now: number): number | null {
   const next = Math.max(tat, now) + take.intervalMs;

@@ -45,23 +45,14 @@ export function linkOrigin(link: PaymentLink, requestHash: string): SessionOrigi
 }
 
 /**
- * The least length of a payer's Idempotency-Key (docs/hosted-pages.md#payment-links). On an anonymous link at
- * a fixed price two payers send the same (empty) details, so the key is all that tells their
- * visits apart: a short one could be guessed, and the guess would answer another payer's session.
+ * On an anonymous fixed-price link the payer's Idempotency-Key is all that tells two visits apart, so a short one
+ * could be guessed and answer another payer's session (docs/hosted-pages.md#payment-links).
  */
 export const PAYER_IDEMPOTENCY_KEY_MIN_LENGTH = 16;
 
 /**
- * A payer visits a payment link: checks the payer's identity and amount (400), that the link
- * takes payers (410 inactive or expired, 409 used up), counts one use atomically with the
- * session's own write (never beyond max_uses, however many visits race), and creates the
- * checkout session exactly as the merchant API would, with the link's origin fields.
- *
- * An Idempotency-Key (at least PAYER_IDEMPOTENCY_KEY_MIN_LENGTH characters) is scoped to the
- * link and to what the payer sent (identity and amount): a retry answers the first session and
- * counts no use, even when the link was used up, switched off or changed by its merchant since;
- * the same key with other details is another visit, so a key never answers another payer's
- * session, and never tells whether someone else used it.
+ * A use is counted atomically with the session's write, so racing visits never pass max_uses. The Idempotency-Key is
+ * scoped to the link and the payer's details, so a key never answers or reveals another payer's session.
  */
 export async function createSessionFromLink(
   ctx: DomainContext,

@@ -10,9 +10,8 @@ import { isUuid } from '../shared/uuid.js';
 import { checkBindInput, type BindTransactionInput, type CheckedBind } from './bind-transaction.schema.js';
 
 /**
- * Whether `bound` was rejected for the payer wallet or the asset its bind named (wrong sender, wrong asset), and
- * `bind`, on the same chain, names another, or as too small to select the asset the session has selected since:
- * the transaction itself may still pay the session.
+ * Whether `bound` was rejected only for hints (sender, asset) that `bind` names otherwise on the same chain, or as too
+ * small for an asset selected since: the transaction itself may still pay the session.
  */
 export function rejectedForItsHints(bound: BoundTransaction, bind: CheckedBind, session: CheckoutSession): boolean {
   if (bound.state !== 'rejected' || bind.chainId !== bound.chainId) return false;

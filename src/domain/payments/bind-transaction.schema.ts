@@ -5,9 +5,8 @@ import { problemsOf } from '../shared/input-problems.js';
 import { normaliseChainId } from '../shared/networks.js';
 
 /**
- * The bind request (docs/api/rest.md#bind-rules): the one source of its rules and messages. The domain checks it
- * for every caller (REST, GraphQL, `kassa dev pay`); REST also refuses unknown properties
- * (src/rest/bind-transaction.schema.ts) and OpenAPI documents it from the same fields.
+ * The bind request (docs/api/rest.md#bind-rules): the one source of its rules and messages, checked here for every
+ * caller; REST also refuses unknown properties, and OpenAPI documents it from the same fields.
  */
 
 /** The bind request as received; every field is checked by `checkBindInput`. */

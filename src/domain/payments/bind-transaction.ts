@@ -35,9 +35,8 @@ interface Binder {
 const OPERATOR: Binder = { clientAddress: null, overLimit: null };
 
 /**
- * Binds a payer's broadcast transaction to a session (docs/api/rest.md#bind-rules; docs/payment-rules.md, rule 3):
- * the transaction becomes one of the session's candidates, and decide() says what it does — refused, credited at
- * once when mined, or waiting for the watcher. Rebinding the same hash is idempotent.
+ * The transaction becomes one of the session's candidates and decide() says what it does (docs/payment-rules.md,
+ * rule 3); rebinding the same hash is idempotent.
  */
 export async function bindTransaction(
   ctx: DomainContext,
@@ -211,13 +210,8 @@ export interface BindRequest {
 }
 
 /**
- * A payer's bind as REST bind-tx and GraphQL's bindTransaction (HTTP and WebSocket) receive it
- * (docs/api/rest.md#rate-limits): every attempt counts against the per-address limit (a 429 over it); `readInput`
- * runs after that count, and a bind refused for its shape counts no further. A well-formed one counts against the
- * per-session limit of its session and client address, so a stranger's binds never use up the payer's; over it, only
- * a transaction mined and paying the session binds (a payer is never refused that), anything else is 429. Counted
- * here, once per executed bind, so two transports, aliases, variable defaults or persisted operations cannot step
- * around the count.
+ * Counted here, once per executed bind, so no transport, alias or persisted operation steps around the limits
+ * (docs/api/rest.md#rate-limits); over them only a mined transaction paying the session still binds.
  */
 export async function bindPayerTransaction(
   ctx: DomainContext,

@@ -44,9 +44,8 @@ export async function judgeBound(
 }
 
 /**
- * Applies a bound transaction's outcome to its session, locked in `tx`: a credit gives another session's exact
- * amounts to them and takes the first free transfer that sticks (another bind may have taken it meanwhile); the
- * first verified bind selects the asset and becomes `bound_tx_hash`. A rejection changes no status.
+ * A credit leaves other sessions' exact amounts to them and takes the first transfer still free, as another bind may
+ * have taken one meanwhile; the first verified bind selects the asset. A rejection changes no status.
  */
 export async function applyBoundOutcome(
   ctx: DomainContext,

@@ -13,10 +13,8 @@ export type BoundTxVerdict =
   | { readonly kind: 'valid'; readonly transfers: readonly ChainTransfer[] };
 
 /**
- * Whether a transfer mined at `blockTime` may be credited through a bind to a session created at `createdAt`: the
- * session existed when the block was mined, to the second (a block's time has no finer unit), with no clock skew
- * (docs/payment-rules.md, rule 1). A skew would let a session opened seconds after a payer's non-exact transfer (from
- * a public payment link) take it by binding its hash.
+ * The session existed when the block was mined, to the second and with no clock skew: a skew would let a session
+ * opened just after a payer's transfer take it by binding its hash (docs/payment-rules.md, rule 1).
  */
 export function minedWhileSessionExisted(blockTime: Date, createdAt: Date): boolean {
   return blockTime.getTime() >= Math.floor(createdAt.getTime() / 1000) * 1000;
@@ -32,11 +30,8 @@ const failed = (code: RejectionCode, text: string): BoundTxVerdict => ({
 });
 
 /**
- * docs/payment-rules.md, rules 1 and 3: judges a bound transaction by its own receipt and Transfer logs
- * (so payments sent through contracts count). It pays the session only when it was mined
- * after the session was created, moved the bound asset to the session's wallet on the
- * bound chain, and came from the payer wallet named at bind (when one was named).
- * Every rejection carries a precise reason.
+ * Judged by its own receipt and Transfer logs, so payments sent through contracts count (docs/payment-rules.md,
+ * rules 1 and 3); every rejection carries a precise reason.
  */
 export function judgeBoundTransaction(
   session: CheckoutSession,

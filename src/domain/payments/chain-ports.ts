@@ -3,9 +3,8 @@ import type { RejectionCode } from '../shared/reason-codes.js';
 import type { ChainTransfer, PaymentRecord, ScanOutcome, TransferSnapshot } from './payment-ports.js';
 
 /**
- * What the domain needs to know about chains: the watcher's ledger (cursors, leases, block
- * hashes, payments; src/db/chain-ledger.ts), the transactions payers bind, and what a
- * network says about one of them (src/chain/chain-reader.ts).
+ * What the domain needs to know about chains: the watcher's ledger, the transactions payers bind, and what a network
+ * says about one of them.
  */
 
 /** A transaction a payer bound to a session: a hint, verified from its own receipt before anything is credited. */
@@ -119,9 +118,8 @@ export interface ChainLedger {
   /** The newest recorded block hashes, newest first. */
   recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
   /**
-   * Records a scanned range in one transaction: payments (each as `judge` decides from its snapshot: decide()'s
-   * transfer_scanned; null credits nobody), the range end's block hash, and the cursor. False when the
-   * cursor is no longer at `fromBlock` or the lease was lost (nothing written).
+   * Payments (each as `judge` decides; null credits nobody), the range end's block hash and the cursor, in one
+   * transaction; false, with nothing written, when the cursor moved from `fromBlock` or the lease was lost.
    */
   recordRange(
     range: ScannedRange,

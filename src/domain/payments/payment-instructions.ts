@@ -27,9 +27,8 @@ export interface PaymentInstructions {
 }
 
 /**
- * Every way the session can be paid now (docs/payment-rules.md, rule 5: amounts in the
- * token's own units): each of its networks × each quoted asset the network carries, or only the
- * selected asset on the selected chain once there is one, for what is still owed.
+ * Each network × quoted asset it carries, or only the selected asset and chain once there is one, for what is still
+ * owed, in the token's own units (docs/payment-rules.md, rule 5).
  */
 export function paymentOptions(ctx: Pick<DomainContext, 'networks'>, session: CheckoutSession): PaymentInstructions[] {
   const payable = listPayableNetworks(ctx);

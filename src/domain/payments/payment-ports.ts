@@ -6,9 +6,8 @@ import type { CheckoutSessionStatus } from '../sessions/checkout-session.js';
 import type { OutcomeReason } from '../shared/reason-codes.js';
 
 /**
- * Payments as storage keeps them: transfers seen on chain, who they are credited to, the
- * unique amounts that tell open sessions apart, and each session's totals. Implemented in
- * src/db (payment-credits.ts, amount-claims.ts, chain-ledger.ts).
+ * Payments as storage keeps them: transfers seen on chain, who they are credited to, the unique amounts that tell
+ * open sessions apart, and each session's totals.
  */
 
 /** A transfer to a watched wallet, decoded from a Transfer log or a native-coin transaction. */
@@ -36,9 +35,8 @@ export interface ChainTransfer {
 export type Attribution = 'bound_tx' | 'payer_wallet' | 'exact_amount' | 'deposit_address';
 
 /**
- * Sessions a scanned transfer could belong to, as the data layer found them. Each already
- * satisfies the crediting rules: the session's wallet on the transfer's network, the
- * session's asset (or none selected yet), created before the block.
+ * Sessions a scanned transfer could belong to, each already on the transfer's wallet and network, with its asset (or
+ * none selected yet), and created before the block.
  */
 export interface AttributionCandidates {
   /** The open session whose unique amount this transfer is, exactly. */
@@ -178,9 +176,8 @@ export interface PaymentTxStore {
   /** The session was created in deposit mode: each of its networks' wallet is an address of its own. */
   receivesAtDepositAddress(sessionId: string): Promise<boolean>;
   /**
-   * Claims at `at`, per asset, the first of `baseAmount + k × step` (0 ≤ k < maxSteps) that no other
-   * open session holds on any of the wallets. Returns k per ticker, or null when all are taken. A claim
-   * covers only transfers mined from `at` on (less the clock skew): docs/payment-rules.md, rule 4.
+   * Per asset, k of the first `baseAmount + k × step` (k < maxSteps) no other open session holds on the wallets; null
+   * when all are taken. A claim covers transfers mined from `at` on, less the skew (docs/payment-rules.md, rule 4).
    */
   claimUniqueAmounts(
     sessionId: string,
@@ -189,15 +186,13 @@ export interface PaymentTxStore {
     at: Date,
   ): Promise<Map<AssetTicker, number | null>>;
   /**
-   * Gives up the session's amount claims at `at`, except the one for (`keep.asset`, `keep.network`)
-   * if given. A released amount still pays the session for a transfer mined before `at`, is reserved for it
-   * (rule 2), and goes to no other session until purgeReleasedAmountClaims frees it (docs/payment-rules.md, rule 4).
+   * A released amount still pays the session for a transfer mined before `at` and goes to no other session until
+   * purgeReleasedAmountClaims frees it (docs/payment-rules.md, rules 2 and 4).
    */
   releaseAmountClaims(sessionId: string, at: Date, keep?: { asset: AssetTicker; network: string }): Promise<void>;
   /**
-   * After a partial payment (docs/payment-rules.md, rule 4): releases the session's `previous` rest amount, and
-   * claims `rest.base` raised by whole `rest.step`s to an amount no other session holds on the wallet, taken at
-   * `at`. Returns the amount claimed; null when `rest` is null or every amount up to `maxSteps` is held.
+   * Releases `previous` and claims `rest.base` raised by whole steps to an amount no other session holds on the wallet
+   * (docs/payment-rules.md, rule 4); null when `rest` is null or every amount up to `maxSteps` is held.
    */
   claimRestAmount(
     sessionId: string,
@@ -207,17 +202,15 @@ export interface PaymentTxStore {
     at: Date,
   ): Promise<Decimal | null>;
   /**
-   * Claims again the unique amounts a session was paid with exactly (a reorganisation reopened it:
-   * docs/payment-rules.md, rule 4); where another session holds one now, shares it from `at`, so a
-   * transfer of it pays neither by amount.
+   * For a session a reorganisation reopened: an amount another session holds now is shared from `at`, so a transfer
+   * of it pays neither by amount (docs/payment-rules.md, rule 4).
    */
   reclaimExactAmounts(sessionId: string, at: Date): Promise<void>;
   /** What is known of `transfer`'s amount and rows, for decide() (amount-facts.ts). */
   transferSnapshot(transfer: ChainTransfer): Promise<TransferSnapshot>;
   /**
-   * The open session whose unique amount `transfer` is exactly, if it may be paid by it:
-   * created before the block (less the clock skew), asset and chain not locked to others,
-   * holding the amount when the block was mined, and no other session sharing it then.
+   * Only a session created before the block (less the skew), not locked to another asset or chain, that held the
+   * amount alone when the block was mined.
    */
   exactAmountOwner(transfer: ChainTransfer): Promise<string | null>;
   /**
@@ -226,15 +219,13 @@ export interface PaymentTxStore {
    */
   amountContenders(transfer: ChainTransfer): Promise<string[]>;
   /**
-   * The session a transfer is reserved for (docs/payment-rules.md, rule 2): the one whose unique amount it is, asked
-   * for before its block whatever has changed since (a lock to another asset, a new rest, a re-pricing, a close), or
-   * the one its scan recorded. Only that session's bind may take it when no session is paid by it by amount.
+   * The session that asked for the amount before its block, whatever changed since, or the one its scan recorded:
+   * only its bind may take the transfer when it pays no session by amount (docs/payment-rules.md, rule 2).
    */
   amountClaimant(transfer: ChainTransfer): Promise<string | null>;
   /**
-   * Records transfers as seen (or finds them recorded) and credits each to its `Credit`
-   * unless it is already credited. Returns, per transfer, the session it is now credited to.
-   * Every session credited here is marked for settlement.
+   * Credits each transfer to its `Credit` unless already credited; answers, per transfer, the session it is credited
+   * to now. Every session credited here is marked for settlement.
    */
   creditTransfers(
     transfers: readonly ChainTransfer[],
@@ -242,10 +233,8 @@ export interface PaymentTxStore {
     at: Date,
   ): Promise<Array<string | null>>;
   /**
-   * Selects `asset` on `chainId` for a session with none yet: the required amount is the quote
-   * that was valid at `firstSeenAt` (a re-pricing after the payment was first seen does not apply).
-   * Keeps the session's other amount claims until `keepOthersMinutes` after its quote was made (a payer's exact
-   * transfer of one outranks the bound part: docs/decisions/0024). Returns the required amount.
+   * The required amount is the quote valid at `firstSeenAt`; the other claims are kept `keepOthersMinutes`, as an
+   * exact transfer outranks the bound part (docs/decisions/0024-an-asked-amount-stays-its-sessions.md).
    */
   lockAsset(
     sessionId: string,

@@ -21,9 +21,8 @@ export function attributeTransfer(
 }
 
 /**
- * Brings a session's status in line with its payments, inside the transaction that holds
- * its row lock: stores the confirmed (on time and late) and pending totals, and lets the
- * status machine judge the change, with the history row and events written with it.
+ * Runs inside the transaction holding the session's row lock, so the totals, the status machine's verdict, its
+ * history row and its events are written together.
  */
 export async function settleSessionPayments(
   ctx: DomainContext,
@@ -91,12 +90,8 @@ function restRaise(session: CheckoutSession): Decimal {
 }
 
 /**
- * docs/payment-rules.md, rule 4: an open session paid in part asks for the rest as a unique amount of its own (what it
- * owes rounded up to its asset's step, raised by whole steps to an amount no other session holds on its wallet), so
- * the payer's top-up pays it by amount and can never be another session's exact payment. Asked again whenever what
- * it owes changes (`owedBefore`: what it owed before this settlement); the previous rest amount is released (it still
- * covers a transfer mined before). Asked alike while the session is held open past `expires_at` (payers pay late;
- * the plain difference may be another session's amount); a closed session's is given up with its claims.
+ * A session paid in part asks for the rest as a unique amount of its own, so the top-up pays it by amount and is
+ * never another session's exact payment; asked again whenever what it owes changes (docs/payment-rules.md, rule 4).
  */
 async function askForRest(
   ctx: DomainContext,

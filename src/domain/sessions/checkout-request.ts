@@ -38,10 +38,8 @@ export interface SessionOrigin {
   /** The history row's cause of the first status. */
   readonly cause: string;
   /**
-   * What is stored with an Idempotency-Key to tell a retry from another request. By default the
-   * hash of the create input; a payment link's visit gives the hash of what the payer sent, since
-   * the rest of the input comes from the link, whose merchant may rename it or change its metadata
-   * between a visit and its retry.
+   * Tells a retry from another request under one Idempotency-Key; a link's visit hashes only what the payer sent, as
+   * the link's merchant may change the rest between a visit and its retry.
    */
   readonly requestHash?: string;
 }

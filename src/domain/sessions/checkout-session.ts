@@ -100,9 +100,8 @@ export interface CheckoutSession {
   /** Credited to the session, seen on chain, not yet confirmed. */
   readonly amountPending: Decimal;
   /**
-   * After a partial payment, the unique amount the payer is asked to send for the rest: what is
-   * owed, raised by whole `amountStep`s to an amount no other session holds on the wallet
-   * (docs/payment-rules.md, rule 4). Null when none is asked (then the plain difference is).
+   * After a partial payment, the unique amount asked for the rest (docs/payment-rules.md, rule 4); null when none is
+   * asked, and then the plain difference is.
    */
   readonly restAmount: Decimal | null;
   /** When the current quotes were made; they are honoured for KASSA_QUOTE_TTL_MINUTES. */

@@ -45,14 +45,8 @@ export class PaymentLinkUnavailable extends Error {
 }
 
 /**
- * Creates a checkout session for a merchant (docs/api/rest.md#create-rules-and-limits): prices the basket,
- * quotes every asset available on the organisation's networks, and stores the
- * session, its unique amounts, its history row and its `checkout_session.created`
- * event in one atomic write. With an Idempotency-Key, a replay returns the first
- * session. A payment link's session counts one use of the link in the same write, a
- * merchant's `signature` (authenticateMerchantDeferringReplayCheck) is recorded as used
- * in it, and a replayed one is refused (`unauthorised`) with nothing written, unless it carries the Idempotency-Key
- * of the session it was answered with (signatureReplay).
+ * The session, its amounts, history row, event, a link's use and the signature's use go in one atomic write
+ * (docs/api/rest.md#create-rules-and-limits), so a replayed signature is refused with nothing written.
  */
 export async function createCheckoutSession(
   ctx: DomainContext,
@@ -83,11 +77,8 @@ export async function createCheckoutSession(
     return replay(ctx, existing.sessionId, existing.requestHash, requestHash());
   }
 
-  // Each unique amount is written at the step the store expects to be free (docs/payment-rules.md, rule 4); the
-  // write claims another only when that one is taken, so the session and its event usually stand as drafted here.
-  // An asset whose every amount is held on the wallet is left out and the rest written again (found by a review:
-  // 100 open sessions of one total refused every create of it, though the other assets had amounts to spare); only
-  // when no asset is left is the create refused.
+  // An asset whose every amount is held on the wallet is left out and the rest written again, so one busy total
+  // never blocks a create the other assets can serve (docs/payment-rules.md, rule 4).
   let quotes = draft.quotes;
   const lane = amountLane(origin.fromPaymentLink, ctx.uniqueAmountSteps);
   let signatureToRecord = signature ?? null;
@@ -137,11 +128,8 @@ export async function createCheckoutSession(
 }
 
 /**
- * POST /checkout-sessions from authentication to the write: checks the signature, counts the
- * key's `create` limit, reads the request (`read` throws the transport's 400s), creates. The
- * signature's single use is recorded in create's own write (one round trip); a request refused
- * before that records it on its own, so the same request sent again is a replay either way
- * (docs/api/rest.md#signing-a-merchant-call).
+ * The signature's use is recorded in create's own write (one round trip); a request refused before it records it on
+ * its own, so the same request sent again is a replay either way (docs/api/rest.md#signing-a-merchant-call).
  */
 export async function createSignedCheckoutSession(
   ctx: DomainContext,
@@ -163,11 +151,8 @@ export async function createSignedCheckoutSession(
 }
 
 /**
- * A create whose signature was used before: the spec's idempotent replay (the same 201) when it carries the
- * Idempotency-Key of the session that signature was answered with (its create's, or its key's) — a client's retry of
- * a request whose answer it lost, sent again byte for byte. Anything else is a replay, refused
- * (docs/api/rest.md#signing-a-merchant-call): create's headers are not signed, so a key added to a captured request
- * proves nothing, and it writes nothing.
+ * A used signature answers the same 201 only with the Idempotency-Key of its session; create's headers are not
+ * signed, so a key added to a captured request proves nothing (docs/api/rest.md#signing-a-merchant-call).
  */
 async function signatureReplay(
   ctx: DomainContext,

@@ -145,9 +145,8 @@ function priceItems(items: CreateCheckoutInput['items']): CheckoutLineItem[] {
 }
 
 /**
- * The enabled networks the organisation has a wallet on, and the session's networks on them: made once per
- * organisation record (a cached record is the same object until the organisation changes). Sessions share the
- * array; nobody changes it.
+ * Made once per organisation record, as a cached record is the same object until the organisation changes; sessions
+ * share the array, so nobody changes it.
  */
 function networksOf(
   registry: readonly Network[],

@@ -2,10 +2,8 @@ import type { DomainContext } from '../context.js';
 import { applySessionEvent } from './session-events.js';
 
 /**
- * One sweep of the expiry worker: expires open sessions whose time is up and that
- * nothing holds open (a payment in flight, a chain not scanned past expires_at).
- * Safe with several instances: each locks the rows it takes with SKIP LOCKED.
- * Returns how many sessions it examined.
+ * Expires open sessions whose time is up and that nothing holds open; safe with several instances, as each locks
+ * the rows it takes with SKIP LOCKED. Returns how many it examined.
  */
 export async function expireDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
   const now = ctx.clock();

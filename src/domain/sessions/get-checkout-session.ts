@@ -38,9 +38,8 @@ export async function getCheckoutSession(ctx: DomainContext, id: string): Promis
 }
 
 /**
- * getCheckoutSession for a public read from `clientAddress` (REST GET): each read of an id that is not there counts
- * against `unknown_sessions` and is answered 429 past it (docs/api/rest.md#rate-limits); a session that exists is
- * never refused by it.
+ * A public read: each read of an unknown id counts against `unknown_sessions`, 429 past it; a session that exists is
+ * never refused by it (docs/api/rest.md#rate-limits).
  */
 export async function readCheckoutSession(
   ctx: DomainContext,
@@ -57,9 +56,8 @@ export async function readCheckoutSession(
 }
 
 /**
- * The session when this instance can answer a read of it from memory alone (docs/decisions/0010): it is
- * cached, and its time is not up, so the answer is the one getCheckoutSession would give.
- * Undefined otherwise: the caller takes the full path, which reads and settles expiry.
+ * Only a cached session whose time is not up, so the answer is getCheckoutSession's; undefined sends the caller down
+ * the full path, which settles expiry (docs/decisions/0010-caches-and-lanes.md).
  */
 export function cachedCheckoutSession(
   ctx: DomainContext,

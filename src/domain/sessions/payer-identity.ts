@@ -22,9 +22,8 @@ const EMAIL = regexes.email;
 // Telegram: a numeric user id, or a public username (5–32 letters, digits, underscores, starting with a letter).
 const TELEGRAM_ID = /^\d{1,20}$/;
 const TELEGRAM_USERNAME = /^@?([A-Za-z][A-Za-z0-9_]{4,31})$/;
-// Control characters (C0 and C1), format characters (bidi overrides and isolates, zero-width ones,
-// the BOM, the soft hyphen), lone surrogates, private-use and unassigned code points, and line or
-// paragraph separators: invisible or reordering text has no place in what merchants' dashboards show.
+// Control, format (bidi, zero-width, BOM), surrogate, private-use, unassigned and separator code points:
+// invisible or reordering text has no place in what merchants' dashboards show.
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u;
 // What a form or a paste adds around a value; anything else invisible is refused, wherever it is.
 const SURROUNDING_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
@@ -43,11 +42,8 @@ function readField(kind: IdentityOption, raw: string, problems: string[]): strin
 }
 
 /**
- * Checks the payer's identity against the link's options: at least one of the offered
- * kinds (when the link requires an identity), each valid, none that the link does not
- * ask for. Returns every problem at once, named by field. No field may hold a control,
- * bidi or other invisible formatting character; an email follows the merchant create
- * schema's rule; a username holds no `<` or `>` and is stored composed (NFC).
+ * Every problem at once, named by field: an offered kind when the link requires one, none it does not ask for, no
+ * invisible characters; an email follows create's rule, a username has no `<` or `>` and is stored as NFC.
  */
 export function checkPayerIdentity(
   input: PayerIdentityInput,
@@ -96,12 +92,8 @@ export function checkPayerIdentity(
 }
 
 /**
- * `user.id` of a link session: opaque and stable. The same identity given on any of the
- * organisation's links gets the same id (the merchant recognises a returning payer). It is an
- * HMAC under the installation's secret `key` (PaymentLinkStore.payerIdKey), so nobody without
- * that secret can tell which identity an id belongs to, even knowing the organisation id and
- * guessing the identity. Anonymous payers get the id of `fallback` (an idempotency key's scope,
- * so a retried visit is the same request, or a random value).
+ * Stable across the organisation's links, so a returning payer is recognised; an HMAC under the installation's secret,
+ * so nobody without it can tell whose it is (docs/decisions/0016-payment-link-uses-and-payer-ids.md).
  */
 export function payerId(key: Uint8Array, organisationId: string, identity: PayerIdentity, fallback: string): string {
   const parts = [

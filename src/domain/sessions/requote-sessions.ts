@@ -6,18 +6,8 @@ import { appendOutboxEvent } from './session-events.js';
 import type { QuotedRate } from '../rates/rates-ports.js';
 
 /**
- * One round of the quote-lifetime worker (docs/payment-rules.md, rule 7): a quote is honoured
- * for KASSA_QUOTE_TTL_MINUTES; after that, an open session nobody has paid yet (no
- * payment credited, no bound transaction known to the chain) is priced again at the
- * current rates, with fresh unique amounts, a row per asset with the old and new rate,
- * and a `checkout_session.quote_updated` event. Sessions whose payment was already seen
- * keep their quote, so a payment is judged against the quote valid when it was first
- * seen. A session is re-priced only once every network it can be paid on is scanned past
- * the end of its quote (as expiry waits for expires_at), and its old unique amounts are
- * released, not freed: a transfer of one mined before the re-pricing still pays it, at
- * the old amount (rule 4). Rates are fetched before any row is locked; a session that
- * cannot be priced now (no fresh rate for one of its assets in its currency) keeps its quote
- * and is passed over, not tried first in every round. Returns how many were re-priced.
+ * Re-prices open sessions nobody has paid once every network is scanned past the quote's end; old amounts are
+ * released, not freed (docs/payment-rules.md, rules 4 and 7). Rates are fetched before any row is locked.
  */
 export async function requoteDueSessions(ctx: DomainContext, batchSize = 100): Promise<number> {
   const now = ctx.clock();
@@ -93,10 +83,8 @@ async function dueForRequote(
 class AmountsTaken extends Error {}
 
 /**
- * Every unique amount of a new price is held (docs/payment-rules.md, rule 4): the re-pricing was undone, and the
- * old quote, with its amounts, is honoured for another quote lifetime. Its lifetime restarts, so the session leaves
- * the head of the re-pricing queue instead of being tried first every round (which would starve every other
- * session due behind it).
+ * Every amount of a new price is held, so the old quote is honoured for another lifetime; restarting it moves the
+ * session off the head of the queue, so it cannot starve the sessions due behind it.
  */
 async function honourOldQuoteAgain(ctx: DomainContext, id: string, now: Date): Promise<void> {
   await ctx.store.transaction(async (tx) => {

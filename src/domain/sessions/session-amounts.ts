@@ -12,11 +12,8 @@ export function amountOwed(session: Pick<CheckoutSession, 'totalAmountCrypto' | 
 }
 
 /**
- * What the payer is asked to send in the selected asset: while the session is open after a
- * partial payment, the rest's unique amount (`restAmount`: what is owed raised to the first free
- * amount, at most 100 × KASSA_UNIQUE_AMOUNT_STEPS steps above it), else what is owed; 0 once
- * nothing is; null until an asset is selected. A closed session's rest amount was given up with
- * its claims: it is not shown.
+ * The rest's unique amount while the session is open after a partial payment, else what is owed; null until an asset
+ * is selected. A closed session's rest amount was given up with its claims, so it is not shown.
  */
 export function amountDue(
   session: Pick<CheckoutSession, 'status' | 'totalAmountCrypto' | 'amountReceived' | 'restAmount'>,
@@ -27,10 +24,8 @@ export function amountDue(
 }
 
 /**
- * Whether what is on its way to the session (credited, not confirmed) covers what it still
- * owes, compared as the payer is shown both: pending rounded down, due rounded up to 8
- * digits. The hosted page then stops inviting the payer to pay again. False until an asset
- * is selected, and while nothing is pending.
+ * Compared as the payer is shown both (pending rounded down, due rounded up to 8 digits), as the hosted page then
+ * stops inviting the payer to pay again. False until an asset is selected and while nothing is pending.
  */
 export function pendingCoversDue(
   session: Pick<CheckoutSession, 'totalAmountCrypto' | 'amountReceived' | 'amountPending'>,

@@ -39,9 +39,8 @@ export async function appendOutboxEvent(
 }
 
 /**
- * Runs the status machine for one event on a session locked in `tx` and
- * persists the outcome: the session row, a history row and the events.
- * Returns the session as it now is.
+ * Runs the status machine for one event on a session locked in `tx`; the session row, its history row and the events
+ * are written in that transaction.
  */
 export async function applySessionEvent(
   ctx: DomainContext,

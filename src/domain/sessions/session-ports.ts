@@ -8,10 +8,8 @@ import type { ExpiryHolds } from './status-machine.js';
 import type { SessionReceiving } from '../organisations/deposit-addresses.js';
 
 /**
- * Checkout sessions as storage keeps them: reads, the one-step create, and the changes a
- * use-case makes inside a transaction (a status change, its history row and outbox event
- * commit together). Implemented in src/db (checkout-session.read.ts, create-session.store.ts,
- * tx-store.ts).
+ * Checkout sessions as storage keeps them: reads, the one-step create, and a use-case's changes in a transaction, so
+ * a status change, its history row and its outbox event commit together.
  */
 
 export interface SessionReader {
@@ -122,9 +120,8 @@ export interface SessionTxStore {
   /** What holds an open session past expires_at (payments in flight, a watched chain not scanned that far). */
   expiryHolds(session: CheckoutSession, graceMinutes: number): Promise<ExpiryHolds>;
   /**
-   * Whether the session, its quote over by the clock, must keep it at `now`: a payment is credited
-   * to it, a transaction bound to it is known to the chain (not rejected), or a network it can be
-   * paid on is not yet scanned past the end of its quote (docs/payment-rules.md, rule 7).
+   * A credited payment, a bound transaction known to the chain, or a network not yet scanned past the quote's end keeps
+   * the quote (docs/payment-rules.md, rule 7).
    */
   requoteHeld(sessionId: string, now: Date, ttlMinutes: number, graceMinutes: number): Promise<boolean>;
   /** Replaces the session's quotes after its quote lifetime, recording each asset's old and new rate. */

@@ -16,9 +16,8 @@ export interface SessionState {
  */
 export interface ExpiryHolds {
   /**
-   * A transfer credited to the session was mined before expires_at and is not
-   * confirmed yet, or a transaction bound to it was known to the chain before
-   * expires_at and is not judged yet.
+   * A credited transfer mined before expires_at is not confirmed yet, or a transaction bound to the session was known
+   * to the chain before expires_at and is not judged yet.
    */
   readonly paymentInFlight: boolean;
   /** A network of the session that is being watched has not been scanned past expires_at yet. */
@@ -63,9 +62,8 @@ export interface Transition {
 }
 
 /**
- * The one place where statuses change. Pure: returns the transition the event
- * causes at `now`, or null when nothing changes. Callers persist the result,
- * its history row and its events in one transaction.
+ * The one place where statuses change (docs/decisions/0012-status-machine.md). Pure: callers persist the transition,
+ * its history row and its events in one transaction; null when nothing changes.
  */
 export function transition(
   state: SessionState,
@@ -205,9 +203,8 @@ function terminalPaymentTransition(
   total: Decimal,
   previousTotal: Decimal,
 ): Transition | null {
-  // A paid session whose on-time money fell is judged on what is left on time, also when the total did not move (a
-  // reorganisation reversed an on-time payment and the same tick re-included it at or after expires_at: late money
-  // never pays a session). Found by an attacker-minded review (2026-11-28): it stayed paid, with no event.
+  // A paid session whose on-time money fell is judged on what is left on time, even when the total did not move: a
+  // reorganisation may re-include an on-time payment after expires_at, and late money never pays a session.
   if (
     state.status === 'paid' &&
     event.received.onTime.lessThan(event.previous.onTime) &&

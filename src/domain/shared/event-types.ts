@@ -1,7 +1,6 @@
 /**
- * The one list of event types (docs/api/webhooks.md): what the outbox records, what
- * webhooks deliver and the feed returns, what OpenAPI and the TypeScript client name. The
- * status rules (status-machine.ts) and re-pricing (requote-sessions.ts) emit the sessions' ones.
+ * The one list of event types (docs/api/webhooks.md): what the outbox records, webhooks deliver, the feed returns,
+ * and OpenAPI and the TypeScript client name.
  */
 export const CHECKOUT_EVENT_TYPES = [
   'checkout_session.created',
