@@ -16,7 +16,7 @@ export function readKassaEnv(read: EnvReader, env: Env): KassaEnv {
         'it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
     );
   }
-  // Production to Node and development to Kassa would run without production's guards (demo organisation, SSRF).
+  // NODE_ENV=production beside KASSA_ENV=development would run production as development (demo org, no SSRF guard).
   if (kassaEnv === 'development' && (env.KASSA_ENV ?? '').trim() !== '' && env.NODE_ENV === 'production') {
     read.problems.push(
       'KASSA_ENV=development relaxes what production checks (webhook addresses, the master key, CHECKOUT_BASE_URL) ' +
