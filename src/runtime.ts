@@ -104,9 +104,8 @@ async function requireMigrated(db: Database): Promise<void> {
 }
 
 /**
- * Production serves deposit addresses only where money sent to them can be collected: refuse to start while an
- * organisation uses deposit mode on a network whose node shows no deposit factory, naming the command that deploys it.
- * A node that does not answer is warned about, not refused (an RPC outage must not stop checkouts).
+ * Production refuses to start while an organisation uses deposit mode on a network whose node shows no deposit factory
+ * (money sent there could not be collected); a node that does not answer is only warned about.
  */
 async function requireDepositFactories(ctx: DomainContext, logger: Logger): Promise<void> {
   const depositOrganisations = (await ctx.store.organisations.list()).filter(

@@ -1,5 +1,4 @@
-// The shapes the hosted pages read: the page data the server writes into the page
-// (src/rest/checkout-page.routes.ts, payment-link-page.routes.ts) and the GraphQL answers
+// The shapes the hosted pages read: the page data the server writes and the GraphQL answers
 // (src/graphql/page-documents.ts). Types only: the browser never loads this file.
 
 export type Texts = Readonly<Record<string, string>>;

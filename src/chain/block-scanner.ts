@@ -37,9 +37,8 @@ export const balanceCheckHash = (block: bigint, address: string) => `balance:${b
 const judgeScanned = (snapshot: TransferSnapshot) => decide({ kind: 'transfer_scanned' }, snapshot);
 
 /**
- * Scans one network's blocks for transfers to the watched wallets: ERC-20 Transfer logs of
- * the registry's tokens and, on a network with a native asset, every block's transactions.
- * A scanned range is recorded at once, with its end's block hash and the cursor.
+ * Scans one network's blocks for transfers to the watched wallets (registry tokens' Transfer logs, native transfers);
+ * each scanned range is recorded at once with its end's block hash and the cursor.
  */
 export class BlockScanner {
   constructor(

@@ -11,10 +11,8 @@ const BOUND_TRANSACTIONS_PER_PASS = 50;
 export type FindElsewhere = (hash: string) => Promise<{ slug: string; chainId: number } | null>;
 
 /**
- * Bound transactions are verified from their own receipt and Transfer logs
- * (docs/payment-rules.md, rule 3), each in its own transaction that locks its session first; the verdict is applied
- * there (credited, rejected with its reason, or left to wait). Settling the sessions whose
- * payments this changed is left to the pass over every network (settle-changed-sessions.ts).
+ * Bound transactions are judged from their own receipt (docs/payment-rules.md, rule 3), each in a transaction that
+ * locks its session first; settling the sessions it changed is left to settle-changed-sessions.ts.
  */
 export async function checkBoundTransactions(
   watched: WatchedNetwork,

@@ -19,10 +19,8 @@ export interface ChainWatchers {
 }
 
 /**
- * One watcher per enabled network (docs/payment-detection.md; each tick's steps: src/chain/network-watcher.ts),
- * all ticking together on one timer: after every network has ticked, the sessions whose
- * payments changed are settled (by any instance, src/chain/settle-changed-sessions.ts).
- * Ticks never overlap; stop waits for the running one and gives up this instance's leases.
+ * One watcher per enabled network on one timer (docs/payment-detection.md); after every tick the changed sessions are
+ * settled by any instance. Ticks never overlap; stop waits for the running one and gives up the leases.
  */
 export function startChainWatchers(
   ctx: DomainContext,

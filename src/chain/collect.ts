@@ -18,9 +18,8 @@ import { NATIVE_COIN_DECIMALS, type Network } from '../domain/shared/networks.js
 import type { CollectedAsset, DepositCollection } from '../domain/organisations/deposit-collections.js';
 
 /**
- * `kassa collect` (docs/operations.md#collecting-deposits): reads what the deposit addresses hold straight from the
- * chain, packs the addresses that hold something into collect transactions (one destination each, under a gas
- * limit), and turns a mined collect's receipt into what it moved per session and asset.
+ * `kassa collect` (docs/operations.md#collecting-deposits): reads deposit addresses' holdings on chain, packs them
+ * into collect transactions, and turns a mined collect's receipt into what it moved per session and asset.
  */
 
 /** A deposit-mode session's address on the network and the wallet it leads to. */
@@ -73,9 +72,8 @@ async function requireMulticall3(client: PublicClient, network: Network): Promis
 }
 
 /**
- * What each address holds of the registry's tokens (balanceOf) and of the native coin (Multicall3's getEthBalance),
- * in batches of CALLS_PER_REQUEST calls, at `blockNumber` (default: the latest block). Only the addresses holding
- * something.
+ * What each address holds of the registry's tokens and the native coin at `blockNumber` (default latest), read in
+ * batches of CALLS_PER_REQUEST; only the addresses holding something.
  */
 export async function readHoldings(
   client: PublicClient,
@@ -138,10 +136,8 @@ export async function readHoldings(
 const PROBE_SESSIONS = 50;
 
 /**
- * The holdings packed into collect transactions: grouped by destination (one collect names one), cut by the gas per
- * session the node estimates for the first of them, then each piece estimated and cut again where it passes
- * `maxGas`. Each lists only the tokens its sessions hold. `from` is who would send them (the estimate does not
- * depend on it).
+ * The holdings packed into collect transactions: one destination each, cut so each stays under `maxGas` by the node's
+ * estimates. `from` is only the would-be sender (the estimate does not depend on it).
  */
 export async function planCollect(
   client: PublicClient,
@@ -228,10 +224,8 @@ export async function sendCollect(
 }
 
 /**
- * What a mined collect moved, from its receipt: the addresses it collected (the factory's `Collected` events), each
- * registry token from the transaction's own Transfer logs, the native coin as each address's balance in the block
- * before. `sessionsAt` names the organisation's deposit-mode sessions at those addresses; other addresses are left
- * out. Null when the transaction moved nothing of the organisation's (or reverted).
+ * What a mined collect moved per session and asset, from its receipt (native coin: balance in the block before); only
+ * `sessionsAt`'s deposit-mode sessions count. Null when it moved nothing of the organisation's or reverted.
  */
 export async function collectionFromReceipt(
   client: PublicClient,

@@ -18,9 +18,8 @@ import {
 import { PACKAGE_ROOT } from '../config.js';
 
 /**
- * The deposit contracts (docs/decisions/0028-deposit-addresses.md): DepositFactory, deployed through the
- * deterministic CREATE2 deployer so that it has one address on every chain, and the DepositSweeper it creates at
- * each deposit address. Everything here is derived from the committed artefacts in contracts/build/.
+ * The deposit contracts (docs/decisions/0028-deposit-addresses.md): DepositFactory, at one CREATE2 address on every
+ * chain, and the DepositSweeper it creates at each deposit address; derived from contracts/build/.
  */
 
 /** The standard deterministic CREATE2 deployer (Arachnid's), on the public EVM chains and in anvil. */

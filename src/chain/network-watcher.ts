@@ -24,10 +24,8 @@ export interface NetworkWatchSettings {
 }
 
 /**
- * One network's watcher. Each tick runs the steps in order: check the registry against the
- * chain (once), take or renew the network's lease (one scanning instance per network), undo a
- * reorganisation, scan the new blocks, confirm payments, and judge bound transactions. Each
- * step lives in its own module; this class keeps their order and the watcher's state.
+ * One network's watcher: a tick checks the registry (once), takes the lease, undoes a reorganisation, scans, confirms
+ * and judges bound transactions, in that order; the steps live in their own modules.
  */
 export class NetworkWatcher {
   private readonly scanner: BlockScanner;

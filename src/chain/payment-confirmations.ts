@@ -2,9 +2,8 @@ import { decide } from '../domain/payments/decide.js';
 import type { WatchedNetwork } from './watched-network.js';
 
 /**
- * Payments with enough confirmations count, after their block hash is checked once more (decide's confirmation):
- * a block that left the chain since the scan rolls back from there instead (the payments
- * confirmed before it in this pass are kept). Then the counts of the rest are updated.
+ * Payments with enough confirmations count once their block hash is checked again; a block that left the chain rolls
+ * back from there instead (payments confirmed earlier in the pass are kept).
  */
 export async function confirmSeenPayments(watched: WatchedNetwork, head: bigint): Promise<void> {
   const { ctx, network, rpc } = watched;

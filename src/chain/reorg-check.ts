@@ -5,10 +5,8 @@ import type { WatchedNetwork } from './watched-network.js';
 const REORG_LOOKBACK = 64;
 
 /**
- * Compares the newest recorded block hash with the chain. A block hash commits to all its
- * ancestors, so one match means no reorganisation below it; on a mismatch, walks down to
- * the newest recorded block that still matches and rolls everything above it back.
- * Returns whether it rolled anything back (the cursor moved: the lease is taken again).
+ * A block hash commits to its ancestors, so one match means no reorganisation below it; on a mismatch, rolls back above
+ * the newest recorded block that still matches. Returns whether it rolled back (the lease is then taken again).
  */
 export async function undoReorganisation(watched: WatchedNetwork, head: bigint, start: bigint): Promise<boolean> {
   const { ctx, network, rpc } = watched;

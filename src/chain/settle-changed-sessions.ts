@@ -7,10 +7,8 @@ const SETTLE_BATCH = 25;
 const SETTLE_WORKERS = 4;
 
 /**
- * Settles every session whose payments changed; safe with several instances (SKIP LOCKED).
- * A settlement is a handful of short statements per session, so a backlog is worked off by
- * several transactions at once, on connections of their own, rather than one after another.
- * A failure is logged, not thrown: the sessions stay marked and the next pass takes them.
+ * Settles sessions whose payments changed (SKIP LOCKED: safe with several instances), several transactions at once to
+ * work off a backlog. A failure is logged, not thrown: the sessions stay marked for the next pass.
  */
 export async function settleChangedSessions(ctx: DomainContext, logger: Logger): Promise<void> {
   const worker = async () => {

@@ -3,9 +3,8 @@ import type { ChainRpc } from './rpc.js';
 import { isErc20Transfer, topicAddress, transferValue } from './transfer-logs.js';
 
 /**
- * What one network says about a transaction: its receipt with every ERC-20 Transfer in it
- * (of any token and value: a verdict names wrong assets and recipients), the native value
- * it moved, its sender and its block's time; or that it is pending or unknown.
+ * What one network says about a transaction: receipt with every ERC-20 Transfer (any token, so a verdict can name
+ * wrong assets), native value, sender and block time; or that it is pending or unknown.
  */
 export async function readEvidence(rpc: ChainRpc, txHash: string, head?: bigint): Promise<BoundTxEvidence> {
   const receipt = await rpc.receipt(txHash);

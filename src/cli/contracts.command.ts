@@ -26,9 +26,8 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * The account that signs: a key on stdin (--key-stdin) or in KASSA_SIGNER_KEY, used for this run only; on the
- * `local` sandbox network without either, the sandbox's funded deployer account (as `kassa dev pay` pays from one).
- * Null elsewhere without a key.
+ * The signing account: a key from --key-stdin or KASSA_SIGNER_KEY, for this run only; on the `local` sandbox without
+ * either, the sandbox's funded deployer (as `kassa dev pay` uses). Null elsewhere without a key.
  */
 export async function signerFor(
   network: string,

@@ -18,9 +18,8 @@ export function printProblem(text: string, code: number): void {
 }
 
 /**
- * Readable failure for an operator: the message, never a stack, and an exit
- * code by kind: 4 not found; 2 invalid input or a refused operation; 1 bad
- * configuration or anything unexpected. Returns the exit code.
+ * Readable failure for an operator: the message, never a stack. Returns the exit code by kind: 4 not found, 2 invalid
+ * input or refused operation, 1 bad configuration or anything unexpected.
  */
 export function reportFailure(error: unknown): number {
   // Commander has already printed its own message (usage errors; --help exits 0).

@@ -75,9 +75,8 @@ function buildProgram(io: Terminal): Command {
 }
 
 /**
- * Runs one `kassa` command (`args` without `node kassa`) and returns its exit code: 0 success,
- * 1 configuration or unexpected failure, 2 invalid input or usage, 4 not found. Failures are
- * one `kassa: …` line on the terminal's stderr. `serve` returns once the server listens.
+ * Runs one `kassa` command (`args` without `node kassa`); returns its exit code (output.ts), a failure being one
+ * `kassa: …` line on stderr. `serve` returns once the server listens.
  */
 export function runCli(args: readonly string[], io: Terminal): Promise<number> {
   const run = { terminal: io, exitCode: 0 };

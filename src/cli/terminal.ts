@@ -2,9 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Env } from '../config/env-reader.js';
 
 /**
- * Where one CLI command reads its environment and writes its output. The `kassa` binary
- * passes the process's own; tests run commands in-process with an environment and
- * buffers of their own, several at once (each command's terminal follows its async calls).
+ * Where one CLI command reads its environment and writes its output: the process's own for the binary, buffers for
+ * tests that run several commands at once in-process (each command's terminal follows its async calls).
  */
 export interface Terminal {
   readonly env: Env;
@@ -32,10 +31,8 @@ export function commandRun(): CommandRun {
 }
 
 /**
- * Stops following commands through async calls. The `kassa` binary runs one command, and calls this once the
- * command returns: `serve` keeps running after that, and an AsyncLocalStorage left enabled makes Node run a hook on
- * every promise the server makes (docs/benchmarks.md). A command that ran is over by then; nothing asks
- * `commandRun()` again.
+ * Stops following commands through async calls once the binary's one command returned: an AsyncLocalStorage left on
+ * makes Node run a hook on every promise `serve` makes (docs/benchmarks.md).
  */
 export function forgetCommandRuns(): void {
   current.disable();

@@ -5,9 +5,8 @@ import { openRuntime, type Runtime } from '../runtime.js';
 import { terminal } from './terminal.js';
 
 /**
- * Runs a CLI command against the same database as `kassa serve`: PostgreSQL
- * with DATABASE_URL, otherwise the embedded database, through the running
- * server's socket when one is up.
+ * Runs a CLI command against `kassa serve`'s database: PostgreSQL with DATABASE_URL, otherwise the embedded database,
+ * through the running server's socket when one is up.
  */
 export async function withRuntime<T>(work: (ctx: DomainContext, runtime: Runtime) => Promise<T>): Promise<T> {
   const config = loadConfig(terminal().env);

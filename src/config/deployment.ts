@@ -84,13 +84,8 @@ export interface SafetyFacts {
 }
 
 /**
- * Combinations Kassa refuses to start with, one message each (docs/operations.md#running-in-production):
- * in development and production, fixture rates or the demo organisation beside a mainnet
- * network (the demo wallet is anvil's published account); in development, a mainnet network on a
- * HOST others can reach (a deployment that forgot KASSA_ENV=production); in production, the sandbox network,
- * no CHECKOUT_BASE_URL or a plain-http one, and no DATABASE_URL unless the embedded database is
- * allowed explicitly. The test environment (Kassa's own suite, chosen only by KASSA_ENV=test) may
- * quote mainnet networks from fixture rates; the demo rule holds there too.
+ * Combinations Kassa refuses to start with, one message each; the rules by environment are the table in
+ * docs/operations.md#running-in-production.
  */
 export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[] {
   const problems: string[] = [];
@@ -149,10 +144,7 @@ export function unsafeCombinations(read: EnvReader, facts: SafetyFacts): string[
   return problems;
 }
 
-/**
- * What production was told to relax, one line each, logged as a warning at start (found by a review of production
- * defaults: each started silently). Allowed, since an operator may mean it; never unnoticed.
- */
+/** What production was told to relax, one warning line each at start: an operator may mean it, but never unnoticed. */
 export function productionOptIns(config: {
   readonly env: KassaEnv;
   readonly webhooks: { readonly allowPrivate: boolean };

@@ -5,9 +5,8 @@ export const KASSA_ENVS = ['development', 'test', 'production'] as const;
 export type KassaEnv = (typeof KASSA_ENVS)[number];
 
 /**
- * KASSA_ENV. NODE_ENV=production chooses production. Test mode relaxes safety rules (fixture
- * rates on mainnet networks), so only an explicit KASSA_ENV=test chooses it, never NODE_ENV=test
- * alone (which test runners set for everything they run), and never beside NODE_ENV=production.
+ * KASSA_ENV; NODE_ENV=production chooses production. Test mode relaxes safety rules, so only an explicit KASSA_ENV=test
+ * chooses it (not NODE_ENV=test, which test runners set), and never beside NODE_ENV=production.
  */
 export function readKassaEnv(read: EnvReader, env: Env): KassaEnv {
   const kassaEnv = read.oneOf('KASSA_ENV', KASSA_ENVS, env.NODE_ENV === 'production' ? 'production' : 'development');
@@ -17,8 +16,7 @@ export function readKassaEnv(read: EnvReader, env: Env): KassaEnv {
         'it cannot run with NODE_ENV=production (set KASSA_ENV=production)',
     );
   }
-  // Found by a review of production defaults: a deployment that says production to Node and development to Kassa
-  // ran development (the demo organisation, Apollo Sandbox, no SSRF guard) where it was meant to run production.
+  // NODE_ENV=production beside KASSA_ENV=development would run production as development (demo org, no SSRF guard).
   if (kassaEnv === 'development' && (env.KASSA_ENV ?? '').trim() !== '' && env.NODE_ENV === 'production') {
     read.problems.push(
       'KASSA_ENV=development relaxes what production checks (webhook addresses, the master key, CHECKOUT_BASE_URL) ' +

@@ -63,8 +63,8 @@ export function readPreviousMasterKeys(env: Env, problems: string[]): Buffer[] {
 }
 
 /**
- * 64 hex characters, or 32 bytes in base64 (standard or URL-safe, 43 characters and an optional "="): exactly, not
- * whatever Node's lenient base64 decoder makes of a string (found by a review: any 43 letters were a key).
+ * 64 hex characters, or 32 bytes in base64 (standard or URL-safe, 43 characters and an optional "="), exactly: Node's
+ * lenient base64 decoder would take any 43 letters for a key.
  */
 export function decodeKey(text: string): Buffer | null {
   if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
@@ -75,9 +75,8 @@ export function decodeKey(text: string): Buffer | null {
 }
 
 /**
- * Whether a key has fewer than 16 distinct byte values: a random 32-byte key has about 30, and fewer than 16 happens
- * about once in 10^12 keys; zeros, a repeated pattern or a word have a handful (found by a review: 32 zero bytes
- * and "passwordpassword…" started production).
+ * Whether a key has fewer than 16 distinct byte values: a random 32-byte key has about 30 (fewer than 16 about once in
+ * 10^12), while zeros, a repeated pattern or a word have a handful.
  */
 export function looksMadeByHand(key: Buffer): boolean {
   return new Set(key).size < 16;

@@ -3,9 +3,8 @@ import { ASSET_TICKERS } from '../domain/shared/assets.js';
 import type { Network } from '../domain/shared/networks.js';
 
 /**
- * The network registry file (KASSA_NETWORKS_FILE, config/networks.json): the one source of its
- * shape. The file is read whole, but only the networks KASSA_NETWORKS enables are checked in
- * full: a broken entry of a network nobody enabled does not stop Kassa.
+ * The network registry file's shape (KASSA_NETWORKS_FILE, config/networks.json). Only the networks KASSA_NETWORKS
+ * enables are checked in full, so a broken entry of a network nobody enabled does not stop Kassa.
  */
 
 const wholeNumber = (min: number, max: number) =>

@@ -1,14 +1,6 @@
 /**
- * URLs as they may appear in a configuration error or a log line: scheme and host only.
- * Providers put API keys in the user info, the path (Infura `/v3/<key>`, Alchemy `/v2/<key>`),
- * the query (`?apikey=`) or the fragment, so none of those is ever printed: `/***` says that
- * something followed (or preceded) the host.
- *
- * Whatever the user info holds, unencoded `/ ? # @` included, the host is taken to be what
- * follows the last `@`: text before it may be a password, and is never printed. Such a host
- * that does not look like a dotted host name, an IPv4 address, `[IPv6]` or localhost (with an
- * optional numeric port) is printed as `***`, since it may be a piece of a secret. The price: an `@` in a path
- * or query (`?owner=ops@mail.example`) is taken for the end of user info as well.
+ * URLs as a log may show them: scheme and host only, as providers put keys in user info, path, query or fragment
+ * (`/***` marks what was cut). The host follows the last `@`; one that does not look like a host prints as `***`.
  */
 export function redactUrl(text: string): string {
   const [, scheme = '', rest = ''] = /^([a-z][a-z0-9+.-]*:\/\/)?([\s\S]*)$/i.exec(text)!;
@@ -35,18 +27,16 @@ const DOTTED_OR_BRACKETED = /^(?:[^:]+\.[^:]+|\[.*\])(?::\d+)?$/;
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]*/gi;
 
 /**
- * `text` with every URL in it redacted (redactUrl), for error messages written to the log. Not `file:` URLs: they
- * name this machine's files (a stack trace's frames, path, line and column), no credentials (found by a review:
- * every Kassa frame of a logged stack read `file:///***`).
+ * `text` with every URL in it redacted (redactUrl), for errors written to the log; not `file:` URLs, which name this
+ * machine's files (a stack trace's frames), not credentials.
  */
 export function redactUrlsIn(text: string): string {
   return text.replace(URL_IN_TEXT, (url) => (/^file:/i.test(url) ? url : redactUrl(url)));
 }
 
 /**
- * Whether a configured URL's host is unambiguous: no `@` after the first `/ ? # \`. Otherwise
- * the user info holds an unencoded `/ ? # @` (or the path an `@`), and an HTTP client would
- * take part of the user info for the host and send the rest to it.
+ * Whether a configured URL's host is unambiguous: no `@` after the first `/ ? # \`; otherwise an HTTP client would take
+ * part of the user info for the host and send the rest to it.
  */
 export function hasUnambiguousHost(text: string): boolean {
   const rest = text.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');

@@ -1,9 +1,8 @@
 import { isLoopbackOnly } from './deployment.js';
 
 /**
- * Whether `url` travels in the clear to another machine: http or ws to a host that is not loopback. In production
- * Kassa trusts what RPC nodes and rates sources answer (a forged log marks a session paid, a forged price changes
- * every quote), so it asks them over https or wss only (found by a review: plain http started silently).
+ * Whether `url` travels in the clear to another machine (http or ws to a non-loopback host). Production asks RPC nodes
+ * and rates sources over https or wss only: a forged log marks a session paid, a forged price changes every quote.
  */
 export function inTheClearOffThisMachine(url: string): boolean {
   let parsed: URL;

@@ -33,9 +33,8 @@ const OPEN: readonly string[] = OPEN_STATUSES;
 /** A cached session is read again after this long even if no change was announced (a safety net). */
 const SESSION_CACHE_TTL_MS = 60_000;
 /**
- * Session ids found unknown are answered unknown from memory this long (at most UNKNOWN_SESSIONS_KEPT of them): a
- * flood of reads of made-up ids costs no round trips. Ids are random UUIDs the server makes and shows only once the
- * session is written, so no one reads one before it exists.
+ * Session ids found unknown are answered from memory this long (at most UNKNOWN_SESSIONS_KEPT): ids are random and
+ * shown only once written, so reads of made-up ids cost no round trips and miss nothing.
  */
 const UNKNOWN_SESSION_MEMORY_MS = 5_000;
 const UNKNOWN_SESSIONS_KEPT = 10_000;
@@ -51,9 +50,8 @@ export interface StoreOptions {
 export const UNCACHED: StoreOptions = { feed: SILENT_FEED, sessionCacheSize: 0 };
 
 /**
- * The domain's Store over Prisma. With a live feed, sessions, API keys and
- * organisations are read through caches that every change announced drops
- * (docs/decisions/0010); this process's own writes drop theirs as they commit.
+ * The domain's Store over Prisma. With a live feed, sessions, API keys and organisations are read through caches that
+ * every announced change drops (docs/decisions/0010); this process's own writes drop theirs on commit.
  */
 export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, options: StoreOptions = UNCACHED): Store {
   const { prisma } = db;
@@ -157,8 +155,8 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     },
     chain: new PrismaChainLedger(prisma),
     async deleteIdempotencyKeysBefore(before) {
-      // In batches, each a statement well inside kassa serve's 30 s statement timeout however large the backlog (one
-      // DELETE of a large table could pass it, fail every hour and never catch up: found by a review).
+      // In batches, each statement well inside the 30 s statement timeout: one DELETE of a large backlog could time out
+      // every run and never catch up.
       let total = 0;
       for (;;) {
         const count = await prisma.$executeRaw`
@@ -172,9 +170,8 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
 }
 
 /**
- * In one transaction: locks the sessions `lock` selects (its query ends in
- * FOR UPDATE SKIP LOCKED, so concurrent instances take disjoint batches) and
- * runs `work` on each. Returns how many were locked.
+ * In one transaction: locks the sessions `lock` selects (FOR UPDATE SKIP LOCKED, so instances take disjoint batches)
+ * and runs `work` on each. Returns how many were locked.
  */
 async function withLockedSessions(
   transaction: <T>(work: (tx: PrismaTxStore) => Promise<T>) => Promise<T>,

@@ -8,16 +8,8 @@ import { weakEtag } from '../http/weak-etag.js';
 import type { ColdQueries } from './cold-queries.js';
 
 /**
- * Answers of `checkoutSession` queries kept per instance (issue 10: GraphQL at least as fast as
- * REST GET for the same data, through the same cache). An answer is kept only when its
- * operation reads nothing but `checkoutSession` fields, ran without errors, and every session
- * it read came from this instance's session cache; it is served again only while each of
- * those sessions is still the very object the cache holds (any change, on any instance,
- * replaces it: src/db/read-cache.ts) and its time is not up (getCheckoutSession's own rule).
- * `secondsUntilExpiry` is the one field that changes with time alone: an answer of one session
- * that asks it plainly (see timeTemplate) is written again with the new count when it changes,
- * as Apollo would write it; any other answer that may hold it is not served past the second.
- * So it is always the answer Apollo would give now, without running Apollo.
+ * `checkoutSession` answers kept per instance (docs/decisions/0010-caches-and-lanes.md): served again only while each
+ * session read is still the cache's object and its time is not up, with `secondsUntilExpiry` rewritten as Apollo would.
  */
 export interface CachedAnswer {
   /** What the request asked, as it was filed under (see CachedQueries.find). */
@@ -71,9 +63,8 @@ export class CachedQueries {
   /** The bytes the filed answers hold (see BYTE_BUDGET). */
   private bytes = 0;
   /**
-   * The answer each connection was last served or looked up: a page polls one query on one
-   * keep-alive connection, and comparing what it asks with what it asked last costs less than
-   * hashing a long URL or body to find it in `answers` again.
+   * The answer each connection was last served or looked up: a page polls one query on one keep-alive connection, and
+   * comparing with what it asked last costs less than hashing a long URL or body.
    */
   private readonly lastOnConnection = new WeakMap<object, CachedAnswer>();
   /** Answers served from here so far (for tests and curiosity; not a metric). */
@@ -89,13 +80,8 @@ export class CachedQueries {
   ) {}
 
   /**
-   * The kept answer to `asked` if it is still the answer now. A request is known by its method,
-   * what it asks exactly as sent (a POST's body, a GET's URL with its query string: query,
-   * operation name, variables; a page sends the same bytes each time) and what it accepts, so a
-   * hit needs no parsing. Answers are filed by `asked` alone (no key string to build and hash
-   * per request) and hold the method and Accept they were given for: one kept per `asked`.
-   * `connection` (the request's socket) is where it came from: the answer it was last given is
-   * tried first.
+   * The kept answer to `asked` (its method, exact bytes and Accept, so a hit needs no parsing) if still the answer now;
+   * one kept per `asked`. `connection`'s last answer is tried first.
    */
   find(
     method: 'GET' | 'POST',
@@ -191,9 +177,8 @@ export class CachedQueries {
   }
 
   /**
-   * The answer Apollo would give `asked`, a query no answer is kept for, made without Apollo from a learned shape
-   * (src/graphql/cold-queries.ts) and kept as Apollo's would be; undefined at once when no shape fits, and from the
-   * promise when the request must go on to Apollo.
+   * The answer Apollo would give `asked`, made without Apollo from a learned shape (src/graphql/cold-queries.ts) and
+   * kept; undefined at once when no shape fits, and from the promise when the request must go on to Apollo.
    */
   answerCold(
     method: 'GET' | 'POST',
@@ -263,9 +248,8 @@ function headersFor(apolloHeaders: readonly string[], body: Buffer): string[] {
 }
 
 /**
- * A kept answer of one session with its `secondsUntilExpiry` values cut out: the text around them (`parts`, one more
- * than there are values), to be joined with the new count. About the answer's own size: a parsed copy of each kept
- * answer would take several times that.
+ * A kept answer of one session with its `secondsUntilExpiry` values cut out (`parts`, one more than the values), to be
+ * joined with the new count: about the answer's size, where a parsed copy would take several times that.
  */
 interface TimeTemplate {
   readonly parts: readonly string[];
@@ -287,9 +271,8 @@ interface TimeFields {
 }
 
 /**
- * The response keys of the `secondsUntilExpiry` fields of an operation of one `checkoutSession` field (aliased or
- * not), under the key of that field; undefined when the selection may hide one or make it conditional (a fragment, a
- * directive), or asks more than that one field.
+ * The response keys of the `secondsUntilExpiry` fields under a lone `checkoutSession` field's key; undefined when the
+ * selection asks more, or a fragment or directive may hide one or make it conditional.
  */
 function timeFields(operation: OperationDefinitionNode): TimeFields | undefined {
   const roots = operation.selectionSet.selections;
@@ -305,9 +288,8 @@ function timeFields(operation: OperationDefinitionNode): TimeFields | undefined 
 }
 
 /**
- * The template of an answer whose time left can be written in without Apollo: its body is exactly what
- * JSON.stringify writes of its data (and Apollo's newline), and every count in it is the same. Anything else:
- * undefined, and the answer is not served past the second (timeLeftChangesAt).
+ * The template of an answer whose time left can be written in without Apollo: exactly JSON.stringify of its data (plus
+ * Apollo's newline), every count the same. Otherwise undefined, and the answer is not served past the second.
  */
 function timeTemplate(
   { rootKey, keys }: TimeFields,

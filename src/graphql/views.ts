@@ -16,11 +16,8 @@ import type {
 } from './checkout-session.types.js';
 
 /**
- * Built from the same public view REST returns (src/domain/checkout-session.views.ts),
- * renamed to camelCase, so the two APIs cannot disagree on a value. The line items
- * (without product ids), the time left, the amounts received, pending and still due, and
- * how to pay are added; the payer's identity (user, payer wallet) is left out: anyone
- * with the session id can read this, and the page does not need it.
+ * Built from REST's public view (src/domain/sessions/checkout-session.views.ts), camelCased, so the two APIs cannot
+ * disagree; the payer's identity is left out, as anyone with the session id can read this.
  */
 export function toGraphqlSession(
   session: DomainSession,

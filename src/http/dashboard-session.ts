@@ -65,11 +65,8 @@ export async function principalOf(
 }
 
 /**
- * Cross-site requests are refused before anything else: a browser names the page that sent a state change in
- * Origin (or at least Sec-Fetch-Site); either must say Kassa's own origin: the request's own scheme and host, or
- * CHECKOUT_BASE_URL's origin (Kassa's public address, which a proxy that terminates TLS does not pass on when
- * TRUST_PROXY is off). Clients that send neither (curl, scripts) pass here and still need the session's CSRF token
- * wherever a session is used.
+ * Cross-site requests are refused first (docs/dashboard.md#cross-site-requests): Origin or Sec-Fetch-Site must name
+ * Kassa's own origin or CHECKOUT_BASE_URL's. Clients sending neither pass here but still need the CSRF token.
  */
 export function requireSameOrigin(req: Request, publicBaseUrl: string): void {
   const origin = req.headers.origin;

@@ -13,12 +13,8 @@ const SESSION_PATH = /^\/checkout-sessions\/([0-9a-fA-F-]{36})$/;
 const ROUTE = '/checkout-sessions/:id';
 
 /**
- * GET /checkout-sessions/:id answered before Express sees the request (issue 10 and issue 37, docs/benchmarks.md):
- * the read the hosted page and merchants poll most, at a fraction of the router's cost. A session in this instance's
- * cache whose time is not up (getCheckoutSession's own shortcut) is answered at once; any other is read by the route's
- * own readCheckoutSession (a cold read) and answered with the same body, headers, ETag, errors, request log line and
- * metrics as the route. A conditional request, a request with a body or a query string returns false and goes
- * through Express as before.
+ * GET /checkout-sessions/:id answered before Express (docs/benchmarks.md#cold-reads), with the route's body, headers,
+ * ETag, errors, log line and metrics. Conditional requests, bodies and query strings return false and go to Express.
  */
 export function cachedSessionReads(
   ctx: DomainContext,

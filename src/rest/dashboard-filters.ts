@@ -6,9 +6,8 @@ import { invalid } from '../domain/shared/errors.js';
 import { Decimal } from '../domain/shared/money.js';
 
 /**
- * The sessions list's filters as the dashboard's pages keep them in the URL (docs/dashboard.md#the-pages):
- * `status` (repeated), `asset`, `network`, `from` and `to` (days, UTC, both included), `currency`, `min`, `max`,
- * `payer`, `tx`, `link`, `wallet`, `meta`. Empty values are no filter. web/dashboard/dashboard.js reads the same names.
+ * The sessions list's filters as the dashboard keeps them in the URL (docs/dashboard.md#the-pages); empty values are no
+ * filter. web/dashboard/dashboard.js reads the same names.
  */
 export const FILTER_PARAMS = [
   'status',

@@ -9,9 +9,8 @@ import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';
 
 /**
- * The dashboard's pages for sessions (docs/dashboard.md#the-pages), in English and German: the server writes the
- * frame, the filter form (its values from the URL) and the texts; web/dashboard/dashboard.js fills in the data from
- * the merchant GraphQL API.
+ * The dashboard's session pages (docs/dashboard.md#the-pages), in English and German: the server writes frame, filter
+ * form and texts; web/dashboard/dashboard.js fills in the data from the merchant GraphQL API.
  */
 export const DASHBOARD_LANGUAGES = ['en', 'de'] as const;
 export type DashboardLanguage = (typeof DASHBOARD_LANGUAGES)[number];

@@ -14,9 +14,8 @@ export interface PublicViewResponse {
 }
 
 /**
- * Made once per session object: a session served from the cache (src/db/read-cache.ts) is
- * the same object until it changes, so its JSON and ETag are too. Both ways a read is
- * answered (the route, and the cached lane of src/rest/cached-session-reads.ts) send these.
+ * Made once per session object: a cached session (src/db/sessions/read-cache.ts) is the same object until it changes,
+ * so its JSON and ETag are too. Both the route and src/rest/cached-session-reads.ts send these.
  */
 const responses = new WeakMap<CheckoutSession, PublicViewResponse>();
 

@@ -1,6 +1,5 @@
-// The dashboard's sessions and webhooks pages (docs/dashboard.md#the-pages): reads the filters from the URL, asks
-// the merchant GraphQL API (/dashboard/graphql) with the session's CSRF token and builds the tables with DOM calls
-// (no HTML from data). The server wrote the frame, the form and the texts (the #texts element).
+// The dashboard's pages (docs/dashboard.md#the-pages): filters from the URL, data from /dashboard/graphql with the CSRF
+// token, tables built with DOM calls (no HTML from data); the server wrote the frame, form and texts.
 (function () {
   const texts = JSON.parse(document.getElementById('texts').textContent);
   const t = (key) => (key in texts ? texts[key] : key);

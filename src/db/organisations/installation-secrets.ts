@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 
 /**
- * A random secret of this installation by name (`installation_secrets`): made on first use by whichever instance
- * needs it first, then the same for every instance on the database and never changed. Read once per process; a
- * failed read is tried again next time.
+ * A random secret of this installation by name (`installation_secrets`): made once by whichever instance needs it
+ * first, the same for every instance after. Read once per process; a failed read is tried again.
  */
 export function installationSecret(prisma: PrismaClient, name: string): () => Promise<Buffer> {
   let secret: Promise<Buffer> | null = null;

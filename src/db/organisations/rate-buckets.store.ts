@@ -15,13 +15,8 @@ interface BucketState {
 }
 
 /**
- * Token buckets in `rate_limit_buckets` (PostgreSQL), shared by the instances, as the counters of
- * `rate_limit_counters` are (docs/decisions/0009): while a bucket holds more than `localBudget(size)` tokens
- * beyond those taken here and not written, a take is judged in memory and written with the others every
- * COUNTER_FLUSH_MS, in one statement; near empty, every take is written and judged by the database at once, in
- * one atomic INSERT … ON CONFLICT DO UPDATE … RETURNING. A bucket is never emptier than the truth by more than
- * what was taken here while it was nearly full, so nobody is refused early; N instances together let through at
- * most (N − 1) × localBudget(size) more than a burst.
+ * Token buckets in `rate_limit_buckets`, shared by the instances like the counters (docs/decisions/0009): judged in
+ * memory and flushed in batches while full enough, by the database at once near empty, so nobody is refused early.
  */
 export class PrismaRateLimitBuckets implements RateLimitBuckets {
   private readonly housekeeping: Housekeeping;

@@ -33,9 +33,8 @@ export class Housekeeping {
 }
 
 /**
- * The replay cache in `request_signatures`: the primary key (key, signature)
- * makes the insert the check, so two instances racing with one signature
- * cannot both win.
+ * The replay cache in `request_signatures`: the primary key (key, signature) makes the insert the check, so two
+ * instances racing with one signature cannot both win.
  */
 export class PrismaSignatureReplayCache implements SignatureReplayCache {
   private readonly housekeeping: Housekeeping;
@@ -91,12 +90,8 @@ interface SharedWindow {
 }
 
 /**
- * Counters in `rate_limit_counters` (PostgreSQL), shared by the instances. Far from its
- * limit a hit is counted in memory and written with the others every COUNTER_FLUSH_MS,
- * in one statement, so a request costs no round trip; within `localBudget(limit)` of the
- * limit, or with that many hits unwritten, every hit is written and read back at once.
- * A count is never above the truth, so nobody is refused early; N instances together
- * let through at most (N − 1) × localBudget(limit) more than the limit.
+ * Counters in `rate_limit_counters`, shared by the instances: far from the limit a hit is counted in memory and flushed
+ * in batches, near it written at once; never above the truth, so nobody is refused early (docs/decisions/0009).
  */
 export class PrismaRateLimitCounters implements RateLimitCounters {
   private readonly housekeeping: Housekeeping;

@@ -9,13 +9,8 @@ type Client = Prisma.TransactionClient;
 const OPEN: readonly string[] = OPEN_STATUSES;
 
 /**
- * docs/payment-rules.md, rule 4 (unique amounts): per asset, the smallest k < maxSteps of the request's lane such that
- * baseAmount + k × step is held by no other session on any of the session's wallets,
- * claimed with the table's primary key so two instances never hand out one amount.
- * The rule is kassa_claim_amount() (migration 20261123140000_hot_paths), which create
- * runs too: one statement for all assets. The claims are taken at `at` (re-pricing: the session's
- * earlier claims were released just before, so its unreleased ones are these): a claim covers only
- * transfers mined from then on (amount-facts.ts, claimCovers).
+ * docs/payment-rules.md, rule 4: per asset, the smallest free baseAmount + k × step (k < maxSteps) on the session's
+ * wallets, claimed at `at` via kassa_claim_amount() whose primary key keeps two instances from one amount.
  */
 export async function claimUniqueAmounts(
   tx: Client,
@@ -49,11 +44,8 @@ export async function claimUniqueAmounts(
 const REST_WINDOWS = 100;
 
 /**
- * docs/payment-rules.md, rule 4 (the rest after a partial payment): gives up the session's previous rest amount
- * (`previous`, released at `at` like any claim: it still covers a transfer mined before) and, when `rest` is given,
- * claims the smallest `rest.base + k × rest.step` no session holds on the wallet, taken at `at` (searched maxSteps
- * at a time, REST_WINDOWS times at most). The session's other claims (its quote's amount) stay. Returns the amount
- * claimed; null when none is asked, or (REST_WINDOWS × maxSteps amounts held) none is free.
+ * docs/payment-rules.md, rule 4: releases the session's previous rest amount at `at` and, given `rest`, claims the
+ * smallest free `rest.base + k × rest.step`. Returns the amount claimed; null when none is asked or none is free.
  */
 export async function claimRestAmount(
   tx: Client,
@@ -102,11 +94,8 @@ export function sameKey(x: string, y: string): Prisma.Sql {
 }
 
 /**
- * Gives the session's claims and shares up at `at`, except (`keep.asset`, `keep.network`). A released claim stays
- * (`released_at`): it still matches a transfer mined before `at`, which may not be scanned yet, and its
- * amount is no other session's until purgeReleasedAmountClaims deletes it. A released share, likewise, still makes
- * a transfer mined before `at` ambiguous. `at` may be a moment to come, as SQL (a bound part's lock keeps the other
- * amounts for its quote's lifetime: lockAsset).
+ * Releases the session's claims and shares at `at` (possibly to come), except `keep`'s: a released one stays until
+ * purged, as a transfer mined before `at` may still be unscanned and match (or make ambiguous) its amount.
  */
 export async function releaseAmountClaims(
   tx: Client,
@@ -125,14 +114,8 @@ export async function releaseAmountClaims(
 }
 
 /**
- * Gives a session a reorganisation reopened (paid → partial or waiting_payment) back the unique amount it
- * was paid with exactly (its quote's: the amount it was locked at, total_amount_crypto; a rest amount it was
- * paid with is not asked again, the session asks for a new one: claimRestAmount), released when it was paid:
- * its payer may send that amount again (its own claim, if still reserved after the release, is taken back).
- * An amount another session was given in between stays that session's (the primary key), and this session
- * shares it (payment_amount_shares): both pages ask for it, so until the share is released a transfer of it
- * pays neither by amount (decide(): amount_shared) and a bind settles whose it is. The transfer that paid this
- * session still comes back to it when re-included (src/db/payments/payment-credits.ts).
+ * Gives a session a reorganisation reopened back the unique amount it was paid with exactly; an amount another session
+ * took meanwhile is shared (payment_amount_shares), so it pays neither by amount until a bind settles it.
  */
 export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Date): Promise<void> {
   await tx.$executeRaw`
@@ -158,19 +141,8 @@ export async function reclaimExactAmounts(tx: Client, sessionId: string, at: Dat
 }
 
 /**
- * docs/payment-rules.md, rule 4: deletes the released claims (their amounts free for other sessions
- * again) that no unscanned transfer can still be meant for: their session is closed and every network of it that
- * a watcher scanned in its life is scanned past its last release, the condition expiry waits for
- * (src/db/expiry-holds.ts); or, its session open, `keepOpenMinutes` (the quote lifetime) have passed since the release
- * and the networks are scanned past that time (its payer's page may still show the amount, rule 2); or
- * KASSA_INFLIGHT_GRACE_MINUTES have passed since the release. Released shares go once scanned past their own
- * release. An amount a share still stands on is not freed: its claim goes to
- * the oldest such share's session (whose page asks for it), held from the previous holder's release on
- * (`held_since`); a share left with no claim (a reclaim that committed while this round deleted the
- * claim it shares) becomes its session's claim from now on. An heir's session is locked first (it cannot
- * close meanwhile and keep a claim nobody releases; one locked by other work waits for the next round),
- * and a share is deleted only with the claim it took. Run in one transaction (the caller's): an amount
- * deleted here stays locked until a share left on it has been made a claim, so no create takes it.
+ * docs/payment-rules.md, rule 4: deletes released claims no unscanned transfer can still be meant for (an amount a
+ * share stands on goes to its session), in the caller's transaction so no create takes an amount meanwhile.
  */
 export async function purgeReleasedAmountClaims(
   tx: Client,

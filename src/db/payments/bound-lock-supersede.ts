@@ -9,10 +9,8 @@ import { releaseAmountClaims } from './amount-claims.js';
 type Client = Prisma.TransactionClient;
 
 /**
- * The session, its row locked, is paid in the exact payment's asset instead of the one bound parts locked it to: its
- * asset, chain and total become the exact payment's, what it received is counted afresh, its rest and bound
- * transaction are cleared; the parts are credited to nobody and reserved for it (an operator returns them), their
- * binds rejected `superseded`; it gives up its other amount claims.
+ * The locked session is paid in the exact payment's asset instead of the bound parts': totals recounted, rest and bound
+ * transaction cleared, the parts reserved for it (binds rejected `superseded`), its other claims released.
  */
 export async function supersedeBoundLock(
   tx: Client,

@@ -107,9 +107,8 @@ export const boundTransactions = {
   },
 
   /**
-   * Not judged yet, of open sessions, on one chain: the watcher's work list, never checked first, then the least
-   * recently checked (each check stamps checked_at), so every one gets its turn however many are bound: junk bound
-   * early never fills every pass.
+   * Not judged yet, of open sessions on one chain: never checked first, then least recently checked (checked_at), so
+   * every one gets its turn and junk bound early never fills every pass.
    */
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`

@@ -6,14 +6,8 @@ import type { ExpiryHolds } from '../../domain/sessions/status-machine.js';
 type Client = Prisma.TransactionClient;
 
 /**
- * docs/payment-rules.md, rule 6 (on time means sent on time): the SQL of what holds a session
- * (alias `s`) open after expires_at: a payment mined before it and not confirmed yet, a payment
- * mined before it that a reorganisation reversed while its network has not been scanned to the
- * head since (the re-included transfer may not be found yet), a bound transaction seen on chain
- * before it and not judged yet, or payments changed and not counted yet (`payments_changed_at`:
- * confirmed, reversed or re-included, the session's totals and status not settled since;
- * src/chain/settle-changed-sessions.ts clears it). Written once, used by the expiry sweep's
- * selection and by the check of one session, so the two always agree.
+ * docs/payment-rules.md, rule 6: the SQL of what holds a session (alias `s`) open after expires_at; one text for the
+ * expiry sweep's selection and the check of one session, so the two always agree.
  */
 export function paymentInFlightSql(): Prisma.Sql {
   // A reversed payment holds until the first catching up to the head that began after the rollback (rollBack stamps
@@ -30,11 +24,8 @@ export function paymentInFlightSql(): Prisma.Sql {
 }
 
 /**
- * A network of the session (its paying network once one is selected, and one it still holds an amount on) that a
- * watcher scanned during the session's life (or within the grace before it began) but has not yet scanned past
- * `until` (expires_at unless given) plus the clock skew allowed for block times. A network nobody watches is not
- * waited for. Expiry waits for it; so do re-pricing (`until` the end of the quote: src/db/requote-holds.ts) and the
- * reuse of a released unique amount (`until` its release: src/db/amount-claims.ts).
+ * A network of the session a watcher scanned during its life but not yet past `until` (plus allowed clock skew); a
+ * network nobody watches is not waited for. Expiry, re-pricing and the reuse of released amounts wait for it.
  */
 export function chainBehindSql(
   graceMinutes: number,

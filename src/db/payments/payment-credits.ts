@@ -13,14 +13,8 @@ import { decide } from '../../domain/payments/decide.js';
 type Client = Prisma.TransactionClient;
 
 /**
- * Records a transfer as seen (or finds it recorded) and credits it to `credit` unless it is
- * credited already: the unique (chain, tx, log, live) row decides, so a scan and a bind racing
- * on two instances credit it once; credited to nobody, it is reserved for `reservedFor` (decide()).
- * A transfer a reorganisation had reversed comes back as that reversed row, revived at its new block and log
- * index with the session it was credited to: the row of the same transaction, token, recipient and base units,
- * the lowest log index first (a transaction's logs are recorded in order, so equal transfers keep their order).
- * A reversed row holds no log index (live is NULL), so whatever comes back where it was is recorded as itself.
- * Returns the session the transfer is credited to now (null: nobody's).
+ * Records a transfer as seen and credits it to `credit` unless credited already: the unique (chain, tx, log, live) row
+ * makes racing instances credit once, and a reversed transfer comes back as its row. Returns who it is credited to now.
  */
 export async function recordTransfer(
   tx: Client,
@@ -123,9 +117,8 @@ function insertSql({ transfer, credit, late, reserved, at }: CreditWrite): Prism
 }
 
 /**
- * A row (`alias`) of the same transfer that the scan finds elsewhere now: reversed by a reorganisation, or still live
- * at a block since replaced (a bind recorded it from a block the scan had not reached, so no reorg check saw the block
- * go: docs/payment-detection.md).
+ * A row (`alias`) of the same transfer that the scan finds elsewhere now: reversed, or live at a block since replaced
+ * (a bind recorded it before the scan got there: docs/payment-detection.md).
  */
 function movedSql(alias: string, transfer: ChainTransfer): Prisma.Sql {
   const r = Prisma.raw(alias);
@@ -152,13 +145,8 @@ export async function markChanged(tx: Client, sessionIds: readonly string[], at:
 }
 
 /**
- * Selects the asset and chain for a session that has none: the required amount is `exact` when given (an exact
- * payment: the amount of the quote whose claim it matched), else the quote valid at `firstSeenAt` (the old amount of
- * the first re-pricing after it, else the current one). An exact payment keeps only the amount claim the session can
- * still be paid with. A bound part (`keepOthersMinutes` given) keeps the others until its quote's lifetime ends
- * (`quoted_at` + that many minutes, or now if later), as an unlocked session would before a re-pricing: a payer's
- * transfer of an amount their page showed in another asset, mined by then, still pays the session, superseding the
- * bound parts (supersedeBoundLock, docs/decisions/0024-an-asked-amount-stays-its-sessions.md).
+ * Selects the asset and chain for a session that has none, by the exact amount or the quote valid at `firstSeenAt`; a
+ * bound part keeps other claims for its quote's lifetime (docs/decisions/0024-an-asked-amount-stays-its-sessions.md).
  */
 export async function lockAsset(
   tx: Client,
@@ -212,9 +200,8 @@ export async function quoteAt(tx: Client, sessionId: string, asset: AssetTicker,
 }
 
 /**
- * Applies decide(exact_credit) to an exact-amount credit, the session's row locked (recordTransfer): the transfer
- * selects its asset, keeps the one selected, supersedes bound parts, or is taken back and reserved for the session.
- * Returns whether the credit stands.
+ * Applies decide(exact_credit) to an exact-amount credit, the session's row locked (recordTransfer). Returns whether
+ * the credit stands.
  */
 export async function confirmExactCredit(
   tx: Client,
@@ -250,9 +237,8 @@ export async function confirmExactCredit(
 }
 
 /**
- * The sessions each Transfer log of a transaction is credited to on `chainId` (not reversed), by
- * log index: a transaction with several transfers to one wallet pays several sessions, one log
- * each (docs/payment-rules.md, rule 3).
+ * The sessions each Transfer log of a transaction is credited to on `chainId`, by log index: several transfers to one
+ * wallet pay several sessions, one log each (docs/payment-rules.md, rule 3).
  */
 export async function transferHolders(
   tx: Client,

@@ -6,9 +6,8 @@ import { BOUND_TRANSACTION_SEEN_SQL, PAYMENT_CREDITED_SQL } from './payment-cred
 type Client = Prisma.TransactionClient;
 
 /**
- * docs/payment-rules.md, rule 7, as the re-quote sweep selects in SQL (SKIP LOCKED) what decide()'s quote_end tick
- * judges per session (requoteHeld): a payment credited; or, until KASSA_INFLIGHT_GRACE_MINUTES after the quote's
- * end, a bound transaction the chain knows but has not judged, or a network not yet scanned past the quote's end.
+ * docs/payment-rules.md, rule 7: the re-quote sweep's SQL (SKIP LOCKED) for what decide()'s quote_end tick judges per
+ * session (requoteHeld), so the two agree.
  */
 export function requoteHeldSql(now: Date, ttlMinutes: number, graceMinutes: number): Prisma.Sql {
   const graceEndedFor = new Date(now.getTime() - (ttlMinutes + graceMinutes) * 60_000);

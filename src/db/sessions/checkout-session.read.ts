@@ -64,11 +64,8 @@ interface SessionReadRow {
 }
 
 /**
- * Reads a whole session in one round trip. This is the hottest query (every
- * GET and every write starts with it): one raw statement through Prisma's
- * client costs half the CPU of the equivalent findUnique with includes
- * (measured; see docs/benchmarks.md). Amounts travel as text, never as
- * JSON numbers, so no float touches them.
+ * Reads a whole session in one round trip, the hottest query: one raw statement costs half the CPU of findUnique with
+ * includes (docs/benchmarks.md). Amounts travel as text, so no float touches them.
  */
 export async function readSession(
   client: Client,
@@ -115,11 +112,8 @@ export async function readSession(
 }
 
 /**
- * Reads a whole session outside a transaction (the reads the session cache misses): one call of kassa_read_session
- * (migration 20261206110000_read_session_function), whose plan each connection keeps, through the driver adapter
- * (src/db/database.ts: adapterStatements), answered as one JSON text of arrays. Against readSession's query through
- * `$queryRaw` it costs about half the CPU on both sides (docs/benchmarks.md#cold-reads). The session's bound
- * transactions come in the same statement, for boundTransactionsRead.
+ * Reads a whole session outside a transaction in one call of kassa_read_session, bound transactions included; about
+ * half the CPU of readSession's `$queryRaw` (docs/benchmarks.md#cold-reads).
  */
 export async function readSessionForRead(statement: AdapterStatement, id: string): Promise<CheckoutSession | null> {
   const rows = await statement(READ_SESSION_SQL, [id]);
@@ -135,9 +129,8 @@ export async function readSessionForRead(statement: AdapterStatement, id: string
 }
 
 /**
- * The bound transactions read in the same statement as `session` (readSessionForRead), oldest first; undefined for a
- * session object read otherwise. As current as the session object: every change of a session's bound transactions
- * updates its row too, and so replaces the object in the session cache.
+ * The bound transactions read with `session` (readSessionForRead), oldest first; undefined otherwise. As current as the
+ * session object, since changing them updates the session row too.
  */
 export function boundTransactionsRead(session: CheckoutSession): BoundTransaction[] | undefined {
   return transactionsRead.get(session);
@@ -214,9 +207,8 @@ function sharedDecimal(text: string): Decimal {
 }
 
 /**
- * Within one read, one Decimal per amount text and one Date per instant (a quote's base amount and amount, a created
- * and an updated time, are often the same): a cached session holds a few dozen of each, the largest part of it.
- * Neither is ever changed in place.
+ * Within one read, one Decimal per amount text and one Date per instant: they repeat often and are most of a cached
+ * session's size. Neither is ever changed in place.
  */
 function readValues() {
   const amounts = new Map<string, Decimal>();

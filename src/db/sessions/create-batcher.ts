@@ -20,15 +20,8 @@ interface Waiting {
 }
 
 /**
- * Writes creates in batches (docs/benchmarks.md): a create waits while this instance's previous create
- * statement is under way, and the creates that gathered meanwhile go together as one statement
- * (kassa_create_checkout_sessions), each judged and written in order as if alone, in one transaction.
- * Under light load every create goes at once and alone; under heavy load one round trip, one plan and
- * one commit serve many, which is what lets a create cost less than a hand-written single insert.
- *
- * A batch that fails as a whole (a lost connection, a deadlock with another instance's batch) is tried
- * again one create at a time, so each create gets its own answer or its own error, and none is written
- * twice: a failed statement wrote nothing.
+ * Writes creates in batches (docs/decisions/0021-creates-written-in-batches.md), each judged as if alone; a batch
+ * that fails as a whole is retried one create at a time, so each gets its own answer.
  */
 export class CreateBatcher {
   private readonly waiting: Waiting[] = [];

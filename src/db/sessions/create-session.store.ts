@@ -8,10 +8,8 @@ import { EVERY_STEP } from '../../domain/rates/quotes.js';
 import { SHARED_WALLET_RECEIVING, type SessionReceiving } from '../../domain/organisations/deposit-addresses.js';
 
 /**
- * Rows as kassa_create_checkout_session() (migration 20261128100000_create_in_batches) takes them:
- * keyed by column name, every column of the table but those the statement fills in itself
- * (ROW_COLUMNS_FILLED_BY_SQL: the session's id, and the rounding rule all quotes share).
- * test/integration/raw-sql-agreement.test.ts holds these keys to prisma/schema.prisma, both ways.
+ * Rows as kassa_create_checkout_session() takes them: every column but ROW_COLUMNS_FILLED_BY_SQL, by name;
+ * test/integration/raw-sql-agreement.test.ts holds these keys to prisma/schema.prisma.
  */
 export const ROW_COLUMNS_FILLED_BY_SQL = {
   checkout_sessions: [],
@@ -117,13 +115,8 @@ export function networkRows(
 type Claim = AmountClaimRequest;
 
 /**
- * The step each unique amount tries first: the one after the last this process handed out
- * for the same base on the same wallets (docs/payment-rules.md, rule 4: unique amounts). Sessions
- * sold at one price get consecutive steps without looking up the others' claims; a step is
- * handed out when it is tried (not when its write returns), so creates of one price written in
- * the same batch try different steps. A step held meanwhile (by another instance, or since a
- * restart) makes the database find the smallest free one instead, and the hint goes on from
- * there. Bounded: the oldest bases are forgotten first.
+ * The step each unique amount tries first (docs/payment-rules.md, rule 4): the one after the last handed out for the
+ * same base and wallets, so one price's sessions need no claim lookups; a held step makes the database search. Bounded.
  */
 export class OffsetHints {
   private readonly next = new Map<string, number>();

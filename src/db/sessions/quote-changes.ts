@@ -4,9 +4,8 @@ import type { CheckoutSession, CryptoQuote } from '../../domain/sessions/checkou
 type Client = Prisma.TransactionClient;
 
 /**
- * Re-prices a session (quote lifetime, docs/payment-rules.md, rule 7): one row per asset with
- * its old and new rate and amount, the quotes replaced, `quoted_at` moved, and the
- * required amount of a selected asset updated with them.
+ * Re-prices a session (docs/payment-rules.md, rule 7): one row per asset with old and new rate and amount, the quotes
+ * replaced, `quoted_at` moved, and a selected asset's required amount updated.
  */
 export async function replaceQuotes(
   tx: Client,

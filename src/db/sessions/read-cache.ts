@@ -17,14 +17,8 @@ interface Loading<V> {
 }
 
 /**
- * A bounded read-through cache that never serves an entry some change was announced
- * for (docs/decisions/0010). `invalidate` is called for this process's own writes as soon as they
- * commit and for everyone's when the feed announces them.
- *
- * The race it closes: a read that started before a change committed may return the
- * old row after the change was announced. Every invalidation is stamped with a tick;
- * a read keeps its result only if nothing about its key (and no reset) was stamped
- * after the read began, so a stale row is never put back.
+ * A bounded read-through cache that never serves an entry a change was announced for (docs/decisions/0010): every
+ * invalidation is stamped with a tick, and a read keeps its result only if nothing about its key was stamped since.
  */
 export class ReadCache<V> {
   private readonly entries = new Map<string, { value: V; storedAt: number }>();
@@ -42,12 +36,8 @@ export class ReadCache<V> {
   }
 
   /**
-   * The cached value, or `load`'s (kept when nothing changed meanwhile). Misses (null) are not kept.
-   * A read of a key already being read joins that read instead of loading again (a hot session's
-   * entry expiring under load would otherwise send every request meanwhile to the database): it
-   * takes that read's value only when the value could have been kept, that is when nothing about
-   * the key was invalidated from the moment that read began until it ended, and reads for itself
-   * otherwise (a failed or empty read included).
+   * The cached value, or `load`'s (kept when nothing changed meanwhile; misses are not). A read of a key already being
+   * read joins it, taking its value only when that value could have been kept.
    */
   async read(key: string, load: () => Promise<V | null>): Promise<V | null> {
     if (this.options.capacity === 0 || !this.options.feed.live) return load();

@@ -74,10 +74,8 @@ function refusal(code: string, message: string) {
 }
 
 /**
- * The merchant GraphQL API (docs/dashboard.md#merchant-graphql): `POST /dashboard/graphql` with the dashboard's
- * session cookie, from Kassa's own origin, with the session's CSRF token in `X-CSRF-Token`. Before GraphQL runs, a
- * missing session is the REST 401 and a cross-site request or a missing token the REST 403; inside, each operation
- * checks the person's role in the organisation it names (src/graphql/merchant/schema.ts).
+ * The merchant GraphQL API (docs/dashboard.md#merchant-graphql): session cookie, own origin and CSRF token are checked
+ * before GraphQL runs (REST's 401 and 403); each operation checks the role in its organisation (schema.ts).
  */
 export function merchantGraphqlRouter(
   ctx: DomainContext,
