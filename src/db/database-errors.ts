@@ -11,11 +11,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth++) {
     const value = current as {
+      kind?: unknown;
       code?: unknown;
       message?: unknown;
       meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; message?: unknown } } };
       cause?: unknown;
     };
+    // A driver adapter's own error (a statement run through it, not through the client) carries the kind as its cause.
+    if (typeof value.kind === 'string' && UNREACHABLE_KINDS.has(value.kind)) return true;
     const adapterCause = value.meta?.driverAdapterError?.cause;
     if (typeof adapterCause?.kind === 'string' && UNREACHABLE_KINDS.has(adapterCause.kind)) return true;
     if (typeof adapterCause?.code === 'string' && unavailableState(adapterCause.code, adapterCause.message))

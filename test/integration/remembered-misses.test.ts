@@ -32,7 +32,12 @@ function countingStore() {
         return value;
       },
     });
-  const store = createPrismaStore({ prisma: counting(prisma) as PrismaClient, statement: kassa.runtime.db.statement });
+  const statement = kassa.runtime.db.statement;
+  const countedStatement: typeof statement = (...args) => {
+    counted.calls += 1;
+    return statement(...args);
+  };
+  const store = createPrismaStore({ prisma: counting(prisma) as PrismaClient, statement: countedStatement });
   return { store, counted };
 }
 

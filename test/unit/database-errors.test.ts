@@ -12,6 +12,13 @@ describe('isDatabaseUnavailable (REST 503, GraphQL SERVICE_UNAVAILABLE)', () => 
   it.each([
     ['a refused connection', adapterError({ kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5999 })],
     [
+      'a refused connection, as the driver adapter raises it to a statement run on it directly',
+      Object.assign(new Error('DatabaseNotReachable'), {
+        name: 'DriverAdapterError',
+        cause: { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5999 },
+      }),
+    ],
+    [
       'a statement cancelled by statement_timeout',
       adapterError({ kind: 'postgres', code: '57014', message: 'canceling statement due to statement timeout' }),
     ],
