@@ -23,11 +23,9 @@ const EMBEDDED_SUBSET = [
 ];
 const shared = { testTimeout: 30_000, hookTimeout: 90_000, pool: 'forks' as const, alias: graphqlAlias };
 
-// Test files in two processes at once even on 2 cores (Vitest's default is one fewer than the cores): most files
-// wait on PostgreSQL, anvil, a browser or a child process more than they compute, and the suite takes about three
-// quarters of the time it took one file after another (docs/testing.md). Tests that time something allow for a
-// neighbour on the other core.
-const maxWorkers = Math.max(2, availableParallelism() - 1);
+// One more test file at once than there are cores (three on two): most files wait on PostgreSQL, anvil, a browser or a
+// child process more than they compute (the suite used half of two cores with two at once; docs/testing.md).
+const maxWorkers = Math.max(3, availableParallelism() + 1);
 
 export default defineConfig({
   test: {
