@@ -9,16 +9,13 @@
 //
 // Env: BENCH_SECONDS, BENCH_CONNECTIONS and BENCH_ROUNDS as for run.mjs; BENCH_COLD_GROWTH (1000000: closed sessions
 // added for the growth rows; 0 skips them).
-import { fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { benchKassaEnv, freePort, graphqlDocumentOptions, rssMb, waitFor } from './support.mjs';
+import { benchKassaEnv, graphqlDocumentOptions, rssMb, startReference } from './support.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const GROWTH = Number(process.env.BENCH_COLD_GROWTH ?? 1_000_000);
 /** Reads a second a read target may reach on a quiet host: each request takes a session the run has not read yet. */
 const READS_PER_SECOND_AT_MOST = 5_000;
@@ -148,29 +145,6 @@ function warm(options) {
   return new Promise((resolve, reject) =>
     autocannon({ duration: 2, ...options }, (error) => (error ? reject(error) : resolve())),
   );
-}
-
-/** The reference server on Kassa's database, with the create template the postgres section gives it. */
-async function startReference(kassa, env, children) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const template = {
-    organisationId: kassa.org.id,
-    apiKey: kassa.key.api_key,
-    apiSecret: kassa.key.api_secret,
-    total: kassa.created.total_amount_fiat,
-    networks: kassa.created.supported_networks,
-    chainId: '31337',
-    wallet: kassa.created.wallet_address,
-    quotes: kassa.created.crypto_options,
-  };
-  const child = fork(path.join(root, 'bench/reference-server.mjs'), {
-    env: { ...env, PORT: String(port), BENCH_TEMPLATE: JSON.stringify(template) },
-    stdio: 'inherit',
-  });
-  children.add(child);
-  await waitFor(`${url}/checkout-sessions/${kassa.created.session_id}`);
-  return { url, child };
 }
 
 /**

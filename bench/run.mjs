@@ -48,6 +48,7 @@ import {
   kassaCli,
   rssMb,
   signer,
+  startReference,
   stopChild,
   waitFor,
 } from './support.mjs';
@@ -298,25 +299,8 @@ async function postgresSection(report) {
   });
   const kassa = await startKassaFor('postgres', env);
 
-  const refPort = await freePort();
-  const refUrl = `http://127.0.0.1:${refPort}`;
-  const template = {
-    organisationId: kassa.org.id,
-    apiKey: kassa.key.api_key,
-    apiSecret: kassa.key.api_secret,
-    total: kassa.created.total_amount_fiat,
-    networks: kassa.created.supported_networks,
-    chainId: '31337',
-    wallet: kassa.created.wallet_address,
-    quotes: kassa.created.crypto_options,
-  };
-  const reference = fork(path.join(root, 'bench/reference-server.mjs'), {
-    env: { ...env, PORT: String(refPort), BENCH_TEMPLATE: JSON.stringify(template) },
-    stdio: 'inherit',
-  });
-  children.add(reference);
+  const { url: refUrl, child: reference } = await startReference(kassa, env, children);
   const getPath = `/checkout-sessions/${kassa.created.session_id}`;
-  await waitFor(refUrl + getPath);
   const refIdle = rssMb(reference.pid);
   // The bare server answers Kassa's own bodies, so the floor rows move the same bytes.
   const graphqlBody = JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: kassa.created.session_id } });

@@ -1,7 +1,7 @@
 // What the bench scripts share: the Kassa they start (its environment, its CLI, npm start's command), ports,
 // waiting for a server, stopping a child, reading a process's CPU time and memory from /proc (Linux), and the
 // requests the loads send (signed creates, binds, the page's GraphQL query).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -196,4 +196,27 @@ export function signer(key) {
       },
     };
   };
+}
+
+/** The one-round-trip reference server on Kassa's database, with the create template taken from Kassa's first session. */
+export async function startReference(kassa, env, children) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const template = {
+    organisationId: kassa.org.id,
+    apiKey: kassa.key.api_key,
+    apiSecret: kassa.key.api_secret,
+    total: kassa.created.total_amount_fiat,
+    networks: kassa.created.supported_networks,
+    chainId: '31337',
+    wallet: kassa.created.wallet_address,
+    quotes: kassa.created.crypto_options,
+  };
+  const child = fork(path.join(root, 'bench/reference-server.mjs'), {
+    env: { ...env, PORT: String(port), BENCH_TEMPLATE: JSON.stringify(template) },
+    stdio: 'inherit',
+  });
+  children.add(child);
+  await waitFor(`${url}/checkout-sessions/${kassa.created.session_id}`);
+  return { url, child };
 }
