@@ -56,7 +56,9 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
     uniqueAmountSteps: config.payments.uniqueAmountSteps,
-    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
+    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs, Date.now, {
+      sandboxNetwork: config.sandbox ? 'local' : undefined,
+    }),
     masterKey: {
       current: config.masterKey,
       previous: config.previousMasterKeys,
