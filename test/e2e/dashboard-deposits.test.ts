@@ -303,4 +303,26 @@ describe('the deposits page in Chromium', () => {
       SELECT count(*) AS n FROM deposit_collections`;
     expect(Number(rows[0]!.n)).toBe(1);
   });
+
+  it('a reported collect is followed and recorded by Kassa on its own once mined', { timeout: 60_000 }, async () => {
+    await chain.pay(paid[0]!.address, 'USDT', '1');
+    const prepared = await merchantGraphql(kassa, admin, PREPARE, { org: shop.organisationId });
+    const [tx] = prepared.data!.prepareDepositCollect;
+    await chain.rpc('evm_setAutomine', [false]);
+    let hash: string;
+    try {
+      hash = await chain.rpc<string>('eth_sendTransaction', [{ from: WALLET, to: tx.to, data: tx.data, gas: tx.gas }]);
+      const reported = await merchantGraphql(kassa, admin, REPORT, { org: shop.organisationId, hash });
+      expect(reported.data!.reportDepositCollect).toEqual({ state: 'pending', collected: [] });
+    } finally {
+      await chain.rpc('evm_setAutomine', [true]);
+    }
+    await chain.mine(1);
+    // Nobody reads it: the instance it was reported to records it.
+    const recorded = () => kassa.runtime.db.prisma.$queryRaw<Array<{ asset: string; amount: string }>>`
+      SELECT i.asset, i.amount::text FROM deposit_collection_items i
+        JOIN deposit_collections c ON c.id = i.collection_id WHERE c.tx_hash = ${hash}`;
+    await expect.poll(recorded, { timeout: 20_000, interval: 250 }).toHaveLength(1);
+    expect(Number((await recorded())[0]!.amount)).toBe(1);
+  });
 });
