@@ -94,7 +94,9 @@ export async function readDeposits(
           problem: null,
         };
       } catch (error) {
-        const problem = `${network.slug} could not be read: ${(error as Error).message.split('\n')[0]}`;
+        // A node's URL may carry a provider's key: never shown.
+        const reason = (error as Error).message.split('\n')[0]!.replace(/\b[a-z]+:\/\/\S+/gi, '(node)');
+        const problem = `${network.slug} could not be read: ${reason}`;
         return {
           network: network.slug,
           chainId: network.chainId,
