@@ -45,7 +45,7 @@ ${choice('deposit_addresses')}
 ${choice('shared_wallet')}
 </fieldset>
 <p class="note">${t('mode.note')}</p>
-${owner ? `<button type="submit">${t('mode.save')}</button>` : ''}
+${owner ? `<button type="submit">${t('mode.save')}</button>` : `<p class="note">${t('mode.ownerOnly')}</p>`}
 <div id="mode-status" role="status"></div>
 </form>
 <h2>${t('waiting.title')}</h2>

@@ -50,6 +50,23 @@ function table(caption, headings, rows) {
   return wrap;
 }
 
+/** Amounts per asset added up in whole 10^-8 units (the wire's 8 digits), never as floats: "0.5 ETH, 15.5 USDT". */
+function totals(items) {
+  const sums = new Map();
+  for (const item of items) {
+    const [whole, fraction = ''] = item.amount.split('.');
+    const units = BigInt(whole) * 100000000n + BigInt((fraction + '00000000').slice(0, 8));
+    sums.set(item.asset, (sums.get(item.asset) || 0n) + units);
+  }
+  return [...sums]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([asset, units]) => {
+      const fraction = (units % 100000000n).toString().padStart(8, '0');
+      return plain((units / 100000000n).toString() + '.' + fraction) + ' ' + asset;
+    })
+    .join(', ');
+}
+
 const problem = (message) => el('p', { class: 'problem', role: 'alert' }, message);
 const plain = (amount) => amount.replace(/\.?0+$/, '');
 
@@ -155,6 +172,7 @@ async function collect(network, button) {
       showCollects();
       follow(entry);
     }
+    walletStatus.replaceChildren(el('p', {}, t('wallet.using', { name: wallet.name })));
   } catch (error) {
     walletStatus.append(problem(t('wallet.refused', { message: error.message || String(error) })));
   } finally {
@@ -187,7 +205,7 @@ function showCollects() {
       confirmations: progress.confirmations,
       required: progress.confirmationsRequired,
     });
-    const collected = progress.collected.map((item) => plain(item.amount) + ' ' + item.asset).join(', ') || '–';
+    const collected = totals(progress.collected) || '–';
     return [
       entry.network,
       el('code', {}, entry.txHash),
