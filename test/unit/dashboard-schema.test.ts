@@ -4,6 +4,7 @@ import { printGraphqlSchema } from '../../src/graphql/schema.js';
 import { merchantSchema, printMerchantSchema } from '../../src/graphql/merchant/schema.js';
 import { MerchantSessionResolver } from '../../src/graphql/merchant/session.resolver.js';
 import { MerchantWebhookResolver } from '../../src/graphql/merchant/webhook.resolver.js';
+import { MerchantDepositResolver } from '../../src/graphql/merchant/deposit.resolver.js';
 
 /** The merchant schema (docs/dashboard.md#merchant-graphql) is built apart from the payer's, and guarded. */
 describe('the merchant GraphQL schema', () => {
@@ -30,7 +31,7 @@ describe('the merchant GraphQL schema', () => {
     const authorized = new Set(
       getMetadataStorage()
         .authorizedFields.filter((field) =>
-          [MerchantSessionResolver, MerchantWebhookResolver].includes(field.target as never),
+          [MerchantSessionResolver, MerchantWebhookResolver, MerchantDepositResolver].includes(field.target as never),
         )
         .map((field) => `${field.fieldName}:${field.roles.join(',')}`),
     );
@@ -48,6 +49,11 @@ describe('the merchant GraphQL schema', () => {
       setWebhookEndpointEnabled: 'manage_webhooks',
       rotateWebhookSecret: 'manage_webhooks',
       sendWebhookTestEvent: 'manage_webhooks',
+      deposits: 'read',
+      depositCollect: 'read',
+      setReceivingMode: 'manage_wallet',
+      prepareDepositCollect: 'collect_deposits',
+      reportDepositCollect: 'collect_deposits',
     };
     expect(withOrganisation.map((field) => field.name).sort()).toEqual(Object.keys(permissions).sort());
     for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:${permissions[field.name]}`);
