@@ -3,7 +3,7 @@ import { ASSET_TICKERS } from '../domain/shared/assets.js';
 import { Decimal } from '../domain/shared/money.js';
 import { REFUND_BASES, REFUND_KINDS } from '../domain/refunds/refund.js';
 import { MAX_CLAIM_MINUTES, MIN_CLAIM_MINUTES, type CreateRefundInput } from '../domain/refunds/create-refund.js';
-import { evmAddressProblem } from '../domain/refunds/refund-address.js';
+import { evmAddressFormatProblem } from '../domain/refunds/refund-address.js';
 import { isJsonObject } from '../json/decimal-json.js';
 import { problemsOf, required } from '../domain/shared/input-problems.js';
 import { jsonNumber } from './create-checkout.schema.js';
@@ -38,7 +38,7 @@ const claimMinutes = jsonNumber
 const address = z
   .string({ error: required('a string') })
   .superRefine((value, context) => {
-    const problem = evmAddressProblem(value, 'x');
+    const problem = evmAddressFormatProblem(value, 'x');
     if (problem) context.addIssue({ code: 'custom', message: problem.replace(/^x /, '') });
   })
   .meta({ type: 'string', pattern: '^0x[a-fA-F0-9]{40}$' });
