@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/shared/money.js';
@@ -14,10 +14,17 @@ import {
   expectErrorBody,
   expectErrorCode,
   ISO_DATE,
-  postBind,
   UUID,
 } from '../support/rest-kassa.js';
 import { signedRequest } from '../support/webhooks.js';
+import {
+  paidSession as paidOn,
+  postRefund as post,
+  randomWallet,
+  refundEvents as eventsOf,
+  refundHistory,
+  refundRows as rowsOf,
+} from '../support/refunds.js';
 
 /**
  * Refunds over REST (docs/api/refunds.md) on a real PostgreSQL, with sessions paid on a real anvil: kinds, bases,
@@ -52,83 +59,17 @@ afterAll(async () => {
 
 afterEach(() => time.release());
 
-const randomWallet = () => `0x${randomBytes(20).toString('hex')}`;
 const kassa = () => node.kassa;
-
-interface Paid {
-  readonly merchant: TestMerchant;
-  readonly id: string;
-  readonly price: string;
-  readonly sent: string;
-  readonly payer: string;
-}
-
-/** A session paid on anvil with `extra` more than its price in `asset` (0: exact), confirmed. */
-async function paidSession(
-  asset: 'USDT' | 'BTC' | 'ETH' = 'USDT',
-  extra = '0',
-  merchant?: TestMerchant,
-): Promise<Paid> {
-  const owner = merchant ?? (await createMerchant(kassa().ctx, { wallet: randomWallet() }));
-  const session = await createSession(kassa(), owner, checkoutRequest());
-  const price = (session.crypto_options as Array<{ ticker: string; amount: string }>).find(
-    (o) => o.ticker === asset,
-  )!.amount;
-  const sent = new Decimal(price).plus(extra).toFixed();
-  const paid = await chain.pay(owner.wallet, asset, sent);
-  const bound = await postBind(kassa(), session.session_id, {
-    tx_hash: paid.hash,
-    chain_id: CHAIN_ID,
-    crypto_currency: asset,
-    payer_wallet_address: paid.from,
-  });
-  expect(bound.status, JSON.stringify(bound.body)).toBe(200);
-  await node.watchers.tick();
-  const view = await kassa().http.get(`/checkout-sessions/${session.session_id}`);
-  expect(view.body.status).toBe('paid');
-  return { merchant: owner, id: session.session_id as string, price, sent, payer: paid.from.toLowerCase() };
-}
-
+const paidSession = (asset: 'USDT' | 'BTC' | 'ETH' = 'USDT', extra = '0') => paidOn(chain, node, asset, extra);
 const postRefund = (
   merchant: TestMerchant,
   sessionId: string,
   body: unknown,
   options: { key?: string; on?: TestKassa } = {},
-) => {
-  const request = signedRequest(
-    options.on ?? kassa(),
-    merchant,
-    'post',
-    `/checkout-sessions/${sessionId}/refunds`,
-    body,
-  );
-  return options.key ? request.set('Idempotency-Key', options.key) : request;
-};
-
-async function refundRows(organisationId: string) {
-  const prisma = kassa().runtime.db.prisma;
-  return {
-    refunds: await prisma.refund.count({ where: { organisationId } }),
-    history: await prisma.refundStatusChange.count({ where: { refund: { organisationId } } }),
-    outbox: await prisma.outboxEvent.count({ where: { organisationId } }),
-  };
-}
-
-async function historyOf(refundId: string) {
-  const rows = await kassa().runtime.db.prisma.refundStatusChange.findMany({
-    where: { refundId },
-    orderBy: { id: 'asc' },
-  });
-  return rows.map((row) => [row.fromStatus, row.toStatus, row.cause]);
-}
-
-async function refundEvents(sessionId: string) {
-  const rows = await kassa().runtime.db.prisma.outboxEvent.findMany({
-    where: { sessionId, type: { startsWith: 'refund.' } },
-    orderBy: { seq: 'asc' },
-  });
-  return rows.map((row) => ({ type: row.type, data: row.payload as Record<string, any> }));
-}
+) => post(options.on ?? kassa(), merchant, sessionId, body, options);
+const refundRows = (organisationId: string) => rowsOf(kassa(), organisationId);
+const historyOf = (refundId: string) => refundHistory(kassa(), refundId);
+const refundEvents = (sessionId: string) => eventsOf(kassa(), sessionId);
 
 describe('POST /checkout-sessions/:id/refunds', () => {
   it('full, to the merchant address: ready at once, the whole amount, one history row and refund.created', async () => {
