@@ -2,15 +2,18 @@ import { z } from 'zod';
 import { ASSET_TICKERS } from '../domain/shared/assets.js';
 import { Decimal } from '../domain/shared/money.js';
 import { REFUND_BASES, REFUND_KINDS } from '../domain/refunds/refund.js';
-import { MAX_CLAIM_MINUTES, MIN_CLAIM_MINUTES, type CreateRefundInput } from '../domain/refunds/create-refund.js';
+import {
+  MAX_CLAIM_MINUTES,
+  MIN_CLAIM_MINUTES,
+  NOTE_MAX_LENGTH,
+  type CreateRefundInput,
+} from '../domain/refunds/create-refund.js';
 import { evmAddressFormatProblem } from '../domain/refunds/refund-address.js';
 import { isJsonObject } from '../json/decimal-json.js';
 import { problemsOf, required } from '../domain/shared/input-problems.js';
 import { jsonNumber } from './create-checkout.schema.js';
 
 /** The REST body of POST /checkout-sessions/:id/refunds (docs/api/refunds.md#create); also its OpenAPI schema. */
-
-export const NOTE_MAX_LENGTH = 500;
 
 /** A positive decimal given as a string or a JSON number, at most 8 places (the asset's own limit comes later). */
 const positiveDecimal = z

@@ -20,6 +20,8 @@ export const PERMISSIONS = {
   manage_links: 'admin',
   manage_settings: 'admin',
   manage_users: 'admin',
+  /** Create and cancel refunds (docs/api/refunds.md). */
+  manage_refunds: 'admin',
   /** The wallet and the receiving mode; the audit log. */
   manage_wallet: 'owner',
   read_audit_log: 'owner',

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DomainContext } from '../context.js';
 import type { AssetTicker } from '../shared/assets.js';
-import { conflict, notFound, unavailable, unprocessable } from '../shared/errors.js';
+import { conflict, invalid, notFound, unavailable, unprocessable } from '../shared/errors.js';
 import { Decimal } from '../shared/money.js';
 import { NATIVE_COIN_DECIMALS } from '../shared/networks.js';
-import { acceptDestination } from './refund-address.js';
+import { acceptDestination, evmAddressFormatProblem } from './refund-address.js';
 import { chooseSource, fiatToToken, refundAmount } from './refund-amounts.js';
 import { NO_TRANSFER, type FiatBasis, type Refund, type RefundBasis, type RefundKind } from './refund.js';
 import type { ReceivedAsset, RefundableSession } from './refund-ports.js';
@@ -32,6 +32,45 @@ export interface CreateRefundInput {
   /** The claim link's lifetime (MIN_CLAIM_MINUTES to MAX_CLAIM_MINUTES, default DEFAULT_CLAIM_MINUTES). */
   readonly claimExpiresInMinutes?: number;
   readonly note?: string;
+}
+
+export const NOTE_MAX_LENGTH = 500;
+
+/**
+ * The problems of an input as any transport gave it (REST checks the same with its schema first): which amount goes
+ * with which kind and basis, the claim link's life, the note, the destination's form.
+ */
+export function refundInputProblems(input: CreateRefundInput): string[] {
+  const problems: string[] = [];
+  const fiat = input.basis === 'fiat';
+  if (fiat && input.kind !== 'part') problems.push('basis must be token unless kind is part');
+  if (input.kind === 'part' && !fiat && input.amount === undefined)
+    problems.push('amount is required when kind is part');
+  if (input.kind === 'part' && fiat && input.amountFiat === undefined)
+    problems.push('amount_fiat is required when basis is fiat');
+  if (input.amount !== undefined && (input.kind !== 'part' || fiat))
+    problems.push('amount is only for kind part with basis token');
+  if (input.amountFiat !== undefined && !fiat) problems.push('amount_fiat is only for basis fiat');
+  for (const [name, value] of [
+    ['amount', input.amount],
+    ['amount_fiat', input.amountFiat],
+  ] as const) {
+    if (value !== undefined && !value.gt(0)) problems.push(`${name} must be greater than 0`);
+    else if (value !== undefined && value.decimalPlaces() > 8)
+      problems.push(`${name} must have at most 8 decimal places`);
+  }
+  const minutes = input.claimExpiresInMinutes;
+  if (minutes !== undefined) {
+    if (input.destination !== undefined)
+      problems.push('claim_expires_in_minutes is only for a claim link (without destination)');
+    else if (!Number.isInteger(minutes) || minutes < MIN_CLAIM_MINUTES || minutes > MAX_CLAIM_MINUTES)
+      problems.push(`claim_expires_in_minutes must be an integer from ${MIN_CLAIM_MINUTES} to ${MAX_CLAIM_MINUTES}`);
+  }
+  if (input.note !== undefined && input.note.length > NOTE_MAX_LENGTH)
+    problems.push(`note must be shorter than or equal to ${NOTE_MAX_LENGTH} characters`);
+  const destination = input.destination === undefined ? null : evmAddressFormatProblem(input.destination);
+  if (destination) problems.push(destination);
+  return problems;
 }
 
 export interface CreatedRefund {
@@ -104,6 +143,8 @@ export async function createRefund(
   input: CreateRefundInput,
   idempotencyKey?: string,
 ): Promise<CreatedRefund> {
+  const problems = refundInputProblems(input);
+  if (problems.length > 0) throw invalid(problems);
   const hash = idempotencyKey === undefined ? null : requestHash(sessionId, input);
   // The rate is fetched before the transaction, which holds the session row only for reads and writes.
   let fiat: FiatBasis | null = null;
