@@ -66,13 +66,7 @@ export interface SessionQuoteRow {
 }
 
 export type TimelineKind =
-  | 'created'
-  | 'status_changed'
-  | 'quote_changed'
-  | 'bind'
-  | 'transfer'
-  | 'webhook_attempt'
-  | 'refund';
+  'created' | 'status_changed' | 'quote_changed' | 'bind' | 'transfer' | 'webhook_attempt' | 'refund';
 
 /** One moment of a session's story; the fields that do not apply to its kind are null. */
 export interface TimelineEntry {
