@@ -224,6 +224,19 @@ describe('POST /checkout-sessions/:id/refunds', () => {
       'idempotency_conflict',
     );
     expect(await refundRows(paid.merchant.organisationId)).toEqual(before);
+
+    // One key sent at once to both instances for most of what is left: one refund, answered twice.
+    const most = new Decimal(paid.sent).minus('1.5').times(0.9).toDecimalPlaces(6, Decimal.ROUND_DOWN).toFixed();
+    const racing = { kind: 'part', amount: most };
+    const twice = randomUUID();
+    const answers = await Promise.all([
+      postRefund(paid.merchant, paid.id, racing, { key: twice }),
+      postRefund(paid.merchant, paid.id, racing, { key: twice, on: second }),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201]);
+    expect(answers[0]!.body).toEqual(answers[1]!.body);
+    expect(answers.filter((answer) => answer.headers['idempotent-replayed'] === 'true')).toHaveLength(1);
+    expect((await refundRows(paid.merchant.organisationId)).refunds).toBe(before.refunds + 1);
   });
 });
 

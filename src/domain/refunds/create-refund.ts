@@ -153,11 +153,12 @@ export async function createRefund(
     fiat = await fiatBasis(ctx, session, chooseSource(session, input), input.amountFiat ?? new Decimal(0));
   }
   return ctx.store.refunds.transaction(async (tx) => {
+    const session = ownedSession(await tx.lockSession(sessionId), sessionId, organisationId);
+    // After the lock: a create with the same key on this session has committed by now, and is replayed.
     if (idempotencyKey !== undefined) {
       const earlier = await tx.findByIdempotencyKey(organisationId, idempotencyKey);
       if (earlier) return replay(earlier, hash!);
     }
-    const session = ownedSession(await tx.lockSession(sessionId), sessionId, organisationId);
     const source = chooseSource(session, input);
     const { decimals, tokenAddress } = tokenOf(ctx, source);
     const amount = refundAmount(session, source, decimals, {
