@@ -58,7 +58,9 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
     uniqueAmountSteps: config.payments.uniqueAmountSteps,
-    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
+    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs, Date.now, {
+      sandboxNetwork: config.sandbox ? 'local' : undefined,
+    }),
     deposits,
     masterKey: {
       current: config.masterKey,

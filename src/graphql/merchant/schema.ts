@@ -10,6 +10,7 @@ import type { MerchantContext } from './context.js';
 import { MerchantSessionResolver } from './session.resolver.js';
 import { MerchantWebhookResolver } from './webhook.resolver.js';
 import { MerchantDepositResolver } from './deposit.resolver.js';
+import { MerchantRefundResolver, MerchantSessionRefundsResolver } from './refund.resolver.js';
 
 /**
  * `@Authorized(permission)`: the person's role in the organisation the operation names (its `organisationId`
@@ -34,7 +35,13 @@ let built: Promise<GraphQLSchema> | null = null;
  */
 export function merchantSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [MerchantSessionResolver, MerchantWebhookResolver, MerchantDepositResolver],
+    resolvers: [
+      MerchantSessionResolver,
+      MerchantWebhookResolver,
+      MerchantDepositResolver,
+      MerchantRefundResolver,
+      MerchantSessionRefundsResolver,
+    ],
     scalarsMap: [
       { type: Date, scalar: DateTimeScalar },
       { type: Decimal, scalar: DecimalScalar },
