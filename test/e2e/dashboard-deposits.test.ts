@@ -229,6 +229,9 @@ describe('the deposits page in Chromium', () => {
     expect(await page.locator('button', { hasText: 'Collect' }).count()).toBe(0);
     expect(await page.locator('#receiving-mode button').count()).toBe(0);
     expect(await page.isChecked('input[value=shared_wallet]')).toBe(true);
+    await page.goto(`${kassa.url}/dashboard/deposits?org=${shop.organisationId}&lang=de`);
+    await expect.poll(() => page.locator('#results').innerText(), { timeout: 15_000 }).toContain('2 von 2');
+    expect(await page.locator('h1').innerText()).toBe('Einzahlungen');
     await page.setViewportSize({ width: 360, height: 800 });
     await expectAxeClean(page, 'deposits as a viewer at 360 px');
     expect(problems).toEqual([]);
