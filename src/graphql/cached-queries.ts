@@ -127,10 +127,15 @@ export class CachedQueries {
       operation: OperationDefinitionNode | undefined;
       errors: boolean;
       status: number;
-      headers: ReadonlyArray<readonly [string, string]>;
+      headers: ReadonlyArray<readonly [string, string]> | FlatHeaders;
       body: string;
       /** The body's text around its `secondsUntilExpiry` values, when its maker knows it (see answerCold). */
       timeParts?: readonly string[];
+      /**
+       * Made without Apollo from a shape learned already (answerCold): nothing to learn from it, its headers flat, and
+       * its timeParts joined with the count are its body.
+       */
+      cold?: boolean;
     },
     sessions: readonly CheckoutSession[],
     now: Date,
@@ -142,7 +147,7 @@ export class CachedQueries {
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return undefined;
     const body = Buffer.from(outcome.body, 'utf8');
     if (body.length > MAX_KEPT_ANSWER_BYTES) return undefined;
-    const apolloHeaders = outcome.headers.flat();
+    const apolloHeaders = outcome.cold ? (outcome.headers as FlatHeaders) : outcome.headers.flat();
     // Which `secondsUntilExpiry` the answer holds: none (kept until a change), some (written again as they tick), or
     // maybe some where they cannot be told apart (undefined: not served past the second).
     const counts = sessions.length === 1 ? timeFields(outcome.operation!) : undefined;
@@ -150,7 +155,7 @@ export class CachedQueries {
     const template = !counts?.keys.length
       ? undefined
       : timeParts?.length === counts.keys.length + 1 &&
-          timeParts.join(String(countIn(sessions[0]!, now))) === outcome.body
+          (outcome.cold || timeParts.join(String(countIn(sessions[0]!, now))) === outcome.body)
         ? { parts: timeParts, apolloHeaders }
         : timeTemplate(counts, outcome.body, apolloHeaders);
     const previous = this.answers.get(request.asked);
@@ -172,7 +177,7 @@ export class CachedQueries {
     // The oldest filed go first (a Map keeps the order of filing).
     while (this.answers.size > this.capacity || this.bytes > this.byteBudget)
       this.unfile(this.answers.values().next().value!);
-    this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
+    if (!outcome.cold) this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
     return answer.filed ? answer : undefined;
   }
 
@@ -192,9 +197,10 @@ export class CachedQueries {
         operation: cold.operation,
         errors: false,
         status: cold.status,
-        headers: pairs(cold.apolloHeaders),
+        headers: cold.apolloHeaders,
         body: cold.body,
         timeParts: cold.timeParts,
+        cold: true,
       };
       const kept = this.keep({ method, asked, accept }, ctx, outcome, [cold.session], cold.readAt);
       this.coldHits += 1;
@@ -221,12 +227,6 @@ export class CachedQueries {
   get heldBytes(): number {
     return this.bytes;
   }
-}
-
-function pairs(flat: FlatHeaders): Array<[string, string]> {
-  const list: Array<[string, string]> = [];
-  for (let i = 0; i < flat.length; i += 2) list.push([flat[i]!, flat[i + 1]!]);
-  return list;
 }
 
 /** What a kept answer holds, for the byte budget: what it was asked, its answer and its template (about as long). */
