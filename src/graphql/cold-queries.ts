@@ -211,11 +211,8 @@ interface RootOptions {
 }
 
 /**
- * Writes `type`'s fields as `selectionSet` asks them, completed as graphql-js completes them and as JSON.stringify
- * writes them; made once per shape. With `fields`, each is made from the source by its maker (src/graphql/views.ts);
- * without, read as the source's own property. Undefined when a field cannot be made so: an unknown field or type, a
- * repeated key, a field resolver the lane does not make itself (`root.ownResolvers`, given by the caller as
- * `resolved`).
+ * Writes `selectionSet` of `type` as graphql-js completes it and JSON.stringify writes it, each field by its maker in
+ * `fields` (src/graphql/views.ts) or as the source's own property; undefined for a field it cannot make so.
  */
 function compileObject<S>(
   type: GraphQLObjectType,

@@ -4,7 +4,7 @@ import { listPayableNetworks, type PayableAsset } from '../sessions/checkout-pag
 import type { Network } from '../shared/networks.js';
 import type { DomainContext } from '../context.js';
 import { invalid } from '../shared/errors.js';
-import { formatTokenAmount, toBaseUnitsCeil, type Decimal } from '../shared/money.js';
+import { WIRE_DECIMALS, formatTokenAmount, toBaseUnitsCeil, type Decimal } from '../shared/money.js';
 import { eip681Uri } from './payment-uri.js';
 import { amountDue } from '../sessions/session-amounts.js';
 
@@ -73,6 +73,16 @@ function assetsOf(network: Network): ReadonlyMap<AssetTicker, PayableAsset> {
 
 const payableAssets = new WeakMap<Network, ReadonlyMap<AssetTicker, PayableAsset>>();
 
+/**
+ * formatTokenAmount's text. An amount of at most 8 decimals (a quote's) on a token of 8 or more is its 8-decimal text
+ * as it stands (nothing to round up, nothing to trim), written without the rounding and trimming.
+ */
+export function tokenAmountText(owed: Decimal, decimals: number): string {
+  return decimals >= WIRE_DECIMALS && owed.decimalPlaces() <= WIRE_DECIMALS
+    ? owed.toFixed(WIRE_DECIMALS)
+    : formatTokenAmount(owed, decimals);
+}
+
 function baseUnitsOf(choice: PaymentChoice): bigint {
   return toBaseUnitsCeil(choice.owed, choice.asset.decimals);
 }
@@ -86,7 +96,7 @@ export const optionField = {
   contractAddress: (choice: PaymentChoice): string | null => choice.asset.contractAddress,
   decimals: (choice: PaymentChoice): number => choice.asset.decimals,
   walletAddress: (choice: PaymentChoice): string => choice.network.walletAddress,
-  amount: (choice: PaymentChoice): string => formatTokenAmount(choice.owed, choice.asset.decimals),
+  amount: (choice: PaymentChoice): string => tokenAmountText(choice.owed, choice.asset.decimals),
   baseUnits: baseUnitsOf,
   uri: (choice: PaymentChoice, baseUnits = baseUnitsOf(choice)): string =>
     eip681Uri(
