@@ -183,7 +183,7 @@ type ObjectWriter<S> = (
  * Each object type's fields that a resolver of their own answers (type-graphql's field resolvers), and those read
  * under another name or through middleware: the lane never reads these from a view.
  */
-function fieldsWithResolvers(): ReadonlyMap<string, ReadonlySet<string>> {
+export function fieldsWithResolvers(): ReadonlyMap<string, ReadonlySet<string>> {
   const storage = getMetadataStorage();
   const byType = new Map<string, Set<string>>();
   const add = (type: string, field: string) => {
