@@ -1,6 +1,6 @@
 import { getNamedType, isObjectType, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { fieldsWithResolvers } from '../../src/graphql/cold-queries.js';
+import { fieldsWithResolvers } from '../../src/graphql/cold-writer.js';
 import { graphqlSchema } from '../../src/graphql/schema.js';
 import { SESSION_FIELDS, type ViewFields } from '../../src/graphql/views.js';
 
