@@ -51,14 +51,12 @@ async function learn(query: string): Promise<void> {
 /** A session paid in a selected asset: USDT bound on the local chain, so its options and amounts are the rest's. */
 async function boundSession(): Promise<string> {
   const id = (await createSession(a, merchant, checkoutRequest())).session_id as string;
-  const bound = await a.http
-    .post(`/checkout-sessions/${id}/bind-tx`)
-    .send({
-      tx_hash: txHash(Math.floor(Math.random() * 1e9)),
-      chain_id: '31337',
-      crypto_currency: 'USDT',
-      payer_wallet_address: PAYER,
-    });
+  const bound = await a.http.post(`/checkout-sessions/${id}/bind-tx`).send({
+    tx_hash: txHash(Math.floor(Math.random() * 1e9)),
+    chain_id: '31337',
+    crypto_currency: 'USDT',
+    payer_wallet_address: PAYER,
+  });
   expect(bound.status).toBe(200);
   return id;
 }
