@@ -1,7 +1,8 @@
-// Profiles one Kassa target (create, get, graphql, graphql-get, graphql-doc or bind): `node bench/profile.mjs get`.
-// Runs `kassa serve` under --cpu-prof on a fresh PostgreSQL database, drives it with autocannon for 8 s, prints CPU
-// per request (Kassa and its PostgreSQL backends) and the top self-time entries by package and by function. PROF_FN
-// names a function whose callers to print (default writev).
+// Profiles one Kassa target (create, get, graphql, graphql-get, graphql-doc, bind, cold-get or cold-graphql):
+// `node bench/profile.mjs get`. Runs `kassa serve` under --cpu-prof on a fresh PostgreSQL database, drives it with
+// autocannon for 8 s, prints CPU per request (Kassa and its PostgreSQL backends) and the top self-time entries by
+// package and by function. PROF_FN names a function whose callers to print (default writev). The cold targets read
+// each a session no request read before (bench/cold-reads.mjs: seed), the GraphQL one as the page polls.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import {
   systemCpuMs,
 } from './support.mjs';
 import { fileURLToPath } from 'node:url';
+import { seed } from './cold-reads.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const target = process.argv[2] ?? 'create';
@@ -97,33 +99,61 @@ if (target === 'bind') {
     ],
   });
 }
+// Cold targets: sessions copied from the created one, each read once (the GraphQL lane learns the poll's shape first).
+const coldIds = [];
+let nextCold = 0;
+if (target.startsWith('cold-')) {
+  const c = new pg.Client({ connectionString: env.DATABASE_URL });
+  await c.connect();
+  coldIds.push(...(await seed(c, created.session_id, Number(process.env.PROF_COLD_POOL ?? 60_000), { closed: false })));
+  await c.query('VACUUM ANALYZE');
+  await c.end();
+  const poll = await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id);
+  await (await fetch(poll.url)).text();
+}
+const pollUrl = new URL((await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)).url);
+const coldPath = (id) => {
+  pollUrl.searchParams.set('variables', JSON.stringify({ id }));
+  return pollUrl.pathname + pollUrl.search;
+};
+const nextColdId = () => coldIds[nextCold++ % coldIds.length];
 const opts =
-  target === 'create'
+  target === 'cold-get'
     ? {
-        url: `http://127.0.0.1:${env.PORT}/checkout-sessions`,
-        requests: [{ setupRequest: (r) => ({ ...r, ...sign() }) }],
+        url: `http://127.0.0.1:${env.PORT}`,
+        requests: [{ setupRequest: (r) => ({ ...r, path: `/checkout-sessions/${nextColdId()}` }) }],
       }
-    : target === 'graphql'
+    : target === 'cold-graphql'
       ? {
-          url: `http://127.0.0.1:${env.PORT}/graphql`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: created.session_id } }),
+          url: `http://127.0.0.1:${env.PORT}`,
+          requests: [{ setupRequest: (r) => ({ ...r, path: coldPath(nextColdId()) }) }],
         }
-      : target === 'graphql-get'
-        ? graphqlGetOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
-        : target === 'graphql-doc'
-          ? await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
-          : target === 'bind'
-            ? {
-                url: `http://127.0.0.1:${env.PORT}`,
-                requests: [
-                  {
-                    setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
-                  },
-                ],
-              }
-            : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
+      : target === 'create'
+        ? {
+            url: `http://127.0.0.1:${env.PORT}/checkout-sessions`,
+            requests: [{ setupRequest: (r) => ({ ...r, ...sign() }) }],
+          }
+        : target === 'graphql'
+          ? {
+              url: `http://127.0.0.1:${env.PORT}/graphql`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id: created.session_id } }),
+            }
+          : target === 'graphql-get'
+            ? graphqlGetOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
+            : target === 'graphql-doc'
+              ? await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)
+              : target === 'bind'
+                ? {
+                    url: `http://127.0.0.1:${env.PORT}`,
+                    requests: [
+                      {
+                        setupRequest: (r) => ({ ...r, ...bindRequest(bindTargets[nextTarget++ % bindTargets.length]) }),
+                      },
+                    ],
+                  }
+                : { url: `http://127.0.0.1:${env.PORT}/checkout-sessions/${created.session_id}` };
 const pgPids = async () => {
   const c = new pg.Client({ connectionString: admin });
   await c.connect();
@@ -172,6 +202,7 @@ console.log(
   (pgCpu / result.requests.total).toFixed(3),
 );
 console.log(target, 'req/s', result.requests.average, 'non2xx', result.non2xx);
+if (coldIds.length > 0 && nextCold > coldIds.length) console.log('warning: some cold reads read a session again');
 {
   const c = new pg.Client({ connectionString: env.DATABASE_URL });
   await c.connect();

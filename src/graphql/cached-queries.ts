@@ -1,11 +1,18 @@
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
-import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
 import { cachedCheckoutSession, stillCached } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
-import { weakEtag } from '../http/weak-etag.js';
 import type { ColdQueries } from './cold-queries.js';
+import {
+  countIn,
+  headersFor,
+  rewrite,
+  timeFields,
+  timeLeftChangesAt,
+  timeTemplate,
+  type TimeTemplate,
+} from './kept-answer-time.js';
 
 /**
  * `checkoutSession` answers kept per instance (docs/decisions/0010-caches-and-lanes.md): served again only while each
@@ -127,10 +134,15 @@ export class CachedQueries {
       operation: OperationDefinitionNode | undefined;
       errors: boolean;
       status: number;
-      headers: ReadonlyArray<readonly [string, string]>;
+      headers: ReadonlyArray<readonly [string, string]> | FlatHeaders;
       body: string;
       /** The body's text around its `secondsUntilExpiry` values, when its maker knows it (see answerCold). */
       timeParts?: readonly string[];
+      /**
+       * Made without Apollo from a shape learned already (answerCold): nothing to learn from it, its headers flat, and
+       * its timeParts joined with the count are its body.
+       */
+      cold?: boolean;
     },
     sessions: readonly CheckoutSession[],
     now: Date,
@@ -142,7 +154,7 @@ export class CachedQueries {
     if (!sessions.every((session) => cachedCheckoutSession(ctx, session.id) === session)) return undefined;
     const body = Buffer.from(outcome.body, 'utf8');
     if (body.length > MAX_KEPT_ANSWER_BYTES) return undefined;
-    const apolloHeaders = outcome.headers.flat();
+    const apolloHeaders = outcome.cold ? (outcome.headers as FlatHeaders) : outcome.headers.flat();
     // Which `secondsUntilExpiry` the answer holds: none (kept until a change), some (written again as they tick), or
     // maybe some where they cannot be told apart (undefined: not served past the second).
     const counts = sessions.length === 1 ? timeFields(outcome.operation!) : undefined;
@@ -150,7 +162,7 @@ export class CachedQueries {
     const template = !counts?.keys.length
       ? undefined
       : timeParts?.length === counts.keys.length + 1 &&
-          timeParts.join(String(countIn(sessions[0]!, now))) === outcome.body
+          (outcome.cold || timeParts.join(String(countIn(sessions[0]!, now))) === outcome.body)
         ? { parts: timeParts, apolloHeaders }
         : timeTemplate(counts, outcome.body, apolloHeaders);
     const previous = this.answers.get(request.asked);
@@ -172,7 +184,7 @@ export class CachedQueries {
     // The oldest filed go first (a Map keeps the order of filing).
     while (this.answers.size > this.capacity || this.bytes > this.byteBudget)
       this.unfile(this.answers.values().next().value!);
-    this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
+    if (!outcome.cold) this.cold?.learn(request, outcome.operation!, apolloHeaders, outcome.body, sessions);
     return answer.filed ? answer : undefined;
   }
 
@@ -192,9 +204,10 @@ export class CachedQueries {
         operation: cold.operation,
         errors: false,
         status: cold.status,
-        headers: pairs(cold.apolloHeaders),
+        headers: cold.apolloHeaders,
         body: cold.body,
         timeParts: cold.timeParts,
+        cold: true,
       };
       const kept = this.keep({ method, asked, accept }, ctx, outcome, [cold.session], cold.readAt);
       this.coldHits += 1;
@@ -223,12 +236,6 @@ export class CachedQueries {
   }
 }
 
-function pairs(flat: FlatHeaders): Array<[string, string]> {
-  const list: Array<[string, string]> = [];
-  for (let i = 0; i < flat.length; i += 2) list.push([flat[i]!, flat[i + 1]!]);
-  return list;
-}
-
 /** What a kept answer holds, for the byte budget: what it was asked, its answer and its template (about as long). */
 function weight(answer: CachedAnswer): number {
   return answer.asked.length + answer.body.length * (answer.template === undefined ? 1 : 2);
@@ -240,104 +247,4 @@ function readsOnlySessions(operation: OperationDefinitionNode | undefined): bool
   return operation.selectionSet.selections.every(
     (selection) => selection.kind === Kind.FIELD && selection.name.value === 'checkoutSession',
   );
-}
-
-/** What a kept answer sends: Apollo's headers, then Content-Length and ETag of `body` (as Express's res.send adds). */
-function headersFor(apolloHeaders: readonly string[], body: Buffer): string[] {
-  return [...apolloHeaders, 'Content-Length', String(body.length), 'ETag', weakEtag(body)];
-}
-
-/**
- * A kept answer of one session with its `secondsUntilExpiry` values cut out (`parts`, one more than the values), to be
- * joined with the new count: about the answer's size, where a parsed copy would take several times that.
- */
-interface TimeTemplate {
-  readonly parts: readonly string[];
-  readonly apolloHeaders: readonly string[];
-}
-
-/** Put in place of each count to find where it goes in the text (JSON.stringify writes it quoted, as is). */
-export const COUNT_MARK = 'kassa:seconds-until-expiry:c8f1';
-
-/** The `secondsUntilExpiry` an answer read at `now` holds. */
-function countIn(session: CheckoutSession, now: Date): number {
-  return secondsUntilExpiry(session, now);
-}
-
-/** Where an answer's `secondsUntilExpiry` values are: the session's key in `data`, and theirs under it. */
-interface TimeFields {
-  readonly rootKey: string;
-  readonly keys: readonly string[];
-}
-
-/**
- * The response keys of the `secondsUntilExpiry` fields under a lone `checkoutSession` field's key; undefined when the
- * selection asks more, or a fragment or directive may hide one or make it conditional.
- */
-function timeFields(operation: OperationDefinitionNode): TimeFields | undefined {
-  const roots = operation.selectionSet.selections;
-  const root = roots[0];
-  if (roots.length !== 1 || root?.kind !== Kind.FIELD || root.directives?.length || !root.selectionSet)
-    return undefined;
-  const keys: string[] = [];
-  for (const selection of root.selectionSet.selections) {
-    if (selection.kind !== Kind.FIELD || selection.directives?.length) return undefined;
-    if (selection.name.value === 'secondsUntilExpiry') keys.push(selection.alias?.value ?? selection.name.value);
-  }
-  return { rootKey: root.alias?.value ?? root.name.value, keys };
-}
-
-/**
- * The template of an answer whose time left can be written in without Apollo: exactly JSON.stringify of its data (plus
- * Apollo's newline), every count the same. Otherwise undefined, and the answer is not served past the second.
- */
-function timeTemplate(
-  { rootKey, keys }: TimeFields,
-  body: string,
-  apolloHeaders: readonly string[],
-): TimeTemplate | undefined {
-  if (body.includes(COUNT_MARK)) return undefined;
-  let parsed: { data?: Record<string, unknown> };
-  try {
-    parsed = JSON.parse(body) as typeof parsed;
-  } catch {
-    return undefined;
-  }
-  const fields = parsed.data?.[rootKey] as Record<string, unknown> | null | undefined;
-  if (typeof fields !== 'object' || fields === null) return undefined;
-  const count = fields[keys[0]!];
-  if (typeof count !== 'number' || !keys.every((key) => fields[key] === count)) return undefined;
-  for (const key of keys) fields[key] = COUNT_MARK;
-  const parts = `${JSON.stringify(parsed)}\n`.split(`"${COUNT_MARK}"`);
-  // Joined with the count it had, the template must give back Apollo's very bytes.
-  if (parts.length !== keys.length + 1 || parts.join(String(count)) !== body) return undefined;
-  return { parts, apolloHeaders };
-}
-
-/**
- * Writes `answer` again for `now` from its template: the new time left, body, Content-Length and ETag. False when
- * the time is up (Apollo answers that, as the session's status may read expired).
- */
-function rewrite(answer: CachedAnswer, now: Date): boolean {
-  const template = answer.template!;
-  const session = answer.sessions[0]!.deref();
-  if (session === undefined) return false;
-  const left = secondsUntilExpiry(session, now);
-  if (left <= 0) return false;
-  const body = Buffer.from(template.parts.join(String(left)), 'utf8');
-  answer.body = body;
-  answer.sentHeaders = headersFor(template.apolloHeaders, body);
-  answer.validUntil = timeLeftChangesAt([session], now);
-  return true;
-}
-
-/** When `secondsUntilExpiry` of any of the sessions next changes (it counts whole seconds down to expiresAt). */
-function timeLeftChangesAt(sessions: readonly CheckoutSession[], now: Date): number {
-  let until = Number.POSITIVE_INFINITY;
-  for (const session of sessions) {
-    const left = secondsUntilExpiry(session, now);
-    // floor((expiresAt − now) / 1000) stays `left` up to and including expiresAt − left s.
-    if (left > 0) until = Math.min(until, session.expiresAt.getTime() - left * 1000 + 1);
-  }
-  return until;
 }

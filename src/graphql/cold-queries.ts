@@ -1,11 +1,8 @@
 import {
   Kind,
-  isLeafType,
-  isListType,
   isNonNullType,
   isObjectType,
   type GraphQLObjectType,
-  type GraphQLOutputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
@@ -14,8 +11,9 @@ import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import type { DomainContext } from '../domain/context.js';
 import { boundTransactionsOf, getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
 import type { FlatHeaders } from '../metrics.js';
-import { toGraphqlSessionOnce, toGraphqlTransactions } from './views.js';
-import { COUNT_MARK } from './cached-queries.js';
+import { SESSION_FIELDS, SessionRead, toGraphqlTransactions } from './views.js';
+import { BAIL, NOTHING_RESOLVED, compileObject, fieldsWithResolvers, type ObjectWriter } from './cold-writer.js';
+import { secondsUntilExpiry } from '../domain/sessions/checkout-page.js';
 
 /**
  * A cold `checkoutSession` query of a shape Apollo already answered for another session, answered from this session's
@@ -35,12 +33,14 @@ export interface ColdAnswer {
 /** A request Apollo answered, with its session id cut out, and what its answer was made of. */
 interface Shape {
   readonly operation: OperationDefinitionNode;
-  readonly rootKey: string;
-  readonly selection: SelectionSetNode;
+  /** `{"data":{"<root key>":`, the body's text before the session's. */
+  readonly prefix: string;
   readonly apolloHeaders: FlatHeaders;
   readonly transactions: boolean;
-  /** The response keys of its `secondsUntilExpiry` fields (under the root field). */
-  readonly timeKeys: readonly string[];
+  /** Whether the root field asks `secondsUntilExpiry` (under any key). */
+  readonly timed: boolean;
+  /** Writes the root field's value from a session's read, making only the fields asked (see compileObject). */
+  readonly write: ObjectWriter<SessionRead>;
 }
 
 /** Put where the session id was in a request's text. */
@@ -48,15 +48,14 @@ const ID_MARK = '\u0000session-id\u0000';
 const UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/;
 /** Shapes learned at most (each is one request text without its id, so few in practice: the page's two polls). */
 const SHAPES_KEPT = 256;
-/** `checkoutSession` fields with a resolver of their own (CheckoutSessionResolver); the others are view properties. */
-const FIELD_RESOLVERS = new Set(['transactions']);
-
-/** A value graphql-js would not complete without an error: the request goes on to Apollo. */
-const BAIL = Symbol('bail');
+/** The `checkoutSession` field resolvers this lane makes itself (their values come to the writer as `resolved`). */
+const COLD_RESOLVERS = new Set(['transactions']);
 
 export class ColdQueries {
   private readonly shapes = new Map<string, Shape>();
   private readonly sessionType: GraphQLObjectType | undefined;
+  /** Per object type, the fields answered by a resolver of their own, read from type-graphql's metadata. */
+  private readonly resolvedFields = fieldsWithResolvers();
 
   constructor(schema: GraphQLSchema) {
     const field = schema.getQueryType()?.getFields().checkoutSession;
@@ -80,18 +79,23 @@ export class ColdQueries {
     if (operation.directives?.length || field.directives?.length || !plain(field.selectionSet)) return;
     const key = shapeKey(request.method, request.accept, request.asked.split(session!.id).join(ID_MARK));
     // Apollo's body must be what this writes: the data alone, as JSON.stringify writes it, and a newline.
-    if (this.shapes.has(key) || !sameJson(body)) return;
+    if (this.shapes.has(key) || this.sessionType === undefined || !sameJson(body)) return;
+    const write = compileObject(this.sessionType, field.selectionSet, this.resolvedFields, SESSION_FIELDS, {
+      ownResolvers: COLD_RESOLVERS,
+      timeField: 'secondsUntilExpiry',
+    });
+    // A field it cannot make as graphql-js would (a resolver of its own, an unknown type): Apollo answers the shape.
+    if (write === undefined) return;
     const rootKey = field.alias?.value ?? field.name.value;
     if (this.shapes.size >= SHAPES_KEPT) this.shapes.delete(this.shapes.keys().next().value!);
     const transactions = field.selectionSet.selections.some(
       (selection) => selection.kind === Kind.FIELD && selection.name.value === 'transactions',
     );
-    const timeKeys = field.selectionSet.selections.flatMap((selection) =>
-      selection.kind === Kind.FIELD && selection.name.value === 'secondsUntilExpiry'
-        ? [selection.alias?.value ?? selection.name.value]
-        : [],
+    const timed = field.selectionSet.selections.some(
+      (selection) => selection.kind === Kind.FIELD && selection.name.value === 'secondsUntilExpiry',
     );
-    this.shapes.set(key, { operation, rootKey, selection: field.selectionSet, apolloHeaders, transactions, timeKeys });
+    const prefix = `{"data":{${JSON.stringify(rootKey)}:`;
+    this.shapes.set(key, { operation, prefix, apolloHeaders, transactions, timed, write });
   }
 
   /**
@@ -114,22 +118,17 @@ export class ColdQueries {
   private async fill(shape: Shape, id: string, ctx: DomainContext): Promise<ColdAnswer | undefined> {
     const session = await getCheckoutSession(ctx, id);
     const readAt = ctx.clock();
-    const view = toGraphqlSessionOnce(session, ctx, readAt) as unknown as Record<string, unknown>;
     const resolved = shape.transactions
       ? { transactions: toGraphqlTransactions(await boundTransactionsOf(ctx, session.id)) }
-      : {};
-    const data = completeObject(this.sessionType!, shape.selection, view, resolved);
-    if (data === BAIL) return undefined;
+      : NOTHING_RESOLVED;
+    // Written with the text around each count apart: the body, and the template the kept answer is rewritten from.
+    const parts: string[] | undefined = shape.timed ? [shape.prefix] : undefined;
+    const text = shape.write(new SessionRead(session, ctx, readAt), resolved, parts);
+    if (text === BAIL) return undefined;
     const answer = { status: 200, apolloHeaders: shape.apolloHeaders, operation: shape.operation, session, readAt };
-    if (shape.timeKeys.length === 0)
-      return { ...answer, body: `${JSON.stringify({ data: { [shape.rootKey]: data } })}\n` };
-    // Written once with a mark where each count goes: the body, and the template the kept answer is rewritten from.
-    const count = String(data[shape.timeKeys[0]!]);
-    for (const key of shape.timeKeys) data[key] = COUNT_MARK;
-    const timeParts = `${JSON.stringify({ data: { [shape.rootKey]: data } })}\n`.split(`"${COUNT_MARK}"`);
-    // The mark found anywhere else (a value that spells it): Apollo answers.
-    if (timeParts.length !== shape.timeKeys.length + 1) return undefined;
-    return { ...answer, body: timeParts.join(count), timeParts };
+    if (parts === undefined) return { ...answer, body: `${shape.prefix}${text}}}\n` };
+    parts[parts.length - 1] += `${text}}}\n`;
+    return { ...answer, body: parts.join(String(secondsUntilExpiry(session, readAt))), timeParts: parts };
   }
 }
 
@@ -155,68 +154,4 @@ function sameJson(body: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * `source`'s fields as `selectionSet` asks them, completed as graphql-js completes a value of their type; `resolved`
- * holds what the type's own field resolvers gave.
- */
-function completeObject(
-  type: GraphQLObjectType,
-  selectionSet: SelectionSetNode,
-  source: Record<string, unknown>,
-  resolved: Record<string, unknown> = {},
-): Record<string, unknown> | typeof BAIL {
-  const fields = type.getFields();
-  const result: Record<string, unknown> = {};
-  for (const selection of selectionSet.selections) {
-    if (selection.kind !== Kind.FIELD) return BAIL;
-    const name = selection.name.value;
-    const key = selection.alias?.value ?? name;
-    if (key in result) return BAIL;
-    if (name === '__typename') {
-      result[key] = type.name;
-      continue;
-    }
-    const field = fields[name];
-    if (field === undefined) return BAIL;
-    let value: unknown;
-    if (name in resolved) value = resolved[name];
-    else if (FIELD_RESOLVERS.has(name) || !Object.hasOwn(source, name) || typeof source[name] === 'function')
-      return BAIL;
-    else value = source[name];
-    const completed = complete(field.type, value, selection.selectionSet);
-    if (completed === BAIL) return BAIL;
-    result[key] = completed;
-  }
-  return result;
-}
-
-function complete(type: GraphQLOutputType, value: unknown, selectionSet: SelectionSetNode | undefined): unknown {
-  if (isNonNullType(type)) {
-    const completed = complete(type.ofType, value, selectionSet);
-    return completed === null ? BAIL : completed;
-  }
-  if (value === null || value === undefined) return null;
-  if (isListType(type)) {
-    if (!Array.isArray(value)) return BAIL;
-    const list: unknown[] = [];
-    for (const item of value) {
-      const completed = complete(type.ofType, item, selectionSet);
-      if (completed === BAIL) return BAIL;
-      list.push(completed);
-    }
-    return list;
-  }
-  if (isLeafType(type)) {
-    try {
-      const serialized: unknown = type.serialize(value);
-      return serialized === null || serialized === undefined ? BAIL : serialized;
-    } catch {
-      return BAIL;
-    }
-  }
-  if (isObjectType(type) && selectionSet !== undefined && typeof value === 'object')
-    return completeObject(type, selectionSet, value as Record<string, unknown>);
-  return BAIL;
 }

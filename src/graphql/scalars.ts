@@ -4,8 +4,12 @@ import { Decimal, formatAmount } from '../domain/shared/money.js';
 /** A plain decimal number as text: no exponent, no float ever. */
 const DECIMAL_TEXT = /^-?\d{1,30}(\.\d{1,8})?$/;
 
+/** A non-negative amount as formatAmount writes it: written again, it is the same text. */
+const WIRE_TEXT = /^(0|[1-9]\d{0,29})\.\d{8}$/;
+
 function toWireDecimal(value: unknown): string {
   if (value instanceof Decimal) return formatAmount(value);
+  if (typeof value === 'string' && WIRE_TEXT.test(value)) return value;
   if (typeof value === 'string' && DECIMAL_TEXT.test(value)) return formatAmount(new Decimal(value));
   // A JS number here would be a bug (amounts are never floats); refuse rather than round.
   throw new GraphQLError(

@@ -25,10 +25,10 @@ export function paymentBaseUnits(request: Pick<PaymentRequest, 'amount' | 'decim
 
 /**
  * `ethereum:<token>@<chainId>/transfer?address=<wallet>&uint256=<units>` for a token,
- * `ethereum:<wallet>@<chainId>?value=<wei>` for the native coin.
+ * `ethereum:<wallet>@<chainId>?value=<wei>` for the native coin; `baseUnits` when the caller has them already.
  */
-export function eip681Uri(request: PaymentRequest): string {
-  const units = paymentBaseUnits(request).toString();
+export function eip681Uri(request: PaymentRequest, baseUnits: bigint = paymentBaseUnits(request)): string {
+  const units = baseUnits.toString();
   if (request.contractAddress) {
     const token = `${request.contractAddress}@${request.chainId}`;
     return `ethereum:${token}/transfer?address=${request.walletAddress}&uint256=${units}`;
