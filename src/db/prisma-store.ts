@@ -21,6 +21,7 @@ import { ReadCache } from './sessions/read-cache.js';
 import { RecentMisses } from './recent-misses.js';
 import { createWebhookStore } from './webhooks/webhook.store.js';
 import { createDashboardStore } from './dashboard/dashboard.store.js';
+import { createRefundStore } from './refunds/refund.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
 const IDEMPOTENCY_PURGE_BATCH = 5_000;
@@ -100,6 +101,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
     dashboard: createDashboardStore(prisma),
+    refunds: createRefundStore(prisma),
     async createSession(write) {
       try {
         return await writeNewSession(createBatcher, write, offsetHints);

@@ -56,7 +56,15 @@ export interface Error {
     | 'no_payment'
     | 'bind_too_small'
     | 'tx_already_credited'
-    | 'superseded';
+    | 'superseded'
+    | 'refund_exceeds_received'
+    | 'session_not_refundable'
+    | 'not_overpaid'
+    | 'refund_not_cancellable'
+    | 'refund_state'
+    | 'destination_refused'
+    | 'claim_used'
+    | 'claim_expired';
 }
 
 export type CheckoutStatus = 'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed';
@@ -212,6 +220,13 @@ export type EventType =
   | 'checkout_session.late_payment'
   | 'checkout_session.payment_reversed'
   | 'checkout_session.quote_updated'
+  | 'refund.created'
+  | 'refund.destination_submitted'
+  | 'refund.sent'
+  | 'refund.confirmed'
+  | 'refund.failed'
+  | 'refund.cancelled'
+  | 'refund.expired'
   | 'funds.collected';
 
 /** The envelope of webhooks and of the feed. */
@@ -232,6 +247,74 @@ export type Event = {
   created_at: string;
   /** The merchant view of the session when the event happened. */
   data: MerchantSession;
+} | {
+  /** Also sent as X-Service-Event-Id; deduplicate on it. */
+  id: string;
+  /** The type of a refund event (docs/api/refunds.md#events). */
+  type: 
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired';
+  created_at: string;
+  /** The refund when the event happened. */
+  data: {
+    id: string;
+    session_id: string;
+    organisation_id: string;
+    /** full: all received; excess: the overpaid part; part: an amount given. */
+    kind: 'full' | 'excess' | 'part';
+    /** token: the amount was given in the asset; fiat: converted at the rate. */
+    basis: 'token' | 'fiat';
+    status: 
+      | 'awaiting_destination'
+      | 'ready'
+      | 'sent'
+      | 'confirmed'
+      | 'cancelled'
+      | 'expired'
+      | 'failed';
+    network: string;
+    chain_id: string;
+    /** The asset the money came in and goes back in. */
+    crypto_currency: string;
+    /** Null for the native coin. */
+    token_address: string | null;
+    /** What is sent back, in crypto_currency. */
+    amount: string;
+    /** The same in the asset's smallest unit: what the transfer carries. */
+    base_units: string;
+    /** Fiat basis only. */
+    fiat_currency: string | null;
+    /** Fiat basis only: the amount asked in fiat_currency. */
+    amount_fiat: string | null;
+    /** Fiat basis only: the rate it was converted at. */
+    unit_price_fiat: string | null;
+    rate_source: string | null;
+    rated_at: string | null;
+    /** Lower-case; null while awaiting_destination. */
+    destination: string | null;
+    /** Who gave the destination. */
+    destination_source: 'merchant' | 'claim' | 'claim_signed' | null;
+    destination_submitted_at: string | null;
+    /** claim_signed: the paying wallet that signed the destination. */
+    proof_address: string | null;
+    /** The payer claim page; null when the merchant gave the destination. */
+    claim_url: string | null;
+    claim_expires_at: string | null;
+    tx_hash: string | null;
+    sent_at: string | null;
+    block_number: string | null;
+    confirmations: number;
+    confirmed_at: string | null;
+    failure_reason: string | null;
+    note: string | null;
+    created_at: string;
+    updated_at: string;
+  };
 } | {
   /** Also sent as X-Service-Event-Id; deduplicate on it. */
   id: string;
@@ -287,6 +370,13 @@ export interface WebhookEndpoint {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled: boolean;
@@ -312,6 +402,13 @@ export interface WebhookEndpointWithSecret {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled: boolean;
@@ -407,6 +504,13 @@ export interface CreateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   /** Default true. */
@@ -425,6 +529,13 @@ export interface UpdateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled?: boolean;
