@@ -20,6 +20,8 @@ export const PERMISSIONS = {
   manage_links: 'admin',
   manage_settings: 'admin',
   manage_users: 'admin',
+  /** Create refunds and send them from the browser wallet (docs/refund-claims.md#the-dashboard). */
+  manage_refunds: 'admin',
   /** The wallet and the receiving mode; the audit log. */
   manage_wallet: 'owner',
   read_audit_log: 'owner',

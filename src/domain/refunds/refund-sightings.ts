@@ -1,4 +1,4 @@
-import type { RefundTransfer } from './refund-transfer.js';
+import type { RefundPayout } from './refund-transfer.js';
 
 /** A transfer seen on the chain that may pay a refund: a Transfer log, or a transaction's value (logIndex -1). */
 export interface SeenTransfer {
@@ -17,7 +17,7 @@ export interface SeenTransfer {
  * Whether `seen` pays `expected`: exactly its base units of its asset to its address. `senders` are the wallets a
  * transfer found by scanning must come from; a hash the merchant reported is taken from any sender.
  */
-export function paysRefund(expected: RefundTransfer, seen: SeenTransfer, senders: readonly string[] | 'any'): boolean {
+export function paysRefund(expected: RefundPayout, seen: SeenTransfer, senders: readonly string[] | 'any'): boolean {
   return (
     seen.token === expected.contractAddress &&
     seen.to.toLowerCase() === expected.destination &&
