@@ -20,6 +20,8 @@ const FIRST_SCAN_BLOCKS_NATIVE = 20n;
 /** Whole blocks read per refund and round when looking for a coin transfer without a hash. */
 const NATIVE_BLOCKS_PER_ROUND = 50n;
 const REFUNDS_PER_ROUND = 100;
+/** How much earlier than the refund's destination a scanned transfer's block may be stamped (clocks differ). */
+const CLOCK_SLACK_MS = 10 * 60_000;
 
 export interface RefundWatchSettings {
   readonly rpcTimeoutMs: number;
@@ -219,11 +221,27 @@ async function scanFor(
   const width = native ? NATIVE_BLOCKS_PER_ROUND : BigInt(round.settings.maxBlocksPerRange);
   const to = from + width - 1n < head ? from + width - 1n : head;
   const senders = await watch.walletsOf(refund.organisationId, refund.network);
-  const found = native
+  const candidates = native
     ? await scanBlocks(rpc, payout, senders, from, to)
     : await scanLogs(rpc, payout, senders, from, to);
-  if (found) await mined(round, refund, found, head);
+  for (const candidate of candidates) {
+    if (!(await isItsTransfer(round, refund, candidate))) continue;
+    await mined(round, refund, candidate, head);
+    break;
+  }
   await watch.advance(refund.id, to + 1n);
+}
+
+/**
+ * A scanned transfer is this refund's when it was mined after its destination was known (a little slack for clocks)
+ * and no other refund holds it: two refunds of one amount to one address take one transfer each.
+ */
+async function isItsTransfer(round: Round, refund: Refund, seen: SeenTransfer): Promise<boolean> {
+  const { rpc, watch } = round;
+  const block = await rpc.block(seen.blockNumber);
+  const known = refund.destinationAt?.getTime() ?? refund.createdAt.getTime();
+  if (!block || Number(block.timestamp) * 1000 < known - CLOCK_SLACK_MS) return false;
+  return !(await watch.heldByAnother(refund.id, refund.chainId, seen.txHash, seen.logIndex));
 }
 
 async function scanLogs(rpc: ChainRpc, payout: RefundPayout, senders: string[], from: bigint, to: bigint) {
@@ -233,6 +251,7 @@ async function scanLogs(rpc: ChainRpc, payout: RefundPayout, senders: string[], 
     addresses: [payout.contractAddress!],
     topics: [TRANSFER_TOPIC, null, addressTopic(payout.destination)],
   });
+  const paying: SeenTransfer[] = [];
   for (const log of logs) {
     const decoded = decodeTransfer(log);
     if (!decoded || log.removed) continue;
@@ -243,15 +262,16 @@ async function scanLogs(rpc: ChainRpc, payout: RefundPayout, senders: string[], 
       blockNumber: BigInt(log.blockNumber),
       blockHash: log.blockHash.toLowerCase(),
     };
-    if (paysRefund(payout, seen, senders)) return seen;
+    if (paysRefund(payout, seen, senders)) paying.push(seen);
   }
-  return null;
+  return paying;
 }
 
 async function scanBlocks(rpc: ChainRpc, payout: RefundPayout, senders: string[], from: bigint, to: bigint) {
+  const paying: SeenTransfer[] = [];
   for (let number = from; number <= to; number += 1n) {
     const found = await rpc.blockTransactions(number);
-    if (!found) return null;
+    if (!found) break;
     for (const tx of found.transactions) {
       if (!tx.to) continue;
       const seen: SeenTransfer = {
@@ -264,12 +284,11 @@ async function scanBlocks(rpc: ChainRpc, payout: RefundPayout, senders: string[]
         blockNumber: found.block.number,
         blockHash: found.block.hash,
       };
-      if (!paysRefund(payout, seen, senders)) continue;
       // A reverted transaction moved nothing.
-      if ((await rpc.receipt(tx.hash))?.status === 'success') return seen;
+      if (paysRefund(payout, seen, senders) && (await rpc.receipt(tx.hash))?.status === 'success') paying.push(seen);
     }
   }
-  return null;
+  return paying;
 }
 
 /** Records the transfer mined (ready|sent → sent with its block), and confirms it at once when deep enough. */

@@ -84,7 +84,7 @@ async function causes(refundId: string) {
 
 describe('sending and watching refunds', () => {
   it('refunds a partial payment of an expired session to the merchant’s address, sent by `kassa refunds send`', async () => {
-    const sessionId = await paidSession('ETH', '0.5');
+    const sessionId = await paidSession('ETH', '0.6');
     time.freeze(Date.now() + 61 * MIN);
     await node.watchers.tick();
     await expireDueSessions(ctx());

@@ -35,6 +35,12 @@ export function createRefundWatchStore(prisma: PrismaClient): RefundWatchStore {
         data: { settledAt: now, leaseUntil: null, updatedAt: now },
       });
     },
+    async heldByAnother(refundId, chainId, txHash, logIndex) {
+      const held = await prisma.refund.count({
+        where: { chainId, txHash, logIndex, id: { not: refundId }, status: { not: 'failed' } },
+      });
+      return held > 0;
+    },
     async walletsOf(organisationId, network) {
       const rows = await prisma.$queryRaw<Array<{ address: string }>>`
         SELECT lower(address) AS address FROM organisation_wallets

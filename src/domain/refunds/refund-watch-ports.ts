@@ -16,6 +16,8 @@ export interface RefundWatchStore {
   advance(refundId: string, nextBlock: bigint): Promise<void>;
   /** A confirmed refund deeper than any reorganisation looked for: no longer followed. */
   settle(refundId: string, now: Date): Promise<void>;
+  /** Whether another refund (not failed) already holds this transfer (a transaction and its log index). */
+  heldByAnother(refundId: string, chainId: string, txHash: string, logIndex: number): Promise<boolean>;
   /** The addresses an organisation receives at on a network (its wallets, now and before), lower-case. */
   walletsOf(organisationId: string, network: string): Promise<string[]>;
 }
