@@ -18,6 +18,7 @@ import { openApiRouter } from './rest/openapi.js';
 import { paymentLinksRouter } from './rest/payment-links.routes.js';
 import { refundClaimRouter } from './rest/refund-claim.routes.js';
 import { dashboardRefundsRouter } from './rest/dashboard-refunds.routes.js';
+import { refundsRouter } from './rest/refunds.routes.js';
 import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
 import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
@@ -88,6 +89,7 @@ export function createApp({
   app.use(webhookEndpointsRouter(ctx));
   app.use(eventsRouter(ctx));
   app.use(paymentLinksRouter(ctx));
+  app.use(refundsRouter(ctx));
   app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(paymentLinkPageRouter(ctx));
   app.use(refundClaimRouter(ctx));

@@ -263,60 +263,7 @@ export type Event = {
     | 'refund.expired';
   created_at: string;
   /** The refund when the event happened. */
-  data: {
-    id: string;
-    session_id: string;
-    organisation_id: string;
-    /** full: all received; excess: the overpaid part; part: an amount given. */
-    kind: 'full' | 'excess' | 'part';
-    /** token: the amount was given in the asset; fiat: converted at the rate. */
-    basis: 'token' | 'fiat';
-    status: 
-      | 'awaiting_destination'
-      | 'ready'
-      | 'sent'
-      | 'confirmed'
-      | 'cancelled'
-      | 'expired'
-      | 'failed';
-    network: string;
-    chain_id: string;
-    /** The asset the money came in and goes back in. */
-    crypto_currency: string;
-    /** Null for the native coin. */
-    token_address: string | null;
-    /** What is sent back, in crypto_currency. */
-    amount: string;
-    /** The same in the asset's smallest unit: what the transfer carries. */
-    base_units: string;
-    /** Fiat basis only. */
-    fiat_currency: string | null;
-    /** Fiat basis only: the amount asked in fiat_currency. */
-    amount_fiat: string | null;
-    /** Fiat basis only: the rate it was converted at. */
-    unit_price_fiat: string | null;
-    rate_source: string | null;
-    rated_at: string | null;
-    /** Lower-case; null while awaiting_destination. */
-    destination: string | null;
-    /** Who gave the destination. */
-    destination_source: 'merchant' | 'claim' | 'claim_signed' | null;
-    destination_submitted_at: string | null;
-    /** claim_signed: the paying wallet that signed the destination. */
-    proof_address: string | null;
-    /** The payer claim page; null when the merchant gave the destination. */
-    claim_url: string | null;
-    claim_expires_at: string | null;
-    tx_hash: string | null;
-    sent_at: string | null;
-    block_number: string | null;
-    confirmations: number;
-    confirmed_at: string | null;
-    failure_reason: string | null;
-    note: string | null;
-    created_at: string;
-    updated_at: string;
-  };
+  data: Refund;
 } | {
   /** Also sent as X-Service-Event-Id; deduplicate on it. */
   id: string;
@@ -462,6 +409,65 @@ export interface PaymentLinkList {
   data: PaymentLink[];
 }
 
+export interface Refund {
+  id: string;
+  session_id: string;
+  organisation_id: string;
+  /** full: all received; excess: the overpaid part; part: an amount given. */
+  kind: 'full' | 'excess' | 'part';
+  /** token: the amount was given in the asset; fiat: converted at the rate. */
+  basis: 'token' | 'fiat';
+  status: 
+    | 'awaiting_destination'
+    | 'ready'
+    | 'sent'
+    | 'confirmed'
+    | 'cancelled'
+    | 'expired'
+    | 'failed';
+  network: string;
+  chain_id: string;
+  /** The asset the money came in and goes back in. */
+  crypto_currency: string;
+  /** Null for the native coin. */
+  token_address: string | null;
+  /** What is sent back, in crypto_currency. */
+  amount: string;
+  /** The same in the asset's smallest unit: what the transfer carries. */
+  base_units: string;
+  /** Fiat basis only. */
+  fiat_currency: string | null;
+  /** Fiat basis only: the amount asked in fiat_currency. */
+  amount_fiat: string | null;
+  /** Fiat basis only: the rate it was converted at. */
+  unit_price_fiat: string | null;
+  rate_source: string | null;
+  rated_at: string | null;
+  /** Lower-case; null while awaiting_destination. */
+  destination: string | null;
+  /** Who gave the destination. */
+  destination_source: 'merchant' | 'claim' | 'claim_signed' | null;
+  destination_submitted_at: string | null;
+  /** claim_signed: the paying wallet that signed the destination. */
+  proof_address: string | null;
+  /** The payer claim page; null when the merchant gave the destination. */
+  claim_url: string | null;
+  claim_expires_at: string | null;
+  tx_hash: string | null;
+  sent_at: string | null;
+  block_number: string | null;
+  confirmations: number;
+  confirmed_at: string | null;
+  failure_reason: string | null;
+  note: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RefundList {
+  data: Refund[];
+}
+
 export interface CreateCheckoutRequest {
   user: {
     id: string;
@@ -595,4 +601,25 @@ export interface LinkSessionRequest {
   username?: string;
   /** Open-amount links only: the amount in the link currency, at most 8 decimals (a string or a JSON number). */
   amount?: string | number;
+}
+
+export interface CreateRefundRequest {
+  /** full: all received; excess: the overpaid part; part: the amount given. */
+  kind: 'full' | 'excess' | 'part';
+  /** token (default) or fiat: amount_fiat in the session's currency, converted at the rate of the moment. */
+  basis?: 'token' | 'fiat';
+  /** kind part, basis token: the amount in the asset. */
+  amount?: string | number;
+  /** kind part, basis fiat: the amount in the session's currency. */
+  amount_fiat?: string | number;
+  /** The asset of the payments to return; may be left out when the session received in one. */
+  crypto_currency?: 'BTC' | 'ETH' | 'USDT' | 'USDC' | 'BNB' | 'SOL';
+  /** The network of the payments to return; may be left out when the session received on one. */
+  network?: string;
+  /** Given: the refund is ready. Left out: a claim link for the payer. */
+  destination?: string;
+  /** The claim link's life, 5 to 43200; default 10080 (7 days). */
+  claim_expires_in_minutes?: number;
+  /** The merchant's own note. */
+  note?: string;
 }

@@ -9,12 +9,18 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
  * EIP-55 checksum (a mistyped checksummed address is refused, not sent to).
  */
 export function evmAddressProblem(address: string, field = 'destination'): string | null {
+  const problem = evmAddressFormatProblem(address, field);
+  if (problem) return problem;
+  return address.toLowerCase() === ZERO_ADDRESS ? `${field} must not be the zero address` : null;
+}
+
+/** evmAddressProblem without the zero-address rule (a request schema checks the form; the rule refuses the rest). */
+export function evmAddressFormatProblem(address: string, field = 'destination'): string | null {
   if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return `${field} must be an address: 0x and 40 hexadecimal digits`;
   const body = address.slice(2);
   const mixed = body !== body.toLowerCase() && body !== body.toUpperCase();
   if (mixed && (!isAddress(address, { strict: true }) || getAddress(address) !== address))
     return `${field} has a wrong EIP-55 checksum (check its upper and lower case letters)`;
-  if (address.toLowerCase() === ZERO_ADDRESS) return `${field} must not be the zero address`;
   return null;
 }
 

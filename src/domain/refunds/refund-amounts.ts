@@ -95,7 +95,9 @@ export function refundAmount(
         `Checkout session ${session.id} was not paid more than its price in ${source.asset} on ${source.network}`,
         'not_overpaid',
       );
-    const amount = Decimal.min(excess.toDecimalPlaces(places, Decimal.ROUND_DOWN), available);
+    // The excess goes first: whatever the session's refunds already hold counts against it.
+    const held = source.amount.minus(left);
+    const amount = Decimal.min(excess.minus(held).toDecimalPlaces(places, Decimal.ROUND_DOWN), available);
     if (amount.lte(0)) throw tooMuch(excess);
     return amount;
   }
