@@ -91,10 +91,14 @@ export function registerRefundSendCommand(refunds: Command): void {
             value: transaction.value,
           },
         };
-        const signer =
-          options.unsigned || refund.status !== 'ready'
-            ? null
-            : await refundSigner(ctx, refund, options.keyStdin === true);
+        if (!options.unsigned && refund.status !== 'ready')
+          throw conflict(
+            `Refund ${refund.id} is ${refund.status}` +
+              (refund.transfer.txHash ? ` (transaction ${refund.transfer.txHash})` : '') +
+              ': only a ready refund is sent (--unsigned still prints its transfer)',
+            'refund_state',
+          );
+        const signer = options.unsigned ? null : await refundSigner(ctx, refund, options.keyStdin === true);
         if (!signer) {
           if (options.json) printJson({ ...described, mode: 'unsigned' });
           else printUnsigned(described);
