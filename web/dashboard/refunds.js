@@ -186,5 +186,8 @@ export async function showRefunds(page) {
     return hash;
   }
 
-  await render('');
+  // The session page stands without its refunds: a failure here is said in the section, never thrown.
+  await render('').catch((error) =>
+    section.replaceChildren(el('p', { class: 'problem', role: 'alert' }, error.message)),
+  );
 }
