@@ -16,6 +16,8 @@ import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
 import { eventsRouter } from './rest/events.routes.js';
 import { openApiRouter } from './rest/openapi.js';
 import { paymentLinksRouter } from './rest/payment-links.routes.js';
+import { refundClaimRouter } from './rest/refund-claim.routes.js';
+import { dashboardRefundsRouter } from './rest/dashboard-refunds.routes.js';
 import { refundsRouter } from './rest/refunds.routes.js';
 import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
 import { brandRouter } from './rest/brand.routes.js';
@@ -90,7 +92,9 @@ export function createApp({
   app.use(refundsRouter(ctx));
   app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(paymentLinkPageRouter(ctx));
+  app.use(refundClaimRouter(ctx));
   app.use(brandRouter(ctx));
+  app.use(dashboardRefundsRouter(ctx, dashboard));
   app.use(dashboardRouter(ctx, dashboard, changes));
   app.use(
     merchantGraphqlRouter(ctx, dashboard, (url, body, headers) =>

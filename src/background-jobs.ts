@@ -6,6 +6,7 @@ import { purgeDashboardRecords } from './domain/dashboard/purge.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { runWebhookRound } from './webhooks/dispatcher.js';
+import { createRefundWatcher } from './chain/refund-watcher.js';
 import { expireDueRefunds, REFUND_EXPIRY_BATCH } from './domain/refunds/refund-transitions.js';
 
 export interface BackgroundJobs {
@@ -39,7 +40,20 @@ export function startBackgroundJobs(
     every(config.webhooks.pollMs, 'webhook delivery', () => runWebhookRound(ctx, logger, stopping.signal)),
     every(3_600_000, 'idempotency key purge', () => purgeIdempotencyKeys(ctx, config.idempotencyTtlHours)),
     every(3_600_000, 'dashboard purge', () => purgeDashboardRecords(ctx)),
+    ...(config.watcher.enabled ? [refundWatch(ctx, config, logger)] : []),
   ];
+
+  /** Refunds' transfers on the chain (src/chain/refund-watcher.ts): leased per refund, so safe on several instances. */
+  function refundWatch(context: DomainContext, settings: Config, log: Logger): NodeJS.Timeout {
+    const { watcher } = settings;
+    const refunds = createRefundWatcher(
+      context,
+      context.store.refundWatch,
+      { ...watcher, droppedAfterMinutes: settings.inflightGraceMinutes },
+      log,
+    );
+    return every(watcher.intervalMs, 'refund watch', () => refunds.tick());
+  }
 
   function every(ms: number, name: string, job: () => Promise<unknown>): NodeJS.Timeout {
     let busy = false;

@@ -11,6 +11,7 @@ import { registerPaymentCommands } from './payments.command.js';
 import { registerWebhookCommands } from './webhooks.command.js';
 import { registerLinkCommands } from './links.command.js';
 import { registerRefundCommands } from './refunds.command.js';
+import { registerRefundSendCommand } from './refunds-send.command.js';
 import { registerUserCommands } from './users.command.js';
 import { registerContractsCommands } from './contracts.command.js';
 import { registerCollectCommand } from './collect.command.js';
@@ -69,7 +70,7 @@ function buildProgram(io: Terminal): Command {
   registerDevCommands(program);
   registerWebhookCommands(program);
   registerLinkCommands(program);
-  registerRefundCommands(program);
+  registerRefundCommands(program, [registerRefundSendCommand]);
   registerUserCommands(program);
   registerContractsCommands(program);
   registerCollectCommand(program);

@@ -33,6 +33,8 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
   link_sessions: { limit: 30, windowSeconds: 60 },
   // A page or a merchant reads ids it was given; a typo or two stay far below, a scan of made-up ids does not.
   unknown_sessions: { limit: 60, windowSeconds: 60 },
+  // A payer opens a claim link a few times and sends one address; guessing refund ids is far above.
+  refund_claims: { limit: 30, windowSeconds: 60 },
 };
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };

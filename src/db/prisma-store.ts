@@ -22,6 +22,7 @@ import { RecentMisses } from './recent-misses.js';
 import { createWebhookStore } from './webhooks/webhook.store.js';
 import { createDashboardStore } from './dashboard/dashboard.store.js';
 import { createRefundStore } from './refunds/refund.store.js';
+import { createRefundWatchStore } from './refunds/refund-watch.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
 const IDEMPOTENCY_PURGE_BATCH = 5_000;
@@ -103,6 +104,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     branding: organisations,
     dashboard: createDashboardStore(prisma),
     refunds: createRefundStore(prisma),
+    refundWatch: createRefundWatchStore(prisma),
     async createSession(write) {
       try {
         return await writeNewSession(createBatcher, write, offsetHints);

@@ -8,6 +8,7 @@ import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore 
 import type { WebhookStore } from './webhooks/webhook-ports.js';
 import type { DashboardStore } from './dashboard/dashboard-ports.js';
 import type { RefundStore } from './refunds/refund-ports.js';
+import type { RefundWatchStore } from './refunds/refund-watch-ports.js';
 
 /**
  * What the domain needs from storage, in one object, implemented over Prisma in src/db (the domain never sees the
@@ -26,6 +27,8 @@ export interface Store {
   readonly dashboard: DashboardStore;
   /** Refunds of sessions (docs/api/refunds.md). */
   readonly refunds: RefundStore;
+  /** The refund chain watcher's leases and scan positions (src/chain/refund-watcher.ts). */
+  readonly refundWatch: RefundWatchStore;
   /**
    * Writes a new session with everything that goes with it (key, link use, unique amounts, items, quotes, history,
    * outbox event) in one atomic step and one round trip (docs/benchmarks.md).

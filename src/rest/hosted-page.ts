@@ -32,6 +32,7 @@ export const PAGE_SCRIPTS: readonly string[] = [
   'checkout-live.js',
   'wallet.js',
   'link-amount.js',
+  'refund.js',
 ];
 
 export type Catalogue = Readonly<Record<string, string>>;

@@ -71,12 +71,12 @@ describe('/openapi.json', () => {
       logger: createLogger('silent'),
       readiness: { checkDatabase: async () => {} },
     });
-    // The hosted pages (/pay/…, /l/…) are HTML for the payer's browser, not the REST API; their
+    // The hosted pages (/pay/…, /l/…, the refund claim page /r/…) are the payer's browser's, not the REST API; their
     // routes are covered by test/e2e/checkout-page.test.ts and payment-links.test.ts. The dashboard (/dashboard/…) is
     // the merchant staff's, behind its own sign-in (docs/dashboard.md#routes, test/e2e/dashboard-*.test.ts).
     // Everything else must be documented.
     const all = expressRoutes(app);
-    const served = all.filter((route) => !/^\w+ \/(pay|l|dashboard)(\/|$)/.test(route));
+    const served = all.filter((route) => !/^\w+ \/(pay|l|r|dashboard)(\/|$)/.test(route));
     expect(all.length - served.length).toBeGreaterThan(0);
     expect(served.length).toBeGreaterThan(10);
     const documented = Object.entries(document.paths)

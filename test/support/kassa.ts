@@ -54,6 +54,7 @@ export const TEST_ENV = {
   KASSA_RATE_LIMIT_QR: '100000/1m',
   KASSA_RATE_LIMIT_LINK_SESSIONS: '100000/1m',
   KASSA_RATE_LIMIT_UNKNOWN_SESSIONS: '100000/1m',
+  KASSA_RATE_LIMIT_REFUND_CLAIMS: '100000/1m',
 } as const;
 
 /** A real Kassa over real HTTP on a database of this test file's own. */

@@ -28,6 +28,7 @@ function graphOf(entry: string): string[] {
 const PAGES = [
   ['pay.html', 'pay.js'],
   ['link.html', 'link.js'],
+  ['refund.html', 'refund.js'],
 ] as const;
 
 describe('the hosted pages’ modules', () => {

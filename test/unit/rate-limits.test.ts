@@ -24,6 +24,7 @@ const OFF: RateLimitRules = {
   qr: null,
   link_sessions: null,
   unknown_sessions: null,
+  refund_claims: null,
 };
 
 describe('KASSA_RATE_LIMIT_<NAME>', () => {
@@ -39,6 +40,7 @@ describe('KASSA_RATE_LIMIT_<NAME>', () => {
       qr: { limit: 120, windowSeconds: 60 },
       link_sessions: { limit: 30, windowSeconds: 60 },
       unknown_sessions: { limit: 60, windowSeconds: 60 },
+      refund_claims: { limit: 30, windowSeconds: 60 },
     });
     expect(config({}).config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });

@@ -216,6 +216,9 @@
       el('h2', {}, t('session.timeline')),
       timeline,
     );
+    await import('/dashboard/assets/refunds.js').then((m) =>
+      m.showRefunds({ results, org, session: s, csrf, can, el, lang }),
+    );
   }
 
   const WEBHOOKS = `query Webhooks($org: ID!) {

@@ -64,7 +64,9 @@ export interface Error {
     | 'refund_state'
     | 'destination_refused'
     | 'claim_used'
-    | 'claim_expired';
+    | 'claim_expired'
+    | 'address_other_network'
+    | 'claim_proof_invalid';
 }
 
 export type CheckoutStatus = 'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed';

@@ -22,7 +22,7 @@ export const PERMISSIONS = {
   manage_users: 'admin',
   /** Collect deposit addresses' money: it can only ever move to the organisation's wallet (docs/decisions/0035). */
   collect_deposits: 'admin',
-  /** Create and cancel refunds (docs/api/refunds.md). */
+  /** Create, cancel and send refunds from the browser wallet (docs/api/refunds.md, docs/refund-claims.md). */
   manage_refunds: 'admin',
   /** The wallet and the receiving mode; the audit log. */
   manage_wallet: 'owner',

@@ -16,6 +16,7 @@ export const RATE_LIMIT_NAMES = [
   'qr',
   'link_sessions',
   'unknown_sessions',
+  'refund_claims',
 ] as const;
 export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 
@@ -39,6 +40,7 @@ const COUNTED: Record<RateLimitName, string> = {
   qr: 'QR codes from this address',
   link_sessions: 'checkout sessions started from payment links by this address',
   unknown_sessions: 'reads of unknown checkout sessions from this address',
+  refund_claims: 'refund claim pages and addresses sent from this address',
 };
 
 /**

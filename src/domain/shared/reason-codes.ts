@@ -68,6 +68,8 @@ export const REASON_CODES = {
   destination_refused: "The destination is the zero address or the organisation's own wallet or deposit address",
   claim_used: 'The claim link already took an address',
   claim_expired: 'The claim link has expired',
+  address_other_network: "The address is written in another network's format (Bitcoin, Solana, Tron, an ENS name)",
+  claim_proof_invalid: 'The signature does not prove that a wallet which paid the session chose this address',
 } as const;
 
 export type ReasonCode = keyof typeof REASON_CODES;
