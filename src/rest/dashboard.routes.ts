@@ -31,6 +31,7 @@ import { WEB_DIR } from './hosted-page.js';
 import { methodNotAllowed, STATUS_BY_CODE } from '../http/error-handler.js';
 import { dashboardAdminRouter } from './dashboard-admin.routes.js';
 import { dashboardLiveRouter, type SessionChangeSource } from './dashboard-live.routes.js';
+import { dashboardLogoRouter } from './dashboard-logo.routes.js';
 import { dashboardPasskeysRouter } from './dashboard-passkeys.routes.js';
 import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
@@ -52,6 +53,7 @@ const ASSETS: Record<string, string> = {
   'link.js': 'text/javascript',
   'dashboard.js': 'text/javascript',
   'passkeys.js': 'text/javascript',
+  'logo.js': 'text/javascript',
 };
 
 /**
@@ -250,6 +252,7 @@ export function dashboardRouter(
   router.use(dashboardPasskeysRouter(ctx, options));
   router.use(dashboardUiRouter(ctx, options));
   router.use(dashboardAdminRouter(ctx, options));
+  router.use(dashboardLogoRouter(ctx, options));
   router.use(dashboardLiveRouter(ctx, options, changes));
 
   for (const path of ['/dashboard/sign-in', '/dashboard/invite', '/dashboard/sign-in-link'])

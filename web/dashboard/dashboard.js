@@ -619,7 +619,7 @@
     const status = document.getElementById('settings-status');
     const fields = ['brand_color', 'underpayment_tolerance_percent', 'late_payment_window_minutes'];
     for (const name of fields) form.elements[name].value = settings[name] === null ? '' : String(settings[name]);
-    results.replaceChildren(el('p', {}, t('settings.logo')));
+    results.replaceChildren();
     if (form.dataset.bound) return;
     form.dataset.bound = 'true';
     form.addEventListener('submit', (event) => {

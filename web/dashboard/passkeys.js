@@ -43,7 +43,7 @@
     if (csrf) headers['X-CSRF-Token'] = csrf;
     const response = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body || {}) });
     const answer = response.status === 204 ? {} : await response.json();
-    if (!response.ok) throw new Error((answer.messages || [answer.message || response.statusText]).join('; '));
+    if (!response.ok) throw new Error([answer.message || response.statusText].flat().join('; '));
     return answer;
   }
 
