@@ -256,7 +256,7 @@ export function createDashboardStore(prisma: PrismaClient): DashboardStore {
   return {
     ...dashboardWrites(prisma),
     sessions: createDashboardSessionReader(prisma),
-    async purge({ failuresBefore, sessionsExpiredBefore, linksBefore }) {
+    async purge({ failuresBefore, sessionsExpiredBefore, linksBefore, webhookResponsesBefore }) {
       const failures = await prisma.dashboardSignInFailure.deleteMany({ where: { createdAt: { lt: failuresBefore } } });
       const sessions = await prisma.dashboardSession.deleteMany({
         where: { expiresAt: { lt: sessionsExpiredBefore } },
@@ -267,7 +267,15 @@ export function createDashboardStore(prisma: PrismaClient): DashboardStore {
       const challenges = await prisma.dashboardPasskeyChallenge.deleteMany({
         where: { expiresAt: { lt: sessionsExpiredBefore } },
       });
-      return failures.count + sessions.count + links.count + challenges.count;
+      // The excerpt stays; an answer longer than it is marked truncated, since only its start is left.
+      const responses = await prisma.$executeRaw`
+        UPDATE webhook_delivery_attempts
+           SET response_truncated = response_truncated
+                 OR octet_length(response_body) > octet_length(coalesce(response_excerpt, '')),
+               response_body = NULL, response_headers = NULL
+         WHERE created_at < ${webhookResponsesBefore}
+           AND (response_body IS NOT NULL OR response_headers IS NOT NULL)`;
+      return failures.count + sessions.count + links.count + challenges.count + responses;
     },
     transaction: (work) => prisma.$transaction((tx) => work(dashboardWrites(tx)), TRANSACTION_OPTIONS),
   };

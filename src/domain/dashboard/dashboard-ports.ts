@@ -138,10 +138,15 @@ export interface DashboardWrites {
 
 export interface DashboardStore extends DashboardWrites {
   /**
-   * Deletes failures, sessions, links and passkey challenges past these moments (links: used or expired before);
-   * returns how many.
+   * Deletes failures, sessions, links and passkey challenges past these moments (links: used or expired before),
+   * and clears the whole answers (body, headers) of webhook attempts made before `webhookResponsesBefore`.
    */
-  purge(before: { failuresBefore: Date; sessionsExpiredBefore: Date; linksBefore: Date }): Promise<number>;
+  purge(before: {
+    failuresBefore: Date;
+    sessionsExpiredBefore: Date;
+    linksBefore: Date;
+    webhookResponsesBefore: Date;
+  }): Promise<number>;
   /** The sessions list and a session's story (docs/dashboard.md#sessions-list). */
   readonly sessions: DashboardSessionReader;
   transaction<T>(work: (tx: DashboardWrites) => Promise<T>): Promise<T>;
