@@ -50,7 +50,7 @@ export async function runChainE2eBench({ databaseUrl, sessions = Number(process.
     const cli = kassaCli(env);
     cli('migrate');
     const wallet = `0x${randomBytes(20).toString('hex')}`;
-    const org = cli('orgs', 'create', '--name', 'Chain bench', '--wallet', wallet);
+    const org = cli('orgs', 'create', '--name', 'Chain bench', '--receiving', 'shared', '--wallet', wallet);
     const key = cli('keys', 'create', '--org', org.id);
 
     // The sessions, created with the watcher off, all on one wallet: their amounts are made

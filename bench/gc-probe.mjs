@@ -57,7 +57,16 @@ child.stdout.on('data', (chunk) => {
 try {
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/ready`);
-  const org = cli('orgs', 'create', '--name', 'GC probe', '--wallet', `0x${randomBytes(20).toString('hex')}`);
+  const org = cli(
+    'orgs',
+    'create',
+    '--name',
+    'GC probe',
+    '--receiving',
+    'shared',
+    '--wallet',
+    `0x${randomBytes(20).toString('hex')}`,
+  );
   const key = cli('keys', 'create', '--org', org.id);
   const sign = signer(key);
   // Warm: JIT, pools, caches.

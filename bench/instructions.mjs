@@ -86,7 +86,16 @@ const control = (...options) =>
 try {
   // Under valgrind Kassa takes a minute or two to start.
   await waitFor(`${url}/ready`, undefined, 600);
-  const org = cli('orgs', 'create', '--name', 'Instr', '--wallet', `0x${randomBytes(20).toString('hex')}`);
+  const org = cli(
+    'orgs',
+    'create',
+    '--name',
+    'Instr',
+    '--receiving',
+    'shared',
+    '--wallet',
+    `0x${randomBytes(20).toString('hex')}`,
+  );
   const created = await (
     await fetch(`${url}/checkout-sessions`, signer(cli('keys', 'create', '--org', org.id))())
   ).json();

@@ -52,7 +52,16 @@ const env = benchKassaEnv({
 });
 const cli = kassaCli(env);
 cli('migrate');
-const org = cli('orgs', 'create', '--name', 'P', '--wallet', `0x${randomBytes(20).toString('hex')}`);
+const org = cli(
+  'orgs',
+  'create',
+  '--name',
+  'P',
+  '--receiving',
+  'shared',
+  '--wallet',
+  `0x${randomBytes(20).toString('hex')}`,
+);
 const key = cli('keys', 'create', '--org', org.id);
 const child = spawn(
   'node',

@@ -16,6 +16,7 @@ import { webhookEndpointsRouter } from './rest/webhook-endpoints.routes.js';
 import { eventsRouter } from './rest/events.routes.js';
 import { openApiRouter } from './rest/openapi.js';
 import { paymentLinksRouter } from './rest/payment-links.routes.js';
+import { refundsRouter } from './rest/refunds.routes.js';
 import { paymentLinkPageRouter } from './rest/payment-link-page.routes.js';
 import { brandRouter } from './rest/brand.routes.js';
 import { cachedSessionReads } from './rest/cached-session-reads.js';
@@ -86,6 +87,7 @@ export function createApp({
   app.use(webhookEndpointsRouter(ctx));
   app.use(eventsRouter(ctx));
   app.use(paymentLinksRouter(ctx));
+  app.use(refundsRouter(ctx));
   app.use(checkoutPageRouter(ctx, checkoutPage));
   app.use(paymentLinkPageRouter(ctx));
   app.use(brandRouter(ctx));

@@ -6,6 +6,7 @@ import { purgeDashboardRecords } from './domain/dashboard/purge.js';
 import type { Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { runWebhookRound } from './webhooks/dispatcher.js';
+import { expireDueRefunds, REFUND_EXPIRY_BATCH } from './domain/refunds/refund-transitions.js';
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -28,6 +29,9 @@ export function startBackgroundJobs(
     every(config.expirySweepSeconds * 1000, 'expiry sweep', async () => {
       // Drain in batches so a backlog clears within one tick.
       while ((await expireDueSessions(ctx)) === 100);
+    }),
+    every(config.expirySweepSeconds * 1000, 'refund claim expiry', async () => {
+      while ((await expireDueRefunds(ctx)) === REFUND_EXPIRY_BATCH);
     }),
     every(config.payments.requoteSweepSeconds * 1000, 'quote renewal', async () => {
       while ((await requoteDueSessions(ctx)) === 100);

@@ -47,8 +47,13 @@ export async function ensureDemo(
   if (existing && (await ctx.store.organisations.findById(existing.organisationId)))
     return { credentials: existing, created: false };
   // The demo wallet's private key is published with anvil: it is set on the sandbox network only,
-  // never on a mainnet (config refuses the demo beside one; this holds even if that changes).
-  const organisation = await createOrganisation(ctx, { name: 'Demo Shop', wallet: DEMO_WALLET, network: 'local' });
+  // never on a mainnet (config refuses the demo beside one); the sandbox always has the deposit factory.
+  const organisation = await createOrganisation(ctx, {
+    name: 'Demo Shop',
+    wallet: DEMO_WALLET,
+    network: 'local',
+    receiving: 'deposit',
+  });
   const key = await createApiKey(ctx, organisation.id);
   const credentials = { organisationId: organisation.id, apiKey: key.apiKey, apiSecret: key.apiSecret };
   writeFileSync(demoFile(config), JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });

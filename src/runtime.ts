@@ -16,6 +16,7 @@ import { unavailable } from './domain/shared/errors.js';
 import { migrationStatus } from './db/migration-status.js';
 import { resolveHostByDns } from './webhooks/dns-host-resolver.js';
 import { depositFactoryAddress, depositFactoryDeployed } from './chain/deposit-contracts.js';
+import { createDepositChain } from './chain/dashboard-deposits.js';
 
 /** An open database with migrations applied and the domain wired over it. */
 export interface Runtime {
@@ -45,6 +46,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
   }
   // A server runs long and serves reads: it caches, and hears every change. A CLI command does neither.
   const changes = role === 'server' ? openChangeFeed(db, config.databaseUrl, logger) : SILENT_FEED;
+  const deposits = createDepositChain(config.networks, db.prisma);
   const ctx: DomainContext = {
     store: createPrismaStore(db, {
       feed: changes,
@@ -56,7 +58,10 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     inflightGraceMinutes: config.inflightGraceMinutes,
     quoteTtlMinutes: config.payments.quoteTtlMinutes,
     uniqueAmountSteps: config.payments.uniqueAmountSteps,
-    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs),
+    chain: createChainReader(config.networks, config.payments.bindLookupTimeoutMs, Date.now, {
+      sandboxNetwork: config.sandbox ? 'local' : undefined,
+    }),
+    deposits,
     masterKey: {
       current: config.masterKey,
       previous: config.previousMasterKeys,
@@ -68,6 +73,7 @@ export async function openRuntime(config: Config, logger: Logger, role: Embedded
     requestGuard: openRequestGuard(db, config.requestGuard),
   };
   const close = async () => {
+    deposits.stop();
     await changes.close();
     await db.close();
   };

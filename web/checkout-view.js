@@ -79,7 +79,8 @@ export function render() {
   if (open) $('pay-by').textContent = t('countdown.payBy', { date: dateFormat.format(new Date(session.expiresAt)) });
   $('pay').hidden = !open || settling;
   if (open && !settling) renderPayment(session);
-  $('bind').hidden = !open || settling || !state.network;
+  // A deposit address is the session's own: the payer sends and is done, no hash to paste.
+  $('bind').hidden = !open || settling || !state.network || page.depositAddress;
   renderTransactions(session);
 
   const devHint = $('dev-hint');
@@ -291,6 +292,8 @@ function renderPayment(session) {
   $('pay-hint').textContent = asset.native
     ? t('instructions.hintNative', { network: network.name, confirmations })
     : t('instructions.hintToken', { ticker: asset.ticker, network: network.name, confirmations });
+  $('address-label').textContent = t(page.depositAddress ? 'instructions.depositAddress' : 'instructions.address');
+  $('deposit-hint').hidden = !page.depositAddress;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface AddChainParameter {
 export interface PayPageData extends CommonPageData {
   readonly sessionId: string;
   readonly developmentHints: boolean;
+  /** The session receives at a deposit address of its own: no bind form, "send to this address". */
+  readonly depositAddress: boolean;
   readonly addChain?: Readonly<Record<string, AddChainParameter>>;
   readonly documents: Readonly<Record<PageDocumentName, PageDocument>>;
 }

@@ -3,6 +3,7 @@ import type { ChainReader } from '../domain/payments/chain-ports.js';
 import { ChainRpc } from './rpc.js';
 import { readEvidence } from './transaction-evidence.js';
 import { withTimeout } from '../with-timeout.js';
+import { depositFactoryDeployed } from './deposit-contracts.js';
 
 /** After a network failed to answer, binds skip it this long (the watcher judges their transactions meanwhile). */
 export const UNREACHABLE_PAUSE_MS = 5_000;
@@ -15,6 +16,7 @@ export function createChainReader(
   networks: readonly Network[],
   timeoutMs: number,
   now: () => number = Date.now,
+  options: { sandboxNetwork?: string } = {},
 ): ChainReader {
   const clients = new Map(
     networks
@@ -32,6 +34,12 @@ export function createChainReader(
         pausedUntil.set(network, now() + UNREACHABLE_PAUSE_MS);
         return null;
       }
+    },
+    async depositFactoryDeployed(network) {
+      // The sandbox deploys the factory each time it starts, even if its chain is not running now.
+      if (network === options.sandboxNetwork) return true;
+      const urls = networks.find((n) => n.slug === network)?.rpcUrls ?? [];
+      return urls.length === 0 ? null : depositFactoryDeployed(urls, timeoutMs);
     },
   };
 }

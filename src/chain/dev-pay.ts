@@ -6,9 +6,9 @@ import { DomainError, invalid, notFound, unavailable } from '../domain/shared/er
 import { checkSessionId } from '../domain/sessions/get-checkout-session.js';
 import { Decimal, fractionalDigits, fromBaseUnits, toBaseUnitsCeil } from '../domain/shared/money.js';
 import { amountDue } from '../domain/sessions/session-amounts.js';
-import { assetsOn, NATIVE_COIN_DECIMALS } from '../domain/shared/networks.js';
+import { assetsOn, NATIVE_COIN_DECIMALS, type Network, type NetworkToken } from '../domain/shared/networks.js';
 import { rpcChainId } from './anvil.js';
-import { DEFAULT_PAYER_ACCOUNT, sandboxTransfer } from './sandbox.js';
+import { DEFAULT_PAYER_ACCOUNT, sandboxContractTransfers, sandboxTransfer } from './sandbox.js';
 
 export interface DevPayOptions {
   /** Amount of the asset, as a decimal string; default: what is still owed. */
@@ -16,8 +16,10 @@ export interface DevPayOptions {
   readonly asset?: string;
   /** Sandbox account index that pays (2–9 are funded payers). */
   readonly account?: number;
-  /** Bind the transaction as the payer's page would (default true). */
+  /** Bind the transaction as the payer's page would (default true; never through a contract). */
   readonly bind?: boolean;
+  /** Pay through the sandbox Multicall3, as a contract wallet or an exchange does (native coin: internal transfers). */
+  readonly viaContract?: boolean;
 }
 
 export interface DevPayment {
@@ -32,6 +34,18 @@ export interface DevPayment {
   readonly bound: boolean;
   /** Why it was not bound, when it was not. */
   readonly notBoundBecause: string | null;
+  /** Sent through a contract (no bind is tried: a contract's payer has no page to bind from). */
+  readonly viaContract: boolean;
+}
+
+/** What one session is sent: to its wallet (its own address in deposit mode) on the sandbox. */
+interface Planned {
+  readonly sessionId: string;
+  readonly to: string;
+  readonly asset: AssetTicker;
+  readonly token: NetworkToken | null;
+  readonly decimals: number;
+  readonly units: bigint;
 }
 
 /**
@@ -39,7 +53,22 @@ export interface DevPayment {
  * account, then binds the transaction as a payer would. Development only.
  */
 export async function devPay(ctx: DomainContext, id: string, options: DevPayOptions = {}): Promise<DevPayment> {
-  const sessionId = checkSessionId(id);
+  return (await devPayBatch(ctx, [id], options))[0]!;
+}
+
+/**
+ * Pays each session what it owes; several sessions only in one transaction through a contract (`kassa dev pay <id>…
+ * --batch`), as an exchange batches its customers' withdrawals.
+ */
+export async function devPayBatch(
+  ctx: DomainContext,
+  ids: readonly string[],
+  options: DevPayOptions = {},
+): Promise<DevPayment[]> {
+  const sessionIds = ids.map(checkSessionId);
+  if (new Set(sessionIds).size !== sessionIds.length) throw invalid('each session can be paid once per batch');
+  if (sessionIds.length > 1 && !options.viaContract)
+    throw invalid('several sessions are paid in one transaction through a contract: give --batch');
   const local = ctx.networks.find((network) => network.slug === 'local');
   if (!local) throw invalid('kassa dev pay pays on the local sandbox network: enable it (KASSA_NETWORKS=local,…)');
   const url = local.rpcUrls[0];
@@ -48,6 +77,37 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
       `no sandbox chain answers at ${url ?? '(no RPC URL)'}: start Kassa in development mode (npm start) first`,
     );
   }
+  const plans: Planned[] = [];
+  for (const sessionId of sessionIds) plans.push(await plan(ctx, local, sessionId, options));
+  const account = options.account ?? DEFAULT_PAYER_ACCOUNT;
+  const chainId = String(local.chainId);
+  if (options.viaContract) {
+    const transfers = plans.map((p) => ({ to: p.to, tokenAddress: p.token?.address ?? null, baseUnits: p.units }));
+    const sent = await sandboxContractTransfers(url, account, transfers, { chainId: local.chainId });
+    if (sent.status !== 'success') throw unavailable(`the contract payment ${sent.hash} reverted on ${local.slug}`);
+    return plans.map((p) => ({
+      ...paymentOf(p, sent.hash, sent.from, chainId),
+      bound: false,
+      notBoundBecause: 'sent through a contract: found by the watcher, not bound',
+      viaContract: true,
+    }));
+  }
+  const [only] = plans;
+  const transfer = await sandboxTransfer(url, account, only!.to, only!.token?.address ?? null, only!.units, {
+    chainId: local.chainId,
+  });
+  const binding = await bindSent(ctx, only!, transfer.hash, transfer.from, chainId, options);
+  return [{ ...paymentOf(only!, transfer.hash, transfer.from, chainId), ...binding, viaContract: false }];
+}
+
+function paymentOf(p: Planned, txHash: string, from: string, chainId: string) {
+  // What went on chain, exactly (a 6-decimal token rounds the amount up to 6 digits).
+  const amount = fromBaseUnits(p.units, p.decimals).toFixed();
+  return { sessionId: p.sessionId, txHash, from, to: p.to, asset: p.asset, amount, chainId };
+}
+
+/** The session's wallet on the sandbox, the asset and exactly what to send (what is owed, unless --amount). */
+async function plan(ctx: DomainContext, local: Network, sessionId: string, options: DevPayOptions): Promise<Planned> {
   const session = await ctx.store.sessions.findById(sessionId);
   if (!session) throw notFound(`Checkout session ${sessionId} not found`);
   const wallet = session.networks.find((network) => network.network === local.slug)?.walletAddress;
@@ -99,46 +159,32 @@ export async function devPay(ctx: DomainContext, id: string, options: DevPayOpti
     const owed = amountDue(session);
     amount = owed?.greaterThan(0) ? owed : quote.amount;
   }
-  const units = toBaseUnitsCeil(amount, decimals);
-  const transfer = await sandboxTransfer(
-    url,
-    options.account ?? DEFAULT_PAYER_ACCOUNT,
-    wallet,
-    token?.address ?? null,
-    units,
-    { chainId: local.chainId },
-  );
+  return { sessionId, to: wallet, asset, token, decimals, units: toBaseUnitsCeil(amount, decimals) };
+}
 
-  let bound = false;
+/** Binds the sent transaction as the payer's page would; a refusal is reported, as the transfer is on chain. */
+async function bindSent(
+  ctx: DomainContext,
+  p: Planned,
+  txHash: string,
+  from: string,
+  chainId: string,
+  options: DevPayOptions,
+): Promise<{ bound: boolean; notBoundBecause: string | null }> {
   // A session may hold several bound transactions (a second one pays the rest after a partial payment);
   // a closed one takes a mined transfer inside its late-payment window, as a late payment.
-  let notBoundBecause = options.bind === false ? '--no-bind' : null;
-  if (notBoundBecause === null) {
-    try {
-      await bindTransaction(ctx, sessionId, {
-        tx_hash: transfer.hash,
-        chain_id: String(local.chainId),
-        crypto_currency: asset,
-        payer_wallet_address: transfer.from,
-      });
-      bound = true;
-    } catch (error) {
-      // The transfer is on chain: a refused bind (a first part under half, a closed session outside its late-payment
-      // window) is reported with its hash, not thrown.
-      if (!(error instanceof DomainError)) throw error;
-      notBoundBecause = error.message;
-    }
+  if (options.bind === false) return { bound: false, notBoundBecause: '--no-bind' };
+  try {
+    await bindTransaction(ctx, p.sessionId, {
+      tx_hash: txHash,
+      chain_id: chainId,
+      crypto_currency: p.asset,
+      payer_wallet_address: from,
+    });
+    return { bound: true, notBoundBecause: null };
+  } catch (error) {
+    // A refused bind (a first part under half, a closed session outside its late-payment window) is reported.
+    if (!(error instanceof DomainError)) throw error;
+    return { bound: false, notBoundBecause: error.message };
   }
-  return {
-    sessionId,
-    txHash: transfer.hash,
-    from: transfer.from,
-    to: wallet,
-    asset,
-    // What went on chain, exactly (a 6-decimal token rounds the amount up to 6 digits).
-    amount: fromBaseUnits(units, decimals).toFixed(),
-    chainId: String(local.chainId),
-    bound,
-    notBoundBecause: bound ? null : notBoundBecause,
-  };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   createPublicClient,
   createWalletClient,
+  encodeFunctionData,
   getContractAddress,
   http,
   parseAbi,
@@ -16,7 +17,7 @@ import { PACKAGE_ROOT } from '../config.js';
 import type { Network } from '../domain/shared/networks.js';
 import type { Logger } from '../logging.js';
 import { rpcChainId, startAnvil, type AnvilProcess } from './anvil.js';
-import { deployDepositFactory, ensureMulticall3 } from './deposit-contracts.js';
+import { deployDepositFactory, ensureMulticall3, MULTICALL3_ADDRESS } from './deposit-contracts.js';
 
 /** anvil's well-known development mnemonic: its accounts are funded with 10,000 ETH each. */
 export const SANDBOX_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -28,6 +29,8 @@ const TOKENS_PER_ACCOUNT = 1_000_000n;
 
 const ERC20 = parseAbi([
   'function transfer(address to, uint256 amount) returns (bool)',
+  'function approve(address spender, uint256 amount) returns (bool)',
+  'function transferFrom(address from, address to, uint256 amount) returns (bool)',
   'function mint(address to, uint256 amount)',
   'function balanceOf(address owner) view returns (uint256)',
 ]);
@@ -179,6 +182,71 @@ export async function sandboxTransfer(
         gas: options.gas,
       })
     : await walletClient.sendTransaction({ to: to as Hex, value: baseUnits, gas: options.gas });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  return { hash, from: account.address.toLowerCase(), status: receipt.status, blockNumber: receipt.blockNumber };
+}
+
+const MULTICALL3 = parseAbi([
+  'struct Call3Value { address target; bool allowFailure; uint256 value; bytes callData; }',
+  'struct Result { bool success; bytes returnData; }',
+  'function aggregate3Value(Call3Value[] calls) payable returns (Result[] returnData)',
+]);
+
+/** One transfer of a contract's batch: `baseUnits` of a token (or of the native coin when `tokenAddress` is null). */
+export interface SandboxBatchTransfer {
+  readonly to: string;
+  readonly tokenAddress: string | null;
+  readonly baseUnits: bigint;
+}
+
+/**
+ * Sends the transfers in one transaction through the sandbox's Multicall3 (`aggregate3Value`), as an exchange's batch
+ * or a contract wallet pays: native coin arrives by internal transfers, tokens by `transferFrom` (approved first).
+ */
+export async function sandboxContractTransfers(
+  url: string,
+  fromAccount: number,
+  transfers: readonly SandboxBatchTransfer[],
+  options: { chainId?: number } = {},
+): Promise<{ hash: Hex; from: string; status: 'success' | 'reverted'; blockNumber: bigint }> {
+  const account = sandboxAccount(fromAccount);
+  const { publicClient, walletClient } = clients(url, account, options.chainId);
+  const code = await publicClient.getCode({ address: MULTICALL3_ADDRESS });
+  if (!code || code === '0x') throw new Error(`no Multicall3 at ${MULTICALL3_ADDRESS} on ${url}: restart the sandbox`);
+  const perToken = new Map<string, bigint>();
+  for (const t of transfers)
+    if (t.tokenAddress) perToken.set(t.tokenAddress, (perToken.get(t.tokenAddress) ?? 0n) + t.baseUnits);
+  for (const [token, total] of perToken) {
+    const hash = await walletClient.writeContract({
+      address: token as Hex,
+      abi: ERC20,
+      functionName: 'approve',
+      args: [MULTICALL3_ADDRESS, total],
+    });
+    await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  }
+  const calls = transfers.map((t) =>
+    t.tokenAddress
+      ? {
+          target: t.tokenAddress as Hex,
+          allowFailure: false,
+          value: 0n,
+          callData: encodeFunctionData({
+            abi: ERC20,
+            functionName: 'transferFrom',
+            args: [account.address, t.to as Hex, t.baseUnits],
+          }),
+        }
+      : { target: t.to as Hex, allowFailure: false, value: t.baseUnits, callData: '0x' as Hex },
+  );
+  const value = transfers.reduce((sum, t) => sum + (t.tokenAddress ? 0n : t.baseUnits), 0n);
+  const hash = await walletClient.writeContract({
+    address: MULTICALL3_ADDRESS,
+    abi: MULTICALL3,
+    functionName: 'aggregate3Value',
+    args: [calls],
+    value,
+  });
   const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
   return { hash, from: account.address.toLowerCase(), status: receipt.status, blockNumber: receipt.blockNumber };
 }

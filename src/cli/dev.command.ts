@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { devPay } from '../chain/dev-pay.js';
+import { devPayBatch } from '../chain/dev-pay.js';
 import { toPublicView } from '../domain/sessions/checkout-session.views.js';
 import { invalid } from '../domain/shared/errors.js';
 import { getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
@@ -13,7 +13,7 @@ export function registerDevCommands(program: Command): void {
   dev
     .command('pay')
     .description('pay a session on the sandbox chain from a funded account and bind the transaction, as a payer would')
-    .argument('<session-id>', 'checkout session id')
+    .argument('<session-ids...>', 'checkout session id (several with --batch)')
     .option('--amount <amount>', 'amount of the asset to send (default: what is still owed)')
     .option(
       '--asset <ticker>',
@@ -21,16 +21,24 @@ export function registerDevCommands(program: Command): void {
     )
     .option('--account <n>', 'sandbox account that pays (2–9; 1 is the demo merchant wallet)', '2')
     .option('--no-bind', 'only send the transfer; do not bind it to the session')
-    .option('--wait [seconds]', 'wait until the session leaves its current status (default 30 s)')
-    .option('--json', 'print one JSON object')
+    .option(
+      '--via-contract',
+      'pay through a contract (the sandbox Multicall3), as a contract wallet does: native coin moves by an internal ' +
+        'transfer; nothing is bound',
+    )
+    .option('--batch', 'pay every session given in one transaction through the contract, as an exchange batches')
+    .option('--wait [seconds]', 'wait until each session leaves its current status (default 30 s)')
+    .option('--json', 'print one JSON object (an array for several sessions)')
     .action(
       async (
-        sessionId: string,
+        sessionIds: string[],
         options: {
           amount?: string;
           asset?: string;
           account: string;
           bind: boolean;
+          viaContract?: boolean;
+          batch?: boolean;
           wait?: boolean | string;
           json?: boolean;
         },
@@ -39,29 +47,37 @@ export function registerDevCommands(program: Command): void {
         const waitSeconds = options.wait === undefined ? 0 : options.wait === true ? 30 : Number(options.wait);
         if (!Number.isFinite(waitSeconds) || waitSeconds < 0 || waitSeconds > 600)
           throw invalid('--wait must be a number of seconds from 0 to 600');
-        const result = await withRuntime(async (ctx) => {
-          const before = await getCheckoutSession(ctx, sessionId);
-          const payment = await devPay(ctx, sessionId, {
+        if (sessionIds.length > 1 && !options.batch)
+          throw invalid('several sessions are paid in one transaction: give --batch');
+        const results = await withRuntime(async (ctx) => {
+          const before = await Promise.all(sessionIds.map((id) => getCheckoutSession(ctx, id)));
+          const payments = await devPayBatch(ctx, sessionIds, {
             amount: options.amount,
             asset: options.asset,
             account: Number(options.account),
             bind: options.bind,
+            viaContract: options.viaContract === true || options.batch === true,
           });
-          let session = await getCheckoutSession(ctx, sessionId);
+          let sessions = await Promise.all(sessionIds.map((id) => getCheckoutSession(ctx, id)));
+          const unchanged = () => sessions.map((session, index) => session.status === before[index]!.status);
           const deadline = Date.now() + waitSeconds * 1000;
-          // The running server's watcher credits the payment; a status change shows it did.
-          while (waitSeconds > 0 && session.status === before.status && Date.now() < deadline) {
+          // The running server's watcher credits the payments; a status change shows it did.
+          while (waitSeconds > 0 && unchanged().some(Boolean) && Date.now() < deadline) {
             await new Promise((resolve) => setTimeout(resolve, 250));
-            session = await getCheckoutSession(ctx, sessionId);
+            sessions = await Promise.all(sessionIds.map((id) => getCheckoutSession(ctx, id)));
           }
-          const timedOut = waitSeconds > 0 && session.status === before.status;
-          return { payment, status: toPublicView(session).status, timedOut };
+          const timedOut = unchanged().map((same) => waitSeconds > 0 && same);
+          return payments.map((payment, index) => ({
+            payment,
+            status: toPublicView(sessions[index]!).status,
+            timedOut: timedOut[index]!,
+          }));
         });
-        const { payment, status, timedOut } = result;
         // The transfer went out but its bind was refused: reported (with the hash) and the exit code says so.
-        const refused = options.bind && !payment.bound;
+        const refused = results.some(({ payment }) => options.bind && !payment.bound && !payment.viaContract);
+        const timedOut = results.some((result) => result.timedOut);
         if (options.json) {
-          printJson({
+          const json = results.map(({ payment, status, timedOut: late }) => ({
             session_id: payment.sessionId,
             tx_hash: payment.txHash,
             from: payment.from,
@@ -71,19 +87,24 @@ export function registerDevCommands(program: Command): void {
             chain_id: payment.chainId,
             bound: payment.bound,
             not_bound_because: payment.notBoundBecause,
+            via_contract: payment.viaContract,
             status,
-            timed_out: timedOut,
-          });
+            timed_out: late,
+          }));
+          printJson(json.length === 1 ? json[0] : json);
           // timed_out and not_bound_because in the JSON say so; the exit code too.
           if (timedOut || refused) commandRun().exitCode = 1;
           return;
         }
-        printLine(
-          `sent ${payment.amount} ${payment.asset} from ${payment.from} to ${payment.to} on chain ${payment.chainId}`,
-        );
-        printLine(`tx_hash: ${payment.txHash}`);
-        printLine(payment.bound ? 'bound to the session' : `not bound: ${payment.notBoundBecause}`);
-        printLine(`status: ${status}`);
+        for (const { payment, status } of results) {
+          if (results.length > 1) printLine(`session ${payment.sessionId}`);
+          const how = payment.viaContract ? ' through a contract' : '';
+          const what = `${payment.amount} ${payment.asset}`;
+          printLine(`sent ${what} from ${payment.from} to ${payment.to}${how} on chain ${payment.chainId}`);
+          printLine(`tx_hash: ${payment.txHash}`);
+          printLine(payment.bound ? 'bound to the session' : `not bound: ${payment.notBoundBecause}`);
+          printLine(`status: ${status}`);
+        }
         if (refused) commandRun().exitCode = 1;
         if (timedOut) {
           printProblem(

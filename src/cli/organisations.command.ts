@@ -28,7 +28,7 @@ export function organisationJson(organisation: Organisation) {
 
 function describe(organisation: Organisation): string {
   const wallets = Object.entries(organisation.wallets).map(([network, address]) => `${network}=${address}`);
-  // The shared wallet is the default and says nothing; deposit mode is named.
+  // The shared wallet says nothing, so shared-wallet organisations' lines keep their form; deposit mode is named.
   const mode = organisation.receivingMode === 'deposit_addresses' ? '  receiving by deposit addresses' : '';
   return `${organisation.id}  ${organisation.name}  ${wallets.length ? wallets.join(' ') : '(no wallet)'}${mode}`;
 }
@@ -54,7 +54,10 @@ export function registerOrganisationCommands(program: Command): void {
     .requiredOption('--name <name>', 'organisation name')
     .option('--wallet <address>', 'receiving wallet (0x…); for every enabled network unless --network is given')
     .option('--network <slug>', 'the network the --wallet is for')
-    .option('--receiving <mode>', `${RECEIVING_OPTION}; default shared`)
+    .option(
+      '--receiving <mode>',
+      `${RECEIVING_OPTION}; default deposit where the deposit factory is deployed on all its networks, else shared`,
+    )
     .option('--json', 'print one JSON object')
     .action(
       async (options: { name: string; wallet?: string; network?: string; receiving?: string; json?: boolean }) => {
@@ -69,7 +72,9 @@ export function registerOrganisationCommands(program: Command): void {
         if (options.json) printJson(organisationJson(organisation));
         else {
           printLine(describe(organisation));
-          if (organisation.receivingMode === 'deposit_addresses') printLine(DEPOSIT_FACTORY_NOTE);
+          printLine(`receiving mode: ${organisation.receivingMode} (${organisation.receivingReason})`);
+          if (options.receiving !== undefined && organisation.receivingMode === 'deposit_addresses')
+            printLine(DEPOSIT_FACTORY_NOTE);
         }
       },
     );

@@ -10,6 +10,7 @@ import { registerDevCommands } from './dev.command.js';
 import { registerPaymentCommands } from './payments.command.js';
 import { registerWebhookCommands } from './webhooks.command.js';
 import { registerLinkCommands } from './links.command.js';
+import { registerRefundCommands } from './refunds.command.js';
 import { registerUserCommands } from './users.command.js';
 import { registerContractsCommands } from './contracts.command.js';
 import { registerCollectCommand } from './collect.command.js';
@@ -68,6 +69,7 @@ function buildProgram(io: Terminal): Command {
   registerDevCommands(program);
   registerWebhookCommands(program);
   registerLinkCommands(program);
+  registerRefundCommands(program);
   registerUserCommands(program);
   registerContractsCommands(program);
   registerCollectCommand(program);

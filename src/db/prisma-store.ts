@@ -11,7 +11,7 @@ import { requoteHeldSql } from './payments/requote-holds.js';
 import { PrismaOrganisationStore } from './organisations/organisation.store.js';
 import { PrismaPaymentLinkStore } from './payment-links/payment-link.store.js';
 import { PrismaApiKeyStore } from './organisations/api-key.store.js';
-import { findIdempotencyKey, PrismaTxStore } from './tx-store.js';
+import { findIdempotencyKey, PrismaTxStore, receivesAtDepositAddress } from './tx-store.js';
 import { cachedApiKeys, cachedOrganisations } from './cached-stores.js';
 import { SILENT_FEED, type ChangeFeed } from './change-feed/change-feed.js';
 import { writeNewSession, OffsetHints } from './sessions/create-session.store.js';
@@ -21,6 +21,7 @@ import { ReadCache } from './sessions/read-cache.js';
 import { RecentMisses } from './recent-misses.js';
 import { createWebhookStore } from './webhooks/webhook.store.js';
 import { createDashboardStore } from './dashboard/dashboard.store.js';
+import { createRefundStore } from './refunds/refund.store.js';
 
 /** Idempotency keys deleted per statement by the hourly purge. */
 const IDEMPOTENCY_PURGE_BATCH = 5_000;
@@ -93,6 +94,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
       },
       expiryHolds: (session, graceMinutes) => expiryHolds(prisma as unknown as Tx, session.id, graceMinutes),
       findIdempotencyKey: (organisationId, key) => findIdempotencyKey(prisma as unknown as Tx, organisationId, key),
+      receivesAtDepositAddress: (id) => receivesAtDepositAddress(prisma as unknown as Tx, id),
     },
     organisations,
     apiKeys: cachedApiKeys(new PrismaApiKeyStore(prisma), feed),
@@ -100,6 +102,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
     paymentLinks: new PrismaPaymentLinkStore(prisma),
     branding: organisations,
     dashboard: createDashboardStore(prisma),
+    refunds: createRefundStore(prisma),
     async createSession(write) {
       try {
         return await writeNewSession(createBatcher, write, offsetHints);

@@ -60,6 +60,12 @@ function columnValue(field: keyof SessionPatch, value: unknown): Prisma.Sql {
   return Prisma.sql`${value}`;
 }
 
+export async function receivesAtDepositAddress(client: Tx, sessionId: string): Promise<boolean> {
+  const rows = await client.$queryRaw<Array<{ deposit: boolean }>>`
+    SELECT receiving_mode = 'deposit_addresses' AS deposit FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
+  return rows[0]?.deposit ?? false;
+}
+
 export async function findIdempotencyKey(
   client: Tx,
   organisationId: string,
@@ -145,10 +151,8 @@ export class PrismaTxStore implements TxStore {
     return paymentTotals(this.tx, session, asset, chainId);
   }
 
-  async receivesAtDepositAddress(sessionId: string) {
-    const rows = await this.tx.$queryRaw<Array<{ deposit: boolean }>>`
-      SELECT receiving_mode = 'deposit_addresses' AS deposit FROM checkout_sessions WHERE id = ${sessionId}::uuid`;
-    return rows[0]?.deposit ?? false;
+  receivesAtDepositAddress(sessionId: string) {
+    return receivesAtDepositAddress(this.tx, sessionId);
   }
 
   async claimUniqueAmounts(sessionId: string, requests: readonly AmountClaimRequest[], maxSteps: number, at: Date) {

@@ -7,6 +7,7 @@ import type { WebhookSettings } from './webhooks/webhook-settings.js';
 import type { HostResolver } from './webhooks/webhook-url.js';
 import type { MasterKeys } from './shared/secret-box.js';
 import type { Throttle } from './organisations/throttle.js';
+import type { DepositChain } from './dashboard/deposits/deposit-ports.js';
 
 /** Everything a domain use-case depends on, wired once in src/app.ts. */
 export interface DomainContext {
@@ -25,6 +26,8 @@ export interface DomainContext {
   readonly uniqueAmountSteps: number;
   /** Asks the networks about a bound transaction at bind time; absent where no chain is reachable. */
   readonly chain?: ChainReader;
+  /** Deposit addresses' balances and collects for the dashboard (docs/dashboard.md#deposits-and-collecting). */
+  readonly deposits?: DepositChain;
   /** Keys for AES-256-GCM encryption of stored secrets: the current one, and previous ones during a rotation. */
   readonly masterKey: MasterKeys;
   readonly clock: () => Date;

@@ -7,6 +7,7 @@ import type { AmountClaimRequest, PaymentTxStore } from './payments/payment-port
 import type { NewSessionOutcome, NewSessionWrite, SessionReader, SessionTxStore } from './sessions/session-ports.js';
 import type { WebhookStore } from './webhooks/webhook-ports.js';
 import type { DashboardStore } from './dashboard/dashboard-ports.js';
+import type { RefundStore } from './refunds/refund-ports.js';
 
 /**
  * What the domain needs from storage, in one object, implemented over Prisma in src/db (the domain never sees the
@@ -23,6 +24,8 @@ export interface Store {
   readonly branding: BrandingStore;
   /** Dashboard accounts, sessions and audit log (docs/dashboard.md). */
   readonly dashboard: DashboardStore;
+  /** Refunds of sessions (docs/api/refunds.md). */
+  readonly refunds: RefundStore;
   /**
    * Writes a new session with everything that goes with it (key, link use, unique amounts, items, quotes, history,
    * outbox event) in one atomic step and one round trip (docs/benchmarks.md).

@@ -6,6 +6,7 @@ import { brandingOf } from '../domain/organisations/branding.js';
 import type { Branding } from '../domain/organisations/branding-ports.js';
 import { DomainError } from '../domain/shared/errors.js';
 import { getCheckoutSession } from '../domain/sessions/get-checkout-session.js';
+import { paysAtOwnAddress } from '../domain/sessions/checkout-page.js';
 import { paymentInstructions } from '../domain/payments/payment-instructions.js';
 import { PAGE_DOCUMENT_DATA } from '../graphql/page-documents.js';
 import { methodNotAllowed } from '../http/error-handler.js';
@@ -63,6 +64,7 @@ export function checkoutPageRouter(ctx: DomainContext, options: CheckoutPageOpti
       sessionId: session.id,
       wallets: Object.fromEntries(session.networks.map((n) => [n.network, n.walletAddress])),
       developmentHints: options.developmentHints === true,
+      depositAddress: await paysAtOwnAddress(ctx, session.id),
       lang,
       messages: catalogue(lang),
       brand: brandColors(branding),

@@ -18,6 +18,7 @@ import {
   webhooksPage,
 } from './dashboard-ui.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
+import { dashboardDepositsRouter } from './dashboard-deposits.routes.js';
 
 const CSV_COLUMNS = [
   'session_id',
@@ -140,6 +141,7 @@ function drained(res: Response): Promise<boolean> {
 /** The dashboard's pages for sessions and the CSV export (docs/dashboard.md#the-pages, #csv-export). */
 export function dashboardUiRouter(ctx: DomainContext, options: DashboardCookieOptions): Router {
   const router = Router();
+  router.use(dashboardDepositsRouter(ctx, options));
 
   /** The signed-in member of `?org=` (or of their first organisation); a page for everyone else. */
   const member = async (req: Request, res: Response): Promise<{ principal: Principal; org: string } | null> => {

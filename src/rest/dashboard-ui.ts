@@ -39,7 +39,7 @@ export function languageOf(req: Request): DashboardLanguage {
   return typeof accepted === 'string' ? (accepted as DashboardLanguage) : 'en';
 }
 
-function textOf(lang: DashboardLanguage): (key: string) => string {
+export function textOf(lang: DashboardLanguage): (key: string) => string {
   const texts = TEXTS.get(lang)!;
   return (key) => escapeHtml(texts[key] ?? key);
 }
@@ -53,7 +53,7 @@ function withParams(req: Request, changes: Record<string, string | null>): strin
   return `${url.pathname}${url.search}`;
 }
 
-function frame(
+export function frame(
   req: Request,
   lang: DashboardLanguage,
   principal: Principal,
@@ -97,6 +97,7 @@ function frame(
 ${navLink('links')}
 ${navLink('keys')}
 ${navLink('settings')}
+${navLink('deposits')}
 </nav>
 <p class="languages"><span>${t('language.switch')}:</span> ${switcher}</p>
 <form class="inline" method="post" action="/dashboard/sign-out">

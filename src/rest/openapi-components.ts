@@ -19,6 +19,7 @@ import {
   webhookEndpointWithSecretSchema,
 } from '../domain/webhooks/webhook.views.js';
 import { errorBodySchema } from '../http/http-error.js';
+import { refundListSchema, refundViewSchema } from '../domain/refunds/refund.views.js';
 import { componentSchemasOf, type Json } from './openapi-json-schema.js';
 
 /**
@@ -49,6 +50,8 @@ for (const [id, schema] of Object.entries({
   WebhookEndpointList: webhookEndpointListSchema,
   PaymentLink: paymentLinkViewSchema,
   PaymentLinkList: paymentLinkListSchema,
+  Refund: refundViewSchema,
+  RefundList: refundListSchema,
 } satisfies Record<string, z.ZodType>)) {
   COMPONENTS.add(schema, { id });
 }

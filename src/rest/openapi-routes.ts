@@ -13,6 +13,8 @@ import {
 } from '../domain/webhooks/webhook.views.js';
 import { bindTransactionBodySchema } from './bind-transaction.schema.js';
 import { createCheckoutSchema } from './create-checkout.schema.js';
+import { createRefundSchema } from './refunds.schema.js';
+import { refundListSchema, refundViewSchema } from '../domain/refunds/refund.views.js';
 import { paymentLinkListSchema, webhookEndpointListSchema } from './openapi-components.js';
 import { createPaymentLinkSchema, linkSessionSchema, updatePaymentLinkSchema } from './payment-links.schema.js';
 import {
@@ -275,5 +277,49 @@ export const ROUTES: readonly RouteDoc[] = [
     signed: false,
     ok: { status: 200, description: 'HTML', contentType: 'text/html' },
     errors: [],
+  },
+  {
+    method: 'post',
+    path: '/checkout-sessions/:id/refunds',
+    summary: 'Refund a session: all received, the overpaid excess or a part, to an address or through a claim link',
+    signed: 'request',
+    body: createRefundSchema,
+    ok: {
+      status: 201,
+      description: 'The refund; a replayed Idempotency-Key answers the same with Idempotent-Replayed: true',
+      schema: refundViewSchema,
+      headers: { 'Idempotent-Replayed': '`true` on the answer to a replayed Idempotency-Key; absent otherwise' },
+    },
+    errors: [...SIGNED_BODY_ERRORS, 409, 422, 503],
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description: '1–255 printable ASCII characters, scoped to the organisation, remembered with the refund',
+      },
+    ],
+  },
+  {
+    method: 'get',
+    path: '/checkout-sessions/:id/refunds',
+    summary: "A session's refunds, oldest first",
+    signed: 'request',
+    ok: { status: 200, description: 'The refunds', schema: refundListSchema },
+    errors: [400, 401, 404, 429],
+  },
+  {
+    method: 'get',
+    path: '/refunds/:id',
+    summary: 'One refund',
+    signed: 'request',
+    ok: { status: 200, description: 'The refund', schema: refundViewSchema },
+    errors: [400, 401, 404, 429],
+  },
+  {
+    method: 'post',
+    path: '/refunds/:id/cancel',
+    summary: 'Cancel a refund before it is sent',
+    signed: 'request',
+    ok: { status: 200, description: 'The cancelled refund', schema: refundViewSchema },
+    errors: [400, 401, 404, 409, 429],
   },
 ];

@@ -155,6 +155,10 @@ describe('/openapi.json', () => {
         'GET /payment-links/{id}',
         'PATCH /payment-links/{id}',
         'POST /payment-links/{id}/sessions',
+        'POST /checkout-sessions/{id}/refunds',
+        'GET /checkout-sessions/{id}/refunds',
+        'GET /refunds/{id}',
+        'POST /refunds/{id}/cancel',
       ].sort(),
     );
     const tooMany = document.paths['/checkout-sessions']!.post!.responses['429'] as {
@@ -359,6 +363,55 @@ describe('/openapi.json', () => {
         '/payment-links/{id}/sessions',
         () => kassa.http.post(`/payment-links/${inactive}/sessions`).send({ email: 'payer@example.com' }),
       ],
+      // Refunds: the session is open, so a create is refused (409); a paid one is refunded in refunds-rest.test.ts.
+      [
+        'post',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'post', `/checkout-sessions/${id}/refunds`, { kind: 'full' }),
+      ],
+      [
+        'post',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'post', `/checkout-sessions/${id}/refunds`, {}),
+      ],
+      [
+        'post',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'post', `/checkout-sessions/${missing}/refunds`, { kind: 'full' }),
+      ],
+      ['post', '/checkout-sessions/{id}/refunds', () => kassa.http.post(`/checkout-sessions/${id}/refunds`).send({})],
+      [
+        'post',
+        '/checkout-sessions/{id}/refunds',
+        () => signed(kassa.http.post(`/checkout-sessions/${id}/refunds`), merchant, 'x', { contentType: 'text/plain' }),
+      ],
+      [
+        'post',
+        '/checkout-sessions/{id}/refunds',
+        () => signed(kassa.http.post(`/checkout-sessions/${id}/refunds`), merchant, big),
+      ],
+      [
+        'get',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'get', `/checkout-sessions/${id}/refunds`),
+      ],
+      [
+        'get',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'get', `/checkout-sessions/${missing}/refunds`),
+      ],
+      [
+        'get',
+        '/checkout-sessions/{id}/refunds',
+        () => signedRequest(kassa, merchant, 'get', '/checkout-sessions/nope/refunds'),
+      ],
+      ['get', '/checkout-sessions/{id}/refunds', () => kassa.http.get(`/checkout-sessions/${id}/refunds`)],
+      ['get', '/refunds/{id}', () => signedRequest(kassa, merchant, 'get', `/refunds/${missing}`)],
+      ['get', '/refunds/{id}', () => signedRequest(kassa, merchant, 'get', '/refunds/nope')],
+      ['get', '/refunds/{id}', () => kassa.http.get(`/refunds/${missing}`)],
+      ['post', '/refunds/{id}/cancel', () => signedRequest(kassa, merchant, 'post', `/refunds/${missing}/cancel`)],
+      ['post', '/refunds/{id}/cancel', () => signedRequest(kassa, merchant, 'post', '/refunds/nope/cancel')],
+      ['post', '/refunds/{id}/cancel', () => kassa.http.post(`/refunds/${missing}/cancel`)],
       ['get', '/brand/logo/{sha256}', () => kassa.http.get(`/brand/logo/${logo}`)],
       ['get', '/brand/logo/{sha256}', () => kassa.http.get('/brand/logo/nope')],
       ['get', '/brand/logo/{sha256}', () => kassa.http.get(`/brand/logo/${'0'.repeat(64)}`)],

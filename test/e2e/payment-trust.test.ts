@@ -172,7 +172,7 @@ describe('1. a transfer pays only a session created before it was mined, on its 
     await expect(createOrganisation(node.kassa.ctx, { name: 'Copycat', wallet, network: 'local' })).rejects.toThrow(
       /already receives payments for another organisation/,
     );
-    const other = await createOrganisation(node.kassa.ctx, { name: 'Other' });
+    const other = await createOrganisation(node.kassa.ctx, { name: 'Other', receiving: 'shared' });
     await expect(
       setWallet(node.kassa.ctx, other.id, wallet.toUpperCase().replace('0X', '0x'), 'local'),
     ).rejects.toThrow(/already receives payments for another organisation/);
@@ -935,7 +935,7 @@ describe('7. found by an outside review: no address, pending hash, re-pricing or
     const merchant = await createMerchant(node.kassa.ctx, { wallet: old, network: 'local' });
     await checkout({ merchant });
     await setWallet(node.kassa.ctx, merchant.organisationId, randomWallet(), 'local');
-    const other = await createOrganisation(node.kassa.ctx, { name: 'Newcomer' });
+    const other = await createOrganisation(node.kassa.ctx, { name: 'Newcomer', receiving: 'shared' });
     await expect(setWallet(node.kassa.ctx, other.id, old, 'local')).rejects.toThrow(
       /already receives payments for another organisation/,
     );

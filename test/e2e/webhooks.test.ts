@@ -8,7 +8,6 @@ import { createSession, expectErrorBody, UUID } from '../support/rest-kassa.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { FAST_WEBHOOKS, signedRequest, startDeliveryLoop } from '../support/webhooks.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/shared/event-types.js';
-import type { ClaimedDelivery } from '../../src/domain/webhooks/webhook-ports.js';
 
 let kassa: TestKassa;
 let merchant: TestMerchant;
@@ -739,13 +738,9 @@ describe('fairness between merchants', () => {
 });
 
 describe('the lease of a batch', () => {
-  // Retried: on a loaded host its hooked round sometimes never reaches the endpoint (not understood yet; closing note).
   it(
     'is one lease for the batch, renewed before each attempt; a batch whose lease another claim took stops',
-    {
-      retry: 2,
-      timeout: 90_000,
-    },
+    { timeout: 90_000 },
     async () => {
       const { owner, endpoint } = await freshMerchantWithReceiver(['checkout_session.created']);
       for (let i = 0; i < 3; i++) await createSession(kassa, owner, checkoutRequest());
@@ -793,7 +788,7 @@ describe('the lease of a batch', () => {
       const { runWebhookRound } = await import('../../src/webhooks/dispatcher.js');
       const { createLogger } = await import('../../src/logging.js');
       let stolen = false;
-      let takenOverAgain: ClaimedDelivery[] = [];
+      let takenOverAgain: string[] = [];
       const webhooks = {
         ...queue,
         async recordAttempt(...args: Parameters<typeof queue.recordAttempt>) {
@@ -801,18 +796,24 @@ describe('the lease of a batch', () => {
           // After our endpoint's first attempt (the round may attempt other merchants' retries too).
           if (stolen || args[0].endpoint.id !== endpoint.id) return;
           stolen = true;
-          await prisma.webhookDelivery.updateMany({
-            where: { endpointId: endpoint.id, status: 'pending' },
-            data: { lockedUntil: new Date(Date.now() - 1_000) },
-          });
-          takenOverAgain = await claimOurs(30_000);
+          // Another instance's claim in one statement (a new token and lease): lapsing the lease first let this
+          // round's own next claim take the rows before ours could.
+          const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+            UPDATE webhook_deliveries SET lease_token = gen_random_uuid(), locked_until = now() + interval '30 seconds'
+            WHERE endpoint_id = ${endpoint.id}::uuid AND status = 'pending' RETURNING id`;
+          takenOverAgain = rows.map((row) => row.id);
         },
       };
       const ctx = { ...kassa.ctx, store: { ...kassa.ctx.store, webhooks } };
       // Rounds until ours was attempted: on a loaded host one round's budget can end before it reaches our endpoint.
       for (const end = Date.now() + 30_000; !stolen && Date.now() < end;)
         await runWebhookRound(ctx, createLogger('silent'));
-      expect(takenOverAgain.map((claim) => claim.deliveryId)).toEqual(batch.slice(1).map((claim) => claim.deliveryId));
+      expect(takenOverAgain.sort()).toEqual(
+        batch
+          .slice(1)
+          .map((claim) => claim.deliveryId)
+          .sort(),
+      );
       expect(receiver.received.map((hook) => hook.body.id)).toEqual([batch[0]!.event.id]);
       const settled = await leases();
       expect(settled.map((row) => row.status)).toEqual(['succeeded', 'pending', 'pending']);

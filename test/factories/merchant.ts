@@ -13,15 +13,19 @@ export interface TestMerchant {
 
 let counter = 0;
 
-/** A fresh organisation with one wallet (on every enabled network unless `network` is given) and an API key. */
+/**
+ * A fresh organisation with one wallet (on every enabled network unless `network` is given) and an API key; on the
+ * shared wallet unless `receiving` says otherwise, whatever the default would choose.
+ */
 export async function createMerchant(
   ctx: DomainContext,
-  options: { wallet?: string | null; network?: string; name?: string } = {},
+  options: { wallet?: string | null; network?: string; name?: string; receiving?: 'shared' | 'deposit' } = {},
 ): Promise<TestMerchant> {
   counter += 1;
   const wallet = options.wallet === undefined ? `0x${counter.toString(16).padStart(40, 'a')}` : options.wallet;
   const organisation = await createOrganisation(ctx, {
     name: options.name ?? `Merchant ${counter}`,
+    receiving: options.receiving ?? 'shared',
     ...(wallet ? { wallet, network: options.network } : {}),
   });
   const key = await createApiKey(ctx, organisation.id);

@@ -42,6 +42,7 @@ interface OrganisationJson {
   id: string;
   name: string;
   wallets: Record<string, string>;
+  receiving_mode: string;
   underpayment_tolerance_percent: string;
   late_payment_window_minutes: number;
   created_at: string;
@@ -133,8 +134,23 @@ describe('on PostgreSQL (DATABASE_URL)', MODE, () => {
 
   it('`orgs create --json` prints one organisation with the wallet on every enabled network, or on --network only', async () => {
     const [all, bsc] = await Promise.all([
-      kassa(['orgs', 'create', '--name', 'Acme Coffee', '--wallet', WALLET, '--json'], env),
-      kassa(['orgs', 'create', '--name', 'BSC Only', '--wallet', OTHER_WALLET, '--network', 'bsc', '--json'], env),
+      kassa(['orgs', 'create', '--name', 'Acme Coffee', '--wallet', WALLET, '--receiving', 'shared', '--json'], env),
+      kassa(
+        [
+          'orgs',
+          'create',
+          '--name',
+          'BSC Only',
+          '--wallet',
+          OTHER_WALLET,
+          '--network',
+          'bsc',
+          '--receiving',
+          'shared',
+          '--json',
+        ],
+        env,
+      ),
     ]);
     expectSuccess(all);
     expectSuccess(bsc);
@@ -300,7 +316,10 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
   });
 
   it('CLI commands open the embedded database themselves when no server runs, and leave no lock behind', async () => {
-    const created = await kassa(['orgs', 'create', '--name', 'Offline Shop', '--wallet', WALLET, '--json'], env);
+    const created = await kassa(
+      ['orgs', 'create', '--name', 'Offline Shop', '--wallet', WALLET, '--receiving', 'shared', '--json'],
+      env,
+    );
     expectSuccess(created);
     first = parseJsonOutput<OrganisationJson>(created);
     expect(first.wallets).toEqual({ local: WALLET_LOWER, bsc: WALLET_LOWER });
@@ -354,7 +373,7 @@ describe('on the embedded database (no DATABASE_URL)', MODE, () => {
     expect((statSync(path.join(dataDir, 'socket', '.s.PGSQL.5432')).mode & 0o777).toString(8)).toBe('600');
     expect(await listeningTcpPorts(server.child.pid!)).toEqual([server.port]);
 
-    const created = await kassa(['orgs', 'create', '--name', 'Online Shop', '--json'], env);
+    const created = await kassa(['orgs', 'create', '--name', 'Online Shop', '--receiving', 'shared', '--json'], env);
     expectSuccess(created);
     const shop = parseJsonOutput<OrganisationJson>(created);
     expect(shop.wallets).toEqual({});
@@ -484,6 +503,17 @@ describe('first run in development mode (`npm start`)', MODE, () => {
       fiat_currency: 'USD',
       total_amount_fiat: '39.98000000',
     });
+  });
+
+  it('the demo organisation receives by deposit addresses; the shared-wallet tests below switch it to the shared wallet', async () => {
+    const shown = await kassa(['orgs', 'show', demo.organisationId, '--json'], env);
+    expect(parseJsonOutput<OrganisationJson>(shown).receiving_mode).toBe('deposit_addresses');
+    // Deposit mode's `dev pay` is tested in dev-pay-deposit.test.ts.
+    const switched = await kassa(
+      ['orgs', 'policy', '--org', demo.organisationId, '--receiving', 'shared', '--json'],
+      env,
+    );
+    expect(parseJsonOutput<OrganisationJson>(switched).receiving_mode).toBe('shared_wallet');
   });
 
   it('`kassa demo` creates a session on the running server and prints its checkout_url', async () => {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   };
   const wallet = `0x${randomBytes(20).toString('hex')}`;
   org = parseJsonOutput<{ id: string }>(
-    await kassa(['orgs', 'create', '--name', 'Parity', '--wallet', wallet, '--json'], env),
+    await kassa(['orgs', 'create', '--name', 'Parity', '--wallet', wallet, '--receiving', 'shared', '--json'], env),
   ).id;
 }, 60_000);
 

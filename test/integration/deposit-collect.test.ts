@@ -390,8 +390,9 @@ describe('kassa orgs and the receiving mode', () => {
       await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'shared', '--json'], env),
     );
     expect(shared.receiving_mode).toBe('shared_wallet');
+    // Not asked: deposit addresses, as the factory is deployed on local (more in receiving-default.test.ts).
     const plain = await runKassaInProcess(['orgs', 'create', '--name', 'Plain', '--json'], env);
-    expect(parseJsonOutput<{ receiving_mode: string }>(plain).receiving_mode).toBe('shared_wallet');
+    expect(parseJsonOutput<{ receiving_mode: string }>(plain).receiving_mode).toBe('deposit_addresses');
 
     const again = await runKassaInProcess(['orgs', 'policy', '--org', org.id, '--receiving', 'deposit'], env);
     expect(again.stdout).toContain('the deposit factory must be deployed on each of its networks');

@@ -54,7 +54,17 @@ const start = () => startServer(loadConfig(env), createLogger('silent'));
 describe('production start with an organisation in deposit mode', { timeout: 60_000 }, () => {
   it('starts while every organisation uses the shared wallet, even where the factory is not deployed', async () => {
     const shared = await runKassaInProcess(
-      ['orgs', 'create', '--name', 'Shared', '--wallet', '0x9965507d1a55bcc2695c58ba16fb37d819b0a4dc', '--json'],
+      [
+        'orgs',
+        'create',
+        '--name',
+        'Shared',
+        '--wallet',
+        '0x9965507d1a55bcc2695c58ba16fb37d819b0a4dc',
+        '--receiving',
+        'shared',
+        '--json',
+      ],
       env,
     );
     expect(shared.stderr).toBe('');

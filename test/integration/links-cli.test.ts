@@ -27,7 +27,17 @@ beforeAll(async () => {
   };
   org = parseJsonOutput<{ id: string }>(
     await kassa(
-      ['orgs', 'create', '--name', 'CLI Shop', '--wallet', `0x${randomBytes(20).toString('hex')}`, '--json'],
+      [
+        'orgs',
+        'create',
+        '--name',
+        'CLI Shop',
+        '--wallet',
+        `0x${randomBytes(20).toString('hex')}`,
+        '--receiving',
+        'shared',
+        '--json',
+      ],
       env,
     ),
   ).id;

@@ -165,7 +165,7 @@ describe('a production install without devDependencies', { timeout: 240_000 }, (
     const org = parseJsonOutput<{ id: string }>(
       await run(
         process.execPath,
-        ['bin/kassa.js', 'orgs', 'create', '--name', 'Shop', '--wallet', WALLET, '--json'],
+        ['bin/kassa.js', 'orgs', 'create', '--name', 'Shop', '--wallet', WALLET, '--receiving', 'shared', '--json'],
         copy,
         env,
       ),

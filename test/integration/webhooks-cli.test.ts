@@ -48,7 +48,7 @@ async function organisationWithKey() {
   // A wallet of its own: a receiving wallet belongs to one organisation (docs/decisions/0015).
   const wallet = `0x${randomBytes(20).toString('hex')}`;
   const org = parseJsonOutput<{ id: string }>(
-    await kassa(['orgs', 'create', '--name', 'Hooks', '--wallet', wallet, '--json'], env),
+    await kassa(['orgs', 'create', '--name', 'Hooks', '--wallet', wallet, '--receiving', 'shared', '--json'], env),
   );
   const key = parseJsonOutput<{ api_key: string; api_secret: string }>(
     await kassa(['keys', 'create', '--org', org.id, '--json'], env),

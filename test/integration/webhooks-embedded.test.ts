@@ -43,7 +43,17 @@ describe('webhooks on the embedded database', () => {
       await server.ready();
       const org = parseJsonOutput<{ id: string }>(
         await runKassa(
-          ['orgs', 'create', '--name', 'Embedded', '--wallet', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', '--json'],
+          [
+            'orgs',
+            'create',
+            '--name',
+            'Embedded',
+            '--wallet',
+            '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+            '--receiving',
+            'shared',
+            '--json',
+          ],
           env,
         ),
       );

@@ -56,7 +56,7 @@ describe('webhooks across an instance killed mid-batch', { timeout: 120_000 }, (
   it("the other instance delivers the batch within about two timeouts of the kill, in the endpoint's order", async () => {
     const wallet = `0x${randomBytes(20).toString('hex')}`;
     const org = parseJsonOutput<{ id: string }>(
-      await kassa(['orgs', 'create', '--name', 'Crash', '--wallet', wallet, '--json'], env),
+      await kassa(['orgs', 'create', '--name', 'Crash', '--wallet', wallet, '--receiving', 'shared', '--json'], env),
     );
     const key = parseJsonOutput<{ api_key: string; api_secret: string }>(
       await kassa(['keys', 'create', '--org', org.id, '--json'], env),

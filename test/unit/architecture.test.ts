@@ -69,6 +69,7 @@ export const AREAS = [
   'sessions',
   'payments',
   'payment-links',
+  'refunds',
   'webhooks',
   'dashboard',
 ] as const;

@@ -4,6 +4,8 @@ import { printGraphqlSchema } from '../../src/graphql/schema.js';
 import { merchantSchema, printMerchantSchema } from '../../src/graphql/merchant/schema.js';
 import { MerchantSessionResolver } from '../../src/graphql/merchant/session.resolver.js';
 import { MerchantWebhookResolver } from '../../src/graphql/merchant/webhook.resolver.js';
+import { MerchantDepositResolver } from '../../src/graphql/merchant/deposit.resolver.js';
+import { MerchantRefundResolver } from '../../src/graphql/merchant/refund.resolver.js';
 
 /** The merchant schema (docs/dashboard.md#merchant-graphql) is built apart from the payer's, and guarded. */
 describe('the merchant GraphQL schema', () => {
@@ -18,6 +20,7 @@ describe('the merchant GraphQL schema', () => {
       'payerEmail',
       'MerchantWebhookEndpoint',
       'redeliverFailedWebhooks',
+      'MerchantRefund',
     ])
       expect(publicSdl).not.toContain(name);
     expect(merchantSdl).not.toContain('bindTransaction');
@@ -30,7 +33,9 @@ describe('the merchant GraphQL schema', () => {
     const authorized = new Set(
       getMetadataStorage()
         .authorizedFields.filter((field) =>
-          [MerchantSessionResolver, MerchantWebhookResolver].includes(field.target as never),
+          [MerchantSessionResolver, MerchantWebhookResolver, MerchantDepositResolver, MerchantRefundResolver].includes(
+            field.target as never,
+          ),
         )
         .map((field) => `${field.fieldName}:${field.roles.join(',')}`),
     );
@@ -48,6 +53,15 @@ describe('the merchant GraphQL schema', () => {
       setWebhookEndpointEnabled: 'manage_webhooks',
       rotateWebhookSecret: 'manage_webhooks',
       sendWebhookTestEvent: 'manage_webhooks',
+      deposits: 'read',
+      depositCollect: 'read',
+      setReceivingMode: 'manage_wallet',
+      prepareDepositCollect: 'collect_deposits',
+      reportDepositCollect: 'collect_deposits',
+      refunds: 'read',
+      refund: 'read',
+      createRefund: 'manage_refunds',
+      cancelRefund: 'manage_refunds',
     };
     expect(withOrganisation.map((field) => field.name).sort()).toEqual(Object.keys(permissions).sort());
     for (const field of withOrganisation) expect(authorized).toContain(`${field.name}:${permissions[field.name]}`);

@@ -664,6 +664,7 @@
       return showKeys();
     },
     settings: showSettings,
+    deposits: () => import('/dashboard/assets/deposits.js').then((page) => page.show()),
     session: showSession,
     webhooks: () => {
       addEndpointForm();

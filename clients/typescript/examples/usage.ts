@@ -13,6 +13,7 @@ import {
   type KassaEvent,
   type MerchantSession,
   type PublicSession,
+  type Refund,
 } from '../src/index.js';
 
 export async function example(client: KassaClient): Promise<void> {
@@ -72,12 +73,19 @@ export async function example(client: KassaClient): Promise<void> {
 
   for await (const event of client.events({ pageSize: 50 })) {
     const typed: KassaEvent = event;
-    // `type` tells what `data` is: a session's view, or what a collect moved from deposit addresses.
+    // `type` tells what `data` is: a session's view, a refund, or what a collect moved from deposit addresses.
     if (typed.type === 'funds.collected') {
       const moved: string[] = typed.data.collected.map((item) => `${item.amount} ${item.crypto_currency}`);
       void moved;
       continue;
     }
+    if (typed.type.startsWith('refund.')) {
+      const refund = typed.data as Refund;
+      const returned: string = `${refund.amount} ${refund.crypto_currency} (${refund.status})`;
+      void returned;
+      continue;
+    }
+    if (!('user' in typed.data)) continue;
     const paidTelegram: string | null = typed.data.user.telegram_id;
     const items: number = typed.data.items.length;
     void [paidTelegram, items];

@@ -5,11 +5,14 @@ import type {
   BindResponse,
   BindTransactionRequest,
   CreateCheckoutRequest,
+  CreateRefundRequest,
   CreateWebhookEndpointRequest,
   Event,
   EventPage,
   MerchantSession,
   PublicSession,
+  Refund,
+  RefundList,
   UpdateWebhookEndpointRequest,
   WebhookEndpoint,
   WebhookEndpointList,
@@ -115,6 +118,35 @@ export class KassaClient {
   rotateWebhookSecret(id: string): Promise<WebhookEndpointWithSecret> {
     const path = `/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`;
     return this.request('POST', path, { body: {}, signed: true });
+  }
+
+  /**
+   * POST /checkout-sessions/:id/refunds (docs/api/refunds.md#create). Always sends an Idempotency-Key (yours, or a
+   * fresh UUID), so a retried create never refunds twice.
+   */
+  createRefund(
+    sessionId: string,
+    input: CreateRefundRequest,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Refund> {
+    const headers = { 'Idempotency-Key': options.idempotencyKey ?? randomUUID() };
+    const path = `/checkout-sessions/${encodeURIComponent(sessionId)}/refunds`;
+    return this.request('POST', path, { body: input, signed: true, headers, retry: true });
+  }
+
+  /** A session's refunds, oldest first. */
+  async listRefunds(sessionId: string): Promise<Refund[]> {
+    const path = `/checkout-sessions/${encodeURIComponent(sessionId)}/refunds`;
+    return (await this.request<RefundList>('GET', path, { signed: true, retry: true })).data;
+  }
+
+  getRefund(id: string): Promise<Refund> {
+    return this.request('GET', `/refunds/${encodeURIComponent(id)}`, { signed: true, retry: true });
+  }
+
+  /** Cancels a refund not yet sent; cancelling it again answers the same. */
+  cancelRefund(id: string): Promise<Refund> {
+    return this.request('POST', `/refunds/${encodeURIComponent(id)}/cancel`, { signed: true, retry: true });
   }
 
   private async request<T>(

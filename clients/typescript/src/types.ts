@@ -56,7 +56,15 @@ export interface Error {
     | 'no_payment'
     | 'bind_too_small'
     | 'tx_already_credited'
-    | 'superseded';
+    | 'superseded'
+    | 'refund_exceeds_received'
+    | 'session_not_refundable'
+    | 'not_overpaid'
+    | 'refund_not_cancellable'
+    | 'refund_state'
+    | 'destination_refused'
+    | 'claim_used'
+    | 'claim_expired';
 }
 
 export type CheckoutStatus = 'pending' | 'waiting_payment' | 'partial' | 'paid' | 'expired' | 'failed';
@@ -212,6 +220,13 @@ export type EventType =
   | 'checkout_session.late_payment'
   | 'checkout_session.payment_reversed'
   | 'checkout_session.quote_updated'
+  | 'refund.created'
+  | 'refund.destination_submitted'
+  | 'refund.sent'
+  | 'refund.confirmed'
+  | 'refund.failed'
+  | 'refund.cancelled'
+  | 'refund.expired'
   | 'funds.collected';
 
 /** The envelope of webhooks and of the feed. */
@@ -232,6 +247,21 @@ export type Event = {
   created_at: string;
   /** The merchant view of the session when the event happened. */
   data: MerchantSession;
+} | {
+  /** Also sent as X-Service-Event-Id; deduplicate on it. */
+  id: string;
+  /** The type of a refund event (docs/api/refunds.md#events). */
+  type: 
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired';
+  created_at: string;
+  /** The refund when the event happened. */
+  data: Refund;
 } | {
   /** Also sent as X-Service-Event-Id; deduplicate on it. */
   id: string;
@@ -287,6 +317,13 @@ export interface WebhookEndpoint {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled: boolean;
@@ -312,6 +349,13 @@ export interface WebhookEndpointWithSecret {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled: boolean;
@@ -363,6 +407,65 @@ export interface PaymentLinkList {
   data: PaymentLink[];
 }
 
+export interface Refund {
+  id: string;
+  session_id: string;
+  organisation_id: string;
+  /** full: all received; excess: the overpaid part; part: an amount given. */
+  kind: 'full' | 'excess' | 'part';
+  /** token: the amount was given in the asset; fiat: converted at the rate. */
+  basis: 'token' | 'fiat';
+  status: 
+    | 'awaiting_destination'
+    | 'ready'
+    | 'sent'
+    | 'confirmed'
+    | 'cancelled'
+    | 'expired'
+    | 'failed';
+  network: string;
+  chain_id: string;
+  /** The asset the money came in and goes back in. */
+  crypto_currency: string;
+  /** Null for the native coin. */
+  token_address: string | null;
+  /** What is sent back, in crypto_currency. */
+  amount: string;
+  /** The same in the asset's smallest unit: what the transfer carries. */
+  base_units: string;
+  /** Fiat basis only. */
+  fiat_currency: string | null;
+  /** Fiat basis only: the amount asked in fiat_currency. */
+  amount_fiat: string | null;
+  /** Fiat basis only: the rate it was converted at. */
+  unit_price_fiat: string | null;
+  rate_source: string | null;
+  rated_at: string | null;
+  /** Lower-case; null while awaiting_destination. */
+  destination: string | null;
+  /** Who gave the destination. */
+  destination_source: 'merchant' | 'claim' | 'claim_signed' | null;
+  destination_submitted_at: string | null;
+  /** claim_signed: the paying wallet that signed the destination. */
+  proof_address: string | null;
+  /** The payer claim page; null when the merchant gave the destination. */
+  claim_url: string | null;
+  claim_expires_at: string | null;
+  tx_hash: string | null;
+  sent_at: string | null;
+  block_number: string | null;
+  confirmations: number;
+  confirmed_at: string | null;
+  failure_reason: string | null;
+  note: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RefundList {
+  data: Refund[];
+}
+
 export interface CreateCheckoutRequest {
   user: {
     id: string;
@@ -407,6 +510,13 @@ export interface CreateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   /** Default true. */
@@ -425,6 +535,13 @@ export interface UpdateWebhookEndpointRequest {
     | 'checkout_session.late_payment'
     | 'checkout_session.payment_reversed'
     | 'checkout_session.quote_updated'
+    | 'refund.created'
+    | 'refund.destination_submitted'
+    | 'refund.sent'
+    | 'refund.confirmed'
+    | 'refund.failed'
+    | 'refund.cancelled'
+    | 'refund.expired'
     | 'funds.collected'
   >;
   enabled?: boolean;
@@ -482,4 +599,25 @@ export interface LinkSessionRequest {
   username?: string;
   /** Open-amount links only: the amount in the link currency, at most 8 decimals (a string or a JSON number). */
   amount?: string | number;
+}
+
+export interface CreateRefundRequest {
+  /** full: all received; excess: the overpaid part; part: the amount given. */
+  kind: 'full' | 'excess' | 'part';
+  /** token (default) or fiat: amount_fiat in the session's currency, converted at the rate of the moment. */
+  basis?: 'token' | 'fiat';
+  /** kind part, basis token: the amount in the asset. */
+  amount?: string | number;
+  /** kind part, basis fiat: the amount in the session's currency. */
+  amount_fiat?: string | number;
+  /** The asset of the payments to return; may be left out when the session received in one. */
+  crypto_currency?: 'BTC' | 'ETH' | 'USDT' | 'USDC' | 'BNB' | 'SOL';
+  /** The network of the payments to return; may be left out when the session received on one. */
+  network?: string;
+  /** Given: the refund is ready. Left out: a claim link for the payer. */
+  destination?: string;
+  /** The claim link's life, 5 to 43200; default 10080 (7 days). */
+  claim_expires_in_minutes?: number;
+  /** The merchant's own note. */
+  note?: string;
 }

@@ -26,14 +26,18 @@ function entry(at: Date, kind: TimelineEntry['kind'], fields: Partial<TimelineEn
     attempt: null,
     httpStatus: null,
     deliveryId: null,
+    refundId: null,
     ...fields,
   };
 }
 
-/** A session's story from the tables that record it: history, quote changes, binds, payments, webhook attempts. */
+/**
+ * A session's story from the tables that record it: history, quote changes, binds, payments, webhook attempts and its
+ * refunds' status changes.
+ */
 export async function timeline(prisma: PrismaClient, row: SessionListRow): Promise<TimelineEntry[]> {
   const id = row.id;
-  const [history, quoteChanges, binds, payments, attempts] = await Promise.all([
+  const [history, quoteChanges, binds, payments, attempts, refunds] = await Promise.all([
     prisma.checkoutSessionStatusChange.findMany({ where: { sessionId: id }, orderBy: { id: 'asc' } }),
     prisma.checkoutSessionQuoteChange.findMany({ where: { sessionId: id }, orderBy: { id: 'asc' } }),
     prisma.checkoutSessionTransaction.findMany({ where: { sessionId: id }, orderBy: { createdAt: 'asc' } }),
@@ -71,6 +75,11 @@ export async function timeline(prisma: PrismaClient, row: SessionListRow): Promi
         JOIN webhook_delivery_attempts a ON a.delivery_id = d.id
        WHERE e.session_id = ${id}::uuid AND ep.organisation_id = e.organisation_id
        ORDER BY a.created_at, a.id`,
+    prisma.refundStatusChange.findMany({
+      where: { refund: { sessionId: id } },
+      include: { refund: { select: { network: true, asset: true, amount: true, txHash: true } } },
+      orderBy: { id: 'asc' },
+    }),
   ]);
   const entries: TimelineEntry[] = [
     entry(row.createdAt, 'created', { toStatus: null }),
@@ -122,8 +131,21 @@ export async function timeline(prisma: PrismaClient, row: SessionListRow): Promi
         deliveryId: attempt.delivery_id,
       }),
     ),
+    ...refunds.map((change) =>
+      entry(change.createdAt, 'refund', {
+        fromStatus: change.fromStatus,
+        toStatus: change.toStatus,
+        cause: change.cause,
+        outcome: change.toStatus,
+        network: change.refund.network,
+        asset: change.refund.asset,
+        amount: new Decimal(change.refund.amount.toString()),
+        txHash: change.refund.txHash,
+        refundId: change.refundId,
+      }),
+    ),
   ];
-  // Stable: entries of one moment keep the order above (created, then status, quotes, binds, transfers, webhooks).
+  // Stable: entries of one moment keep the order above (created, status, quotes, binds, transfers, webhooks, refunds).
   return entries
     .map((value, index) => ({ value, index }))
     .sort((a, b) => a.value.at.getTime() - b.value.at.getTime() || a.index - b.index)

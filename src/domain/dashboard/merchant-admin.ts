@@ -17,13 +17,17 @@ import {
   updatePaymentLink,
   type CreatePaymentLinkInput,
 } from '../payment-links/payment-links.js';
+import { createRefund, type CreateRefundInput } from '../refunds/create-refund.js';
+import { cancelRefund } from '../refunds/refund-transitions.js';
+import { getRefund, listSessionRefunds } from '../refunds/refunds.js';
+import type { Refund } from '../refunds/refund.js';
 import type { DashboardPermission } from './roles.js';
 import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';
 
 /**
- * Payment links, API keys and settings in the dashboard (docs/dashboard.md#links-keys-and-settings): the role is
- * checked here, the rules are the use-cases the REST API and the CLI call, and every change is audited once made.
+ * Payment links, API keys, settings and refunds in the dashboard (docs/dashboard.md#links-keys-and-settings): the role
+ * is checked here, the rules are the use-cases the REST API and the CLI call, and every change is audited once made.
  */
 
 type Details = Readonly<Record<string, string | number | boolean | null>>;
@@ -217,4 +221,62 @@ export async function setLogoFromDashboard(
   const after = await readSettingsForDashboard(ctx, principal, organisationId);
   await by.audit('settings.updated', { logo_sha256: after.logoSha256 });
   return after;
+}
+
+/** A session's refunds (role `read`), oldest first. */
+export function listRefundsForDashboard(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  sessionId: string,
+): Promise<Refund[]> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  return listSessionRefunds(ctx, organisationId, sessionId);
+}
+
+export function readRefundForDashboard(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  id: string,
+): Promise<Refund> {
+  requirePermission(roleIn(principal, organisationId), 'read');
+  return getRefund(ctx, organisationId, id);
+}
+
+/** A refund of a session (role `manage_refunds`), with the rules of `POST /checkout-sessions/:id/refunds`. */
+export async function createRefundFromDashboard(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  sessionId: string,
+  input: CreateRefundInput,
+  address: string,
+): Promise<Refund> {
+  const by = actor(ctx, principal, organisationId, address);
+  by.check('manage_refunds');
+  const { refund } = await createRefund(ctx, organisationId, sessionId, input);
+  await by.audit('refund.created', {
+    refund_id: refund.id,
+    session_id: sessionId,
+    kind: refund.kind,
+    amount: refund.amount.toFixed(),
+    crypto_currency: refund.asset,
+  });
+  return refund;
+}
+
+/** Cancels a refund not yet sent (role `manage_refunds`). */
+export async function cancelRefundFromDashboard(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  id: string,
+  address: string,
+): Promise<Refund> {
+  const by = actor(ctx, principal, organisationId, address);
+  by.check('manage_refunds');
+  const refund = await cancelRefund(ctx, organisationId, id);
+  await by.audit('refund.cancelled', { refund_id: refund.id, session_id: refund.sessionId });
+  return refund;
 }

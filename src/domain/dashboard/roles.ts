@@ -20,6 +20,10 @@ export const PERMISSIONS = {
   manage_links: 'admin',
   manage_settings: 'admin',
   manage_users: 'admin',
+  /** Collect deposit addresses' money: it can only ever move to the organisation's wallet (docs/decisions/0035). */
+  collect_deposits: 'admin',
+  /** Create and cancel refunds (docs/api/refunds.md). */
+  manage_refunds: 'admin',
   /** The wallet and the receiving mode; the audit log. */
   manage_wallet: 'owner',
   read_audit_log: 'owner',

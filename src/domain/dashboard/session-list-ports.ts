@@ -65,7 +65,8 @@ export interface SessionQuoteRow {
   readonly ratedAt: Date;
 }
 
-export type TimelineKind = 'created' | 'status_changed' | 'quote_changed' | 'bind' | 'transfer' | 'webhook_attempt';
+export type TimelineKind =
+  'created' | 'status_changed' | 'quote_changed' | 'bind' | 'transfer' | 'webhook_attempt' | 'refund';
 
 /** One moment of a session's story; the fields that do not apply to its kind are null. */
 export interface TimelineEntry {
@@ -98,6 +99,8 @@ export interface TimelineEntry {
   readonly httpStatus: number | null;
   /** webhook_attempt: the delivery, to send again. */
   readonly deliveryId: string | null;
+  /** refund: a refund's status change (fromStatus, toStatus, cause; its asset, network, amount, transaction). */
+  readonly refundId: string | null;
 }
 
 export interface SessionStory extends SessionListRow {

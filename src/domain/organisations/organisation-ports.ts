@@ -12,8 +12,12 @@ import type { StoredSecret } from '../shared/secret-box.js';
  */
 export const RECEIVING_MODES = ['shared_wallet', 'deposit_addresses'] as const;
 export type ReceivingMode = (typeof RECEIVING_MODES)[number];
-/** New organisations' mode until detection of deposits lands (docs/operations.md#receiving-modes). */
-export const DEFAULT_RECEIVING_MODE: ReceivingMode = 'shared_wallet';
+
+/** A new organisation's receiving mode and why it has it, said by `kassa orgs create`. */
+export interface ReceivingChoice {
+  readonly mode: ReceivingMode;
+  readonly reason: string;
+}
 
 export interface Organisation {
   readonly id: string;

@@ -3,12 +3,7 @@ import type { DomainContext } from '../context.js';
 import { conflict, invalid, notFound } from '../shared/errors.js';
 import { Decimal } from '../shared/money.js';
 import { isAddress } from 'viem';
-import {
-  DEFAULT_RECEIVING_MODE,
-  RECEIVING_MODES,
-  type Organisation,
-  type ReceivingMode,
-} from './organisation-ports.js';
+import { RECEIVING_MODES, type Organisation, type ReceivingChoice, type ReceivingMode } from './organisation-ports.js';
 
 const ADDRESS_PATTERN = /^0x[a-fA-F0-9]{40}$/;
 
@@ -17,15 +12,23 @@ export interface CreateOrganisationInput {
   /** Receiving wallet; set for `network`, or for every enabled network when no network is given. */
   readonly wallet?: string;
   readonly network?: string;
-  /** `deposit` or `shared` (or the full names); DEFAULT_RECEIVING_MODE when not given. */
+  /** `deposit` or `shared` (or the full names); when not given, defaultReceivingMode chooses. */
   readonly receiving?: string;
 }
 
+/** A new organisation, with why it has its receiving mode. */
+export interface CreatedOrganisation extends Organisation {
+  readonly receivingReason: string;
+}
+
 /** Creates an organisation, optionally with its receiving wallet. */
-export async function createOrganisation(ctx: DomainContext, input: CreateOrganisationInput): Promise<Organisation> {
+export async function createOrganisation(
+  ctx: DomainContext,
+  input: CreateOrganisationInput,
+): Promise<CreatedOrganisation> {
   const name = input.name.trim();
   if (!name || name.length > 200) throw invalid('name must be 1 to 200 characters');
-  const receivingMode = input.receiving === undefined ? DEFAULT_RECEIVING_MODE : parseReceivingMode(input.receiving);
+  const asked = input.receiving === undefined ? undefined : parseReceivingMode(input.receiving);
   const wallets: Record<string, string> = {};
   if (input.wallet !== undefined) {
     const address = checkAddress(input.wallet);
@@ -33,7 +36,31 @@ export async function createOrganisation(ctx: DomainContext, input: CreateOrgani
   }
   const id = randomUUID();
   for (const [slug, address] of Object.entries(wallets)) await checkWalletIsFree(ctx, id, slug, address);
-  return ctx.store.organisations.create({ id, name, wallets, receivingMode });
+  const slugs = Object.keys(wallets).length > 0 ? Object.keys(wallets) : ctx.networks.map((network) => network.slug);
+  const choice: ReceivingChoice = asked ? { mode: asked, reason: 'as asked' } : await defaultReceivingMode(ctx, slugs);
+  const organisation = await ctx.store.organisations.create({ id, name, wallets, receivingMode: choice.mode });
+  return { ...organisation, receivingReason: choice.reason };
+}
+
+/**
+ * Deposit addresses where the deposit factory is deployed on every one of `networks` (the organisation's wallets'
+ * networks, or every enabled one), else the shared wallet (docs/operations.md#receiving-modes).
+ */
+export async function defaultReceivingMode(ctx: DomainContext, networks: readonly string[]): Promise<ReceivingChoice> {
+  if (networks.length === 0) return { mode: 'shared_wallet', reason: 'no network is enabled' };
+  const probe = ctx.chain?.depositFactoryDeployed?.bind(ctx.chain);
+  const deployed = await Promise.all(networks.map((slug) => (probe ? probe(slug) : Promise.resolve(null))));
+  const missing = networks.filter((_, index) => deployed[index] === false);
+  const unknown = networks.filter((_, index) => deployed[index] === null);
+  if (missing.length === 0 && unknown.length === 0)
+    return { mode: 'deposit_addresses', reason: `the deposit factory is deployed on ${networks.join(', ')}` };
+  const why = [
+    ...(missing.length > 0
+      ? [`the deposit factory is not deployed on ${missing.join(', ')} (\`kassa contracts deploy --network <slug>\`)`]
+      : []),
+    ...(unknown.length > 0 ? [`no node answered on ${unknown.join(', ')} to tell whether the factory is there`] : []),
+  ];
+  return { mode: 'shared_wallet', reason: why.join('; ') };
 }
 
 export async function findOrganisation(ctx: DomainContext, organisationId: string): Promise<Organisation> {

@@ -58,6 +58,8 @@ export type BoundTxEvidence =
 export interface ChainReader {
   /** What `network` says about `txHash` now; null when it cannot be asked (no RPC URL, or no answer in time). */
   evidence(network: string, txHash: string): Promise<BoundTxEvidence | null>;
+  /** Whether the deposit factory has code on `network` (always on the sandbox); null when nobody can tell. */
+  depositFactoryDeployed?(network: string): Promise<boolean | null>;
 }
 
 /** The bound-transaction part of storage inside one transaction (TxStore, src/domain/ports.ts). */

@@ -189,8 +189,10 @@ export function decideBind(evidence: BindEvidence, snapshot: BindSnapshot): Bind
   const closedRefused = closedToBind(session, evidence, snapshot.now);
   if (closedRefused) return closedRefused;
   if (snapshot.overLimit && verdict.kind !== 'valid') return refuse('rate_limited', 'Too many binds');
+  // A deposit address's money is its session's whenever it was mined (the scan credits it too): no refusal for age.
+  const provenNotPaying = verdict.kind === 'failed' && verdict.code !== 'tx_mined_before_session';
+  if (snapshot.depositMode && !provenNotPaying) return { kind: 'hint', reason: 'deposit_bind_hint' };
   if (verdict.kind === 'failed') return refuse(verdict.code, verdict.reason);
-  if (snapshot.depositMode) return { kind: 'hint', reason: 'deposit_bind_hint' };
   if (verdict.kind === 'valid') {
     const share = snapshot.share!;
     if (share.alreadyMine || share.free.length > 0) return creditOf(share);

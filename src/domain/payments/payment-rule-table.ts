@@ -500,6 +500,14 @@ const depositRows: RuleCase[] = [
   ),
   bind('Deposit mode, a pending transaction', 'pending', 'hint', 'deposit_bind_hint', { depositMode: true }, 0),
   bind(
+    'Deposit mode, mined before the session was created',
+    'mined',
+    'hint',
+    'deposit_bind_hint',
+    { depositMode: true, verdict: failed('tx_mined_before_session'), share: null },
+    0,
+  ),
+  bind(
     'Deposit mode, a transaction the chain proves pays elsewhere',
     'mined',
     'refuse',

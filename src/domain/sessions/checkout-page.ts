@@ -49,3 +49,8 @@ export function listPayableNetworks(ctx: Pick<DomainContext, 'networks'>): Payab
     }),
   }));
 }
+
+/** The session receives at a deposit address of its own (it keeps its mode): the page asks for no bind. */
+export function paysAtOwnAddress(ctx: Pick<DomainContext, 'store'>, sessionId: string): Promise<boolean> {
+  return ctx.store.sessions.receivesAtDepositAddress(sessionId);
+}

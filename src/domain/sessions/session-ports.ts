@@ -24,6 +24,8 @@ export interface SessionReader {
   /** What holds the session open past expires_at, read without a lock. */
   expiryHolds(session: CheckoutSession, graceMinutes: number): Promise<ExpiryHolds>;
   findIdempotencyKey(organisationId: string, key: string): Promise<IdempotencyRecord | null>;
+  /** The session was created in deposit mode (it keeps the mode): each network's wallet is an address of its own. */
+  receivesAtDepositAddress(id: string): Promise<boolean>;
 }
 
 export interface IdempotencyRecord {

@@ -24,8 +24,21 @@ export type CheckoutEventType = (typeof CHECKOUT_EVENT_TYPES)[number];
 /** A collect moved money from deposit addresses to the organisation's wallet (docs/api/webhooks.md#funds-collected). */
 export const FUNDS_COLLECTED = 'funds.collected';
 
-/** Every event type: the sessions' and the organisation's own. */
-export const EVENT_TYPES = [...CHECKOUT_EVENT_TYPES, FUNDS_COLLECTED] as const;
+/** A refund's changes (docs/api/refunds.md#events): each carries the refund view. */
+export const REFUND_EVENT_TYPES = [
+  'refund.created',
+  'refund.destination_submitted',
+  'refund.sent',
+  'refund.confirmed',
+  'refund.failed',
+  'refund.cancelled',
+  'refund.expired',
+] as const;
+
+export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];
+
+/** Every event type: the sessions', the refunds' and the organisation's own. */
+export const EVENT_TYPES = [...CHECKOUT_EVENT_TYPES, ...REFUND_EVENT_TYPES, FUNDS_COLLECTED] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The types a webhook endpoint's filter may name: every type (an empty filter means all of them). */

@@ -59,6 +59,15 @@ export const REASON_CODES = {
   bind_too_small: 'The transfer pays under half of what the session asked, too little to select its asset',
   tx_already_credited: 'The transaction is credited to another checkout session',
   superseded: 'A transfer of the exact amount in another asset outranks this bound part; the merchant returns it',
+  // Refunds (docs/api/refunds.md#errors).
+  refund_exceeds_received: "The session's refunds would add up to more than it received in that asset on that network",
+  session_not_refundable: 'The checkout session is still open, or received nothing confirmed in that asset',
+  not_overpaid: 'An excess refund needs a session paid more than its price in that asset',
+  refund_not_cancellable: 'The refund was sent or has ended: only awaiting_destination and ready refunds cancel',
+  refund_state: "The refund's status does not allow this change",
+  destination_refused: "The destination is the zero address or the organisation's own wallet or deposit address",
+  claim_used: 'The claim link already took an address',
+  claim_expired: 'The claim link has expired',
 } as const;
 
 export type ReasonCode = keyof typeof REASON_CODES;

@@ -4,9 +4,12 @@ import {
   CHECKOUT_EVENT_TYPES,
   EVENT_TYPES,
   FUNDS_COLLECTED,
+  REFUND_EVENT_TYPES,
   WEBHOOK_EVENT_TYPES,
   type CheckoutEventType,
+  type RefundEventType,
 } from '../shared/event-types.js';
+import { refundViewSchema, type RefundView } from '../refunds/refund.views.js';
 import { fundsCollectedSchema, type FundsCollectedView } from '../organisations/deposit-collections.js';
 import { dateTime, uuid } from '../shared/view-fields.js';
 import type { StoredEvent, WebhookDeliveryRecord, WebhookEndpointRecord } from './webhook-ports.js';
@@ -55,9 +58,17 @@ const fundsCollectedEventSchema = z.strictObject({
   data: fundsCollectedSchema,
 });
 
+/** A refund's event: the refund view after the change (docs/api/refunds.md#events). */
+const refundEventSchema = z.strictObject({
+  id: uuid.describe('Also sent as X-Service-Event-Id; deduplicate on it'),
+  type: z.enum(REFUND_EVENT_TYPES).describe('The type of a refund event (docs/api/refunds.md#events)'),
+  created_at: dateTime,
+  data: refundViewSchema.describe('The refund when the event happened'),
+});
+
 /** The event as merchants receive it, in webhooks and in the feed; `type` tells what `data` is. */
 export const eventEnvelopeSchema = z
-  .discriminatedUnion('type', [sessionEventSchema, fundsCollectedEventSchema])
+  .discriminatedUnion('type', [sessionEventSchema, refundEventSchema, fundsCollectedEventSchema])
   .describe('The envelope of webhooks and of the feed');
 
 /** A page of the events feed (GET /events). */
@@ -76,6 +87,8 @@ export function toEventEnvelope(event: StoredEvent): EventEnvelope {
   const created_at = event.createdAt.toISOString();
   if (event.type === FUNDS_COLLECTED)
     return { id: event.id, type: FUNDS_COLLECTED, created_at, data: event.payload as FundsCollectedView };
+  if ((REFUND_EVENT_TYPES as readonly string[]).includes(event.type))
+    return { id: event.id, type: event.type as RefundEventType, created_at, data: event.payload as RefundView };
   const type = event.type as CheckoutEventType;
   return { id: event.id, type, created_at, data: event.payload as MerchantSessionView };
 }

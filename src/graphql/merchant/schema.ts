@@ -9,6 +9,8 @@ import { DateTimeScalar, DecimalScalar } from '../scalars.js';
 import type { MerchantContext } from './context.js';
 import { MerchantSessionResolver } from './session.resolver.js';
 import { MerchantWebhookResolver } from './webhook.resolver.js';
+import { MerchantDepositResolver } from './deposit.resolver.js';
+import { MerchantRefundResolver, MerchantSessionRefundsResolver } from './refund.resolver.js';
 
 /**
  * `@Authorized(permission)`: the person's role in the organisation the operation names (its `organisationId`
@@ -33,7 +35,13 @@ let built: Promise<GraphQLSchema> | null = null;
  */
 export function merchantSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [MerchantSessionResolver, MerchantWebhookResolver],
+    resolvers: [
+      MerchantSessionResolver,
+      MerchantWebhookResolver,
+      MerchantDepositResolver,
+      MerchantRefundResolver,
+      MerchantSessionRefundsResolver,
+    ],
     scalarsMap: [
       { type: Date, scalar: DateTimeScalar },
       { type: Decimal, scalar: DecimalScalar },

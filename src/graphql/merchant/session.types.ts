@@ -16,6 +16,7 @@ export enum TimelineKind {
   BIND = 'bind',
   TRANSFER = 'transfer',
   WEBHOOK_ATTEMPT = 'webhook_attempt',
+  REFUND = 'refund',
 }
 registerEnumType(TimelineKind, { name: 'TimelineKind', description: 'What happened at one moment of a session.' });
 
@@ -225,6 +226,9 @@ export class TimelineEntry {
 
   @Field(() => ID, { nullable: true, description: "A webhook attempt's delivery (redeliverWebhook sends it again)." })
   deliveryId!: string | null;
+
+  @Field(() => ID, { nullable: true, description: "A refund's status change: the refund (docs/api/refunds.md)." })
+  refundId!: string | null;
 }
 
 @ObjectType('WebhookRedelivery', { description: 'A delivery queued again, due at once.' })
