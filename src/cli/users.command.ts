@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CLI_ACTOR } from '../domain/dashboard/actors.js';
+import { passkeysOfAccount, removePasskeyAsOperator } from '../domain/dashboard/passkeys.js';
 import { disableUser, inviteUser, listUsers } from '../domain/dashboard/users.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';
@@ -62,5 +63,33 @@ export function registerUserCommands(program: Command): void {
     .action(async (who: string) => {
       const user = await withRuntime((ctx) => disableUser(ctx, who));
       printLine(`disabled ${user.email}; its sessions are ended`);
+    });
+
+  const passkeys = users.command('passkeys').description("a dashboard account's passkeys");
+  passkeys
+    .command('list')
+    .description("list an account's passkeys (name, added, last used, id)")
+    .argument('<user>', 'e-mail address or user id')
+    .option('--json', 'print a JSON array')
+    .action(async (who: string, options: { json?: boolean }) => {
+      const account = await withRuntime((ctx) => passkeysOfAccount(ctx, who));
+      const rows = account.passkeys.map((passkey) => ({
+        id: passkey.id,
+        name: passkey.name,
+        created_at: passkey.createdAt.toISOString(),
+        last_used_at: passkey.lastUsedAt?.toISOString() ?? null,
+      }));
+      if (options.json) return printJson(rows);
+      if (rows.length === 0) printLine(`${account.email} has no passkey`);
+      for (const row of rows)
+        printLine(`${row.name}  ${row.created_at}  ${row.last_used_at ?? 'never used'}  ${row.id}`);
+    });
+  passkeys
+    .command('remove')
+    .description('remove a passkey (a lost device): it signs in nowhere from now on')
+    .argument('<passkey>', 'passkey id (kassa users passkeys list)')
+    .action(async (id: string) => {
+      const removed = await withRuntime((ctx) => removePasskeyAsOperator(ctx, id));
+      printLine(`removed passkey ${removed.name} (${removed.id})`);
     });
 }

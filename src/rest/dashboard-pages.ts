@@ -1,3 +1,4 @@
+import type { PasskeySummary } from '../domain/dashboard/passkeys.js';
 import type { Principal } from '../domain/dashboard/sign-in.js';
 
 /**
@@ -12,7 +13,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string, script = false): string {
+function page(title: string, body: string, script: false | 'link.js' | 'passkeys.js' = false): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -27,7 +28,7 @@ function page(title: string, body: string, script = false): string {
 <h1>${escapeHtml(title)}</h1>
 ${body}
 </main>
-${script ? '<script src="/dashboard/assets/link.js"></script>' : ''}
+${script ? `<script src="/dashboard/assets/${script}"></script>` : ''}
 </body>
 </html>
 `;
@@ -47,7 +48,13 @@ export function signInPage(message: string | null = null, email = ''): string {
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`,
+</form>
+<div id="passkey-sign-in" hidden>
+<p>Or, with a passkey registered on your account page:</p>
+<button type="button" id="passkey-button">Sign in with a passkey</button>
+<p id="passkey-status" role="status"></p>
+</div>`,
+    'passkeys.js',
   );
 }
 
@@ -62,7 +69,7 @@ export function invitePage(message: string | null = null): string {
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required>
 <button type="submit">Set password and sign in</button>
 </form>`,
-    true,
+    'link.js',
   );
 }
 
@@ -74,7 +81,7 @@ export function signInLinkPage(message: string | null = null): string {
 <input type="hidden" name="token" value="">
 <button type="submit">Sign in</button>
 </form>`,
-    true,
+    'link.js',
   );
 }
 
@@ -98,8 +105,51 @@ export function homePage(principal: Principal): string {
 ${rows}
 </tbody>
 </table>
+<p><a href="/dashboard/account">Your account and passkeys</a></p>
 <form class="inline" method="post" action="/dashboard/sign-out">${csrf}<button type="submit">Sign out</button></form>
 <form class="inline" method="post" action="/dashboard/sign-out-everywhere">${csrf}
 <button type="submit">Sign out everywhere</button></form>`,
+  );
+}
+
+const minute = (at: Date | null) => (at ? `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never');
+
+/** The signed-in person's account: their passkeys, each removable, and "Add a passkey" (web/dashboard/passkeys.js). */
+export function accountPage(principal: Principal, passkeys: readonly PasskeySummary[]): string {
+  const csrf = `<input type="hidden" name="csrf_token" value="${escapeHtml(principal.csrfToken)}">`;
+  const rows = passkeys
+    .map(
+      (passkey) =>
+        `<tr><td>${escapeHtml(passkey.name)}</td><td>${minute(passkey.createdAt)}</td>` +
+        `<td>${minute(passkey.lastUsedAt)}</td><td><form class="inline" method="post" ` +
+        `action="/dashboard/api/passkeys/${escapeHtml(passkey.id)}/remove">${csrf}` +
+        `<button type="submit" aria-label="Remove passkey ${escapeHtml(passkey.name)}">Remove</button>` +
+        '</form></td></tr>',
+    )
+    .join('\n');
+  const table =
+    passkeys.length === 0
+      ? '<p id="passkeys-none">No passkey yet: you sign in with your password.</p>'
+      : `<div class="scroll" role="region" aria-labelledby="passkeys-caption" tabindex="0"><table id="passkeys">
+<caption id="passkeys-caption">Your passkeys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th>
+<th scope="col">Remove</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table></div>`;
+  return page(
+    'Your account',
+    `<p>Signed in as <strong>${escapeHtml(principal.email)}</strong>. <a href="/dashboard">Your organisations</a></p>
+<h2>Passkeys</h2>
+<p>A passkey signs you in without your password, with this device's screen lock or a security key.</p>
+${table}
+<form id="add-passkey" hidden>${csrf}
+<label for="passkey-name">Name of the new passkey</label>
+<input id="passkey-name" name="name" maxlength="64" placeholder="Laptop" autocomplete="off">
+<button type="submit">Add a passkey</button>
+</form>
+<p id="passkey-status" role="status"></p>`,
+    'passkeys.js',
   );
 }

@@ -111,6 +111,7 @@ ${body}
 </main>
 <script type="application/json" id="texts">${texts}</script>
 <script src="/dashboard/assets/dashboard.js"></script>
+${view.name === 'settings' ? '<script src="/dashboard/assets/logo.js"></script>' : ''}
 </body>
 </html>
 `;
@@ -311,6 +312,21 @@ ${input('late_payment_window_minutes', t('settings.lateWindow'), 'number', undef
 </div>
 ${editable ? `<button type="submit">${t('settings.save')}</button>` : `<p class="note">${t('settings.readOnly')}</p>`}
 <div id="settings-status" role="status"></div>
-</form>`;
+</form>
+<section class="filters" aria-labelledby="logo-title">
+<h2 id="logo-title">${t('logo.title')}</h2>
+<div id="logo-current"></div>
+${
+  editable
+    ? `<form id="logo-form">
+<div class="field"><label for="logo-file">${t('logo.file')}</label>
+<input id="logo-file" name="logo" type="file" accept="image/png,image/webp" required></div>
+<button type="submit">${t('logo.upload')}</button>
+<button type="button" id="logo-remove" hidden>${t('logo.remove')}</button>
+</form>`
+    : `<p class="note">${t('settings.readOnly')}</p>`
+}
+<div id="logo-status" role="status"></div>
+</section>`;
   return adminPage(req, lang, principal, organisationId, 'settings', form);
 }

@@ -14,8 +14,9 @@ import {
   type StartedSession,
 } from '../domain/dashboard/sign-in.js';
 import { inviteUser, listUsers } from '../domain/dashboard/users.js';
+import { listPasskeys } from '../domain/dashboard/passkeys.js';
 import { clientAddressOf } from '../http/client-address.js';
-import { DASHBOARD_CSP, homePage, invitePage, signInLinkPage, signInPage } from './dashboard-pages.js';
+import { accountPage, DASHBOARD_CSP, homePage, invitePage, signInLinkPage, signInPage } from './dashboard-pages.js';
 import {
   clearSessionCookie,
   isFormPost,
@@ -30,6 +31,8 @@ import { WEB_DIR } from './hosted-page.js';
 import { methodNotAllowed, STATUS_BY_CODE } from '../http/error-handler.js';
 import { dashboardAdminRouter } from './dashboard-admin.routes.js';
 import { dashboardLiveRouter, type SessionChangeSource } from './dashboard-live.routes.js';
+import { dashboardLogoRouter } from './dashboard-logo.routes.js';
+import { dashboardPasskeysRouter } from './dashboard-passkeys.routes.js';
 import { dashboardUiRouter } from './dashboard-ui.routes.js';
 
 function sendPage(res: Response, status: number, html: string): void {
@@ -49,6 +52,8 @@ const ASSETS: Record<string, string> = {
   'dashboard.css': 'text/css',
   'link.js': 'text/javascript',
   'dashboard.js': 'text/javascript',
+  'passkeys.js': 'text/javascript',
+  'logo.js': 'text/javascript',
 };
 
 /**
@@ -233,8 +238,21 @@ export function dashboardRouter(
     );
   });
 
+  router.get('/dashboard/account', async (req, res) => {
+    let principal: Principal;
+    try {
+      principal = await principalOf(ctx, req, options);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'unauthorised') return res.redirect(303, '/dashboard/sign-in');
+      throw error;
+    }
+    sendPage(res, 200, accountPage(principal, await listPasskeys(ctx, principal.userId)));
+  });
+
+  router.use(dashboardPasskeysRouter(ctx, options));
   router.use(dashboardUiRouter(ctx, options));
   router.use(dashboardAdminRouter(ctx, options));
+  router.use(dashboardLogoRouter(ctx, options));
   router.use(dashboardLiveRouter(ctx, options, changes));
 
   for (const path of ['/dashboard/sign-in', '/dashboard/invite', '/dashboard/sign-in-link'])

@@ -3,15 +3,20 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { DomainError } from '../domain/shared/errors.js';
 import { HTTPS_ONLY_PROBLEM } from '../domain/webhooks/webhook-endpoint.schema.js';
+import type { ReceiverResponse } from '../domain/webhooks/webhook-ports.js';
 import { resolveWebhookHost, type HostResolver } from '../domain/webhooks/webhook-url.js';
 
-/** At most this much of a receiver's answer is kept in the attempt log. */
+/** The start of a receiver's answer kept for good in the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
+/** At most this much of a receiver's answer is read and kept whole (docs/dashboard.md#webhooks). */
+export const RESPONSE_BODY_BYTES = 64 * 1024;
 
 export interface PostResult {
   readonly statusCode: number | null;
   readonly error: string | null;
   readonly responseExcerpt: string | null;
+  /** Null when the receiver did not answer. */
+  readonly response: ReceiverResponse | null;
   readonly latencyMs: number;
 }
 
@@ -30,7 +35,13 @@ export async function postJson(
   const url = new URL(target);
   // An endpoint registered before production: refused at every attempt (and so, in time, given up).
   if (options.httpsOnly && url.protocol !== 'https:')
-    return { statusCode: null, error: `refused: ${HTTPS_ONLY_PROBLEM}`, responseExcerpt: null, latencyMs: 0 };
+    return {
+      statusCode: null,
+      error: `refused: ${HTTPS_ONLY_PROBLEM}`,
+      responseExcerpt: null,
+      response: null,
+      latencyMs: 0,
+    };
   let resolved: { address: string; family: 4 | 6 };
   let dnsTimer: NodeJS.Timeout | undefined;
   try {
@@ -45,7 +56,7 @@ export async function postJson(
   } catch (error) {
     // The SSRF rule and unresolvable names are refusals; a slow resolver is a timeout.
     const message = error instanceof DomainError ? `refused: ${error.messages.join('; ')}` : (error as Error).message;
-    return { statusCode: null, error: message, responseExcerpt: null, latencyMs: elapsed() };
+    return { statusCode: null, error: message, responseExcerpt: null, response: null, latencyMs: elapsed() };
   } finally {
     clearTimeout(dnsTimer);
   }
@@ -82,24 +93,40 @@ export async function postJson(
       (response) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        const done = () =>
+        const done = () => {
+          const bytes = Buffer.concat(chunks);
+          const truncated = size > RESPONSE_BODY_BYTES;
+          const declared = Number(response.headers['content-length']);
           finish({
             statusCode: response.statusCode ?? null,
             error: null,
-            responseExcerpt:
-              size > 0 ? storable(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8')) : null,
+            responseExcerpt: size > 0 ? storable(bytes.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8')) : null,
+            response: {
+              body: storable(bytes.subarray(0, RESPONSE_BODY_BYTES).toString('utf8')),
+              size: !truncated ? size : Number.isSafeInteger(declared) && declared > 0 ? declared : null,
+              truncated,
+              headers: headersOf(response.headers),
+            },
           });
+        };
         response.on('data', (chunk: Buffer) => {
-          if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
+          if (size <= RESPONSE_BODY_BYTES) chunks.push(chunk);
           size += chunk.length;
-          if (size >= RESPONSE_EXCERPT_BYTES) done();
+          // One byte past the cap tells a cut answer from one of exactly the cap.
+          if (size > RESPONSE_BODY_BYTES) done();
         });
         response.on('end', done);
         response.on('error', done);
       },
     );
     const timer = setTimeout(
-      () => finish({ statusCode: null, error: `timeout after ${options.timeoutMs} ms`, responseExcerpt: null }),
+      () =>
+        finish({
+          statusCode: null,
+          error: `timeout after ${options.timeoutMs} ms`,
+          responseExcerpt: null,
+          response: null,
+        }),
       remainingMs,
     );
     request.on('error', (error: NodeJS.ErrnoException) =>
@@ -107,6 +134,7 @@ export async function postJson(
         statusCode: null,
         error: storable(error.code ? `${error.code}: ${error.message}` : error.message),
         responseExcerpt: null,
+        response: null,
       }),
     );
     request.end(body);
@@ -119,4 +147,11 @@ export async function postJson(
  */
 function storable(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+function headersOf(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) kept[name] = storable(Array.isArray(value) ? value.join(', ') : value);
+  return kept;
 }

@@ -28,6 +28,7 @@ const SQL_ONLY_INDEXES = new Set([
   'checkout_sessions_organisation_id_user_email_idx',
   'payments_from_address_idx',
   'checkout_session_transactions_payer_wallet_idx',
+  'webhook_delivery_attempts_response_kept_idx',
 ]);
 
 let database: TestDatabase;

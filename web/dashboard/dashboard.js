@@ -242,12 +242,13 @@
   const ROTATE = `mutation Rotate($org: ID!, $id: ID!) {
     rotateWebhookSecret(organisationId: $org, id: $id) { ${ENDPOINT_CHANGE} }
   }`;
+  const ANSWER = 'response responseTruncated responseSize responseHeaders { name value }';
   const TEST_EVENT = `mutation Test($org: ID!, $id: ID!) {
-    sendWebhookTestEvent(organisationId: $org, id: $id) { httpStatus latencyMs error response }
+    sendWebhookTestEvent(organisationId: $org, id: $id) { httpStatus latencyMs error ${ANSWER} }
   }`;
   const DELIVERY = `query Delivery($org: ID!, $id: ID!) {
     webhookDelivery(organisationId: $org, id: $id) {
-      requestBody attempts { attempt httpStatus latencyMs error response at }
+      requestBody attempts { attempt httpStatus latencyMs error at ${ANSWER} }
     }
   }`;
 
@@ -316,13 +317,34 @@
           const why = r.error && r.error !== 'HTTP ' + r.httpStatus ? ' · ' + r.error : '';
           status.replaceChildren(
             t('webhooks.tested') + ' ' + answer + ' · ' + r.latencyMs + ' ms' + why,
-            r.response ? el('pre', { tabindex: '0' }, r.response) : '',
+            ...(r.httpStatus === null ? [] : answerOf(r, false)),
           );
         })
         .catch((error) => (status.textContent = error.message))
         .finally(() => (test.disabled = false));
     });
     return el('div', { class: 'actions' }, toggle, ' ', rotate, ' ', test, status);
+  }
+
+  /** A receiver's answer as kept: the body (whole up to 64 KiB, else said cut), then its headers if asked. */
+  function answerOf(a, withHeaders = true) {
+    const parts = [el('pre', { tabindex: '0' }, a.response || t('delivery.emptyResponse'))];
+    if (a.responseTruncated) {
+      const size = a.responseSize === null ? '' : ' ' + t('delivery.ofBytes').replace('{size}', String(a.responseSize));
+      parts.push(el('p', { class: 'note' }, t('delivery.truncated') + size));
+    }
+    if (withHeaders && a.responseHeaders) {
+      const lines = a.responseHeaders.map((h) => h.name + ': ' + h.value).join('\n');
+      parts.push(
+        el(
+          'details',
+          { class: 'headers' },
+          el('summary', {}, t('delivery.headers') + ' (' + a.responseHeaders.length + ')'),
+          el('pre', { tabindex: '0' }, lines),
+        ),
+      );
+    }
+    return parts;
   }
 
   /** A delivery's request body and every attempt's answer, read when first opened. */
@@ -344,7 +366,7 @@
               a.httpStatus === null ? t('timeline.noAnswer') : t('timeline.http') + ' ' + a.httpStatus,
               ' · ' + a.latencyMs + ' ms',
               a.error && a.error !== 'HTTP ' + a.httpStatus ? ' · ' + a.error : '',
-              el('pre', { tabindex: '0' }, a.response || t('delivery.emptyResponse')),
+              ...answerOf(a),
             ),
           );
           details.append(
@@ -622,7 +644,7 @@
     const status = document.getElementById('settings-status');
     const fields = ['brand_color', 'underpayment_tolerance_percent', 'late_payment_window_minutes'];
     for (const name of fields) form.elements[name].value = settings[name] === null ? '' : String(settings[name]);
-    results.replaceChildren(el('p', {}, t('settings.logo')));
+    results.replaceChildren();
     if (form.dataset.bound) return;
     form.dataset.bound = 'true';
     form.addEventListener('submit', (event) => {

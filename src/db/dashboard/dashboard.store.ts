@@ -6,6 +6,7 @@ import type {
   DashboardUserRecord,
   DashboardWrites,
   MembershipRecord,
+  PasskeyRecord,
 } from '../../domain/dashboard/dashboard-ports.js';
 import type { DashboardRole } from '../../domain/dashboard/roles.js';
 import { createDashboardSessionReader } from './session-list.store.js';
@@ -24,6 +25,30 @@ function toUser(row: DashboardUserRecord | null): DashboardUserRecord | null {
       createdAt: row.createdAt,
     }
   );
+}
+
+function toPasskey(row: {
+  id: string;
+  userId: string;
+  credentialId: string;
+  publicKey: Uint8Array;
+  signCount: bigint;
+  transports: string[];
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}): PasskeyRecord {
+  return {
+    id: row.id,
+    userId: row.userId,
+    credentialId: row.credentialId,
+    publicKey: new Uint8Array(row.publicKey),
+    signCount: Number(row.signCount),
+    transports: row.transports,
+    name: row.name,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+  };
 }
 
 function toMembership(row: {
@@ -149,6 +174,47 @@ function dashboardWrites(client: Client): DashboardWrites {
     async audit(entry) {
       await client.dashboardAuditEntry.create({ data: { ...entry, details: { ...entry.details } } });
     },
+    async insertPasskeyChallenge(challenge) {
+      await client.dashboardPasskeyChallenge.create({ data: challenge });
+    },
+    async takePasskeyChallenge(challenge, ceremony, now) {
+      // One statement: of two requests with the same challenge, one takes it.
+      const rows = await client.$queryRaw<Array<{ user_id: string | null }>>`
+        DELETE FROM dashboard_passkey_challenges
+         WHERE challenge = ${challenge} AND ceremony = ${ceremony}::dashboard_passkey_ceremony AND expires_at > ${now}
+        RETURNING user_id`;
+      return rows[0] ? { userId: rows[0].user_id } : null;
+    },
+    async insertPasskey(passkey) {
+      await client.dashboardPasskey.create({
+        data: {
+          ...passkey,
+          publicKey: Buffer.from(passkey.publicKey),
+          signCount: BigInt(passkey.signCount),
+          transports: [...passkey.transports],
+        },
+      });
+    },
+    async passkeysOf(userId) {
+      const rows = await client.dashboardPasskey.findMany({ where: { userId }, orderBy: { createdAt: 'asc' } });
+      return rows.map(toPasskey);
+    },
+    async findPasskeyByCredentialId(credentialId) {
+      const row = await client.dashboardPasskey.findUnique({ where: { credentialId } });
+      return row && toPasskey(row);
+    },
+    async passkeyUsed(id, signCount, at) {
+      await client.dashboardPasskey.updateMany({
+        where: { id },
+        data: { signCount: BigInt(signCount), lastUsedAt: at },
+      });
+    },
+    async deletePasskey(id, userId) {
+      const row = await client.dashboardPasskey.findFirst({ where: { id, ...(userId ? { userId } : {}) } });
+      if (!row) return null;
+      const { count } = await client.dashboardPasskey.deleteMany({ where: { id } });
+      return count > 0 ? toPasskey(row) : null;
+    },
     async redeliverFailedWebhooks(organisationId, giveUpHours) {
       const rows = await client.$queryRaw<Array<{ id: string }>>`
         UPDATE webhook_deliveries d
@@ -190,7 +256,7 @@ export function createDashboardStore(prisma: PrismaClient): DashboardStore {
   return {
     ...dashboardWrites(prisma),
     sessions: createDashboardSessionReader(prisma),
-    async purge({ failuresBefore, sessionsExpiredBefore, linksBefore }) {
+    async purge({ failuresBefore, sessionsExpiredBefore, linksBefore, webhookResponsesBefore }) {
       const failures = await prisma.dashboardSignInFailure.deleteMany({ where: { createdAt: { lt: failuresBefore } } });
       const sessions = await prisma.dashboardSession.deleteMany({
         where: { expiresAt: { lt: sessionsExpiredBefore } },
@@ -198,7 +264,18 @@ export function createDashboardStore(prisma: PrismaClient): DashboardStore {
       const links = await prisma.dashboardLink.deleteMany({
         where: { OR: [{ usedAt: { lt: linksBefore } }, { expiresAt: { lt: linksBefore } }] },
       });
-      return failures.count + sessions.count + links.count;
+      const challenges = await prisma.dashboardPasskeyChallenge.deleteMany({
+        where: { expiresAt: { lt: sessionsExpiredBefore } },
+      });
+      // The excerpt stays; an answer longer than it is marked truncated, since only its start is left.
+      const responses = await prisma.$executeRaw`
+        UPDATE webhook_delivery_attempts
+           SET response_truncated = response_truncated
+                 OR octet_length(response_body) > octet_length(coalesce(response_excerpt, '')),
+               response_body = NULL, response_headers = NULL
+         WHERE created_at < ${webhookResponsesBefore}
+           AND (response_body IS NOT NULL OR response_headers IS NOT NULL)`;
+      return failures.count + sessions.count + links.count + challenges.count + responses;
     },
     transaction: (work) => prisma.$transaction((tx) => work(dashboardWrites(tx)), TRANSACTION_OPTIONS),
   };

@@ -101,13 +101,16 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
     },
 
     async recordAttempt(claim, outcome) {
+      const response = outcome.response ?? null;
       // One statement: the attempt's log row and the delivery's settlement commit together.
       // Only the holder of the lease settles the delivery; a lease that expired and was taken over is not ours.
       await prisma.$executeRaw`
         WITH logged AS (
-          INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, latency_ms, error, response_excerpt)
+          INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, latency_ms, error, response_excerpt,
+                                                 response_body, response_size, response_truncated, response_headers)
           VALUES (${claim.deliveryId}::uuid, ${claim.attempt}, ${outcome.statusCode}, ${Math.round(outcome.latencyMs)},
-                  ${outcome.error}, ${outcome.responseExcerpt})
+                  ${outcome.error}, ${outcome.responseExcerpt}, ${response?.body ?? null}, ${response?.size ?? null},
+                  ${response?.truncated ?? false}, ${response ? JSON.stringify(response.headers) : null}::jsonb)
         )
         UPDATE webhook_deliveries SET
           status = CASE WHEN ${outcome.ok} THEN 'succeeded' WHEN now() >= give_up_at THEN 'failed' ELSE 'pending' END,

@@ -28,7 +28,8 @@ interface DeliveryRow {
  * worker's queue is webhook-delivery-queue.store.ts.
  */
 export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
-  const readDeliveries = async (where: Prisma.Sql, limit: number): Promise<WebhookDeliveryRecord[]> => {
+  /** `whole`: with each attempt's kept answer (one delivery); lists leave the bodies of up to 64 KiB unread. */
+  const readDeliveries = async (where: Prisma.Sql, limit: number, whole = false): Promise<WebhookDeliveryRecord[]> => {
     const rows = await prisma.$queryRaw<DeliveryRow[]>`
       SELECT d.id, d.endpoint_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.give_up_at,
              d.last_status, d.last_error, d.delivered_at, d.created_at
@@ -38,7 +39,13 @@ export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
       LIMIT ${limit}`;
     const ofRows = { deliveryId: { in: rows.map((row) => row.id) } };
     const attempts =
-      rows.length === 0 ? [] : await prisma.webhookDeliveryAttempt.findMany({ where: ofRows, orderBy: { id: 'asc' } });
+      rows.length === 0
+        ? []
+        : await prisma.webhookDeliveryAttempt.findMany({
+            where: ofRows,
+            orderBy: { id: 'asc' },
+            omit: { responseBody: !whole, responseHeaders: !whole },
+          });
     return rows.map((row) => ({
       id: row.id,
       endpointId: row.endpoint_id,
@@ -60,6 +67,17 @@ export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
           latencyMs: attempt.latencyMs,
           error: attempt.error,
           responseExcerpt: attempt.responseExcerpt,
+          response:
+            attempt.responseBody === undefined || attempt.responseBody === null
+              ? null
+              : {
+                  body: attempt.responseBody,
+                  size: attempt.responseSize ?? null,
+                  truncated: attempt.responseTruncated ?? false,
+                  headers: (attempt.responseHeaders ?? {}) as Record<string, string>,
+                },
+          responseSize: attempt.responseSize,
+          responseTruncated: attempt.responseTruncated,
           createdAt: attempt.createdAt,
         })),
     }));
@@ -69,7 +87,7 @@ export function webhookDeliveryStore(prisma: PrismaClient): DeliveryStore {
     listDeliveries: (endpointId, limit) => readDeliveries(Prisma.sql`d.endpoint_id = ${endpointId}::uuid`, limit),
 
     async findDelivery(id) {
-      return (await readDeliveries(Prisma.sql`d.id = ${id}::uuid`, 1))[0] ?? null;
+      return (await readDeliveries(Prisma.sql`d.id = ${id}::uuid`, 1, true))[0] ?? null;
     },
 
     // A redelivery takes the lease away from an attempt in flight: that attempt is still logged when it ends, but

@@ -66,6 +66,21 @@ export interface FailureCount {
   readonly oldest: Date | null;
 }
 
+export type PasskeyCeremony = 'register' | 'sign_in';
+
+/** A passkey (WebAuthn credential) of an account: `credentialId` base64url, `publicKey` COSE. */
+export interface PasskeyRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly credentialId: string;
+  readonly publicKey: Uint8Array;
+  readonly signCount: number;
+  readonly transports: readonly string[];
+  readonly name: string;
+  readonly createdAt: Date;
+  readonly lastUsedAt: Date | null;
+}
+
 /** The reads and writes a use-case composes; inside `transaction` they commit together. */
 export interface DashboardWrites {
   findUserByEmail(email: string): Promise<DashboardUserRecord | null>;
@@ -94,6 +109,24 @@ export interface DashboardWrites {
   /** Forgets the account's failures (after a successful sign-in). */
   clearFailures(email: string): Promise<void>;
   audit(entry: AuditEntry): Promise<void>;
+  insertPasskeyChallenge(challenge: {
+    challenge: string;
+    ceremony: PasskeyCeremony;
+    userId: string | null;
+    expiresAt: Date;
+  }): Promise<void>;
+  /** Deletes the unexpired challenge and returns whose it was; null when there is none (so each is used once). */
+  takePasskeyChallenge(
+    challenge: string,
+    ceremony: PasskeyCeremony,
+    now: Date,
+  ): Promise<{ userId: string | null } | null>;
+  insertPasskey(passkey: Omit<PasskeyRecord, 'createdAt' | 'lastUsedAt'>): Promise<void>;
+  passkeysOf(userId: string): Promise<PasskeyRecord[]>;
+  findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | null>;
+  passkeyUsed(id: string, signCount: number, at: Date): Promise<void>;
+  /** Deletes the passkey (only the user's when `userId` is given) and returns it; null when there was none. */
+  deletePasskey(id: string, userId?: string): Promise<PasskeyRecord | null>;
   /**
    * Makes every failed delivery to the organisation's enabled endpoints pending and due now, with a fresh give-up
    * time (as one redelivery each); returns their ids.
@@ -104,8 +137,16 @@ export interface DashboardWrites {
 }
 
 export interface DashboardStore extends DashboardWrites {
-  /** Deletes failures, sessions and links past these moments (links: used or expired before); returns how many. */
-  purge(before: { failuresBefore: Date; sessionsExpiredBefore: Date; linksBefore: Date }): Promise<number>;
+  /**
+   * Deletes failures, sessions, links and passkey challenges past these moments (links: used or expired before),
+   * and clears the whole answers (body, headers) of webhook attempts made before `webhookResponsesBefore`.
+   */
+  purge(before: {
+    failuresBefore: Date;
+    sessionsExpiredBefore: Date;
+    linksBefore: Date;
+    webhookResponsesBefore: Date;
+  }): Promise<number>;
   /** The sessions list and a session's story (docs/dashboard.md#sessions-list). */
   readonly sessions: DashboardSessionReader;
   transaction<T>(work: (tx: DashboardWrites) => Promise<T>): Promise<T>;

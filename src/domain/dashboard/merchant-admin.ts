@@ -204,6 +204,25 @@ export async function updateSettingsFromDashboard(
   return after;
 }
 
+/**
+ * Uploads (bytes) or removes (null) the logo (role `manage_settings`), with the rules of `kassa orgs update --logo`:
+ * PNG or WebP told by their bytes, at most 100 KB (docs/decisions/0017-logos-served-by-kassa.md).
+ */
+export async function setLogoFromDashboard(
+  ctx: DomainContext,
+  principal: Principal,
+  organisationId: string,
+  logo: Buffer | null,
+  address: string,
+): Promise<DashboardSettings> {
+  const by = actor(ctx, principal, organisationId, address);
+  by.check('manage_settings');
+  await setBranding(ctx, organisationId, { logo });
+  const after = await readSettingsForDashboard(ctx, principal, organisationId);
+  await by.audit('settings.updated', { logo_sha256: after.logoSha256 });
+  return after;
+}
+
 /** A session's refunds (role `read`), oldest first. */
 export function listRefundsForDashboard(
   ctx: DomainContext,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../context.js';
 import { DomainError, notFound, unauthorised } from '../shared/errors.js';
 import { isUuid } from '../shared/uuid.js';
-import type { DashboardLinkKind, DashboardWrites, MembershipRecord } from './dashboard-ports.js';
+import type { AuditEntry, DashboardLinkKind, DashboardWrites, MembershipRecord } from './dashboard-ports.js';
 import { checkPasswordRules, hashPassword, UNUSABLE_HASH, verifyPassword } from './passwords.js';
 import type { DashboardRole } from './roles.js';
 import { dashboardLinkUrl, newToken, tokenHash } from './tokens.js';
@@ -50,12 +50,25 @@ export interface Principal {
   readonly memberships: readonly MembershipRecord[];
 }
 
-async function startSession(tx: DashboardWrites, ctx: DomainContext, userId: string, address: string) {
+/** Starts a signed-in session for the account (after a password, a link or a passkey). */
+export async function startSession(tx: DashboardWrites, ctx: DomainContext, userId: string, address: string) {
   const token = newToken();
   const csrfToken = newToken();
   const expiresAt = new Date(ctx.clock().getTime() + SESSION_IDLE_HOURS * 3_600_000);
   await tx.insertSession({ id: randomUUID(), tokenHash: tokenHash(token), userId, csrfToken, address, expiresAt });
   return { token, csrfToken, userId, expiresAt };
+}
+
+/** Refuses with SignInThrottled when the account or the address has too many recent failed sign-ins. */
+export async function checkSignInThrottle(ctx: DomainContext, by: { email: string } | { address: string }) {
+  const now = ctx.clock();
+  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MINUTES * 60_000);
+  const failures = await ctx.store.dashboard.failuresSince(since, by);
+  const perAccount = 'email' in by;
+  if (failures.count < (perAccount ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS)) return;
+  const oldest = (failures.oldest ?? now).getTime();
+  const retryAfter = Math.max(1, Math.ceil((oldest + SIGN_IN_WINDOW_MINUTES * 60_000 - now.getTime()) / 1000));
+  throw new SignInThrottled(retryAfter, perAccount ? 'for this account' : 'from this address');
 }
 
 /**
@@ -69,16 +82,8 @@ export async function signIn(
 ): Promise<StartedSession> {
   const store = ctx.store.dashboard;
   const email = input.email.trim().toLowerCase();
-  const now = ctx.clock();
-  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MINUTES * 60_000);
-  const retryAfter = (oldest: Date | null) =>
-    Math.max(1, Math.ceil(((oldest ?? now).getTime() + SIGN_IN_WINDOW_MINUTES * 60_000 - now.getTime()) / 1000));
-  const byAccount = await store.failuresSince(since, { email });
-  if (byAccount.count >= SIGN_IN_FAILURES_PER_ACCOUNT)
-    throw new SignInThrottled(retryAfter(byAccount.oldest), 'for this account');
-  const byAddress = await store.failuresSince(since, { address });
-  if (byAddress.count >= SIGN_IN_FAILURES_PER_ADDRESS)
-    throw new SignInThrottled(retryAfter(byAddress.oldest), 'from this address');
+  await checkSignInThrottle(ctx, { email });
+  await checkSignInThrottle(ctx, { address });
   const user = await store.findUserByEmail(email);
   const matches = await verifyPassword(input.password, user?.passwordHash ?? UNUSABLE_HASH);
   if (!user || !matches || user.passwordHash === null || user.disabledAt) {
@@ -93,9 +98,16 @@ export async function signIn(
   });
 }
 
-async function auditSignIn(tx: DashboardWrites, userId: string, address: string, action: string) {
+/** Writes a sign-in to the audit log of every organisation the account belongs to. */
+export async function auditSignIn(
+  tx: DashboardWrites,
+  userId: string,
+  address: string | null,
+  action: string,
+  details: AuditEntry['details'] = {},
+) {
   for (const membership of await tx.membershipsOf(userId))
-    await tx.audit({ organisationId: membership.organisationId, userId, action, details: {}, address });
+    await tx.audit({ organisationId: membership.organisationId, userId, action, details, address });
 }
 
 async function claimLink(tx: DashboardWrites, ctx: DomainContext, token: string, kind: DashboardLinkKind) {

@@ -11,7 +11,12 @@ import {
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../webhooks/webhook-endpoints.js';
-import type { WebhookDeliveryStatus, WebhookEndpointRecord } from '../webhooks/webhook-ports.js';
+import type {
+  ReceiverResponse,
+  WebhookAttemptRecord,
+  WebhookDeliveryStatus,
+  WebhookEndpointRecord,
+} from '../webhooks/webhook-ports.js';
 import { toEventEnvelope } from '../webhooks/webhook.views.js';
 import { requirePermission } from './roles.js';
 import { roleIn, type Principal } from './sign-in.js';
@@ -189,15 +194,61 @@ export async function rotateWebhookSecretFromDashboard(
   return changed(rotated.endpoint, rotated.secret, rotated.previousSecretExpiresAt);
 }
 
-export interface DashboardDeliveryAttempt {
+/** How long a receiver's whole answer and headers are kept; the first 1,024 bytes stay (docs/dashboard.md#webhooks). */
+export const WHOLE_RESPONSE_KEEP_DAYS = 30;
+/** The start of an answer kept for good (src/webhooks/http-post.ts cuts it there). */
+const EXCERPT_BYTES = 1024;
+
+/** What the page shows of a receiver's answer: the whole of it as kept, whether that is all of it, its headers. */
+export interface DashboardResponse {
+  /** The body as kept: whole up to 64 KiB, or its first 1,024 bytes for an attempt whose answer was cleared. */
+  readonly response: string | null;
+  readonly responseTruncated: boolean;
+  /** The whole answer's size in bytes, when known. */
+  readonly responseSize: number | null;
+  /** Null when not kept (no answer, or cleared). */
+  readonly responseHeaders: Readonly<Record<string, string>> | null;
+}
+
+export interface DashboardDeliveryAttempt extends DashboardResponse {
   readonly attempt: number;
   readonly httpStatus: number | null;
   readonly latencyMs: number;
   readonly error: string | null;
-  /** The receiver's answer as the delivery worker kept it (its first 1,024 bytes). */
-  readonly response: string | null;
   readonly at: Date;
 }
+
+function responseOf(
+  excerpt: string | null,
+  kept: ReceiverResponse | null | undefined,
+  known: { responseSize?: number | null; responseTruncated?: boolean } = {},
+): DashboardResponse {
+  if (kept)
+    return {
+      response: kept.body,
+      responseTruncated: kept.truncated,
+      responseSize: kept.size,
+      responseHeaders: kept.headers,
+    };
+  // Only the excerpt (cleared, or from before whole answers were kept): cut when it fills its 1,024 bytes.
+  const bytes = excerpt === null ? 0 : Buffer.byteLength(excerpt);
+  const cut = known.responseTruncated === true || bytes >= EXCERPT_BYTES;
+  return {
+    response: excerpt,
+    responseTruncated: cut,
+    responseSize: known.responseSize ?? (excerpt === null || cut ? null : bytes),
+    responseHeaders: null,
+  };
+}
+
+const attemptView = (attempt: WebhookAttemptRecord): DashboardDeliveryAttempt => ({
+  attempt: attempt.attempt,
+  httpStatus: attempt.statusCode,
+  latencyMs: attempt.latencyMs,
+  error: attempt.error,
+  ...responseOf(attempt.responseExcerpt, attempt.response, attempt),
+  at: attempt.createdAt,
+});
 
 export interface DashboardDeliveryDetail {
   readonly id: string;
@@ -230,14 +281,7 @@ export async function readDeliveryFromDashboard(
     eventType: delivery.eventType,
     status: delivery.status,
     requestBody: JSON.stringify(toEventEnvelope(event)),
-    attempts: delivery.attemptLog.map((attempt) => ({
-      attempt: attempt.attempt,
-      httpStatus: attempt.statusCode,
-      latencyMs: attempt.latencyMs,
-      error: attempt.error,
-      response: attempt.responseExcerpt,
-      at: attempt.createdAt,
-    })),
+    attempts: delivery.attemptLog.map(attemptView),
   };
 }
 
@@ -246,17 +290,22 @@ export type WebhookPost = (
   url: string,
   body: string,
   headers: Record<string, string>,
-) => Promise<{ statusCode: number | null; error: string | null; responseExcerpt: string | null; latencyMs: number }>;
+) => Promise<{
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  response?: ReceiverResponse | null;
+  latencyMs: number;
+}>;
 
 /** The type of the test event; never in the outbox, the events feed or an endpoint's filter. */
 export const TEST_EVENT_TYPE = 'kassa.test';
 
-export interface WebhookTestResult {
+export interface WebhookTestResult extends DashboardResponse {
   readonly requestBody: string;
   readonly httpStatus: number | null;
   readonly latencyMs: number;
   readonly error: string | null;
-  readonly response: string | null;
 }
 
 /**
@@ -290,7 +339,7 @@ export async function sendWebhookTestEvent(
     httpStatus: result.statusCode,
     latencyMs: Math.round(result.latencyMs),
     error: result.error,
-    response: result.responseExcerpt,
+    ...responseOf(result.responseExcerpt, result.response),
   };
 }
 

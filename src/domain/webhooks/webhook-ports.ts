@@ -29,12 +29,27 @@ export interface WebhookEndpointPatch {
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
+/** What a receiver answered: its body up to 64 KiB (docs/dashboard.md#webhooks) and its headers. */
+export interface ReceiverResponse {
+  readonly body: string;
+  /** Bytes read, or the Content-Length when the body was cut; null when cut without one. */
+  readonly size: number | null;
+  readonly truncated: boolean;
+  /** Lower-case names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 export interface WebhookAttemptRecord {
   readonly attempt: number;
   readonly statusCode: number | null;
   readonly latencyMs: number;
   readonly error: string | null;
   readonly responseExcerpt: string | null;
+  /** The whole answer as kept; null when none is (no answer, an older attempt, or cleared after 30 days). */
+  readonly response?: ReceiverResponse | null;
+  /** What is known of the answer once its body is cleared: its size and whether the excerpt is less than it. */
+  readonly responseSize?: number | null;
+  readonly responseTruncated?: boolean;
   readonly createdAt: Date;
 }
 
@@ -80,6 +95,7 @@ export interface AttemptOutcome {
   readonly latencyMs: number;
   readonly error: string | null;
   readonly responseExcerpt: string | null;
+  readonly response?: ReceiverResponse | null;
   /** Wait before the next attempt when this one failed. */
   readonly retryDelayMs: number;
 }

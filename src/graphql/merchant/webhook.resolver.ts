@@ -7,6 +7,7 @@ import {
   rotateWebhookSecretFromDashboard,
   sendTestEventFromDashboard,
   setWebhookEnabledFromDashboard,
+  type DashboardResponse,
 } from '../../domain/dashboard/webhooks.js';
 import { unavailable } from '../../domain/shared/errors.js';
 import type { MerchantContext } from './context.js';
@@ -17,6 +18,15 @@ import {
   MerchantWebhookEndpointChange,
   MerchantWebhookTestResult,
 } from './webhook.types.js';
+
+/** The answer's headers as a list of { name, value }, as the schema gives them. */
+function withHeaderList<T extends DashboardResponse>(kept: T) {
+  const headers = kept.responseHeaders;
+  return {
+    ...kept,
+    responseHeaders: headers ? Object.entries(headers).map(([name, value]) => ({ name, value })) : null,
+  };
+}
 
 /** The merchant schema's webhooks (docs/dashboard.md#webhooks): endpoints with deliveries, redeliver the failed. */
 @Resolver()
@@ -52,7 +62,8 @@ export class MerchantWebhookResolver {
     @Arg('id', () => ID) id: string,
     @Ctx() { domain, principal }: MerchantContext,
   ): Promise<MerchantWebhookDeliveryDetail> {
-    return (await readDeliveryFromDashboard(domain, principal, organisationId, id)) as MerchantWebhookDeliveryDetail;
+    const delivery = await readDeliveryFromDashboard(domain, principal, organisationId, id);
+    return { ...delivery, attempts: delivery.attempts.map(withHeaderList) } as MerchantWebhookDeliveryDetail;
   }
 
   @Authorized('manage_webhooks')
@@ -113,6 +124,8 @@ export class MerchantWebhookResolver {
     @Ctx() { domain, principal, clientAddress, postWebhook }: MerchantContext,
   ): Promise<MerchantWebhookTestResult> {
     if (!postWebhook) throw unavailable('This Kassa sends no webhooks');
-    return sendTestEventFromDashboard(domain, principal, organisationId, id, postWebhook, clientAddress);
+    return withHeaderList(
+      await sendTestEventFromDashboard(domain, principal, organisationId, id, postWebhook, clientAddress),
+    );
   }
 }

@@ -99,6 +99,15 @@ export class MerchantWebhookEndpointChange {
   previousSecretExpiresAt!: Date | null;
 }
 
+@ObjectType('MerchantHttpHeader', { description: 'A response header: lower-case name, repeated values joined.' })
+export class MerchantHttpHeader {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String)
+  value!: string;
+}
+
 @ObjectType('MerchantWebhookAttempt', { description: 'One HTTP attempt of a delivery and what the receiver answered.' })
 export class MerchantWebhookAttempt {
   @Field(() => Int)
@@ -113,8 +122,24 @@ export class MerchantWebhookAttempt {
   @Field(() => String, { nullable: true })
   error!: string | null;
 
-  @Field(() => String, { nullable: true, description: "The receiver's answer as kept (its first 1,024 bytes)." })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The receiver's answer as kept: whole up to 64 KiB (its first 1,024 bytes once cleared after 30 days).",
+  })
   response!: string | null;
+
+  @Field(() => Boolean, { description: 'Whether `response` is less than the whole answer.' })
+  responseTruncated!: boolean;
+
+  @Field(() => Int, { nullable: true, description: "The whole answer's size in bytes, when known." })
+  responseSize!: number | null;
+
+  @Field(() => [MerchantHttpHeader], {
+    nullable: true,
+    description: "The answer's headers; null when not kept (no answer, or cleared after 30 days).",
+  })
+  responseHeaders!: MerchantHttpHeader[] | null;
 
   @Field(() => DateTimeScalar)
   at!: Date;
@@ -157,6 +182,22 @@ export class MerchantWebhookTestResult {
   @Field(() => String, { nullable: true })
   error!: string | null;
 
-  @Field(() => String, { nullable: true, description: "The answer's first 1,024 bytes." })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The receiver's answer as kept: whole up to 64 KiB (its first 1,024 bytes once cleared after 30 days).",
+  })
   response!: string | null;
+
+  @Field(() => Boolean, { description: 'Whether `response` is less than the whole answer.' })
+  responseTruncated!: boolean;
+
+  @Field(() => Int, { nullable: true, description: "The whole answer's size in bytes, when known." })
+  responseSize!: number | null;
+
+  @Field(() => [MerchantHttpHeader], {
+    nullable: true,
+    description: "The answer's headers; null when the receiver did not answer.",
+  })
+  responseHeaders!: MerchantHttpHeader[] | null;
 }
