@@ -83,9 +83,9 @@ export class NetworkWatcher {
       if (this.lastError) this.watched.logger.info({ network: network.slug }, 'chain watcher recovered');
       this.lastError = null;
     } catch (error) {
-      // The first line that says something (Prisma's messages start with an empty one).
-      const text = (error as Error).message ?? String(error);
-      const message = text.split('\n').find((line) => line.trim() !== '') ?? String(error);
+      // The line that says what happened: the first, or the last of a Prisma error ("Invalid … invocation:" first).
+      const lines = ((error as Error).message ?? String(error)).split('\n').filter((line) => line.trim() !== '');
+      const message = (lines[0]?.startsWith('Invalid `') ? lines.at(-1) : lines[0]) ?? String(error);
       // An unreachable RPC must not flood the log: report each new problem once.
       if (message !== this.lastError) {
         this.watched.logger.warn({ network: network.slug, err: message }, 'chain watcher tick failed; retrying');
