@@ -17,6 +17,7 @@
 //   deposit-create  create in deposit mode against the shared wallet, interleaved (bench/deposit-create.mjs).
 //   dashboard  the dashboard's sessions list at a million sessions and a 100,000-row export (bench/dashboard.mjs).
 //   cold       reads of sessions nobody has read yet, and with 1,000,000 more stored (bench/cold-reads.mjs).
+//   watcher    RPC calls and CPU of one watcher range, 100 against 100,000 open deposit addresses (bench/watcher-scale.mjs).
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_ONLY (comma-separated sections),
 //      BENCH_CAPACITY_STEPS (100,250: the KASSA_UNIQUE_AMOUNT_STEPS values the capacity section counts with),
@@ -57,7 +58,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'postgres,cold,embedded,chain,webhooks,capacity,deposits,deposit-create,dashboard')
+  (process.env.BENCH_ONLY ?? 'postgres,cold,embedded,chain,webhooks,capacity,deposits,deposit-create,dashboard,watcher')
     .split(',')
     .map((s) => s.trim()),
 );
@@ -660,7 +661,10 @@ async function main() {
     report.depositCreate = await depositCreate.runDepositCreateBench({ databaseUrl, seconds, connections });
   }
   if (only.has('dashboard')) report.dashboard = await runDashboardBench();
+  const watcher = only.has('watcher') ? await import('./watcher-scale.mjs') : null;
+  if (watcher) report.watcher = await watcher.runWatcherScaleBench();
   print(report);
+  if (watcher) watcher.printWatcherScale(report.watcher, (text, width) => String(text).padEnd(width));
   if (depositCreate) depositCreate.printDepositCreate(report.depositCreate);
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   writeFileSync(path.join(root, 'bench/results/latest.json'), JSON.stringify(report, null, 2));

@@ -61,13 +61,16 @@ export class NetworkWatcher {
       const rewound = (await undoReorganisation(this.watched, head, start)) ? await lease() : leased;
       if (rewound === null) return;
       let next: bigint = rewound;
-      const wallets = new Set(await ledger.watchedWallets(network.slug, ctx.clock()));
+      const watchedWallets = await ledger.watchedWallets(network.slug, ctx.clock());
+      const wallets = new Set(watchedWallets.map((wallet) => wallet.address));
+      // Deposit addresses get a native balance check per range; none open, none asked (the books query included).
+      const deposits = watchedWallets.filter((wallet) => wallet.deposit).map((wallet) => wallet.address);
       while (next <= head) {
         const nativeScan = network.nativeAsset && wallets.size > 0;
         const span = BigInt(nativeScan ? Math.min(maxBlocksPerRange, NATIVE_BLOCKS_PER_RANGE) : maxBlocksPerRange);
         const to: bigint = next + span - 1n < head ? next + span - 1n : head;
         // Not recorded: the lease was lost or another scanner raced us; the leader carries on.
-        if (!(await this.scanner.scanRange(next, to, wallets))) return;
+        if (!(await this.scanner.scanRange(next, to, wallets, deposits))) return;
         next = to + 1n;
         metrics?.chainCursor.set({ network: network.slug }, Number(next));
       }
@@ -80,7 +83,9 @@ export class NetworkWatcher {
       if (this.lastError) this.watched.logger.info({ network: network.slug }, 'chain watcher recovered');
       this.lastError = null;
     } catch (error) {
-      const message = (error as Error).message?.split('\n')[0] ?? String(error);
+      // The line that says what happened: the first, or the last of a Prisma error ("Invalid … invocation:" first).
+      const lines = ((error as Error).message ?? String(error)).split('\n').filter((line) => line.trim() !== '');
+      const message = (lines[0]?.startsWith('Invalid `') ? lines.at(-1) : lines[0]) ?? String(error);
       // An unreachable RPC must not flood the log: report each new problem once.
       if (message !== this.lastError) {
         this.watched.logger.warn({ network: network.slug, err: message }, 'chain watcher tick failed; retrying');

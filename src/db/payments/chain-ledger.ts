@@ -2,7 +2,7 @@ import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { AssetTicker } from '../../domain/shared/assets.js';
 import { OPEN_STATUSES } from '../../domain/sessions/checkout-session.js';
 import { toDecimal } from '../../domain/shared/money.js';
-import type { ChainLedger, DepositNativeBook, ScannedRange } from '../../domain/payments/chain-ports.js';
+import type { ChainLedger, DepositNativeBook, ScannedRange, WatchedWallet } from '../../domain/payments/chain-ports.js';
 import type { Attribution, ChainTransfer, PaymentRecord } from '../../domain/payments/payment-ports.js';
 import type { TransferSnapshot } from '../../domain/payments/amount-facts.js';
 import type { ScanOutcome } from '../../domain/payments/decide.js';
@@ -70,27 +70,40 @@ export class PrismaChainLedger implements ChainLedger {
       UPDATE chain_cursors SET leader = NULL, lease_until = NULL WHERE network = ${network} AND leader = ${instanceId}`;
   }
 
-  async watchedWallets(network: string, now: Date): Promise<string[]> {
-    const rows = await this.prisma.$queryRaw<Array<{ wallet: string }>>`
-      SELECT DISTINCT lower(n.wallet_address) AS wallet
+  async watchedWallets(network: string, now: Date): Promise<WatchedWallet[]> {
+    const rows = await this.prisma.$queryRaw<Array<{ wallet: string; deposit: boolean }>>`
+      SELECT lower(n.wallet_address) AS wallet, bool_or(s.receiving_mode = 'deposit_addresses') AS deposit
         FROM checkout_session_networks n
         JOIN checkout_sessions s ON s.id = n.session_id
         JOIN organisations o ON o.id = s.organisation_id
        WHERE n.network = ${network}
          AND (s.status::text = ANY(${OPEN})
-              OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})`;
-    return rows.map((row) => row.wallet);
+              OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})
+       GROUP BY 1`;
+    return rows.map((row) => ({ address: row.wallet, deposit: row.deposit }));
   }
 
-  async depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]> {
+  async depositNativeBooks(
+    network: string,
+    beforeBlock: bigint,
+    now: Date,
+    holding: readonly string[],
+  ): Promise<DepositNativeBook[]> {
     // Joined and grouped (not a subquery per address), so the cost grows with the rows, not addresses × rows.
     const rows = await this.prisma.$queryRaw<Array<{ address: string; known: string }>>`
-      WITH watched AS (
+      WITH asked AS (
+        SELECT unnest(${holding}::text[]) AS address
+        UNION
+        SELECT lower(i.deposit_address) FROM deposit_collection_items i
+          JOIN deposit_collections c ON c.id = i.collection_id
+         WHERE c.network = ${network} AND i.token_address IS NULL),
+      watched AS (
         SELECT DISTINCT lower(n.wallet_address) AS address
           FROM checkout_session_networks n
           JOIN checkout_sessions s ON s.id = n.session_id
           JOIN organisations o ON o.id = s.organisation_id
          WHERE n.network = ${network} AND s.receiving_mode = 'deposit_addresses'
+           AND lower(n.wallet_address) IN (SELECT address FROM asked)
            AND (s.status::text = ANY(${OPEN})
                 OR s.expires_at + make_interval(mins => o.late_payment_window_minutes) > ${now})),
       arrived AS (

@@ -111,12 +111,17 @@ export interface ChainLedger {
   ): Promise<bigint | null>;
   releaseNetwork(network: string, instanceId: string): Promise<void>;
   /** Receiving wallets to watch: of open sessions and of sessions inside their late-payment window. */
-  watchedWallets(network: string, now: Date): Promise<string[]>;
+  watchedWallets(network: string, now: Date): Promise<WatchedWallet[]>;
   /**
-   * Deposit addresses watched on `network` (open sessions and those inside their late window), each with the native
-   * coin recorded as arriving there before `beforeBlock` less what recorded collects took by then, in base units.
+   * Watched deposit addresses on `network` in `holding` or ever collected: the native coin recorded arriving before
+   * `beforeBlock` less what recorded collects took by then, in base units (open or late-window sessions only).
    */
-  depositNativeBooks(network: string, beforeBlock: bigint, now: Date): Promise<DepositNativeBook[]>;
+  depositNativeBooks(
+    network: string,
+    beforeBlock: bigint,
+    now: Date,
+    holding: readonly string[],
+  ): Promise<DepositNativeBook[]>;
   /** The newest recorded block hashes, newest first. */
   recordedBlocks(network: string, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
   /**
@@ -155,6 +160,12 @@ export interface ChainLedger {
 }
 
 /** A deposit address and the native coin Kassa's records say it holds (docs/payment-detection.md). */
+/** A watched receiving wallet; `deposit` when it is a deposit-mode session's own address. */
+export interface WatchedWallet {
+  readonly address: string;
+  readonly deposit: boolean;
+}
+
 export interface DepositNativeBook {
   readonly address: string;
   readonly known: bigint;
