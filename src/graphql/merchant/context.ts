@@ -1,6 +1,6 @@
 import type { DomainContext } from '../../domain/context.js';
 import type { Principal } from '../../domain/dashboard/sign-in.js';
-import type { WebhookPost } from '../../domain/dashboard/webhooks.js';
+import type { WebhookPost } from '../../domain/dashboard/webhooks/webhooks.js';
 
 /** What the merchant schema's resolvers get: the domain and the signed-in person (checked before execution). */
 export interface MerchantContext {

@@ -12,7 +12,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { specifiedRules } from 'graphql';
 import { GRAPHQL_LIMITS, GRAPHQL_PARSE_OPTIONS } from '../protection.js';
 import type { MerchantContext } from './context.js';
-import type { WebhookPost } from '../../domain/dashboard/webhooks.js';
+import type { WebhookPost } from '../../domain/dashboard/webhooks/webhooks.js';
 import { merchantSchema } from './schema.js';
 
 export const MERCHANT_GRAPHQL_PATH = '/dashboard/graphql';

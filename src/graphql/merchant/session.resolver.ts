@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { redeliverFromDashboard } from '../../domain/dashboard/webhook-redelivery.js';
+import { redeliverFromDashboard } from '../../domain/dashboard/webhooks/webhook-redelivery.js';
 import { listSessions, readSessionStory } from '../../domain/dashboard/session-list.js';
 import type { MerchantContext } from './context.js';
 import {

@@ -8,7 +8,7 @@ import {
   sendTestEventFromDashboard,
   setWebhookEnabledFromDashboard,
   type DashboardResponse,
-} from '../../domain/dashboard/webhooks.js';
+} from '../../domain/dashboard/webhooks/webhooks.js';
 import { unavailable } from '../../domain/shared/errors.js';
 import type { MerchantContext } from './context.js';
 import {

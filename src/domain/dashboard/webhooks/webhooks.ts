@@ -1,25 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import type { DomainContext } from '../context.js';
-import { signPayload } from '../organisations/signatures.js';
-import { activeSecrets } from '../webhooks/webhook-secrets.js';
-import { notFound } from '../shared/errors.js';
-import { isUuid } from '../shared/uuid.js';
+import type { DomainContext } from '../../context.js';
+import { signPayload } from '../../organisations/signatures.js';
+import { activeSecrets } from '../../webhooks/webhook-secrets.js';
+import { notFound } from '../../shared/errors.js';
+import { isUuid } from '../../shared/uuid.js';
 import {
   createWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
   rotateWebhookSecret,
   updateWebhookEndpoint,
-} from '../webhooks/webhook-endpoints.js';
+} from '../../webhooks/webhook-endpoints.js';
 import type {
   ReceiverResponse,
   WebhookAttemptRecord,
   WebhookDeliveryStatus,
   WebhookEndpointRecord,
-} from '../webhooks/webhook-ports.js';
-import { toEventEnvelope } from '../webhooks/webhook.views.js';
-import { requirePermission } from './roles.js';
-import { roleIn, type Principal } from './sign-in.js';
+} from '../../webhooks/webhook-ports.js';
+import { toEventEnvelope } from '../../webhooks/webhook.views.js';
+import { requirePermission } from '../roles.js';
+import { roleIn, type Principal } from '../sign-in.js';
 
 /** How many of each endpoint's deliveries the webhooks page shows, newest first. */
 export const DELIVERIES_PER_ENDPOINT = 20;

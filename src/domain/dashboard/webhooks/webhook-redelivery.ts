@@ -1,9 +1,9 @@
-import type { DomainContext } from '../context.js';
-import { notFound } from '../shared/errors.js';
-import { isUuid } from '../shared/uuid.js';
-import { getWebhookEndpoint } from '../webhooks/webhook-endpoints.js';
-import { requirePermission } from './roles.js';
-import { roleIn, type Principal } from './sign-in.js';
+import type { DomainContext } from '../../context.js';
+import { notFound } from '../../shared/errors.js';
+import { isUuid } from '../../shared/uuid.js';
+import { getWebhookEndpoint } from '../../webhooks/webhook-endpoints.js';
+import { requirePermission } from '../roles.js';
+import { roleIn, type Principal } from '../sign-in.js';
 
 /**
  * Queues one delivery again, due at once with a fresh give-up time, as `kassa webhooks redeliver` does; another
