@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
-import { dashboardMember, merchantGraphql, type DashboardMember } from '../support/dashboard-client.js';
+import {
+  dashboardMember,
+  dashboardRequest,
+  merchantGraphql,
+  type DashboardMember,
+} from '../support/dashboard-client.js';
 import { signedRequest } from '../support/webhooks.js';
 import { paidSession, randomWallet, refundRows, type PaidSession } from '../support/refunds.js';
 
@@ -182,4 +187,48 @@ describe('refunds on the merchant GraphQL API', () => {
     });
     expect(foreign.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
+});
+
+describe("the dashboard's refund routes (the Refund button)", () => {
+  const post = (member: DashboardMember, path: string, json: unknown) =>
+    dashboardRequest(node.kassa.url, 'POST', path, {
+      cookie: member.cookie,
+      json,
+      headers: { 'X-CSRF-Token': member.csrf },
+    });
+
+  it(
+    'refuse a role below admin and a stranger, writing nothing; an admin creates and a viewer reads',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const org = paid.merchant.organisationId;
+      const fresh = await paidSession(chain, node, 'USDT', '0', paid.merchant);
+      const path = `/dashboard/api/organisations/${org}/sessions/${fresh.id}/refunds`;
+      const before = await refundRows(node.kassa, org);
+      const form = { kind: 'part', amount: '0.5', destination: randomWallet() };
+      for (const [member, status] of [
+        [members.viewer, 403],
+        [members.developer, 403],
+        [members.stranger, 404],
+      ] as const) {
+        const refused = await post(member, path, form);
+        expect(refused.status, refused.text).toBe(status);
+        expect(await refundRows(node.kassa, org)).toEqual(before);
+      }
+      const made = await post(members.admin, path, form);
+      expect(made.status, made.text).toBe(201);
+      const id = made.json<{ id: string }>().id;
+      const read = await dashboardRequest(node.kassa.url, 'GET', path, { cookie: members.viewer.cookie });
+      expect(read.status, read.text).toBe(200);
+      expect(read.json<{ data: Array<{ id: string }> }>().data.map((refund) => refund.id)).toContain(id);
+      const sent = `/dashboard/api/organisations/${org}/refunds/${id}/sent`;
+      const report = await post(members.viewer, sent, { tx_hash: `0x${'ab'.repeat(32)}` });
+      expect(report.status, report.text).toBe(403);
+      const foreign = await dashboardRequest(node.kassa.url, 'GET', path, { cookie: members.stranger.cookie });
+      expect(foreign.status, foreign.text).toBe(404);
+      await merchantGraphql(node.kassa, members.admin, CANCEL, { org, id });
+    },
+  );
 });
