@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { LongestFirst } from './test/support/longest-first.js';
 import { defineConfig } from 'vitest/config';
 
 // One graphql for everyone: Vite would resolve our `import 'graphql'` to its ESM build while
@@ -31,7 +30,6 @@ const maxWorkers = Math.max(3, availableParallelism() + 1);
 export default defineConfig({
   test: {
     maxWorkers,
-    sequence: { sequencer: LongestFirst },
     projects: [
       { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       {
