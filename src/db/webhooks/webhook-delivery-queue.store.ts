@@ -73,7 +73,7 @@ export function webhookDeliveryQueue(prisma: PrismaClient): DeliveryQueue {
           if (deliveries.length === 0) continue;
           const endpoint = await tx.webhookEndpoint.findUnique({ where: { id: endpointId } });
           const events = await tx.$queryRaw<EventRow[]>`
-            SELECT ${EVENT_COLUMNS} FROM outbox_events WHERE id::text = ANY(${deliveries.map((d) => d.event_id)})`;
+            SELECT ${EVENT_COLUMNS} FROM outbox_events WHERE id = ANY(${deliveries.map((d) => d.event_id)}::uuid[])`;
           const eventById = new Map(events.map((event) => [event.id, event]));
           if (!endpoint) continue;
           for (const delivery of [...deliveries].sort((a, b) => Number(a.position - b.position))) {
