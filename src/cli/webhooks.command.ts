@@ -11,7 +11,7 @@ import {
 } from '../domain/webhooks/webhook-endpoints.js';
 import { toDeliveryView, toEndpointView } from '../domain/webhooks/webhook.views.js';
 import { invalid } from '../domain/shared/errors.js';
-import { sendWebhookTestEvent } from '../domain/dashboard/webhooks/webhooks.js';
+import { sendWebhookTestEvent } from '../domain/dashboard/webhooks/webhook-test-event.js';
 import { postJson } from '../webhooks/http-post.js';
 import { printJson, printLine } from './output.js';
 import { withRuntime } from './with-runtime.js';

@@ -1,6 +1,6 @@
 import type { DomainContext } from '../context.js';
 import { SIGN_IN_WINDOW_MINUTES } from './sign-in.js';
-import { WHOLE_RESPONSE_KEEP_DAYS } from './webhooks/webhooks.js';
+import { WHOLE_RESPONSE_KEEP_DAYS } from './webhooks/webhook-deliveries.js';
 
 /** How long a used or expired one-time link is kept (to answer it as used rather than unknown for a while). */
 export const LINK_KEEP_HOURS = 24;

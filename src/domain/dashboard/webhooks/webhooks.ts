@@ -1,25 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import type { DomainContext } from '../../context.js';
-import { signPayload } from '../../organisations/signatures.js';
-import { activeSecrets } from '../../webhooks/webhook-secrets.js';
-import { notFound } from '../../shared/errors.js';
-import { isUuid } from '../../shared/uuid.js';
 import {
   createWebhookEndpoint,
-  getWebhookEndpoint,
   listWebhookEndpoints,
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../../webhooks/webhook-endpoints.js';
-import type {
-  ReceiverResponse,
-  WebhookAttemptRecord,
-  WebhookDeliveryStatus,
-  WebhookEndpointRecord,
-} from '../../webhooks/webhook-ports.js';
-import { toEventEnvelope } from '../../webhooks/webhook.views.js';
+import type { WebhookDeliveryStatus, WebhookEndpointRecord } from '../../webhooks/webhook-ports.js';
 import { requirePermission } from '../roles.js';
 import { roleIn, type Principal } from '../sign-in.js';
+import { sendWebhookTestEvent, type WebhookPost, type WebhookTestResult } from './webhook-test-event.js';
+
+// The merchant GraphQL API takes every dashboard webhook action from this module.
+export { readDeliveryFromDashboard, type DashboardResponse } from './webhook-deliveries.js';
+export type { WebhookPost } from './webhook-test-event.js';
 
 /** How many of each endpoint's deliveries the webhooks page shows, newest first. */
 export const DELIVERIES_PER_ENDPOINT = 20;
@@ -192,155 +185,6 @@ export async function rotateWebhookSecretFromDashboard(
     endpoint_id: rotated.endpoint.id,
   });
   return changed(rotated.endpoint, rotated.secret, rotated.previousSecretExpiresAt);
-}
-
-/** How long a receiver's whole answer and headers are kept; the first 1,024 bytes stay (docs/dashboard.md#webhooks). */
-export const WHOLE_RESPONSE_KEEP_DAYS = 30;
-/** The start of an answer kept for good (src/webhooks/http-post.ts cuts it there). */
-const EXCERPT_BYTES = 1024;
-
-/** What the page shows of a receiver's answer: the whole of it as kept, whether that is all of it, its headers. */
-export interface DashboardResponse {
-  /** The body as kept: whole up to 64 KiB, or its first 1,024 bytes for an attempt whose answer was cleared. */
-  readonly response: string | null;
-  readonly responseTruncated: boolean;
-  /** The whole answer's size in bytes, when known. */
-  readonly responseSize: number | null;
-  /** Null when not kept (no answer, or cleared). */
-  readonly responseHeaders: Readonly<Record<string, string>> | null;
-}
-
-export interface DashboardDeliveryAttempt extends DashboardResponse {
-  readonly attempt: number;
-  readonly httpStatus: number | null;
-  readonly latencyMs: number;
-  readonly error: string | null;
-  readonly at: Date;
-}
-
-function responseOf(
-  excerpt: string | null,
-  kept: ReceiverResponse | null | undefined,
-  known: { responseSize?: number | null; responseTruncated?: boolean } = {},
-): DashboardResponse {
-  if (kept)
-    return {
-      response: kept.body,
-      responseTruncated: kept.truncated,
-      responseSize: kept.size,
-      responseHeaders: kept.headers,
-    };
-  // Only the excerpt (cleared, or from before whole answers were kept): cut when it fills its 1,024 bytes.
-  const bytes = excerpt === null ? 0 : Buffer.byteLength(excerpt);
-  const cut = known.responseTruncated === true || bytes >= EXCERPT_BYTES;
-  return {
-    response: excerpt,
-    responseTruncated: cut,
-    responseSize: known.responseSize ?? (excerpt === null || cut ? null : bytes),
-    responseHeaders: null,
-  };
-}
-
-const attemptView = (attempt: WebhookAttemptRecord): DashboardDeliveryAttempt => ({
-  attempt: attempt.attempt,
-  httpStatus: attempt.statusCode,
-  latencyMs: attempt.latencyMs,
-  error: attempt.error,
-  ...responseOf(attempt.responseExcerpt, attempt.response, attempt),
-  at: attempt.createdAt,
-});
-
-export interface DashboardDeliveryDetail {
-  readonly id: string;
-  readonly endpointId: string;
-  readonly eventType: string;
-  readonly status: WebhookDeliveryStatus;
-  /** The JSON body every attempt sent (the event's envelope), as the delivery worker sends it. */
-  readonly requestBody: string;
-  readonly attempts: readonly DashboardDeliveryAttempt[];
-}
-
-/** One delivery of the organisation with the body it sends and every attempt's answer (role `read`). */
-export async function readDeliveryFromDashboard(
-  ctx: DomainContext,
-  principal: Principal,
-  organisationId: string,
-  deliveryId: string,
-): Promise<DashboardDeliveryDetail> {
-  requirePermission(roleIn(principal, organisationId), 'read');
-  const missing = () => notFound(`Webhook delivery ${deliveryId} not found`);
-  const delivery = isUuid(deliveryId) ? await ctx.store.webhooks.findDelivery(deliveryId) : null;
-  if (!delivery) throw missing();
-  const endpoint = await ctx.store.webhooks.findEndpoint(delivery.endpointId);
-  if (!endpoint || endpoint.organisationId !== organisationId) throw missing();
-  const event = await ctx.store.webhooks.findEvent(delivery.eventId);
-  if (!event) throw missing();
-  return {
-    id: delivery.id,
-    endpointId: delivery.endpointId,
-    eventType: delivery.eventType,
-    status: delivery.status,
-    requestBody: JSON.stringify(toEventEnvelope(event)),
-    attempts: delivery.attemptLog.map(attemptView),
-  };
-}
-
-/** One signed POST to a webhook endpoint under the delivery worker's rules (src/webhooks/http-post.ts). */
-export type WebhookPost = (
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-) => Promise<{
-  statusCode: number | null;
-  error: string | null;
-  responseExcerpt: string | null;
-  response?: ReceiverResponse | null;
-  latencyMs: number;
-}>;
-
-/** The type of the test event; never in the outbox, the events feed or an endpoint's filter. */
-export const TEST_EVENT_TYPE = 'kassa.test';
-
-export interface WebhookTestResult extends DashboardResponse {
-  readonly requestBody: string;
-  readonly httpStatus: number | null;
-  readonly latencyMs: number;
-  readonly error: string | null;
-}
-
-/**
- * One POST at once of an event of type kassa.test naming the endpoint, signed as deliveries are; its answer is
- * returned and nothing is stored or retried. `organisationId` null: any organisation's endpoint (the CLI).
- */
-export async function sendWebhookTestEvent(
-  ctx: DomainContext,
-  organisationId: string | null,
-  endpointId: string,
-  post: WebhookPost,
-): Promise<WebhookTestResult> {
-  const endpoint = await getWebhookEndpoint(ctx, organisationId, endpointId);
-  const now = ctx.clock();
-  const id = randomUUID();
-  const requestBody = JSON.stringify({
-    id,
-    type: TEST_EVENT_TYPE,
-    created_at: now.toISOString(),
-    data: { endpoint_id: endpoint.id, organisation_id: endpoint.organisationId },
-  });
-  const timestamp = String(now.getTime());
-  const signatures = activeSecrets(ctx, endpoint, now).map((secret) => signPayload(secret, timestamp, requestBody));
-  const result = await post(endpoint.url, requestBody, {
-    'X-Service-Event-Id': id,
-    'X-Service-Timestamp': timestamp,
-    'X-Service-Signature': signatures.join(','),
-  });
-  return {
-    requestBody,
-    httpStatus: result.statusCode,
-    latencyMs: Math.round(result.latencyMs),
-    error: result.error,
-    ...responseOf(result.responseExcerpt, result.response),
-  };
 }
 
 /** "Send a test event" in the dashboard (role `manage_webhooks`), audited with what the endpoint answered. */
