@@ -1,8 +1,8 @@
-import { fromBaseUnits } from '../domain/shared/money.js';
-import { NATIVE_COIN_DECIMALS } from '../domain/shared/networks.js';
 import { decide } from '../domain/payments/decide.js';
 import type { TransferSnapshot } from '../domain/payments/amount-facts.js';
 import type { ChainTransfer } from '../domain/payments/payment-ports.js';
+import { inParallel, internalNative, nativeTransfers, RPC_CONCURRENCY } from './native-transfers.js';
+import { rangeParts } from './range-parts.js';
 import { isRangeTooLarge, isTooManyTopics, type RpcBlock } from './rpc.js';
 import { addressTopic, blocksOf, decodeTransferLogs, TRANSFER_TOPIC } from './transfer-logs.js';
 import type { RawLog, TokenInfo } from './transfer-logs.js';
@@ -10,75 +10,6 @@ import type { WatchedNetwork } from './watched-network.js';
 
 // Wallets per eth_getLogs topic OR-list (geth and erigon refuse more than 1,000); halved while a provider refuses it.
 const WALLETS_PER_QUERY = 500;
-/** JSON-RPC reads of one scan in flight at once (blocks and their timestamps), instead of one after another. */
-const RPC_CONCURRENCY = 8;
-
-/** `work` over `items`, at most `limit` at once; the results in the items' order. */
-async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
-/** A payment found by a deposit address's balance (no transaction or log of its own): marked as such. */
-export const BALANCE_CHECK_LOG_INDEX = -2;
-const UNKNOWN_SENDER = '0x0000000000000000000000000000000000000000';
-/** The `tx_hash` of native coin found at `address` by the balance read at `block`: one per address and block. */
-export const balanceCheckHash = (block: bigint, address: string) => `balance:${block}:${address}`;
-
-/**
- * Transfers recorded in one database transaction at most, unless one block holds more: a range with more is recorded
- * in parts of whole blocks, so its transaction stays well inside its 30 s limit (1,000 took 30 s on a loaded host).
- */
-export const TRANSFERS_PER_WRITE = 200;
-
-interface RangePart {
-  readonly fromBlock: bigint;
-  readonly toBlock: bigint;
-  readonly toBlockHash: string;
-  readonly transfers: readonly ChainTransfer[];
-}
-
-/**
- * [from, to] as consecutive parts of whole blocks holding at most TRANSFERS_PER_WRITE transfers each (or one block's),
- * each ending at a block whose hash is known; the transfers keep their order within each part. One part when few.
- */
-export function rangeParts(from: bigint, to: bigint, toHash: string, transfers: readonly ChainTransfer[]): RangePart[] {
-  if (transfers.length <= TRANSFERS_PER_WRITE)
-    return [{ fromBlock: from, toBlock: to, toBlockHash: toHash, transfers }];
-  const perBlock = new Map<bigint, { hash: string; count: number }>();
-  for (const transfer of transfers) {
-    const block = perBlock.get(transfer.blockNumber);
-    if (block) block.count += 1;
-    else perBlock.set(transfer.blockNumber, { hash: transfer.blockHash, count: 1 });
-  }
-  const cuts: Array<{ number: bigint; hash: string }> = [];
-  let held = 0;
-  let last: { number: bigint; hash: string } | null = null;
-  for (const [number, block] of [...perBlock].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (last && held + block.count > TRANSFERS_PER_WRITE) {
-      cuts.push(last);
-      held = 0;
-    }
-    held += block.count;
-    last = { number, hash: block.hash };
-  }
-  const parts: RangePart[] = [];
-  let start = from;
-  for (const cut of [...cuts, { number: to, hash: toHash }]) {
-    const inPart = transfers.filter((t) => t.blockNumber >= start && t.blockNumber <= cut.number);
-    parts.push({ fromBlock: start, toBlock: cut.number, toBlockHash: cut.hash, transfers: inPart });
-    start = cut.number + 1n;
-  }
-  return parts;
-}
 
 /** What a scanned transfer does (docs/payment-rules.md, rule 2). */
 const judgeScanned = (snapshot: TransferSnapshot) => decide({ kind: 'transfer_scanned' }, snapshot);
@@ -118,13 +49,13 @@ export class BlockScanner {
     if (wallets.size > 0) {
       // Native coin: every block of the range is read anyway, and its timestamp serves the token logs too.
       const blocks = new Map<string, RpcBlock>();
-      const native = network.nativeAsset ? await this.nativeTransfers(from, to, wallets, blocks) : [];
+      const native = network.nativeAsset ? await nativeTransfers(this.watched, from, to, wallets, blocks) : [];
       const logs = await this.transferLogs(from, to, wallets);
       const times = await this.blockTimes(blocksOf(logs, wallets), blocks);
       transfers.push(...decodeTransferLogs(logs, network, this.tokens, wallets, times));
       transfers.push(...native);
       if (network.nativeAsset && deposits.length > 0) {
-        transfers.push(...(await this.internalNative(from, start, native, deposits)));
+        transfers.push(...(await internalNative(this.watched, from, start, native, deposits)));
       }
     }
     const end = await rpc.block(to);
@@ -228,92 +159,5 @@ export class BlockScanner {
       const lower = await this.logsSplitting(from, middle, walletTopics, calls);
       return lower.concat(await this.logsSplitting(middle + 1n, to, walletTopics, calls));
     }
-  }
-
-  /**
-   * Native coin that reached deposit addresses by internal transfers in [from, end]: what Multicall3 reads at `end`
-   * above what is recorded (`direct`: this range's) and not collected; only addresses holding coin need their books.
-   */
-  private async internalNative(
-    from: bigint,
-    end: RpcBlock,
-    direct: readonly ChainTransfer[],
-    deposits: readonly string[],
-  ): Promise<ChainTransfer[]> {
-    const { ctx, network, rpc } = this.watched;
-    const read = await rpc.nativeBalances(deposits, end.number);
-    if (!read) return [];
-    const balances = new Map<string, bigint>();
-    for (const [index, address] of deposits.entries()) if (read[index]! > 0n) balances.set(address, read[index]!);
-    const books = await ctx.store.chain.depositNativeBooks(network.slug, from, ctx.clock(), [...balances.keys()]);
-    if (books.length === 0) return [];
-    const arrived = new Map<string, bigint>();
-    for (const transfer of direct) arrived.set(transfer.to, (arrived.get(transfer.to) ?? 0n) + transfer.baseUnits);
-    const found: ChainTransfer[] = [];
-    let listed: Set<string> | undefined;
-    for (const book of books) {
-      // An address that opened after this tick's list was read: its balance is read next tick.
-      if (!balances.has(book.address) && !(listed ??= new Set(deposits)).has(book.address)) continue;
-      const unexplained = (balances.get(book.address) ?? 0n) - book.known - (arrived.get(book.address) ?? 0n);
-      if (unexplained <= 0n) continue;
-      found.push({
-        network: network.slug,
-        chainId: this.watched.chainId,
-        txHash: balanceCheckHash(end.number, book.address),
-        logIndex: BALANCE_CHECK_LOG_INDEX,
-        from: UNKNOWN_SENDER,
-        to: book.address,
-        asset: network.nativeAsset!,
-        tokenAddress: null,
-        baseUnits: unexplained,
-        amount: fromBaseUnits(unexplained, NATIVE_COIN_DECIMALS),
-        blockNumber: end.number,
-        blockHash: end.hash,
-        blockTime: new Date(Number(end.timestamp) * 1000),
-      });
-    }
-    return found;
-  }
-
-  /**
-   * Native-coin transfers to watched wallets that succeeded (a reverted transaction moves no value).
-   * Blocks are read RPC_CONCURRENCY at a time and kept in `blocks` (by hash) for the token logs' times.
-   */
-  private async nativeTransfers(
-    from: bigint,
-    to: bigint,
-    wallets: ReadonlySet<string>,
-    blocks: Map<string, RpcBlock>,
-  ): Promise<ChainTransfer[]> {
-    const { network, rpc } = this.watched;
-    const numbers: bigint[] = [];
-    for (let number = from; number <= to; number += 1n) numbers.push(number);
-    const read = await inParallel(numbers, RPC_CONCURRENCY, (number) => rpc.blockTransactions(number));
-    const transfers: ChainTransfer[] = [];
-    for (const found of read) {
-      if (!found) continue;
-      blocks.set(found.block.hash, found.block);
-      for (const tx of found.transactions) {
-        if (!tx.to || !wallets.has(tx.to) || tx.value === 0n) continue;
-        const receipt = await rpc.receipt(tx.hash);
-        if (receipt?.status !== 'success') continue;
-        transfers.push({
-          network: network.slug,
-          chainId: this.watched.chainId,
-          txHash: tx.hash,
-          logIndex: -1,
-          from: tx.from,
-          to: tx.to,
-          asset: network.nativeAsset!,
-          tokenAddress: null,
-          baseUnits: tx.value,
-          amount: fromBaseUnits(tx.value, NATIVE_COIN_DECIMALS),
-          blockNumber: found.block.number,
-          blockHash: found.block.hash,
-          blockTime: new Date(Number(found.block.timestamp) * 1000),
-        });
-      }
-    }
-    return transfers;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rangeParts, TRANSFERS_PER_WRITE } from '../../src/chain/block-scanner.js';
+import { rangeParts, TRANSFERS_PER_WRITE } from '../../src/chain/range-parts.js';
 import type { ChainTransfer } from '../../src/domain/payments/payment-ports.js';
 import { Decimal } from '../../src/domain/shared/money.js';
 
