@@ -1,6 +1,8 @@
 import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { collectGasLimit, collectionFromReceipt, planCollect, readHoldings, type CollectBatch } from './collect.js';
+import { readHoldings } from './collect.js';
+import { collectGasLimit, planCollect, type CollectBatch } from './collect-batches.js';
+import { collectionFromReceipt } from './collect-receipt.js';
 import { depositFactoryDeployed } from './deposit-contracts.js';
 import {
   depositAddressesOf,

@@ -1,14 +1,8 @@
 import type { Command } from 'commander';
 import type { Hex } from 'viem';
-import {
-  collectGasLimit,
-  collectionFromReceipt,
-  planCollect,
-  readHoldings,
-  sendCollect,
-  type CollectBatch,
-  type Holding,
-} from '../chain/collect.js';
+import { readHoldings, type Holding } from '../chain/collect.js';
+import { collectGasLimit, planCollect, sendCollect, type CollectBatch } from '../chain/collect-batches.js';
+import { collectionFromReceipt } from '../chain/collect-receipt.js';
 import {
   depositAddressesOf,
   depositCollectionStore,
