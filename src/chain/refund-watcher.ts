@@ -8,10 +8,9 @@ import { confirmRefund, failRefund, recordMined, revertToSent } from '../domain/
 import { DomainError } from '../domain/shared/errors.js';
 import type { Network } from '../domain/shared/networks.js';
 import type { Logger } from '../logging.js';
+import { receiptOf, scanBlocks, scanLogs, transfersOf } from './refund-chain-reads.js';
 import { ChainRpc } from './rpc.js';
 
-/** keccak256("Transfer(address,address,uint256)"). */
-const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 /** How many blocks past its confirmations a confirmed refund is still checked for a reorganisation. */
 export const REFUND_REORG_LOOKBACK = 64n;
 /** The first scan of a refund starts this many blocks below the head (token logs; the coin reads whole blocks). */
@@ -124,14 +123,6 @@ async function followRefund(round: Round, refund: Refund, nextBlock: bigint | nu
   await scanFor(round, refund, payout, nextBlock, head);
 }
 
-/** The receipt's block and outcome, or null while not mined. */
-async function receiptOf(rpc: ChainRpc, txHash: string) {
-  const receipt = await rpc.receipt(txHash);
-  return receipt
-    ? { blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, success: receipt.status === 'success' }
-    : null;
-}
-
 /**
  * A hash the merchant reported: its receipt decides, from any sender. Returns whether it settled this round (mined,
  * failed, or still pending); false lets the scan look for another transfer that pays the refund.
@@ -165,44 +156,6 @@ async function followReported(
   return true;
 }
 
-/** The Transfer logs of a mined transaction, and its value as a coin transfer (log index -1). */
-async function transfersOf(
-  rpc: ChainRpc,
-  txHash: string,
-  receipt: {
-    blockNumber: bigint;
-    blockHash: string;
-    logs: ReadonlyArray<{ address: string; topics: readonly string[]; data: string; logIndex: string }>;
-  },
-): Promise<SeenTransfer[]> {
-  const block = { blockNumber: receipt.blockNumber, blockHash: receipt.blockHash };
-  const seen: SeenTransfer[] = receipt.logs.flatMap((log) => {
-    const decoded = decodeTransfer(log);
-    return decoded ? [{ txHash, logIndex: Number(BigInt(log.logIndex)), ...decoded, ...block }] : [];
-  });
-  const tx = await rpc.transaction(txHash);
-  if (tx && tx.to && tx.value > 0n)
-    seen.push({ txHash, logIndex: -1, token: null, from: tx.from, to: tx.to, baseUnits: tx.value, ...block });
-  return seen;
-}
-
-function decodeTransfer(log: { address: string; topics: readonly string[]; data: string }) {
-  if (
-    log.topics.length !== 3 ||
-    log.topics[0]?.toLowerCase() !== TRANSFER_TOPIC ||
-    !/^0x[0-9a-fA-F]{64}$/.test(log.data)
-  )
-    return null;
-  const address = (topic: string) => `0x${topic.slice(-40)}`.toLowerCase();
-  return {
-    token: log.address.toLowerCase(),
-    from: address(log.topics[1]!),
-    to: address(log.topics[2]!),
-    baseUnits: BigInt(log.data),
-  };
-}
-
-const addressTopic = (address: string) => `0x${address.toLowerCase().slice(2).padStart(64, '0')}`;
 const minBlock = (a: bigint | null, b: bigint) => (a === null || b < a ? b : a);
 
 /** Looks for the refund's transfer from the organisation's wallets in the blocks not yet scanned for it. */
@@ -242,53 +195,6 @@ async function isItsTransfer(round: Round, refund: Refund, seen: SeenTransfer): 
   const known = refund.destinationAt?.getTime() ?? refund.createdAt.getTime();
   if (!block || Number(block.timestamp) * 1000 < known - CLOCK_SLACK_MS) return false;
   return !(await watch.heldByAnother(refund.id, refund.chainId, seen.txHash, seen.logIndex));
-}
-
-async function scanLogs(rpc: ChainRpc, payout: RefundPayout, senders: string[], from: bigint, to: bigint) {
-  const logs = await rpc.logs({
-    fromBlock: from,
-    toBlock: to,
-    addresses: [payout.contractAddress!],
-    topics: [TRANSFER_TOPIC, null, addressTopic(payout.destination)],
-  });
-  const paying: SeenTransfer[] = [];
-  for (const log of logs) {
-    const decoded = decodeTransfer(log);
-    if (!decoded || log.removed) continue;
-    const seen: SeenTransfer = {
-      txHash: log.transactionHash.toLowerCase(),
-      logIndex: Number(BigInt(log.logIndex)),
-      ...decoded,
-      blockNumber: BigInt(log.blockNumber),
-      blockHash: log.blockHash.toLowerCase(),
-    };
-    if (paysRefund(payout, seen, senders)) paying.push(seen);
-  }
-  return paying;
-}
-
-async function scanBlocks(rpc: ChainRpc, payout: RefundPayout, senders: string[], from: bigint, to: bigint) {
-  const paying: SeenTransfer[] = [];
-  for (let number = from; number <= to; number += 1n) {
-    const found = await rpc.blockTransactions(number);
-    if (!found) break;
-    for (const tx of found.transactions) {
-      if (!tx.to) continue;
-      const seen: SeenTransfer = {
-        txHash: tx.hash,
-        logIndex: -1,
-        token: null,
-        from: tx.from,
-        to: tx.to,
-        baseUnits: tx.value,
-        blockNumber: found.block.number,
-        blockHash: found.block.hash,
-      };
-      // A reverted transaction moved nothing.
-      if (paysRefund(payout, seen, senders) && (await rpc.receipt(tx.hash))?.status === 'success') paying.push(seen);
-    }
-  }
-  return paying;
 }
 
 /** Records the transfer mined (ready|sent → sent with its block), and confirms it at once when deep enough. */
