@@ -8,15 +8,9 @@ import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
 import { requirePermission } from '../domain/dashboard/roles.js';
 import { filterFromQuery } from './dashboard-filters.js';
 import { principalOf, type DashboardCookieOptions } from '../http/dashboard-session.js';
-import {
-  keysPage,
-  languageOf,
-  linksPage,
-  sessionPage,
-  sessionsPage,
-  settingsPage,
-  webhooksPage,
-} from './dashboard-ui.js';
+import { languageOf } from './dashboard-ui.js';
+import { sessionPage, sessionsPage, webhooksPage } from './dashboard-ui-pages.js';
+import { keysPage, linksPage, settingsPage } from './dashboard-ui-admin.js';
 import { DASHBOARD_CSP } from './dashboard-pages.js';
 import { dashboardDepositsRouter } from './dashboard-deposits.routes.js';
 

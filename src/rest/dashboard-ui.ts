@@ -1,16 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
-import { ASSET_TICKERS } from '../domain/shared/assets.js';
-import { CHECKOUT_SESSION_STATUSES } from '../domain/sessions/checkout-session.js';
 import { roleIn, type Principal } from '../domain/dashboard/sign-in.js';
 import { PERMISSIONS, roleAllows, type DashboardPermission } from '../domain/dashboard/roles.js';
-import { WEBHOOK_EVENT_TYPES } from '../domain/shared/event-types.js';
 import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';
 
 /**
  * The dashboard's session pages (docs/dashboard.md#the-pages), in English and German: the server writes frame, filter
- * form and texts; web/dashboard/dashboard.js fills in the data from the merchant GraphQL API.
+ * form and texts; web/dashboard/dashboard.js fills in the data from the merchant GraphQL API. The pages themselves are
+ * in dashboard-ui-pages.ts (sessions, session, webhooks) and dashboard-ui-admin.ts (links, keys, settings).
  */
 export const DASHBOARD_LANGUAGES = ['en', 'de'] as const;
 export type DashboardLanguage = (typeof DASHBOARD_LANGUAGES)[number];
@@ -44,8 +42,11 @@ export function textOf(lang: DashboardLanguage): (key: string) => string {
   return (key) => escapeHtml(texts[key] ?? key);
 }
 
+/** The text `key` in `lang` as written (not escaped: for a page's title, which frame escapes). */
+export const plainText = (lang: DashboardLanguage, key: string): string => TEXTS.get(lang)![key]!;
+
 /** The URL with `changes` applied (null removes a parameter). */
-function withParams(req: Request, changes: Record<string, string | null>): string {
+export function withParams(req: Request, changes: Record<string, string | null>): string {
   const url = new URL(req.originalUrl, 'http://kassa.invalid');
   for (const [name, value] of Object.entries(changes))
     if (value === null) url.searchParams.delete(name);
@@ -116,217 +117,14 @@ ${view.name === 'settings' ? '<script src="/dashboard/assets/logo.js"></script>'
 </html>
 `;
 }
-
-function select(name: string, label: string, any: string, options: Array<[string, string]>, chosen: string[]) {
+export function select(name: string, label: string, any: string, options: Array<[string, string]>, chosen: string[]) {
   const items = options
     .map(([value, text]) => `<option value="${value}"${chosen.includes(value) ? ' selected' : ''}>${text}</option>`)
     .join('');
   return `<div class="field"><label for="f-${name}">${label}</label>
 <select id="f-${name}" name="${name}"><option value="">${any}</option>${items}</select></div>`;
 }
-
-function input(name: string, label: string, type: string, value: string | undefined, extra = '') {
+export function input(name: string, label: string, type: string, value: string | undefined, extra = '') {
   return `<div class="field"><label for="f-${name}">${label}</label>
 <input id="f-${name}" name="${name}" type="${type}" value="${escapeHtml(value ?? '')}"${extra}></div>`;
-}
-
-/** The sessions list: the filter form as the URL has it, the export link, and the table dashboard.js fills. */
-export function sessionsPage(
-  req: Request,
-  lang: DashboardLanguage,
-  principal: Principal,
-  organisationId: string,
-  networks: readonly string[],
-): string {
-  const t = textOf(lang);
-  const q = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
-  const statuses = ([] as unknown[]).concat(req.query.status ?? []).filter((s): s is string => typeof s === 'string');
-  const form = `<form class="filters" method="get" action="/dashboard/sessions" aria-labelledby="filters-title">
-<h2 id="filters-title">${t('sessions.filters')}</h2>
-<input type="hidden" name="org" value="${escapeHtml(organisationId)}">
-<input type="hidden" name="lang" value="${lang}">
-<div class="grid">
-${select(
-  'status',
-  t('filter.status'),
-  t('filter.anyStatus'),
-  CHECKOUT_SESSION_STATUSES.map((s) => [s, t(`status.${s}`)]),
-  statuses,
-)}
-${select(
-  'asset',
-  t('filter.asset'),
-  t('filter.anyAsset'),
-  ASSET_TICKERS.map((a) => [a, a]),
-  [q('asset') ?? ''],
-)}
-${select(
-  'network',
-  t('filter.network'),
-  t('filter.anyNetwork'),
-  networks.map((n) => [n, n]),
-  [q('network') ?? ''],
-)}
-${input('from', t('filter.from'), 'date', q('from'))}
-${input('to', t('filter.to'), 'date', q('to'))}
-${input('currency', t('filter.currency'), 'text', q('currency'), ' maxlength="3" autocapitalize="characters"')}
-${input('min', t('filter.min'), 'text', q('min'), ' inputmode="decimal"')}
-${input('max', t('filter.max'), 'text', q('max'), ' inputmode="decimal"')}
-${input('payer', t('filter.payer'), 'text', q('payer'))}
-${input('tx', t('filter.tx'), 'text', q('tx'), ' spellcheck="false"')}
-${input('link', t('filter.link'), 'text', q('link'), ' spellcheck="false"')}
-${input('wallet', t('filter.wallet'), 'text', q('wallet'), ' spellcheck="false"')}
-${input('meta', t('filter.meta'), 'text', q('meta'), ' spellcheck="false"')}
-</div>
-<button type="submit">${t('filter.apply')}</button>
-<a href="/dashboard/sessions?org=${escapeHtml(organisationId)}&amp;lang=${lang}">${t('filter.clear')}</a>
-</form>`;
-  const csv = withParams(req, { after: null, lang: null }).replace(
-    /^\/dashboard\/sessions/,
-    `/dashboard/api/organisations/${organisationId}/sessions.csv`,
-  );
-  const paymentsCsv = csv.replace(/\/sessions\.csv/, '/payments.csv');
-  const body = `${form}
-<p class="exports"><a id="export" href="${escapeHtml(csv)}" download>${t('sessions.export')}</a>
-<a id="export-payments" href="${escapeHtml(paymentsCsv)}" download>${t('sessions.exportPayments')}</a></p>
-<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
-  return frame(
-    req,
-    lang,
-    principal,
-    { name: 'sessions', title: TEXTS.get(lang)!['sessions.title']!, organisationId },
-    body,
-  );
-}
-
-/** One session: dashboard.js fills in its details, items, quotes and timeline. */
-export function sessionPage(
-  req: Request,
-  lang: DashboardLanguage,
-  principal: Principal,
-  organisationId: string,
-  sessionId: string,
-): string {
-  const t = textOf(lang);
-  const back = `/dashboard/sessions?org=${encodeURIComponent(organisationId)}&lang=${lang}`;
-  const body = `<p><a href="${escapeHtml(back)}">${t('session.back')}</a></p>
-<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
-  const title = `${TEXTS.get(lang)!['session.title']} ${sessionId.slice(0, 8)}`;
-  return frame(req, lang, principal, { name: 'session', title, organisationId, sessionId }, body);
-}
-
-/**
- * The organisation's webhook endpoints with their latest deliveries; the actions (redeliver, add, disable, rotate)
- * are offered to the roles that may take them (the server checks again). dashboard.js fills in the data.
- */
-export function webhooksPage(
-  req: Request,
-  lang: DashboardLanguage,
-  principal: Principal,
-  organisationId: string,
-): string {
-  const t = textOf(lang);
-  const events = WEBHOOK_EVENT_TYPES.map(
-    (type) => `<label class="check"><input type="checkbox" name="events" value="${type}"> ${type}</label>`,
-  ).join('\n');
-  const add = roleAllows(roleIn(principal, organisationId), 'manage_webhooks')
-    ? `<form id="add-endpoint" class="filters" aria-labelledby="add-endpoint-title">
-<h2 id="add-endpoint-title">${t('webhooks.add')}</h2>
-<div class="field"><label for="endpoint-url">${t('webhooks.url')}</label>
-<input id="endpoint-url" name="url" type="url" required spellcheck="false"></div>
-<fieldset><legend>${t('webhooks.events')} (${t('webhooks.noneMeansAll')})</legend>
-${events}
-</fieldset>
-<button type="submit">${t('webhooks.addButton')}</button>
-<div id="endpoint-secret" role="status"></div>
-</form>`
-    : '';
-  const body = `<p>${t('webhooks.intro')}</p>
-${add}
-<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
-  const title = TEXTS.get(lang)!['webhooks.title']!;
-  return frame(req, lang, principal, { name: 'webhooks', title, organisationId }, body);
-}
-
-/** A page of the organisation's links, keys or settings: the server writes the forms the role may use. */
-function adminPage(
-  req: Request,
-  lang: DashboardLanguage,
-  principal: Principal,
-  organisationId: string,
-  name: 'links' | 'keys' | 'settings',
-  form: string,
-): string {
-  const t = textOf(lang);
-  const body = `<p>${t(`${name}.intro`)}</p>
-${form}
-<div id="results" aria-live="polite"><p>${t('sessions.loading')}</p></div>`;
-  return frame(req, lang, principal, { name, title: TEXTS.get(lang)![`${name}.title`]!, organisationId }, body);
-}
-
-/** Payment links: the list with uses and QR codes, and for admins the form that creates one. */
-export function linksPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
-  const t = textOf(lang);
-  const form = roleAllows(roleIn(principal, organisationId), 'manage_links')
-    ? `<form id="create-link" class="filters" aria-labelledby="create-link-title">
-<h2 id="create-link-title">${t('links.create')}</h2>
-<div class="grid">
-${input('link-name', t('links.name'), 'text', undefined, ' required maxlength="200"')}
-${input('link-currency', t('filter.currency'), 'text', 'USD', ' required maxlength="3" autocapitalize="characters"')}
-${input('link-price', t('links.price'), 'text', undefined, ' inputmode="decimal"')}
-${input('link-min', t('links.min'), 'text', undefined, ' inputmode="decimal"')}
-${input('link-max', t('links.max'), 'text', undefined, ' inputmode="decimal"')}
-${input('link-uses', t('links.maxUses'), 'number', undefined, ' min="1"')}
-</div>
-<p class="note">${t('links.priceOrRange')}</p>
-<button type="submit">${t('links.createButton')}</button>
-<div id="link-status" role="status"></div>
-</form>`
-    : '';
-  return adminPage(req, lang, principal, organisationId, 'links', form);
-}
-
-/** API keys: the list with last use, and for developers "create" (the secret shown once). */
-export function keysPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
-  const t = textOf(lang);
-  const form = roleAllows(roleIn(principal, organisationId), 'manage_keys')
-    ? `<form id="create-key" aria-label="${t('keys.create')}">
-<button type="submit">${t('keys.create')}</button>
-<div id="key-status" role="status"></div>
-</form>`
-    : '';
-  return adminPage(req, lang, principal, organisationId, 'keys', form);
-}
-
-/** Settings: branding and the payment policy; the fields are read-only below admin. */
-export function settingsPage(req: Request, lang: DashboardLanguage, principal: Principal, organisationId: string) {
-  const t = textOf(lang);
-  const editable = roleAllows(roleIn(principal, organisationId), 'manage_settings');
-  const off = editable ? '' : ' readonly';
-  const form = `<form id="settings" class="filters" aria-labelledby="settings-title">
-<h2 id="settings-title">${t('settings.form')}</h2>
-<div class="grid">
-${input('brand_color', t('settings.brandColor'), 'text', undefined, ` placeholder="#1d4ed8" maxlength="7"${off}`)}
-${input('underpayment_tolerance_percent', t('settings.tolerance'), 'text', undefined, ` inputmode="decimal"${off}`)}
-${input('late_payment_window_minutes', t('settings.lateWindow'), 'number', undefined, ` min="0"${off}`)}
-</div>
-${editable ? `<button type="submit">${t('settings.save')}</button>` : `<p class="note">${t('settings.readOnly')}</p>`}
-<div id="settings-status" role="status"></div>
-</form>
-<section class="filters" aria-labelledby="logo-title">
-<h2 id="logo-title">${t('logo.title')}</h2>
-<div id="logo-current"></div>
-${
-  editable
-    ? `<form id="logo-form">
-<div class="field"><label for="logo-file">${t('logo.file')}</label>
-<input id="logo-file" name="logo" type="file" accept="image/png,image/webp" required></div>
-<button type="submit">${t('logo.upload')}</button>
-<button type="button" id="logo-remove" hidden>${t('logo.remove')}</button>
-</form>`
-    : `<p class="note">${t('settings.readOnly')}</p>`
-}
-<div id="logo-status" role="status"></div>
-</section>`;
-  return adminPage(req, lang, principal, organisationId, 'settings', form);
 }
