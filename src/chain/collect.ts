@@ -3,9 +3,8 @@ import { MULTICALL3_ADDRESS } from './deposit-contracts.js';
 import { NATIVE_COIN_DECIMALS, type Network } from '../domain/shared/networks.js';
 
 /**
- * `kassa collect` (docs/operations.md#collecting-deposits): reads deposit addresses' holdings on chain (here), packs
- * them into collect transactions and sends them (collect-batches.ts), and turns a mined collect's receipt into what it
- * moved per session and asset (collect-receipt.ts).
+ * `kassa collect` (docs/operations.md#collecting-deposits): reads deposit addresses' holdings on chain; packing and
+ * sending are in collect-batches.ts, what a mined collect moved in collect-receipt.ts.
  */
 
 /** A deposit-mode session's address on the network and the wallet it leads to. */

@@ -6,9 +6,8 @@ import { escapeHtml } from './dashboard-pages.js';
 import { WEB_DIR } from './hosted-page.js';
 
 /**
- * The dashboard's session pages (docs/dashboard.md#the-pages), in English and German: the server writes frame, filter
- * form and texts; web/dashboard/dashboard.js fills in the data from the merchant GraphQL API. The pages themselves are
- * in dashboard-ui-pages.ts (sessions, session, webhooks) and dashboard-ui-admin.ts (links, keys, settings).
+ * The dashboard's pages (docs/dashboard.md#the-pages), in English and German: the server writes frame, forms and texts
+ * (pages in dashboard-ui-pages.ts, dashboard-ui-admin.ts); web/dashboard/dashboard.js fills in the merchant API's data.
  */
 export const DASHBOARD_LANGUAGES = ['en', 'de'] as const;
 export type DashboardLanguage = (typeof DASHBOARD_LANGUAGES)[number];
