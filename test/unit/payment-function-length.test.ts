@@ -23,6 +23,8 @@ const FILES = [
     'payment-confirmations',
     'reorg-check',
     'block-scanner',
+    'range-parts',
+    'native-transfers',
   ].map((name) => `src/chain/${name}.ts`),
 ];
 
