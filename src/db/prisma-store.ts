@@ -3,7 +3,7 @@ import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import { OPEN_STATUSES } from '../domain/sessions/checkout-session.js';
 import type { Store, TxStore } from '../domain/ports.js';
 import { PrismaChainLedger } from './payments/chain-ledger.js';
-import { boundTransactionsRead, readSessionForRead } from './sessions/checkout-session.read.js';
+import { boundTransactionsRead, readSessionForRead } from './sessions/session-read-function.js';
 import { dueExpiriesSql, expiryHolds } from './payments/expiry-holds.js';
 import { boundTransactions } from './payments/bound-transaction.store.js';
 import { purgeReleasedAmountClaims } from './payments/amount-claims.js';

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { boundTransactionsRead, readSession, readSessionForRead } from '../../src/db/sessions/checkout-session.read.js';
+import { readSession } from '../../src/db/sessions/checkout-session.read.js';
+import { boundTransactionsRead, readSessionForRead } from '../../src/db/sessions/session-read-function.js';
 import { boundTransactions } from '../../src/db/payments/bound-transaction.store.js';
 import { Decimal } from '../../src/domain/shared/money.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
