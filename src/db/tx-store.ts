@@ -12,6 +12,7 @@ import {
   releaseAmountClaims,
 } from './payments/amount-claims.js';
 import { transferSnapshot } from './payments/amount-owners.js';
+import { appendOutboxEvent } from './outbox-event.store.js';
 import { amountClaimant, amountContenders, exactOwner } from '../domain/payments/amount-facts.js';
 import { boundTransactions } from './payments/bound-transaction.store.js';
 import { readSession } from './sessions/checkout-session.read.js';
@@ -131,16 +132,7 @@ export class PrismaTxStore implements TxStore {
   }
 
   async appendEvent(event: Parameters<TxStore['appendEvent']>[0]): Promise<void> {
-    await this.tx.outboxEvent.create({
-      data: {
-        id: event.id,
-        organisationId: event.organisationId,
-        sessionId: event.sessionId,
-        type: event.type,
-        payload: event.payload as Prisma.InputJsonValue,
-        createdAt: event.createdAt,
-      },
-    });
+    await appendOutboxEvent(this.tx, event);
   }
 
   expiryHolds(session: CheckoutSession, graceMinutes: number) {

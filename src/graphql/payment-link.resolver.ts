@@ -1,9 +1,8 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import { brandingOf, logoPath } from '../domain/organisations/branding.js';
 import type { Branding } from '../domain/organisations/branding-ports.js';
-import { fixedTotal, requiresPayerIdentity } from '../domain/payment-links/payment-link.js';
 import { paymentLinkForPayer } from '../domain/payment-links/payment-links.js';
-import { formatAmount } from '../domain/shared/money.js';
+import { toPayerLinkView } from '../domain/payment-links/payment-link.views.js';
 import type { GraphqlContext } from './context.js';
 import { CheckoutSession } from './checkout-session.types.js';
 import { Merchant, PaymentLink, PaymentLinkState } from './payment-link.types.js';
@@ -28,23 +27,9 @@ export class PaymentLinkResolver {
     const found = await paymentLinkForPayer(domain, id);
     if (found.state !== 'active') return unavailableLink(found.id, found.state as PaymentLinkState);
     const { link, branding } = found;
-    const total = fixedTotal(link);
     return {
-      id: link.id,
-      name: link.name,
-      currency: link.currency,
-      items: link.items.map((item) => ({
-        name: item.name,
-        quantity: item.quantity,
-        unitPrice: formatAmount(item.unitPrice),
-        totalPrice: formatAmount(item.unitPrice.times(item.quantity)),
-      })),
-      totalAmountFiat: total ? formatAmount(total) : null,
-      amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
-      amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
-      identityOptions: [...link.identityOptions],
+      ...toPayerLinkView(link),
       anonymous: link.anonymous,
-      requiresPayerIdentity: requiresPayerIdentity(link),
       state: PaymentLinkState.ACTIVE,
       merchant: toMerchant(branding ?? { organisationName: '', brandColor: null, logoSha256: null }),
     };

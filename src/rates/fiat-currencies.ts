@@ -1,8 +1,8 @@
 /**
- * Fiat currencies (ISO 4217, upper case) CoinGecko's `vs_currencies` prices in: fiat only, since it also accepts
- * "btc", "xau", … which no merchant invoices in.
+ * The widely traded fiat currencies (ISO 4217, upper case) both rate sources price in. Coinbase's list stops here: the
+ * exotic ones (and RUB, whose availability there varies) stay out until checked against the live API.
  */
-export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
+const WIDELY_TRADED_FIAT = [
   'USD',
   'EUR',
   'GBP',
@@ -14,7 +14,6 @@ export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
   'INR',
   'BRL',
   'KRW',
-  'RUB',
   'TRY',
   'SEK',
   'NOK',
@@ -41,6 +40,15 @@ export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
   'UAH',
   'VND',
   'PKR',
+];
+
+/**
+ * Fiat currencies CoinGecko's `vs_currencies` prices in: fiat only, since it also accepts "btc", "xau", … which no
+ * merchant invoices in.
+ */
+export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
+  ...WIDELY_TRADED_FIAT,
+  'RUB',
   'BDT',
   'LKR',
   'KWD',
@@ -49,46 +57,5 @@ export const COINGECKO_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
   'GEL',
 ]);
 
-/**
- * Fiat currencies relied on from Coinbase's `/v2/exchange-rates`: the widely traded ones. The exotic ones (and RUB,
- * whose availability varies) stay out until checked against the live API.
- */
-export const COINBASE_FIAT_CURRENCIES: ReadonlySet<string> = new Set([
-  'USD',
-  'EUR',
-  'GBP',
-  'JPY',
-  'CHF',
-  'CAD',
-  'AUD',
-  'CNY',
-  'INR',
-  'BRL',
-  'KRW',
-  'TRY',
-  'SEK',
-  'NOK',
-  'DKK',
-  'PLN',
-  'CZK',
-  'HUF',
-  'MXN',
-  'NZD',
-  'SGD',
-  'HKD',
-  'ZAR',
-  'ILS',
-  'THB',
-  'TWD',
-  'PHP',
-  'IDR',
-  'MYR',
-  'AED',
-  'SAR',
-  'ARS',
-  'CLP',
-  'NGN',
-  'UAH',
-  'VND',
-  'PKR',
-]);
+/** Fiat currencies relied on from Coinbase's `/v2/exchange-rates`. */
+export const COINBASE_FIAT_CURRENCIES: ReadonlySet<string> = new Set(WIDELY_TRADED_FIAT);

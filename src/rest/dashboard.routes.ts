@@ -54,6 +54,14 @@ const ASSETS: Record<string, string> = {
   'dashboard.js': 'text/javascript',
   'passkeys.js': 'text/javascript',
   'logo.js': 'text/javascript',
+  // the views' modules (dashboard.js adds views.js)
+  'views.js': 'text/javascript',
+  'page-context.js': 'text/javascript',
+  'sessions.js': 'text/javascript',
+  'webhooks.js': 'text/javascript',
+  'payment-links.js': 'text/javascript',
+  'api-keys.js': 'text/javascript',
+  'settings.js': 'text/javascript',
 };
 
 /**

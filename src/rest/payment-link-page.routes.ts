@@ -3,14 +3,8 @@ import { Router } from 'express';
 import type { DomainContext } from '../domain/context.js';
 import { brandingOf } from '../domain/organisations/branding.js';
 import { DomainError } from '../domain/shared/errors.js';
-import { formatAmount } from '../domain/shared/money.js';
-import {
-  fixedTotal,
-  paymentLinkState,
-  requiresPayerIdentity,
-  type PaymentLink,
-  type PaymentLinkState,
-} from '../domain/payment-links/payment-link.js';
+import { paymentLinkState, type PaymentLink, type PaymentLinkState } from '../domain/payment-links/payment-link.js';
+import { toPayerLinkView } from '../domain/payment-links/payment-link.views.js';
 import { findPaymentLink } from '../domain/payment-links/payment-links.js';
 import { methodNotAllowed } from '../http/error-handler.js';
 import {
@@ -27,27 +21,6 @@ import {
   renderTemplate,
   WEB_DIR,
 } from './hosted-page.js';
-
-/** What the link page shows: never the organisation id, the metadata or the counts. */
-export function publicLinkData(link: PaymentLink) {
-  const total = fixedTotal(link);
-  return {
-    id: link.id,
-    name: link.name,
-    currency: link.currency,
-    items: link.items.map((item) => ({
-      name: item.name,
-      quantity: item.quantity,
-      unitPrice: formatAmount(item.unitPrice),
-      totalPrice: formatAmount(item.unitPrice.times(item.quantity)),
-    })),
-    totalAmountFiat: total ? formatAmount(total) : null,
-    amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
-    amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
-    identityOptions: [...link.identityOptions],
-    requiresPayerIdentity: requiresPayerIdentity(link),
-  };
-}
 
 const UNAVAILABLE: Record<Exclude<PaymentLinkState, 'active'>, [number, string, string]> = {
   inactive: [410, 'message.inactiveTitle', 'message.inactiveText'],
@@ -88,7 +61,7 @@ export function paymentLinkPageRouter(ctx: DomainContext): Router {
         .send(messagePage(lang, title, text, branding));
       return;
     }
-    const pageData = { link: publicLinkData(link), lang, messages: catalogue(lang), brand: brandColors(branding) };
+    const pageData = { link: toPayerLinkView(link), lang, messages: catalogue(lang), brand: brandColors(branding) };
     res
       .status(200)
       .type('html')

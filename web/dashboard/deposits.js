@@ -1,54 +1,16 @@
 // The deposits page (docs/dashboard.md#deposits-and-collecting): balances and the receiving mode from
 // /dashboard/graphql; "Collect" has the browser wallet (EIP-6963, else window.ethereum) send what Kassa built.
 
-const texts = {
-  ...JSON.parse(document.getElementById('texts').textContent),
-  ...JSON.parse(document.getElementById('deposit-texts').textContent),
-};
+import { can, el, graphql, org, results, table, texts as pageTexts } from './page-context.js';
+
+const texts = { ...pageTexts, ...JSON.parse(document.getElementById('deposit-texts').textContent) };
 /** A text with its {placeholders} filled in. */
 const t = (key, values = {}) =>
   (key in texts ? texts[key] : key).replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ''));
-const csrf = document.querySelector('meta[name="kassa-csrf"]').content;
-const org = document.body.dataset.org;
-const permissions = (document.body.dataset.permissions || '').split(' ');
-const can = (permission) => permissions.includes(permission);
-const results = document.getElementById('results');
 const walletStatus = document.getElementById('wallet-status');
 const collects = document.getElementById('collects');
 /** The collects sent from this page, newest last: { network, txHash, progress }. */
 const sent = [];
-
-async function graphql(query, variables) {
-  const response = await fetch('/dashboard/graphql', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-    body: JSON.stringify({ query, variables }),
-  });
-  if (response.status === 401) {
-    location.assign('/dashboard/sign-in');
-    return null;
-  }
-  const body = await response.json();
-  if (body.errors) throw new Error(body.errors.map((e) => e.message).join('; '));
-  return body.data;
-}
-
-function el(tag, attributes, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
-  for (const child of children)
-    if (child !== null && child !== undefined)
-      node.append(typeof child === 'string' || typeof child === 'number' ? String(child) : child);
-  return node;
-}
-
-function table(caption, headings, rows) {
-  const head = el('tr', {}, ...headings.map((h) => el('th', { scope: 'col' }, h)));
-  const body = el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((cell) => el('td', {}, cell)))));
-  const wrap = el('div', { class: 'scroll', role: 'region', tabindex: '0', 'aria-label': caption });
-  wrap.append(el('table', {}, el('caption', {}, caption), el('thead', {}, head), body));
-  return wrap;
-}
 
 /** Amounts per asset added up in whole 10^-8 units (the wire's 8 digits), never as floats: "0.5 ETH, 15.5 USDT". */
 function totals(items) {
@@ -237,7 +199,7 @@ function modeForm() {
   });
 }
 
-/** Called by dashboard.js for the deposits view. */
+/** Called by views.js for the deposits view. */
 export function show() {
   modeForm();
   return showOverview();

@@ -57,7 +57,7 @@ const TEXTS = {
 };
 
 /**
- * Adds the refunds section to the session page; `page` lends what dashboard.js has (element builder, role check).
+ * Adds the refunds section to the session page; `page` lends what the session page has (element builder, role check).
  * @param {{ results: HTMLElement, org: string, session: { id: string }, csrf: string, can: (p: string) => boolean,
  *   el: (tag: string, attributes?: object, ...children: unknown[]) => HTMLElement, lang: string }} page
  */

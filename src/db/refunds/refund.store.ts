@@ -10,6 +10,7 @@ import type {
   RefundTx,
 } from '../../domain/refunds/refund-ports.js';
 import { Decimal, toDecimal } from '../../domain/shared/money.js';
+import { appendOutboxEvent } from '../outbox-event.store.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -218,16 +219,7 @@ class PrismaRefundTx implements RefundTx {
   }
 
   async appendEvent(event: Parameters<RefundTx['appendEvent']>[0]): Promise<void> {
-    await this.client.outboxEvent.create({
-      data: {
-        id: event.id,
-        organisationId: event.organisationId,
-        sessionId: event.sessionId,
-        type: event.type,
-        payload: event.payload as Prisma.InputJsonValue,
-        createdAt: event.createdAt,
-      },
-    });
+    await appendOutboxEvent(this.client, event);
   }
 
   async isOwnAddress(organisationId: string, network: string, address: string): Promise<boolean> {

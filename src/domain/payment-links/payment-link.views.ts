@@ -81,3 +81,27 @@ export function toPaymentLinkView(link: PaymentLink, checkoutBaseUrl: string, no
     updated_at: link.updatedAt.toISOString(),
   };
 }
+
+/**
+ * What a payer sees of a link that takes payers (the /l page's data, GraphQL's paymentLink): never the organisation
+ * id, the metadata or the counts.
+ */
+export function toPayerLinkView(link: PaymentLink) {
+  const total = fixedTotal(link);
+  return {
+    id: link.id,
+    name: link.name,
+    currency: link.currency,
+    items: link.items.map((item) => ({
+      name: item.name,
+      quantity: item.quantity,
+      unitPrice: formatAmount(item.unitPrice),
+      totalPrice: formatAmount(item.unitPrice.times(item.quantity)),
+    })),
+    totalAmountFiat: total ? formatAmount(total) : null,
+    amountMin: link.amountMin ? formatAmount(link.amountMin) : null,
+    amountMax: link.amountMax ? formatAmount(link.amountMax) : null,
+    identityOptions: [...link.identityOptions],
+    requiresPayerIdentity: requiresPayerIdentity(link),
+  };
+}
