@@ -5,11 +5,8 @@ import type { AdapterStatement } from '../database.js';
 import type { BoundTransaction } from '../../domain/payments/chain-ports.js';
 import type { RejectionCode } from '../../domain/shared/reason-codes.js';
 
-/**
- * The planned read of a session outside a transaction: kassa_read_session's one JSON text of arrays, parsed into a
- * session and its bound transactions (docs/benchmarks.md#cold-reads). readSession in checkout-session.read.ts reads one
- * inside a transaction.
- */
+// A session read outside a transaction by kassa_read_session's one JSON text of arrays, with its bound transactions
+// (docs/benchmarks.md#cold-reads); checkout-session.read.ts reads one inside a transaction.
 /**
  * Reads a whole session outside a transaction in one call of kassa_read_session, bound transactions included; about
  * half the CPU of readSession's `$queryRaw` (docs/benchmarks.md#cold-reads).
