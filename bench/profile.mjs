@@ -2,7 +2,8 @@
 // `node bench/profile.mjs get`. Runs `kassa serve` under --cpu-prof on a fresh PostgreSQL database, drives it with
 // autocannon for 8 s, prints CPU per request (Kassa and its PostgreSQL backends) and the top self-time entries by
 // package and by function. PROF_FN names a function whose callers to print (default writev). The cold targets read
-// each a session no request read before (bench/cold-reads.mjs: seed), the GraphQL one as the page polls.
+// each a session no request read before (bench/cold-reads.mjs: seed), the GraphQL one as the page polls. PROF_KEEP_DB
+// keeps the database (its name and the created session's id are printed), for a look at what was written.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -214,7 +215,8 @@ if (coldIds.length > 0 && nextCold > coldIds.length) console.log('warning: some 
 }
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
-await q(`DROP DATABASE "${name}" WITH (FORCE)`);
+if (process.env.PROF_KEEP_DB) console.log('kept database', name, 'session', created.session_id);
+else await q(`DROP DATABASE "${name}" WITH (FORCE)`);
 await anvil?.stop();
 if (process.env.PROF_NO_CPU) process.exit(0);
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
