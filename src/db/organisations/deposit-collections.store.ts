@@ -5,6 +5,7 @@ import {
   type DepositCollection,
   type DepositCollectionStore,
 } from '../../domain/organisations/deposit-collections.js';
+import { appendOutboxEvent } from '../outbox-event.store.js';
 
 /** A deposit-mode session's address on one network and the wallet it leads to. */
 export interface DepositSessionAddress {
@@ -86,16 +87,7 @@ export function depositCollectionStore(prisma: PrismaClient): DepositCollectionS
               ),
             )}`;
         }
-        await tx.outboxEvent.create({
-          data: {
-            id: event.id,
-            organisationId: event.organisationId,
-            sessionId: null,
-            type: event.type,
-            payload: event.payload as unknown as Prisma.InputJsonValue,
-            createdAt: event.createdAt,
-          },
-        });
+        await appendOutboxEvent(tx, event);
         return true;
       });
     },
