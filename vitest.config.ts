@@ -39,6 +39,9 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           env: { KASSA_TEST_DB: 'postgres' },
+          // Each worker loads Kassa, Prisma, viem and the GraphQL schema once for the files it runs, not once a file
+          // (docs/testing.md#test-processes); the embedded project keeps a process a file (PGlite in process).
+          isolate: false,
         },
       },
       {
