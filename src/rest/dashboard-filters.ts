@@ -7,7 +7,7 @@ import { Decimal } from '../domain/shared/money.js';
 
 /**
  * The sessions list's filters as the dashboard keeps them in the URL (docs/dashboard.md#the-pages); empty values are no
- * filter. web/dashboard/dashboard.js reads the same names.
+ * filter. web/dashboard/sessions.js reads the same names.
  */
 export const FILTER_PARAMS = [
   'status',

@@ -7,7 +7,7 @@ import { WEBHOOK_EVENT_TYPES } from '../domain/shared/event-types.js';
 import { escapeHtml } from './dashboard-pages.js';
 import { frame, input, plainText, select, textOf, withParams, type DashboardLanguage } from './dashboard-ui.js';
 
-/** The sessions list: the filter form as the URL has it, the export link, and the table dashboard.js fills. */
+/** The sessions list: the filter form as the URL has it, the export link, and the table the page module fills. */
 export function sessionsPage(
   req: Request,
   lang: DashboardLanguage,
@@ -76,7 +76,7 @@ ${input('meta', t('filter.meta'), 'text', q('meta'), ' spellcheck="false"')}
   );
 }
 
-/** One session: dashboard.js fills in its details, items, quotes and timeline. */
+/** One session: the page module fills in its details, items, quotes and timeline. */
 export function sessionPage(
   req: Request,
   lang: DashboardLanguage,
@@ -94,7 +94,7 @@ export function sessionPage(
 
 /**
  * The organisation's webhook endpoints with their latest deliveries; the actions (redeliver, add, disable, rotate)
- * are offered to the roles that may take them (the server checks again). dashboard.js fills in the data.
+ * are offered to the roles that may take them (the server checks again). the page module fills in the data.
  */
 export function webhooksPage(
   req: Request,

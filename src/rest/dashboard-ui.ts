@@ -7,7 +7,7 @@ import { WEB_DIR } from './hosted-page.js';
 
 /**
  * The dashboard's pages (docs/dashboard.md#the-pages), in English and German: the server writes frame, forms and texts
- * (pages in dashboard-ui-pages.ts, dashboard-ui-admin.ts); web/dashboard/dashboard.js fills in the merchant API's data.
+ * (pages in dashboard-ui-pages.ts, dashboard-ui-admin.ts); web/dashboard/views.js's page modules fill in the data.
  */
 export const DASHBOARD_LANGUAGES = ['en', 'de'] as const;
 export type DashboardLanguage = (typeof DASHBOARD_LANGUAGES)[number];
@@ -110,7 +110,7 @@ ${navLink('deposits')}
 ${body}
 </main>
 <script type="application/json" id="texts">${texts}</script>
-<script src="/dashboard/assets/dashboard.js"></script>
+<script type="module" src="/dashboard/assets/views.js"></script>
 ${view.name === 'settings' ? '<script src="/dashboard/assets/logo.js"></script>' : ''}
 </body>
 </html>

@@ -51,10 +51,9 @@ function sendPage(res: Response, status: number, html: string): void {
 const ASSETS: Record<string, string> = {
   'dashboard.css': 'text/css',
   'link.js': 'text/javascript',
-  'dashboard.js': 'text/javascript',
   'passkeys.js': 'text/javascript',
   'logo.js': 'text/javascript',
-  // the views' modules (dashboard.js adds views.js)
+  // the views' modules (the frame loads views.js, which imports the page's module)
   'views.js': 'text/javascript',
   'page-context.js': 'text/javascript',
   'sessions.js': 'text/javascript',
