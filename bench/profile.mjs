@@ -17,6 +17,7 @@ import {
   graphqlDocumentOptions,
   graphqlGetOptions,
   bindRequest,
+  pollPathFor,
   cpuMs,
   kassaCli,
   signer,
@@ -112,11 +113,10 @@ if (target.startsWith('cold-')) {
   const poll = await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id);
   await (await fetch(poll.url)).text();
 }
-const pollUrl = new URL((await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)).url);
-const coldPath = (id) => {
-  pollUrl.searchParams.set('variables', JSON.stringify({ id }));
-  return pollUrl.pathname + pollUrl.search;
-};
+const coldPath = pollPathFor(
+  (await graphqlDocumentOptions(`http://127.0.0.1:${env.PORT}`, created.session_id)).url,
+  created.session_id,
+);
 const nextColdId = () => coldIds[nextCold++ % coldIds.length];
 const opts =
   target === 'cold-get'

@@ -69,6 +69,18 @@ export async function graphqlDocumentOptions(baseUrl, sessionId) {
   return { url: `${baseUrl}/graphql?${params}` };
 }
 
+/**
+ * The path of the page's poll for any session id, made from the poll of `sessionId` by putting the id where that one
+ * was: the same bytes URLSearchParams writes (a UUID needs no escaping), without re-serialising the query string for
+ * every request in the load generator, which shares the machine with the servers it measures.
+ */
+export function pollPathFor(pollUrl, sessionId) {
+  const url = new URL(pollUrl);
+  const [before, after, ...more] = (url.pathname + url.search).split(sessionId);
+  if (after === undefined || more.length > 0) throw new Error(`the poll's URL names ${sessionId} other than once`);
+  return (id) => before + id + after;
+}
+
 /** A bind of a fresh hash no chain knows to `sessionId` (an autocannon request). */
 export function bindRequest(sessionId) {
   return {

@@ -3,7 +3,7 @@ import type { CheckoutSession } from '../domain/sessions/checkout-session.js';
 import { OPEN_STATUSES } from '../domain/sessions/checkout-session.js';
 import type { Store, TxStore } from '../domain/ports.js';
 import { PrismaChainLedger } from './payments/chain-ledger.js';
-import { boundTransactionsRead, readSessionForRead } from './sessions/session-read-function.js';
+import { SessionReads, boundTransactionsRead } from './sessions/session-read-function.js';
 import { dueExpiriesSql, expiryHolds } from './payments/expiry-holds.js';
 import { boundTransactions } from './payments/bound-transaction.store.js';
 import { purgeReleasedAmountClaims } from './payments/amount-claims.js';
@@ -71,6 +71,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
   feed.onReset(() => sessionCache.clear());
   const offsetHints = new OffsetHints();
   const createBatcher = new CreateBatcher(db.statement);
+  const sessionReads = new SessionReads(db.statement);
   const organisations = cachedOrganisations(new PrismaOrganisationStore(prisma), feed, () => sessionCache.clear());
   /** Runs a transaction and drops every session it locked or wrote from the cache once it ends. */
   const transaction = async <T>(work: (tx: PrismaTxStore) => Promise<T>): Promise<T> => {
@@ -83,8 +84,7 @@ export function createPrismaStore(db: Pick<Database, 'prisma' | 'statement'>, op
   };
   return {
     sessions: {
-      findById: (id) =>
-        unknownSessions.read(id, () => sessionCache.read(id, () => readSessionForRead(db.statement, id))),
+      findById: (id) => unknownSessions.read(id, () => sessionCache.read(id, () => sessionReads.read(id))),
       peek: (id) => sessionCache.peek(id),
       transactionsOf: async (id) => {
         // Read with the session the cache holds now, when it was (see boundTransactionsRead).

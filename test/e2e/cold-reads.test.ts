@@ -1,6 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readSession } from '../../src/db/sessions/checkout-session.read.js';
-import { boundTransactionsRead, readSessionForRead } from '../../src/db/sessions/session-read-function.js';
+import {
+  SessionReads,
+  boundTransactionsRead,
+  readSessionForRead,
+} from '../../src/db/sessions/session-read-function.js';
 import { boundTransactions } from '../../src/db/payments/bound-transaction.store.js';
 import { Decimal } from '../../src/domain/shared/money.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
@@ -87,6 +91,28 @@ describe('a session read in one statement (kassa_read_session)', () => {
     const plain = (await createSession(a, merchant, checkoutRequest())).session_id as string;
     expect(await readSessionForRead(statement, plain)).toEqual(await readSession(prisma, plain));
     expect(await readSessionForRead(statement, '00000000-0000-4000-8000-000000000000')).toBeNull();
+  });
+
+  it('read in a batch (SessionReads), each session is the one read alone, bound transactions included', async () => {
+    const { statement } = a.runtime.db;
+    const ids = [
+      await richSession(a),
+      (await createSession(a, merchant, checkoutRequest())).session_id as string,
+      '00000000-0000-4000-8000-000000000000',
+      await richSession(a),
+    ];
+    const reads = new SessionReads(statement, 1);
+    const [first, ...rest] = ids.map((id) => reads.read(id));
+    await first;
+    const batched = await Promise.all(rest);
+    // The first went alone; the three asked while it ran, together.
+    expect(reads.sent).toEqual({ statements: 2, calls: 4 });
+    for (const [index, session] of batched.entries()) {
+      const alone = await readSessionForRead(statement, ids[index + 1]!);
+      expect(session).toEqual(alone);
+      if (alone) expect(boundTransactionsRead(session!)).toEqual(boundTransactionsRead(alone));
+    }
+    expect(boundTransactionsRead(batched[2]!)).toHaveLength(1);
   });
 });
 

@@ -543,9 +543,14 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     expect(payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
 
     paidSessionId = sessionId;
-    const view = (await fetch(`http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`).then((r) =>
-      r.json(),
-    )) as Record<string, unknown>;
+    // `--wait` ends at `paid`; the bound transaction is verified by the watcher's next look at it (the watcher may have
+    // credited the exact amount first), and only then does the session name it as bound_tx_hash.
+    const url = `http://127.0.0.1:${server!.port}/checkout-sessions/${sessionId}`;
+    const read = () => fetch(url).then((r) => r.json() as Promise<Record<string, unknown>>);
+    await expect
+      .poll(async () => (await read()).bound_tx_hash, { timeout: 20_000, interval: 100 })
+      .toBe(payment.tx_hash);
+    const view = await read();
     expect(view).toMatchObject({
       status: 'paid',
       overpaid: false,

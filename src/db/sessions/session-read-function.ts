@@ -4,6 +4,7 @@ import { toDecimal, type Decimal } from '../../domain/shared/money.js';
 import type { AdapterStatement } from '../database.js';
 import type { BoundTransaction } from '../../domain/payments/chain-ports.js';
 import type { RejectionCode } from '../../domain/shared/reason-codes.js';
+import { StatementBatches } from './statement-batches.js';
 
 // A session read outside a transaction by kassa_read_session's one JSON text of arrays, with its bound transactions
 // (docs/benchmarks.md#cold-reads); checkout-session.read.ts reads one inside a transaction.
@@ -12,8 +13,49 @@ import type { RejectionCode } from '../../domain/shared/reason-codes.js';
  * half the CPU of readSession's `$queryRaw` (docs/benchmarks.md#cold-reads).
  */
 export async function readSessionForRead(statement: AdapterStatement, id: string): Promise<CheckoutSession | null> {
-  const rows = await statement(READ_SESSION_SQL, [id]);
-  const text = rows[0]?.[0];
+  return fromReadText((await statement(READ_SESSION_SQL, [id]))[0]?.[0]);
+}
+
+/**
+ * Whole sessions read as readSessionForRead reads one, in batches (docs/decisions/0037-session-reads-in-batches.md):
+ * the reads that gather while READS_IN_FLIGHT statements run go as one statement, each id's answer its own row.
+ */
+export class SessionReads {
+  private readonly batches: StatementBatches<unknown>;
+
+  constructor(
+    private readonly statement: AdapterStatement,
+    maxInFlight = READS_IN_FLIGHT,
+  ) {
+    this.batches = new StatementBatches((ids) => readTexts(statement, ids), MAX_READS, maxInFlight);
+  }
+
+  /** Statements sent and the reads they carried (for tests and the benchmark). */
+  get sent(): { readonly statements: number; readonly calls: number } {
+    return this.batches.sent;
+  }
+
+  async read(id: string): Promise<CheckoutSession | null> {
+    // Only a UUID's text goes into the batch's array literal; anything else is read alone (and refused there).
+    if (!UUID_TEXT.test(id)) return readSessionForRead(this.statement, id);
+    return fromReadText(await this.batches.call(id));
+  }
+}
+
+/** Reads in one statement at most, and statements of them at once per instance (see SessionReads). */
+export const MAX_READS = 32;
+export const READS_IN_FLIGHT = 2;
+const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+async function readTexts(statement: AdapterStatement, ids: readonly string[]): Promise<unknown[]> {
+  const rows =
+    ids.length === 1
+      ? await statement(READ_SESSION_SQL, ids)
+      : await statement(READ_SESSIONS_SQL, [`{${ids.join(',')}}`]);
+  return rows.map((row) => row[0]);
+}
+
+function fromReadText(text: unknown): CheckoutSession | null {
   if (typeof text !== 'string') return null;
   const array = JSON.parse(text) as ReadArray;
   const session = fromReadArray(array);
@@ -35,6 +77,9 @@ export function boundTransactionsRead(session: CheckoutSession): BoundTransactio
 const transactionsRead = new WeakMap<CheckoutSession, BoundTransaction[]>();
 
 const READ_SESSION_SQL = 'SELECT kassa_read_session($1::uuid)';
+/** One row per id, in the ids' order (null for an id no session has). */
+const READ_SESSIONS_SQL =
+  'SELECT kassa_read_session(t.id) FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n) ORDER BY t.n';
 
 /** kassa_read_session's answer: the session's columns in its order, then its items, quotes and networks. */
 type ReadArray = [

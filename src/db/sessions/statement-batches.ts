@@ -1,0 +1,61 @@
+/**
+ * Calls of one statement gathered into batches (docs/decisions/0021 and 0037): a call waits only while `maxInFlight`
+ * statements of its kind run, and the calls that gathered meanwhile go as one. Under light load each goes at once.
+ */
+export class StatementBatches<A> {
+  private readonly waiting: Array<{ argument: string; resolve(answer: A): void; reject(error: unknown): void }> = [];
+  private inFlight = 0;
+  /** Statements sent and the calls they carried (for tests and the benchmark). */
+  readonly sent = { statements: 0, calls: 0 };
+
+  /** `statement` answers each of its calls' arguments, in their order, or throws for the batch as a whole. */
+  constructor(
+    private readonly statement: (batch: readonly string[]) => Promise<A[]>,
+    private readonly maxBatch: number,
+    private readonly maxInFlight: number,
+  ) {}
+
+  call(argument: string): Promise<A> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ argument, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      this.inFlight += 1;
+      void this.send(batch).finally(() => {
+        this.inFlight -= 1;
+        this.next();
+      });
+    }
+  }
+
+  /** A batch that fails as a whole is tried again one call at a time, so each call gets its own answer. */
+  private async send(batch: typeof this.waiting): Promise<void> {
+    try {
+      const answers = await this.run(batch.map((call) => call.argument));
+      batch.forEach((call, index) => call.resolve(answers[index]!));
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      for (const call of batch) {
+        try {
+          call.resolve((await this.run([call.argument]))[0]!);
+        } catch (alone) {
+          call.reject(alone);
+        }
+      }
+    }
+  }
+
+  private async run(batch: readonly string[]): Promise<A[]> {
+    this.sent.statements += 1;
+    this.sent.calls += batch.length;
+    const answers = await this.statement(batch);
+    if (answers.length !== batch.length)
+      throw new Error(`a batch statement answered ${answers.length} of ${batch.length}`);
+    return answers;
+  }
+}
