@@ -7,8 +7,8 @@
 // reference's GET in the same rounds; the growth rows divide the figure with 1,000,000 more closed sessions (with
 // their items, quotes and networks, written by SQL) by the small table's.
 //
-// Env: BENCH_SECONDS, BENCH_CONNECTIONS and BENCH_ROUNDS as for run.mjs; BENCH_COLD_GROWTH (1000000: closed sessions
-// added for the growth rows; 0 skips them).
+// Env: BENCH_SECONDS and BENCH_CONNECTIONS as for run.mjs; BENCH_COLD_ROUNDS (9 rounds of at least 2 s a target);
+// BENCH_COLD_GROWTH (1000000: closed sessions added for the growth rows; 0 skips them).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,11 @@ import pg from 'pg';
 import { benchKassaEnv, graphqlDocumentOptions, pollPathFor, rssMb, startReference } from './support.mjs';
 
 const GROWTH = Number(process.env.BENCH_COLD_GROWTH ?? 1_000_000);
+/**
+ * Rounds of each cold target: more than the postgres section's 5, since a growth figure divides one median ratio by
+ * another and a cold round's ratio to the reference moved by a third from round to round on this host.
+ */
+const ROUNDS = Number(process.env.BENCH_COLD_ROUNDS ?? 9);
 /** Reads a second a read target may reach on a quiet host: each request takes a session the run has not read yet. */
 const READS_PER_SECOND_AT_MOST = 5_000;
 /** The tables a session's read touches, each copied from the session Kassa created (see seed). */
@@ -89,8 +94,7 @@ export async function coldReadsSection(report, tools) {
     },
   ];
   // Each read target runs ROUNDS rounds of at least 2 s (run.mjs: interleaved), after a 2 s warm-up.
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-  const targetSeconds = rounds * Math.max(2, Math.round(seconds / rounds));
+  const targetSeconds = ROUNDS * Math.max(2, Math.round(seconds / ROUNDS));
   const poolSize = 3 * (targetSeconds + 2) * READS_PER_SECOND_AT_MOST;
   const phase = async (label) => {
     const started = Date.now();
@@ -103,7 +107,7 @@ export async function coldReadsSection(report, tools) {
     const seeded = (Date.now() - started) / 1000;
     // Warm both servers up on sessions of the pool (each read once, so none is read again).
     for (const target of targets.slice(0, 3)) await warm({ ...target.options, connections: tools.connections });
-    const [ref, get, graphql, create] = await tools.interleaved(targets);
+    const [ref, get, graphql, create] = await tools.interleaved(targets, ROUNDS);
     const ratio = (r) => tools.medianRatio(r, ref);
     return {
       label,
@@ -217,7 +221,7 @@ export function printColdReads(cold, row, header) {
   if (cold.growth) {
     const g = cold.growth;
     console.log(
-      `growth (goal ≥ 0.9 × the small table's figure): REST GET ${g.get.toFixed(2)} ×, GraphQL ${g.graphql.toFixed(2)} ×, create ${g.create.toFixed(2)} × (${cold.large.growthSeconds.toFixed(0)} s to write them)`,
+      `growth (goal ≥ 0.9 × the small table's figure): REST GET ${g.get.toFixed(3)} ×, GraphQL ${g.graphql.toFixed(3)} ×, create ${g.create.toFixed(3)} × (${cold.large.growthSeconds.toFixed(0)} s to write them)`,
     );
   }
   if (cold.idsReadTwice)

@@ -150,17 +150,17 @@ function loadOnce(name, options) {
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 /**
- * The targets of the ratios, measured in turn, ROUNDS times over, each for BENCH_SECONDS / ROUNDS a round: a
+ * The targets of the ratios, measured in turn, `rounds` times over, each for BENCH_SECONDS / rounds a round: a
  * change in the machine's speed (this shared 2-core machine's varies by a third within minutes) then falls on both
  * sides of a ratio alike. Every other round runs the targets in the opposite order, so a drift in speed during a
  * round does not favour the target that runs first; the two sides of a ratio are listed next to each other. Each
  * target's row is its median round (req/s, p50, p99) with CPU per request over all its rounds; `rounds` keeps every
  * round's req/s for medianRatio.
  */
-async function interleaved(targets) {
+async function interleaved(targets, rounds = ROUNDS) {
   const runs = targets.map(() => []);
-  const duration = Math.max(2, Math.round(seconds / ROUNDS));
-  for (let round = 0; round < ROUNDS; round++) {
+  const duration = Math.max(2, Math.round(seconds / rounds));
+  for (let round = 0; round < rounds; round++) {
     const order = [...targets.entries()];
     if (round % 2 === 1) order.reverse();
     for (const [index, target] of order) {
