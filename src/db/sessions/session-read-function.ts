@@ -27,7 +27,7 @@ export class SessionReads {
     private readonly statement: AdapterStatement,
     maxInFlight = READS_IN_FLIGHT,
   ) {
-    this.batches = new StatementBatches((ids) => readTexts(statement, ids), MAX_READS, maxInFlight);
+    this.batches = new StatementBatches((ids) => readTexts(statement, ids), MAX_READS, maxInFlight, 'at once');
   }
 
   /** Statements sent and the reads they carried (for tests and the benchmark). */

@@ -8,11 +8,16 @@ export class StatementBatches<A> {
   /** Statements sent and the calls they carried (for tests and the benchmark). */
   readonly sent = { statements: 0, calls: 0 };
 
-  /** `statement` answers each of its calls' arguments, in their order, or throws for the batch as a whole. */
+  /**
+   * `statement` answers each of its calls' arguments, in their order, or throws for the batch as a whole. `retry`:
+   * how the calls of a failed batch are tried again alone, one after another (writes, in their order) or all at once
+   * (reads: when the database stalls, no read waits for the timeouts of the retries before it).
+   */
   constructor(
     private readonly statement: (batch: readonly string[]) => Promise<A[]>,
     private readonly maxBatch: number,
     private readonly maxInFlight: number,
+    private readonly retry: 'in turn' | 'at once' = 'in turn',
   ) {}
 
   call(argument: string): Promise<A> {
@@ -40,13 +45,15 @@ export class StatementBatches<A> {
       batch.forEach((call, index) => call.resolve(answers[index]!));
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
-      for (const call of batch) {
+      const alone = async (call: (typeof batch)[number]) => {
         try {
           call.resolve((await this.run([call.argument]))[0]!);
-        } catch (alone) {
-          call.reject(alone);
+        } catch (failed) {
+          call.reject(failed);
         }
-      }
+      };
+      if (this.retry === 'at once') await Promise.all(batch.map(alone));
+      else for (const call of batch) await alone(call);
     }
   }
 
