@@ -9,9 +9,8 @@ export class StatementBatches<A> {
   readonly sent = { statements: 0, calls: 0 };
 
   /**
-   * `statement` answers each of its calls' arguments, in their order, or throws for the batch as a whole. `retry`:
-   * how the calls of a failed batch are tried again alone, one after another (writes, in their order) or all at once
-   * (reads: when the database stalls, no read waits for the timeouts of the retries before it).
+   * `statement` answers each call's argument in order, or throws for the whole batch. `retry`: a failed batch's calls
+   * go again alone in turn (writes, in order) or at once (reads: none waits out the timeouts of those before it).
    */
   constructor(
     private readonly statement: (batch: readonly string[]) => Promise<A[]>,
