@@ -1,9 +1,9 @@
-// Writes the payment rule table (src/domain/payments/payment-rule-table.ts, built into dist/) into
+// Writes the payment rule table (src/domain/payment-rules/rule-table.ts, built into dist/) into
 // docs/payment-rules.md between its markers. `npm run docs:rules`; test/unit/payment-decision.test.ts checks drift.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderRuleTable } from '../dist/domain/payments/payment-rule-table.js';
+import { renderRuleTable } from '../dist/domain/payment-rules/rule-table.js';
 
 const START = '<!-- rule-table:start (npm run docs:rules) -->';
 const END = '<!-- rule-table:end -->';

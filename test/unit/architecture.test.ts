@@ -68,6 +68,7 @@ export const AREAS = [
   'rates',
   'sessions',
   'payments',
+  'payment-rules',
   'payment-links',
   'refunds',
   'webhooks',

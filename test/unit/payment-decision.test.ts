@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config.js';
 import { decide, reasonOf, type PaymentEvent, type Snapshots } from '../../src/domain/payments/decide.js';
-import { RULE_CASES, RULES_COVERED, renderRuleTable } from '../../src/domain/payments/payment-rule-table.js';
+import { RULE_CASES, RULES_COVERED, renderRuleTable } from '../../src/domain/payment-rules/rule-table.js';
 import { OUTCOME_REASONS } from '../../src/domain/shared/reason-codes.js';
 
 /** docs/payment-rules.md's rule table: event × session state → outcome, each row run through decide(). */
