@@ -94,7 +94,7 @@ export function sessionPage(
 
 /**
  * The organisation's webhook endpoints with their latest deliveries; the actions (redeliver, add, disable, rotate)
- * are offered to the roles that may take them (the server checks again). the page module fills in the data.
+ * are offered to the roles that may take them (the server checks again); the page module fills in the data.
  */
 export function webhooksPage(
   req: Request,
