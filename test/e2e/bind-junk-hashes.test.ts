@@ -92,4 +92,47 @@ describe('the cap on unverified binds', () => {
     await node.watchers.tick();
     expect((await view(id)).status).toBe('paid');
   });
+
+  it('junk judged first delays a pending exact transfer past its scan: once the session is paid, its bind is still verified', async () => {
+    // The wall clock: each bind and each pass is checked at its own time, as the watcher orders them by it.
+    time.release();
+    const merchant = await createMerchant(node.kassa.ctx, { wallet: hex(20) });
+    // 50 made-up hashes bound earlier, on other sessions: the watcher judges them first (BOUND_TRANSACTIONS_PER_PASS).
+    for (let s = 0; s < 10; s += 1) {
+      const other = (await createSession(node.kassa, merchant, checkoutRequest())).session_id as string;
+      for (let i = 0; i < MAX_UNVERIFIED_BINDS; i += 1) {
+        const junk = await postBind(node.kassa, other, {
+          tx_hash: hex(32),
+          chain_id: CHAIN_ID,
+          crypto_currency: 'USDT',
+        });
+        expect(junk.status).toBe(200);
+      }
+    }
+    const created = await createSession(node.kassa, merchant, checkoutRequest());
+    const id = created.session_id as string;
+    const exact = (created.crypto_options as Array<{ ticker: string; amount: string }>).find(
+      (o) => o.ticker === 'USDT',
+    )!;
+    const pending = await chain.payPending(merchant.wallet, 'USDT', exact.amount, { from: 2 });
+    try {
+      const own = await postBind(node.kassa, id, {
+        tx_hash: pending.hash,
+        chain_id: CHAIN_ID,
+        crypto_currency: 'USDT',
+      });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+    } finally {
+      await pending.release();
+    }
+    // The scan pays the session by its exact amount; this pass judges only the junk.
+    await node.watchers.tick();
+    expect(await view(id)).toMatchObject({ status: 'paid', bound_tx_hash: null });
+    // The next pass judges the payer's bind: the transfer is its session's already, so it is verified and named (a few
+    // passes allowed: a pass that a slow node fails does nothing).
+    for (let pass = 0; pass < 3 && (await view(id)).bound_tx_hash === null; pass += 1) await node.watchers.tick();
+    expect(await view(id)).toMatchObject({ status: 'paid', bound_tx_hash: pending.hash });
+    const bound = await node.kassa.ctx.store.sessions.transactionsOf(id);
+    expect(bound.map((t) => [t.txHash, t.state])).toEqual([[pending.hash, 'verified']]);
+  });
 });

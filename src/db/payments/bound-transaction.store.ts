@@ -107,8 +107,8 @@ export const boundTransactions = {
   },
 
   /**
-   * Not judged yet, of open sessions on one chain: never checked first, then least recently checked (checked_at), so
-   * every one gets its turn and junk bound early never fills every pass.
+   * Not judged yet, on one chain, of open sessions or of closed ones a transfer of the transaction pays already (the
+   * scan paid it by amount first): never checked first, then least recently checked, so junk never fills every pass.
    */
   async toCheck(client: Client | PrismaClient, chainId: string, limit: number): Promise<BoundTransaction[]> {
     const rows = await client.$queryRaw<BoundTransactionRow[]>`
@@ -116,7 +116,11 @@ export const boundTransactions = {
         t.state, t.reason_code, t.reason,
              t.seen_on_chain_at, t.client_address, t.created_at
         FROM checkout_session_transactions t JOIN checkout_sessions s ON s.id = t.session_id
-       WHERE t.chain_id = ${chainId} AND t.state = 'unverified' AND s.status::text = ANY(${OPEN})
+       WHERE t.chain_id = ${chainId} AND t.state = 'unverified'
+         AND (s.status::text = ANY(${OPEN}) OR EXISTS (
+              SELECT 1 FROM payments p
+               WHERE p.chain_id = t.chain_id AND p.tx_hash = t.tx_hash AND p.session_id = t.session_id
+                 AND p.state <> 'reversed'))
        ORDER BY t.checked_at NULLS FIRST, t.created_at
        LIMIT ${limit}`;
     return rows.map(toBoundTransaction);

@@ -76,7 +76,7 @@ function judged(
     3,
     { kind: 'bound_judged' },
     state,
-    { bound: BOUND, verdict: VALID, share: share(), ...over },
+    { bound: BOUND, verdict: VALID, share: share(), closed: false, ...over },
     outcome,
     reason,
   );
@@ -168,4 +168,9 @@ export const bindRows: RuleCase[] = [
   judged('Mined; the amount is asked by other sessions', 'reject', 'tx_contested', {
     share: share({ free: [], contested: true }),
   }),
+  judged('Closed, paid by amount by a transfer of it first', 'credit', 'paid_by_bind', {
+    share: share({ alreadyMine: true, free: [] }),
+    closed: true,
+  }),
+  judged('Closed; a transfer of it nobody holds', 'wait', 'session_closed', { closed: true }),
 ];

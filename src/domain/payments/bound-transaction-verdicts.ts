@@ -39,7 +39,7 @@ export async function judgeBound(
   now: Date,
 ): Promise<BoundTxOutcome> {
   const share = verdict.kind === 'valid' ? await loadShare(tx, session, bound, verdict.transfers, now) : null;
-  const outcome = decide({ kind: 'bound_judged' }, { bound, verdict, share });
+  const outcome = decide({ kind: 'bound_judged' }, { bound, verdict, share, closed: isTerminal(session.status) });
   return applyBoundOutcome(ctx, tx, session, bound, outcome, { verdict, share }, now);
 }
 
@@ -81,7 +81,7 @@ export async function applyBoundOutcome(
     // Every free transfer went to another bind meanwhile: decided again with none free.
     const lost = decide(
       { kind: 'bound_judged' },
-      { bound, verdict: judged.verdict, share: { ...judged.share!, free: [] } },
+      { bound, verdict: judged.verdict, share: { ...judged.share!, free: [] }, closed: isTerminal(session.status) },
     );
     return reject(ctx, tx, session, bound, lost as Reject, now);
   }

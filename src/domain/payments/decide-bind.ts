@@ -120,6 +120,8 @@ export interface BoundJudgedSnapshot {
   readonly bound: Pick<BoundTransaction, 'txHash' | 'cryptoCurrency' | 'seenOnChainAt'>;
   readonly verdict: BoundTxVerdict;
   readonly share: TransferShare | null;
+  /** Its session is paid, expired or failed: judged only because a transfer of it pays the session already. */
+  readonly closed: boolean;
 }
 
 /** Refused: 409 (or 429 over the limit) with the code, nothing written. */
@@ -147,7 +149,7 @@ export interface Reject {
 /** Accepted as a candidate; judged once mined. `onChain`: the chain knows it. */
 export interface WaitBound {
   readonly kind: 'wait';
-  readonly reason: 'awaiting_receipt';
+  readonly reason: 'awaiting_receipt' | 'session_closed';
   readonly onChain: boolean;
 }
 
@@ -242,10 +244,12 @@ function refuseTaken(bound: BindSnapshot['bound'], share: TransferShare, verifie
 }
 
 /** Rule 3 in the watcher: a candidate waits, is credited, or is rejected with its code (never failing the session). */
-export function decideBoundJudged({ bound, verdict, share }: BoundJudgedSnapshot): BoundOutcome {
+export function decideBoundJudged({ bound, verdict, share, closed }: BoundJudgedSnapshot): BoundOutcome {
   if (verdict.kind === 'wait') return { kind: 'wait', reason: 'awaiting_receipt', onChain: verdict.onChain };
   if (verdict.kind === 'failed')
     return { kind: 'reject', code: verdict.code, message: verdict.reason, creditedTo: null };
+  // A closed session's candidate only names the transfer it holds already: a free one is no payment of it now.
+  if (closed && !share!.alreadyMine) return { kind: 'wait', reason: 'session_closed', onChain: true };
   if (share!.alreadyMine || share!.free.length > 0) return creditOf(share!);
   return rejectTaken(bound, share!);
 }
