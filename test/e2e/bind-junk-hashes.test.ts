@@ -33,6 +33,16 @@ afterAll(async () => {
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 const view = async (id: string) => (await node.kassa.http.get(`/checkout-sessions/${id}`)).body;
 
+/** The payer binds their pending USDT transfer (200), then the chain mines it. */
+async function bindPendingThenMine(id: string, pending: { hash: string; release: () => Promise<void> }) {
+  try {
+    const own = await postBind(node.kassa, id, { tx_hash: pending.hash, chain_id: CHAIN_ID, crypto_currency: 'USDT' });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+  } finally {
+    await pending.release();
+  }
+}
+
 describe('the cap on unverified binds', () => {
   it("holds junk hashes only: the payer's mined transfer is bound and pays on time", async () => {
     const t0 = Date.now();
@@ -76,17 +86,7 @@ describe('the cap on unverified binds', () => {
       const junk = await postBind(node.kassa, id, { tx_hash: hex(32), chain_id: CHAIN_ID, crypto_currency: 'USDT' });
       expect(junk.status).toBe(200);
     }
-    const pending = await chain.payPending(merchant.wallet, 'USDT', '106', { from: 2 });
-    try {
-      const own = await postBind(node.kassa, id, {
-        tx_hash: pending.hash,
-        chain_id: CHAIN_ID,
-        crypto_currency: 'USDT',
-      });
-      expect(own.status, JSON.stringify(own.body)).toBe(200);
-    } finally {
-      await pending.release();
-    }
+    await bindPendingThenMine(id, await chain.payPending(merchant.wallet, 'USDT', '106', { from: 2 }));
     await chain.mine(1);
     await node.watchers.tick();
     await node.watchers.tick();
@@ -115,16 +115,7 @@ describe('the cap on unverified binds', () => {
       (o) => o.ticker === 'USDT',
     )!;
     const pending = await chain.payPending(merchant.wallet, 'USDT', exact.amount, { from: 2 });
-    try {
-      const own = await postBind(node.kassa, id, {
-        tx_hash: pending.hash,
-        chain_id: CHAIN_ID,
-        crypto_currency: 'USDT',
-      });
-      expect(own.status, JSON.stringify(own.body)).toBe(200);
-    } finally {
-      await pending.release();
-    }
+    await bindPendingThenMine(id, pending);
     // The scan pays the session by its exact amount; this pass judges only the junk.
     await node.watchers.tick();
     expect(await view(id)).toMatchObject({ status: 'paid', bound_tx_hash: null });
