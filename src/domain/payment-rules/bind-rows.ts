@@ -66,6 +66,11 @@ export function bind(
   return row(rule, { kind: 'bind', evidence }, state, snapshot, outcome, reason);
 }
 
+/** Refused at bind under rule 1: the chain proves the transaction cannot pay the session. */
+function refusedByRule1(state: string, code: Parameters<typeof failed>[0], evidence: 'mined' | 'unknown' = 'mined') {
+  return bind(state, evidence, 'refuse', code, { verdict: failed(code) }, 1);
+}
+
 function judged(
   state: string,
   outcome: PaymentOutcome['kind'],
@@ -84,32 +89,11 @@ function judged(
 
 export const bindRows: RuleCase[] = [
   bind('Open, a transfer of the transaction to its wallet nobody holds', 'mined', 'credit', 'paid_by_bind'),
-  bind(
-    'Mined before the session was created',
-    'mined',
-    'refuse',
-    'tx_mined_before_session',
-    { verdict: failed('tx_mined_before_session') },
-    1,
-  ),
-  bind('Sent to another address', 'mined', 'refuse', 'wrong_recipient', { verdict: failed('wrong_recipient') }, 1),
-  bind(
-    'Pays another asset than the bound one',
-    'mined',
-    'refuse',
-    'wrong_asset',
-    { verdict: failed('wrong_asset') },
-    1,
-  ),
-  bind(
-    'On another chain than the one named',
-    'unknown',
-    'refuse',
-    'wrong_chain',
-    { verdict: failed('wrong_chain') },
-    1,
-  ),
-  bind('Not sent by the payer wallet named', 'mined', 'refuse', 'wrong_sender', { verdict: failed('wrong_sender') }, 1),
+  refusedByRule1('Mined before the session was created', 'tx_mined_before_session'),
+  refusedByRule1('Sent to another address', 'wrong_recipient'),
+  refusedByRule1('Pays another asset than the bound one', 'wrong_asset'),
+  refusedByRule1('On another chain than the one named', 'wrong_chain', 'unknown'),
+  refusedByRule1('Not sent by the payer wallet named', 'wrong_sender'),
   bind('Reverted', 'mined', 'refuse', 'reverted', { verdict: failed('reverted') }),
   bind('No asset selected, every free transfer under half the price', 'mined', 'refuse', 'bind_too_small', {
     share: share({ free: [], tooSmall: { transfer: TRANSFER, asked: d('60') } }),
