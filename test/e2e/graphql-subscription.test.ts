@@ -374,9 +374,11 @@ describe('checkoutSessionUpdated', () => {
     const created = await createSession(c, viewer, checkoutRequest());
     const updates = subscribe(c, UPDATES_SUBSCRIPTION, { id: created.session_id });
     await updates.waitFor((r) => session(r) !== undefined);
+    // The subscriber answers pings, so a close that waited for it would never end: the bound only needs to sit
+    // well inside the test's timeout, not to time the close (which also closes the database, slow under load).
     const started = Date.now();
     await c.close();
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(15_000);
     await updates.waitFor(() => updates.closeCodes.length > 0, 2000).catch(() => {});
     expect(updates.closeCodes).toEqual([1001]);
     await updates.dispose();
