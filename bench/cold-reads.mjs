@@ -1,14 +1,14 @@
 // `BENCH_ONLY=cold npm run bench`: reads of sessions nobody has read yet (issue 37), and the same with 1,000,000 more
 // sessions stored. Every request of a read target names a session no earlier request named, so Kassa answers each
 // from the database (its session cache and kept GraphQL answers are no help), as it does the payer's first page load
-// or the merchant's first GET after a create. Targets, interleaved in rounds as the postgres section's: the
-// reference's GET (bench/reference-server.mjs, one round trip), Kassa's REST GET, Kassa's GraphQL read as the page
-// sends it (its CheckoutPoll document by id over GET), and Kassa's signed create. Each is given as a ratio to the
-// reference's GET in the same rounds; the growth rows divide the figure with 1,000,000 more closed sessions (with
-// their items, quotes and networks, written by SQL) by the small table's.
+// or the merchant's first GET after a create. Targets: the reference's GET (bench/reference-server.mjs, one round
+// trip), Kassa's REST GET, Kassa's GraphQL read as the page sends it (its CheckoutPoll document by id over GET), and
+// Kassa's signed create. Each Kassa target is measured against the reference's GET in pairs of 1 s slices (run.mjs:
+// slicedPairs) and given as the median of its pairs' ratios; the growth rows divide the figure with 1,000,000 more
+// closed sessions (with their items, quotes and networks, written by SQL) by the small table's.
 //
-// Env: BENCH_SECONDS and BENCH_CONNECTIONS as for run.mjs; BENCH_COLD_ROUNDS (9 rounds of at least 2 s a target);
-// BENCH_COLD_GROWTH (1000000: closed sessions added for the growth rows; 0 skips them).
+// Env: BENCH_CONNECTIONS as for run.mjs; BENCH_COLD_SLICES (24 pairs of 1 s slices a Kassa target); BENCH_COLD_GROWTH
+// (1000000: closed sessions added for the growth rows; 0 skips them).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,12 +18,13 @@ import { benchKassaEnv, graphqlDocumentOptions, pollPathFor, rssMb, startReferen
 
 const GROWTH = Number(process.env.BENCH_COLD_GROWTH ?? 1_000_000);
 /**
- * Rounds of each cold target: more than the postgres section's 5, since a growth figure divides one median ratio by
- * another and a cold round's ratio to the reference moved by a third from round to round on this host.
+ * Pairs of 1 s slices a Kassa target is measured in against the reference. Rounds of 2 s a target (9 of them, in turn)
+ * gave ratios to the reference from 1.2 to 3.0 within one phase on this host, so a growth figure, one phase's median
+ * over the other's, moved across 0.9 from run to run; a pair's two slices lie within two seconds of each other.
  */
-const ROUNDS = Number(process.env.BENCH_COLD_ROUNDS ?? 9);
+const SLICES = Number(process.env.BENCH_COLD_SLICES ?? 24);
 /** Reads a second a read target may reach on a quiet host: each request takes a session the run has not read yet. */
-const READS_PER_SECOND_AT_MOST = 5_000;
+const READS_PER_SECOND_AT_MOST = 4_000;
 /** The tables a session's read touches, each copied from the session Kassa created (see seed). */
 const SESSION_TABLES = [
   'checkout_sessions',
@@ -33,11 +34,10 @@ const SESSION_TABLES = [
 ];
 
 /**
- * The cold-read section. `tools` are run.mjs's: freshDatabase, startKassaFor, interleaved, medianRatio, stop,
- * connections and the set of children it stops on exit.
+ * The cold-read section. `tools` are run.mjs's: freshDatabase, startKassaFor, slicedPairs, stop, connections and the
+ * set of children it stops on exit.
  */
 export async function coldReadsSection(report, tools) {
-  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   const databaseUrl = await tools.freshDatabase(`kassa_bench_cold_${process.pid}`);
   const database = new URL(databaseUrl).pathname.slice(1);
   const env = benchKassaEnv({
@@ -93,9 +93,8 @@ export async function coldReadsSection(report, tools) {
       meter: kassaMeter,
     },
   ];
-  // Each read target runs ROUNDS rounds of at least 2 s (run.mjs: interleaved), after a 2 s warm-up.
-  const targetSeconds = ROUNDS * Math.max(2, Math.round(seconds / ROUNDS));
-  const poolSize = 3 * (targetSeconds + 2) * READS_PER_SECOND_AT_MOST;
+  // The reference reads in a slice of every pair (3 × SLICES s), each Kassa read target in SLICES s; 2 s warm-ups.
+  const poolSize = (5 * SLICES + 6) * READS_PER_SECOND_AT_MOST;
   const phase = async (label) => {
     const started = Date.now();
     ids.list = await seed(client, template, poolSize, { closed: false });
@@ -107,14 +106,16 @@ export async function coldReadsSection(report, tools) {
     const seeded = (Date.now() - started) / 1000;
     // Warm both servers up on sessions of the pool (each read once, so none is read again).
     for (const target of targets.slice(0, 3)) await warm({ ...target.options, connections: tools.connections });
-    const [ref, get, graphql, create] = await tools.interleaved(targets, ROUNDS);
-    const ratio = (r) => tools.medianRatio(r, ref);
+    const measured = await tools.slicedPairs(targets[0], targets.slice(1), SLICES);
+    const [get, graphql, create] = measured.targets;
     return {
       label,
       sessions: Number((await client.query('SELECT count(*) FROM checkout_sessions')).rows[0].count),
       seededSeconds: seeded,
-      results: { ref, get, graphql, create },
-      ratios: { get: ratio(get), graphql: ratio(graphql), create: ratio(create) },
+      results: { ref: measured.base, get: get.row, graphql: graphql.row, create: create.row },
+      ratios: { get: get.median, graphql: graphql.median, create: create.median },
+      totals: { get: get.totals, graphql: graphql.totals, create: create.totals },
+      pairs: { get: get.pairs, graphql: graphql.pairs, create: create.pairs },
     };
   };
   const small = await phase('small table');
@@ -213,15 +214,31 @@ export function printColdReads(cold, row, header) {
   for (const phase of [cold.small, cold.large].filter(Boolean)) {
     console.log(`${phase.label}: ${phase.sessions.toLocaleString('en')} sessions stored\n${header}`);
     for (const key of ['ref', 'get', 'graphql', 'create']) row(phase.results[key]);
-    const r = phase.ratios;
+    const figure = (key) => {
+      const pairs = phase.pairs[key];
+      return (
+        `${phase.ratios[key].toFixed(2)} × (totals ${phase.totals[key].toFixed(2)} ×; middle half of the pairs ` +
+        `${pairs[Math.floor(pairs.length / 4)].toFixed(2)}–${pairs[Math.floor((3 * pairs.length) / 4)].toFixed(2)})`
+      );
+    };
     console.log(
-      `ratios to the reference's cold GET: REST GET ${r.get.toFixed(2)} ×, GraphQL ${r.graphql.toFixed(2)} ×, create ${r.create.toFixed(2)} ×`,
+      `ratios to the reference's cold GET, median of ${phase.pairs.get.length} pairs of 1 s slices each: ` +
+        `REST GET ${figure('get')}, GraphQL ${figure('graphql')}, create ${figure('create')}`,
     );
   }
   if (cold.growth) {
     const g = cold.growth;
     console.log(
       `growth (goal ≥ 0.9 × the small table's figure): REST GET ${g.get.toFixed(3)} ×, GraphQL ${g.graphql.toFixed(3)} ×, create ${g.create.toFixed(3)} × (${cold.large.growthSeconds.toFixed(0)} s to write them)`,
+    );
+    // CPU hardly moves with the host's speed: each target's CPU per request, large table over small.
+    const cpu = (key) => {
+      const sum = (phase) => phase.results[key].cpu.server + phase.results[key].cpu.database;
+      return (sum(cold.large) / sum(cold.small)).toFixed(3);
+    };
+    console.log(
+      `CPU per request (Kassa or the reference, and PostgreSQL), large table over small: reference ${cpu('ref')} ×, ` +
+        `REST GET ${cpu('get')} ×, GraphQL ${cpu('graphql')} ×, create ${cpu('create')} ×`,
     );
   }
   if (cold.idsReadTwice)

@@ -155,28 +155,72 @@ const PAIRED_SLICES = Number(process.env.BENCH_PAIRED_SLICES ?? 30);
  * request. A round of `interleaved` moved by a third with the host's speed, far more than such a ratio differs by.
  */
 async function paired(a, b, slices = PAIRED_SLICES) {
-  const pairs = [];
-  const totals = [0, 0];
-  const cpu = [0, 0];
-  for (let i = 0; i < slices; i++) {
-    const got = [0, 0];
-    for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
-      const target = side === 0 ? a : b;
-      const run = await metered(target.meter, () => loadOnce(target.name, { ...target.options, duration: 1 }));
-      got[side] = run.total;
-      totals[side] += run.total;
-      cpu[side] += run.cpu.server * run.total;
-    }
-    pairs.push(got[1] / got[0]);
-  }
-  pairs.sort((x, y) => x - y);
+  const { base, targets } = await slicedPairs(a, [b], slices);
+  const [pair] = targets;
   return {
-    median: pairs[Math.floor(pairs.length / 2)],
-    totals: totals[1] / totals[0],
-    pairs,
-    cpu: { a: cpu[0] / totals[0], b: cpu[1] / totals[1] },
+    median: pair.median,
+    totals: pair.totals,
+    pairs: pair.pairs,
+    cpu: { a: base.cpu.server, b: pair.row.cpu.server },
   };
 }
+
+/**
+ * Each of `targets` against `base` in pairs of 1 s slices, `slices` pairs a target, the targets' pairs taken in turn
+ * (base, first; second, base; base, third; …: every other pair in the opposite order), so a change in the host's
+ * speed falls on both sides of a pair within two seconds. For each target: the median of its pairs' ratios to the
+ * base's slice next to it, the ratio of the totals, every pair's ratio, and a row (its median slice's req/s, p50 and
+ * p99, CPU per request over all its slices); `base` is the base's row over all its slices.
+ */
+async function slicedPairs(base, targets, slices) {
+  const baseRuns = [];
+  const runs = targets.map(() => []);
+  const pairs = targets.map(() => []);
+  let turn = 0;
+  for (let i = 0; i < slices; i++) {
+    for (const [index, target] of targets.entries()) {
+      const got = {};
+      for (const side of turn++ % 2 === 0 ? ['base', 'target'] : ['target', 'base']) {
+        const which = side === 'base' ? base : target;
+        got[side] = await metered(which.meter, () => loadOnce(which.name, { ...which.options, duration: 1 }));
+      }
+      baseRuns.push(got.base);
+      runs[index].push(got.target);
+      pairs[index].push(got.target.total / got.base.total);
+    }
+  }
+  const totalOf = (list) => list.reduce((sum, run) => sum + run.total, 0);
+  return {
+    base: sliceRow(baseRuns),
+    targets: targets.map((target, index) => ({
+      row: sliceRow(runs[index]),
+      median: median(pairs[index]),
+      totals: totalOf(runs[index]) / totalOf(baseRuns.filter((_, n) => n % targets.length === index)),
+      pairs: [...pairs[index]].sort((x, y) => x - y),
+    })),
+  };
+}
+
+/** One target's row from its slices: the median slice's req/s, p50 and p99, CPU per request over all of them. */
+function sliceRow(list) {
+  const middle = (key) => median(list.map((run) => run[key]));
+  const total = list.reduce((sum, run) => sum + run.total, 0);
+  const cpuOf = (part) =>
+    list.every((run) => typeof run.cpu?.[part] === 'number')
+      ? list.reduce((sum, run) => sum + run.cpu[part] * run.total, 0) / total
+      : null;
+  return {
+    name: list[0].name,
+    rps: middle('total'),
+    p50: middle('p50'),
+    p99: middle('p99'),
+    total,
+    cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database'), client: cpuOf('client') } : undefined,
+    slices: list.length,
+  };
+}
+
+const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 /** Rounds of each interleaved measurement (interleaved). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -695,7 +739,7 @@ function print(report) {
 async function main() {
   const report = { at: new Date().toISOString(), seconds, connections, node: process.version };
   if (only.has('postgres')) await postgresSection(report);
-  const tools = { freshDatabase, startKassaFor, interleaved, medianRatio, stop, connections, children };
+  const tools = { freshDatabase, startKassaFor, slicedPairs, stop, connections, children };
   if (only.has('cold')) await coldReadsSection(report, tools);
   if (only.has('embedded')) await embeddedSection(report);
   if (only.has('chain')) await chainSection(report);
