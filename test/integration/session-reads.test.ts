@@ -47,6 +47,8 @@ afterAll(async () => {
 });
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+/** The end of the event loop's current turn: a read asked before it has gone to the database. */
+const turnEnds = () => new Promise((resolve) => setImmediate(resolve));
 
 async function statementsOf(ids: string[]): Promise<number> {
   const { rows } = await pool.query<{ count: string }>(
@@ -63,11 +65,23 @@ describe('SessionReads', () => {
     expect(reads.sent).toEqual({ statements: 1, calls: 1 });
   });
 
+  it('reads the sessions asked in one turn of the event loop as one statement', async () => {
+    const reads = new SessionReads(statement);
+    const ids = Array.from({ length: 5 }, (_, i) => id(50 + i));
+    const sessions = await Promise.all(ids.map((one) => reads.read(one)));
+    expect(sessions.map((session) => session?.id)).toEqual(ids);
+    expect(reads.sent).toEqual({ statements: 1, calls: 5 });
+    expect(await statementsOf(ids)).toBe(1);
+  });
+
   it('reads the sessions asked while statements are under way together, each its own, an unknown one null', async () => {
     const reads = new SessionReads(statement, 1);
     const ids = Array.from({ length: 20 }, (_, i) => id(100 + i));
     ids[7] = UNKNOWN;
-    const sessions = await Promise.all(ids.map((one) => reads.read(one)));
+    const first = reads.read(ids[0]!);
+    await turnEnds();
+    const rest = Promise.all(ids.slice(1).map((one) => reads.read(one)));
+    const sessions = [await first, ...(await rest)];
     expect(sessions.map((session) => session?.id ?? null)).toEqual(ids.map((one) => (one === UNKNOWN ? null : one)));
     // The first went alone; the 19 asked while it ran went as one statement.
     expect(reads.sent).toEqual({ statements: 2, calls: 20 });
@@ -78,15 +92,22 @@ describe('SessionReads', () => {
     const reads = new SessionReads(statement);
     const ids = Array.from({ length: 4 * MAX_READS }, (_, i) => id(1000 + i));
     await Promise.all(ids.map((one) => reads.read(one)));
-    // Two went alone (two statements at once), then the rest in full batches.
-    expect(reads.sent.calls).toBe(4 * MAX_READS);
-    expect(reads.sent.statements).toBe(2 + Math.ceil((4 * MAX_READS - 2) / MAX_READS));
+    // All asked in one turn: four full batches, two under way at a time.
+    expect(reads.sent).toEqual({ statements: 4, calls: 4 * MAX_READS });
+    const { rows } = await pool.query<{ began: Date; ended: Date }>(
+      'SELECT min(began) AS began, max(ended) AS ended FROM read_log WHERE id = ANY($1::uuid[]) GROUP BY tx',
+      [ids],
+    );
+    const underWay = rows.map((row) => rows.filter((other) => other.began <= row.began && row.began < other.ended));
+    expect(Math.max(...underWay.map((list) => list.length))).toBe(2);
   });
 
   it('reads a batch that failed again one session at a time: only the failing read fails', async () => {
     const reads = new SessionReads(statement, 1);
     const ids = [id(200), ...Array.from({ length: 6 }, (_, i) => (i === 3 ? BOOM : id(201 + i)))];
-    const outcomes = await Promise.allSettled(ids.map((one) => reads.read(one)));
+    const first = reads.read(ids[0]!);
+    await turnEnds();
+    const outcomes = await Promise.allSettled([first, ...ids.slice(1).map((one) => reads.read(one))]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual([
       'fulfilled',
       'fulfilled',
@@ -116,6 +137,6 @@ describe('SessionReads', () => {
     const asked = [id(300), id(301), '1,2}', id(302)];
     const outcomes = await Promise.allSettled(asked.map((one) => reads.read(one)));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    expect(reads.sent).toEqual({ statements: 2, calls: 3 });
+    expect(reads.sent).toEqual({ statements: 1, calls: 3 });
   });
 });

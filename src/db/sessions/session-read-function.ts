@@ -18,7 +18,8 @@ export async function readSessionForRead(statement: AdapterStatement, id: string
 
 /**
  * Whole sessions read as readSessionForRead reads one, in batches (docs/decisions/0037-session-reads-in-batches.md):
- * the reads that gather while READS_IN_FLIGHT statements run go as one statement, each id's answer its own row.
+ * the reads asked in one turn of the event loop, or while READS_IN_FLIGHT statements run, go as one statement, each
+ * id's answer its own row.
  */
 export class SessionReads {
   private readonly batches: StatementBatches<unknown>;
@@ -27,7 +28,7 @@ export class SessionReads {
     private readonly statement: AdapterStatement,
     maxInFlight = READS_IN_FLIGHT,
   ) {
-    this.batches = new StatementBatches((ids) => readTexts(statement, ids), MAX_READS, maxInFlight, 'at once');
+    this.batches = new StatementBatches((ids) => readTexts(statement, ids), MAX_READS, maxInFlight, 'at once', 'turn');
   }
 
   /** Statements sent and the reads they carried (for tests and the benchmark). */

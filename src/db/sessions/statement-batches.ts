@@ -1,10 +1,12 @@
 /**
  * Calls of one statement gathered into batches (docs/decisions/0021 and 0037): a call waits only while `maxInFlight`
- * statements of its kind run, and the calls that gathered meanwhile go as one. Under light load each goes at once.
+ * statements of its kind run, and the calls that gathered meanwhile go as one. Under light load each goes at once, or
+ * (`gather: 'turn'`) at the end of the event loop's turn it was asked in, with the calls asked in the same turn.
  */
 export class StatementBatches<A> {
   private readonly waiting: Array<{ argument: string; resolve(answer: A): void; reject(error: unknown): void }> = [];
   private inFlight = 0;
+  private turnEnding = false;
   /** Statements sent and the calls they carried (for tests and the benchmark). */
   readonly sent = { statements: 0, calls: 0 };
 
@@ -17,12 +19,19 @@ export class StatementBatches<A> {
     private readonly maxBatch: number,
     private readonly maxInFlight: number,
     private readonly retry: 'in turn' | 'at once' = 'in turn',
+    private readonly gather: 'none' | 'turn' = 'none',
   ) {}
 
   call(argument: string): Promise<A> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ argument, resolve, reject });
-      this.next();
+      if (this.gather === 'none') return this.next();
+      if (this.turnEnding) return;
+      this.turnEnding = true;
+      setImmediate(() => {
+        this.turnEnding = false;
+        this.next();
+      });
     });
   }
 
