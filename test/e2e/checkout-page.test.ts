@@ -11,7 +11,7 @@ import { eip681Uri } from '../../src/domain/payments/payment-uri.js';
 import { PAGE_DOCUMENT_DATA } from '../../src/graphql/page-documents.js';
 import { checkoutRequest, txHash } from '../factories/checkout-request.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
-import { launchBrowser, type TestBrowser } from '../support/browser.js';
+import { imageWidth, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { startTestKassa, type TestKassa } from '../support/kassa.js';
 import { controllableClock, createSession, postBind } from '../support/rest-kassa.js';
@@ -308,9 +308,7 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       await page.locator('#networks label', { hasText: 'Local sandbox' }).click();
       expect(await text(page, '#amount')).toBe(`${usdt.toFixed(6)} USDT`);
       expect(await text(page, '#wallet')).toBe(shop.wallet);
-      await page.waitForFunction(
-        "document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0",
-      );
+      await expect.poll(() => imageWidth(page, '#qr')).toBeGreaterThan(0);
       await expectAsksForUsdt(page, session, usdt);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: new URL('checkout-page.png', ARTIFACTS).pathname, fullPage: true });
@@ -342,9 +340,7 @@ describe('the checkout page in a real browser, paid on a real chain', () => {
       );
       // The QR code asks for the rest too: a new image, not the one drawn for the whole amount.
       await expectAsksForUsdt(page, session, rest);
-      await page.waitForFunction(
-        "document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 0",
-      );
+      await expect.poll(() => imageWidth(page, '#qr')).toBeGreaterThan(0);
       await page.screenshot({ path: new URL('checkout-page-partial.png', ARTIFACTS).pathname, fullPage: true });
       // The rest: its amount is the session's own (it would pay by amount alone); the payer may bind it too.
       const second = await chain.pay(shop.wallet, 'USDT', rest.toFixed(6), { from: 4 });

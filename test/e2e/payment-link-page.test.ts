@@ -8,7 +8,7 @@ import { setBranding } from '../../src/domain/organisations/branding.js';
 import { sandboxAccount } from '../../src/chain/sandbox.js';
 import { createMerchant, type TestMerchant } from '../factories/merchant.js';
 import { createLink, linkCall, visitLink } from '../factories/payment-link.js';
-import { launchBrowser, type TestBrowser } from '../support/browser.js';
+import { imageWidth, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { startChainKassa, startTestChain, type ChainKassa, type TestChain } from '../support/chain.js';
 import { injectTestWallet } from '../support/test-wallet.js';
 
@@ -101,9 +101,7 @@ describe('a payment link in the browser', () => {
       await page.locator('#link-form').waitFor();
       expect(await text(page, '#title')).toBe('Coffee subscription');
       expect(await text(page, '.merchant-name')).toBe('Bean & Leaf Roasters');
-      await page.waitForFunction(
-        "document.querySelector('.merchant-logo').complete && document.querySelector('.merchant-logo').naturalWidth === 48",
-      );
+      await expect.poll(() => imageWidth(page, '.merchant-logo')).toBe(48);
       expect(await text(page, '#total-fiat')).toBe('105.00 USD');
       expect(
         await page.evaluate<string>("getComputedStyle(document.querySelector('#link-submit')).backgroundColor"),

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /**
  * A real browser for the hosted checkout page's tests, driven by playwright-core (which
@@ -148,4 +148,15 @@ export async function launchBrowser(
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The natural width of the image `selector` finds once it has loaded, else 0; for `expect.poll`. A string predicate in
+ * `waitForFunction` is evaluated with eval on every poll after the first, which the pages' CSP refuses.
+ */
+export function imageWidth(page: Page, selector: string): Promise<number> {
+  return page.locator(selector).evaluate((img) => {
+    const image = img as unknown as { complete: boolean; naturalWidth: number };
+    return image.complete ? image.naturalWidth : 0;
+  });
 }

@@ -17,9 +17,8 @@ export async function readSessionForRead(statement: AdapterStatement, id: string
 }
 
 /**
- * Whole sessions read as readSessionForRead reads one, in batches (docs/decisions/0037-session-reads-in-batches.md):
- * the reads asked in one turn of the event loop, or while READS_IN_FLIGHT statements run, go as one statement, each
- * id's answer its own row.
+ * Whole sessions read as readSessionForRead reads one, in batches of the reads asked in one turn of the event loop or
+ * while READS_IN_FLIGHT statements run (docs/decisions/0037-session-reads-in-batches.md), each id's answer its own row.
  */
 export class SessionReads {
   private readonly batches: StatementBatches<unknown>;

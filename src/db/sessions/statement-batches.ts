@@ -1,7 +1,6 @@
 /**
- * Calls of one statement gathered into batches (docs/decisions/0021 and 0037): a call waits only while `maxInFlight`
- * statements of its kind run, and the calls that gathered meanwhile go as one. Under light load each goes at once, or
- * (`gather: 'turn'`) at the end of the event loop's turn it was asked in, with the calls asked in the same turn.
+ * Calls of one statement in batches (docs/decisions/0021, 0037): a call waits while `maxInFlight` statements run (with
+ * `gather: 'turn'`, also to the end of its event-loop turn), and the calls gathered meanwhile go as one.
  */
 export class StatementBatches<A> {
   private readonly waiting: Array<{ argument: string; resolve(answer: A): void; reject(error: unknown): void }> = [];
