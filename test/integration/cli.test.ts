@@ -549,7 +549,17 @@ describe('first run in development mode (`npm start`)', MODE, () => {
     const read = () => fetch(url).then((r) => r.json() as Promise<Record<string, unknown>>);
     await expect
       .poll(async () => (await read()).bound_tx_hash, { timeout: 20_000, interval: 100 })
-      .toBe(payment.tx_hash);
+      .toBe(payment.tx_hash)
+      .catch(async (error: Error) => {
+        // Which way it went wrong: the candidate never judged (unverified), or judged rejected (and why).
+        const query = `{ checkoutSession(id: "${sessionId}") { transactions { txHash state reasonCode reason } } }`;
+        const answer = await fetch(`http://127.0.0.1:${server!.port}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'apollo-require-preflight': 'true' },
+          body: JSON.stringify({ query }),
+        }).then((r) => r.text());
+        throw new Error(`${error.message}\nbound transactions: ${answer}`);
+      });
     const view = await read();
     expect(view).toMatchObject({
       status: 'paid',
