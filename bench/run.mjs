@@ -173,7 +173,7 @@ async function paired(a, b, slices = PAIRED_SLICES) {
  * p99, CPU per request over all its slices); `base` is the base's row over all its slices.
  */
 async function slicedPairs(base, targets, slices) {
-  const baseRuns = [];
+  const baseRuns = targets.map(() => []);
   const runs = targets.map(() => []);
   const pairs = targets.map(() => []);
   let turn = 0;
@@ -184,18 +184,18 @@ async function slicedPairs(base, targets, slices) {
         const which = side === 'base' ? base : target;
         got[side] = await metered(which.meter, () => loadOnce(which.name, { ...which.options, duration: 1 }));
       }
-      baseRuns.push(got.base);
+      baseRuns[index].push(got.base);
       runs[index].push(got.target);
       pairs[index].push(got.target.total / got.base.total);
     }
   }
   const totalOf = (list) => list.reduce((sum, run) => sum + run.total, 0);
   return {
-    base: sliceRow(baseRuns),
+    base: sliceRow(baseRuns.flat()),
     targets: targets.map((target, index) => ({
       row: sliceRow(runs[index]),
       median: median(pairs[index]),
-      totals: totalOf(runs[index]) / totalOf(baseRuns.filter((_, n) => n % targets.length === index)),
+      totals: totalOf(runs[index]) / totalOf(baseRuns[index]),
       pairs: [...pairs[index]].sort((x, y) => x - y),
     })),
   };
@@ -204,20 +204,26 @@ async function slicedPairs(base, targets, slices) {
 /** One target's row from its slices: the median slice's req/s, p50 and p99, CPU per request over all of them. */
 function sliceRow(list) {
   const middle = (key) => median(list.map((run) => run[key]));
-  const total = list.reduce((sum, run) => sum + run.total, 0);
-  const cpuOf = (part) =>
-    list.every((run) => typeof run.cpu?.[part] === 'number')
-      ? list.reduce((sum, run) => sum + run.cpu[part] * run.total, 0) / total
-      : null;
   return {
     name: list[0].name,
     rps: middle('total'),
     p50: middle('p50'),
     p99: middle('p99'),
-    total,
-    cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database'), client: cpuOf('client') } : undefined,
+    total: list.reduce((sum, run) => sum + run.total, 0),
+    cpu: cpuOver(list),
     slices: list.length,
   };
+}
+
+/** CPU per request over several runs of one target (each weighted by its requests); undefined when not metered. */
+function cpuOver(list) {
+  if (!list[0].cpu) return undefined;
+  const total = list.reduce((sum, run) => sum + run.total, 0);
+  const cpuOf = (part) =>
+    list.every((run) => typeof run.cpu?.[part] === 'number')
+      ? list.reduce((sum, run) => sum + run.cpu[part] * run.total, 0) / total
+      : null;
+  return { server: cpuOf('server'), database: cpuOf('database'), client: cpuOf('client') };
 }
 
 const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
@@ -244,16 +250,11 @@ async function interleaved(targets, rounds = ROUNDS) {
     }
   }
   return runs.map((list) => {
-    const median = [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)];
-    const total = list.reduce((sum, run) => sum + run.total, 0);
-    const cpuOf = (part) =>
-      list.every((run) => run.cpu?.[part] !== null && run.cpu?.[part] !== undefined)
-        ? list.reduce((sum, run) => sum + run.cpu[part] * run.total, 0) / total
-        : null;
+    const middle = [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)];
     return {
-      ...median,
-      total,
-      cpu: list[0].cpu ? { server: cpuOf('server'), database: cpuOf('database'), client: cpuOf('client') } : undefined,
+      ...middle,
+      total: list.reduce((sum, run) => sum + run.total, 0),
+      cpu: cpuOver(list),
       rounds: list.map((run) => run.rps),
     };
   });
@@ -261,8 +262,7 @@ async function interleaved(targets, rounds = ROUNDS) {
 
 /** The median over rounds of a's req/s over b's in the same round. */
 function medianRatio(a, b) {
-  const ratios = a.rounds.map((rps, round) => rps / b.rounds[round]).sort((x, y) => x - y);
-  return ratios[Math.floor(ratios.length / 2)];
+  return median(a.rounds.map((rps, round) => rps / b.rounds[round]));
 }
 
 /**
